@@ -1,0 +1,26 @@
+"""The codec's two failure kinds: bad bytes coming in, and a bad object going out."""
+
+
+class CodecError(ValueError):
+    """Base of every error the codec raises."""
+
+
+class MalformedError(CodecError):
+    """Input bytes that are not a valid encoding: truncated data, a bad varint, a length beyond the
+    buffer, a negative length where null is not allowed, bytes left over, a bad CRC.
+
+    ``what`` says what was being read and ``offset`` where (a byte offset into the input)."""
+
+    def __init__(self, what: str, offset: int):
+        super().__init__(f"{what} (at byte {offset})")
+        self.what = what
+        self.offset = offset
+
+
+class EncodeError(CodecError):
+    """An object that cannot be written at the requested version: the version is not valid for the
+    message, a field the version lacks holds a non-default value, or null sits where it may not."""
+
+
+class UnsupportedVersionError(CodecError):
+    """A version outside the message's validVersions was asked for."""

@@ -1,0 +1,93 @@
+"""Top-level message classes: the struct classes of ``codec.model`` plus versioned encode/decode.
+
+A class is built per schema by ``build_message_class``; its codecs are compiled lazily, once per
+version, on first use.
+"""
+from __future__ import annotations
+
+import struct
+
+from .errors import EncodeError, MalformedError, UnsupportedVersionError
+from .model import Struct, make_struct_class
+from .schema import MessageSpec, Versions
+from .structs import KafkaStruct, compile_struct
+
+
+class Message(Struct):
+    """Base of every generated top-level message and record class."""
+
+    __slots__ = ()
+    SPEC: MessageSpec
+    API_KEY: int | None
+    VALID_VERSIONS: Versions
+    FLEXIBLE_VERSIONS: Versions
+    _codecs: dict
+
+    @classmethod
+    def construct(cls, version: int) -> KafkaStruct:
+        """The ``construct`` definition of this message at ``version`` (not compiled)."""
+        cls._check_version(version)
+        return KafkaStruct(cls.SPEC.root, cls._classes, version, version in cls.FLEXIBLE_VERSIONS)
+
+    @classmethod
+    def _codec(cls, version: int):
+        codec = cls._codecs.get(version)
+        if codec is None:
+            _, decoder, encoder = compile_struct(cls.construct(version))
+            codec = cls._codecs[version] = (decoder, encoder)
+        return codec
+
+    @classmethod
+    def _check_version(cls, version: int) -> None:
+        if version not in cls.VALID_VERSIONS:
+            raise UnsupportedVersionError(
+                f"{cls.__name__} has no version {version} (valid: {cls.VALID_VERSIONS})")
+
+    def encode(self, version: int) -> bytes:
+        """The body of this message at ``version``."""
+        out = bytearray()
+        self.encode_into(out, version)
+        return bytes(out)
+
+    def encode_into(self, out: bytearray, version: int) -> None:
+        """Append the body at ``version`` to ``out``."""
+        encoder = self._codec(version)[1]
+        try:
+            encoder(self, out)
+        except (struct.error, TypeError, AttributeError, UnicodeEncodeError) as exc:
+            raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {exc}") from None
+
+    @classmethod
+    def decode(cls, data: bytes, version: int):
+        """Decode a body that must fill ``data`` exactly."""
+        data = bytes(data)
+        obj, pos = cls.decode_from(data, 0, version)
+        if pos != len(data):
+            raise MalformedError(f"{len(data) - pos} bytes left over after {cls.__name__} v{version}", pos)
+        return obj
+
+    @classmethod
+    def decode_from(cls, buf: bytes, pos: int, version: int):
+        """Decode one message starting at ``pos`` of ``buf`` (bytes); returns (object, next position)."""
+        return cls._codec(version)[0](buf, pos)
+
+
+def build_message_class(spec: MessageSpec) -> type[Message]:
+    """One class per struct of the schema; nested ones hang off the root class by their names."""
+    classes: dict[str, type] = {}
+    for name, struct_spec in spec.structs.items():  # nested structs come before their parents
+        is_root = struct_spec is spec.root
+        qualname = name if is_root else f"{spec.name}.{name}"
+        classes[name] = make_struct_class(struct_spec, Message if is_root else Struct, qualname, classes)
+    root = classes[spec.name]
+    for name, cls in classes.items():
+        if cls is not root:
+            setattr(root, name, cls)
+    root.SPEC = spec
+    root.API_KEY = spec.api_key
+    root.VALID_VERSIONS = spec.valid
+    root.FLEXIBLE_VERSIONS = spec.flexible
+    root._classes = classes
+    root._codecs = {}
+    root.__module__ = "codec.messages" if spec.type in ("request", "response", "header") else "codec.records"
+    return root

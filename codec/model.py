@@ -1,0 +1,107 @@
+"""Immutable, typed message objects.
+
+Every Kafka struct becomes a class whose instances are tuples underneath: one slot per field of the
+schema (across all versions), then ``unknown_tagged_fields``. Tuples make decoding cheap (one
+``tuple.__new__`` per struct) and instances immutable and hashable. Users build them with keyword
+arguments only; absent fields take the schema's defaults; arrays are stored as tuples.
+"""
+from __future__ import annotations
+
+from collections import _tuplegetter  # C accessor used by namedtuple; fast attribute reads
+
+from .schema import FieldSpec, StructSpec
+
+_new = tuple.__new__
+
+
+class Struct(tuple):
+    """Base of every generated struct class. See ``make_struct_class``."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _defaults: tuple = ()
+    _spec: StructSpec
+
+    def __new__(cls, **values):
+        slots = list(cls._defaults)
+        index = cls._index
+        for name, value in values.items():
+            try:
+                i = index[name]
+            except KeyError:
+                raise TypeError(f"{cls.__qualname__} has no field {name!r}") from None
+            if isinstance(value, list):
+                value = tuple(value)
+            slots[i] = value
+        return _new(cls, slots)
+
+    def replace(self, **changes) -> "Struct":
+        """A copy with some fields changed."""
+        current = dict(zip(self._fields, self))
+        current.update(changes)
+        return type(self)(**current)
+
+    def to_dict(self) -> dict:
+        """Plain nested dicts/lists, e.g. for JSON output."""
+        return {name: _plain(value) for name, value in zip(self._fields, self)}
+
+    def __eq__(self, other):
+        return type(other) is type(self) and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{name}={value!r}"
+            for name, value in zip(self._fields, self)
+            if name != "unknown_tagged_fields" or value
+        )
+        return f"{type(self).__qualname__}({shown})"
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), tuple(self)))
+
+
+def _rebuild(cls, values):
+    return _new(cls, values)
+
+
+def _plain(value):
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    if hasattr(value, "hex") and not isinstance(value, (int, float, str)):
+        return str(value)  # uuid.UUID
+    return value
+
+
+def make_struct_class(spec: StructSpec, base: type, qualname: str, struct_classes: dict[str, type]) -> type:
+    """Create the class for one struct; nested struct classes must already be in ``struct_classes``."""
+    names = tuple(f.attr for f in spec.fields) + ("unknown_tagged_fields",)
+    namespace = {
+        "__slots__": (),
+        "_fields": names,
+        "_index": {name: i for i, name in enumerate(names)},
+        "_spec": spec,
+        "__doc__": f"Kafka struct {spec.name} (versions {spec.versions}).",
+    }
+    for i, name in enumerate(names):
+        namespace[name] = _tuplegetter(i, f"Field {i} of {spec.name}")
+    cls = type(spec.name, (base,), namespace)
+    cls.__qualname__ = qualname
+    cls._defaults = tuple(field_default(f, struct_classes) for f in spec.fields) + ((),)
+    return cls
+
+
+def field_default(f: FieldSpec, struct_classes: dict[str, type]):
+    """The default value of a field, with struct-typed defaults as instances of their class."""
+    value = f.default()
+    if value is None and f.struct is not None and not f.is_array and f.default_text != "null":
+        return struct_classes[f.struct.name]()
+    return value

@@ -1,0 +1,255 @@
+"""KRaft metadata records, their frame, and v2 record batches (the ``__cluster_metadata`` format).
+
+* Metadata records (``schemas/records``, type ``metadata``) are classes like ``codec.records.TopicRecord``.
+  In the log each is the value of a v2 record, framed as: unsigned varint frame version (1), unsigned
+  varint record type (the schema's apiKey), unsigned varint record version, then the body.
+* Raft control records (LeaderChangeMessage, SnapshotHeaderRecord, ...) live in control batches: the
+  record key is int16 version 0 + int16 control type, the value is the body at version 0 (no frame).
+* ``encode_batch``/``iter_batches`` read and write v2 RecordBatches with CRC-32C.
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+import crc32c
+
+from .errors import MalformedError
+from .message import Message, build_message_class
+from .primitives import read_uvarint, read_varint, write_uvarint, write_varint
+from .schema import load_package
+
+ALL: dict[str, type[Message]] = {
+    name: build_message_class(spec) for name, spec in load_package("kraftwire_schemas.records").items()
+}
+globals().update(ALL)
+
+METADATA_TYPES: dict[int, type[Message]] = {c.API_KEY: c for c in ALL.values() if c.SPEC.type == "metadata"}
+CONTROL_TYPES: dict[int, type[Message]] = {
+    c.SPEC.control_record_type: c for c in ALL.values() if c.SPEC.control_record_type is not None
+}
+FRAME_VERSION = 1
+CONTROL_KEY_VERSION = 0
+CONTROL_VALUE_VERSION = 0
+
+# --- metadata record frame ------------------------------------------------------------------------
+
+
+def encode_frame(record: Message, version: int | None = None) -> bytes:
+    """Frame a metadata record; ``version`` defaults to the highest the schema has."""
+    if version is None:
+        version = record.VALID_VERSIONS.high
+    out = bytearray()
+    write_uvarint(out, FRAME_VERSION)
+    write_uvarint(out, record.API_KEY)
+    write_uvarint(out, version)
+    record.encode_into(out, version)
+    return bytes(out)
+
+
+def decode_frame(data: bytes) -> tuple[Message, int]:
+    """Decode a framed metadata record that must fill ``data``; returns (record, record version)."""
+    frame, pos = read_uvarint(data, 0)
+    if frame != FRAME_VERSION:
+        raise MalformedError(f"unsupported metadata frame version {frame}", 0)
+    record_type, pos = read_uvarint(data, pos)
+    version, pos = read_uvarint(data, pos)
+    cls = METADATA_TYPES.get(record_type)
+    if cls is None:
+        raise MalformedError(f"unknown metadata record type {record_type}", pos)
+    if version not in cls.VALID_VERSIONS:
+        raise MalformedError(f"{cls.__name__} has no version {version}", pos)
+    record, end = cls.decode_from(data, pos, version)
+    if end != len(data):
+        raise MalformedError(f"{len(data) - end} bytes left over after {cls.__name__}", end)
+    return record, version
+
+
+def control_key(record: Message) -> bytes:
+    return struct.pack(">hh", CONTROL_KEY_VERSION, record.SPEC.control_record_type)
+
+
+def decode_control(key: bytes | None, value: bytes | None) -> Message:
+    if key is None or len(key) != 4 or value is None:
+        raise MalformedError("control record without a 4-byte key and a value", 0)
+    _, control_type = struct.unpack(">hh", key)
+    cls = CONTROL_TYPES.get(control_type)
+    if cls is None:
+        raise MalformedError(f"unknown control record type {control_type}", 0)
+    return cls.decode(value, CONTROL_VALUE_VERSION)
+
+
+# --- v2 record batches ----------------------------------------------------------------------------
+
+HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 batch header
+HEADER_SIZE = HEADER.size
+CRC_START = 21  # the CRC covers everything from the attributes field on
+ATTR_COMPRESSION_MASK = 0x07
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+NO_PRODUCER_ID = -1
+
+
+@dataclass(frozen=True)
+class Record:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One v2 record batch as read from a log: where it is, its header fields, and its records."""
+
+    position: int  # byte position of the batch in the buffer it was read from
+    size: int  # total bytes, header included
+    base_offset: int
+    partition_leader_epoch: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    records: tuple[Record, ...]
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+
+def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tuple[bytes | None, bytes | None]],
+                 control: bool = False) -> bytes:
+    """An uncompressed v2 batch of (key, value) records sharing one timestamp, as KRaft writes them."""
+    if not entries:
+        raise ValueError("a record batch needs at least one record")
+    body = bytearray()
+    for delta, (key, value) in enumerate(entries):
+        record = bytearray(b"\x00")  # record attributes
+        write_varint(record, 0)  # timestamp delta
+        write_varint(record, delta)  # offset delta
+        for part in (key, value):
+            if part is None:
+                write_varint(record, -1)
+            else:
+                write_varint(record, len(part))
+                record += part
+        write_varint(record, 0)  # no headers
+        write_varint(body, len(record))
+        body += record
+    attributes = ATTR_CONTROL if control else 0
+    last_delta = len(entries) - 1
+    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
+                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
+    crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
+    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + bytes(body)
+
+
+def batch_size_at(buf: bytes, pos: int) -> int | None:
+    """The total size of the batch starting at ``pos``, or None if not even its length is there."""
+    if pos + 12 > len(buf):
+        return None
+    return struct.unpack_from(">i", buf, pos + 8)[0] + 12
+
+
+def read_batch(buf: bytes, pos: int) -> Batch:
+    """Read and verify the batch at ``pos``. Raises MalformedError (with the byte position) for a
+    truncated batch, a bad magic, a bad CRC or undecodable records."""
+    if pos + HEADER_SIZE > len(buf):
+        raise MalformedError("truncated record batch header", pos)
+    (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     _pid, _pepoch, _seq, count) = HEADER.unpack_from(buf, pos)
+    size = length + 12
+    if magic != 2:
+        raise MalformedError(f"record batch magic {magic} is not 2", pos)
+    if length < HEADER_SIZE - 12 or count < 0:
+        raise MalformedError(f"record batch length {length} or count {count} is impossible", pos)
+    end = pos + size
+    if end > len(buf):
+        raise MalformedError(f"truncated record batch: {size} bytes declared, {len(buf) - pos} present", pos)
+    if crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
+        raise MalformedError(f"CRC mismatch in the record batch at offset {base_offset}", pos)
+    body = buf[pos + HEADER_SIZE:end]
+    compression = attributes & ATTR_COMPRESSION_MASK
+    if compression == 1:
+        body = zlib.decompress(body, wbits=31)
+    elif compression:
+        raise MalformedError(f"record batch compression {compression} is not supported", pos)
+    return Batch(pos, size, base_offset, epoch, attributes, last_delta, base_ts, max_ts,
+                 _read_records(body, count, base_offset, base_ts, pos))
+
+
+def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch_pos: int) -> tuple[Record, ...]:
+    records = []
+    p = 0
+    try:
+        for _ in range(count):
+            length, p = read_varint(body, p)
+            end = p + length
+            if length < 0 or end > len(body):
+                raise MalformedError("record length beyond its batch", batch_pos)
+            p += 1  # record attributes
+            ts_delta, p = read_varint(body, p, 10)
+            offset_delta, p = read_varint(body, p)
+            parts = []
+            for _part in range(2):
+                n, p = read_varint(body, p)
+                if n < 0:
+                    parts.append(None)
+                else:
+                    parts.append(body[p:p + n])
+                    p += n
+            headers, p = read_varint(body, p)
+            if headers != 0 or p != end:
+                raise MalformedError("record headers are not supported in metadata records", batch_pos)
+            records.append(Record(base_offset + offset_delta, base_ts + ts_delta, parts[0], parts[1]))
+    except MalformedError as exc:
+        raise MalformedError(exc.what, batch_pos) from None
+    if p != len(body):
+        raise MalformedError("bytes left over after the records of a batch", batch_pos)
+    return tuple(records)
+
+
+def iter_batches(buf: bytes, pos: int = 0):
+    """Yield every batch from ``pos`` to the end of ``buf``; stops with MalformedError at damage."""
+    while pos < len(buf):
+        batch = read_batch(buf, pos)
+        yield batch
+        pos += batch.size
+
+
+def decode_value(batch: Batch, record: Record) -> Message:
+    """The metadata or control record carried by ``record`` of ``batch``."""
+    if batch.is_control:
+        return decode_control(record.key, record.value)
+    if record.value is None:
+        raise MalformedError("metadata record without a value", batch.position)
+    try:
+        return decode_frame(record.value)[0]
+    except MalformedError as exc:
+        raise MalformedError(f"record at offset {record.offset}: {exc.what}", batch.position) from None
+
+
+def iter_records(buf: bytes, pos: int = 0):
+    """Yield (offset, epoch, timestamp, record object) for every record of every batch."""
+    for batch in iter_batches(buf, pos):
+        for record in batch.records:
+            yield record.offset, batch.partition_leader_epoch, record.timestamp, decode_value(batch, record)
+
+
+def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
+    """A batch of framed metadata records, each given as (record, version or None for the latest)."""
+    return encode_batch(base_offset, epoch, timestamp, [(None, encode_frame(r, v)) for r, v in records])
+
+
+def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:
+    return encode_batch(base_offset, epoch, timestamp,
+                        [(control_key(r), r.encode(CONTROL_VALUE_VERSION)) for r in records], control=True)

@@ -1,0 +1,411 @@
+"""Kafka structs as ``construct`` constructs, and their compilation into fast Python.
+
+``KafkaStruct`` is the construct for one struct at one version: its fields in order, then (in
+flexible versions) the tagged-field section. As a plain construct it parses from a stream field by
+field. Compiled (``construct``'s ``.compile()``), it emits one decode and one encode function per
+struct over a single buffer, merging runs of fixed-width fields into one ``unpack_from``/``pack``.
+Those functions are what messages use; the stream path stays as the reference the tests compare
+against.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import struct
+import uuid
+
+from construct import Construct, stream_read
+
+from .errors import EncodeError, MalformedError
+from .primitives import (
+    packer,
+    FIXED,
+    Array,
+    Fixed,
+    Sized,
+    Uuid,
+    _stream_uvarint,
+    _stream_write_uvarint,
+    emit_fixed_group,
+    emit_fixed_group_encode,
+    emit_read_uvarint,
+    emit_write_uvarint,
+    read_uvarint,
+    write_uvarint,
+)
+from .schema import FieldSpec, StructSpec
+
+
+def write_tagged(out: bytearray, known: list, unknown: tuple) -> None:
+    """Write a tagged-field section: count, then (tag, size, bytes) in ascending tag order."""
+    tags = sorted([*known, *unknown], key=lambda t: t[0])
+    write_uvarint(out, len(tags))
+    for tag, data in tags:
+        write_uvarint(out, tag)
+        write_uvarint(out, len(data))
+        out += data
+
+
+class ModuleState:
+    """What one compilation shares: generated blocks, module constants, already-defined structs."""
+
+    def __init__(self):
+        self.blocks: list[str] = []
+        self.constants: dict[str, object] = {
+            "unpack_from": struct.unpack_from,
+            "pack": struct.pack,
+            "struct_error": struct.error,
+            "UUID": uuid.UUID,
+            "MalformedError": MalformedError,
+            "EncodeError": EncodeError,
+            "read_uvarint": read_uvarint,
+            "write_uvarint": write_uvarint,
+            "write_tagged": write_tagged,
+            "_new": tuple.__new__,
+            "packer": packer,
+        }
+        self.defined: dict[int, tuple[str, str]] = {}
+        self._counter = itertools.count()
+
+    def name(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._counter)}"
+
+    def const(self, value, prefix: str = "C") -> str:
+        name = self.name(prefix)
+        self.constants[name] = value
+        return name
+
+
+class Emitter:
+    """Builds the source of one function with indentation and fresh local names."""
+
+    def __init__(self, module: ModuleState):
+        self.module = module
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def indent(self) -> None:
+        self.depth += 1
+
+    def dedent(self) -> None:
+        self.depth -= 1
+
+    @contextlib.contextmanager
+    def block(self):
+        self.indent()
+        yield
+        self.dedent()
+
+    def var(self, prefix: str) -> str:
+        return self.module.name("_" + prefix)
+
+    def source(self) -> str:
+        return "\n".join(self.lines)
+
+
+class Slot:
+    """One field of a struct at one version: where it lives in the tuple and how it is encoded."""
+
+    __slots__ = ("index", "spec", "construct", "tagged", "default")
+
+    def __init__(self, index: int, spec: FieldSpec, construct: Construct | None, tagged: bool, default):
+        self.index, self.spec, self.construct, self.tagged, self.default = index, spec, construct, tagged, default
+
+
+class KafkaStruct(Construct):
+    """One Kafka struct at one version (see the module docstring)."""
+
+    def __init__(self, spec: StructSpec, classes: dict[str, type], version: int, flexible: bool,
+                 cache: dict | None = None):
+        super().__init__()
+        self.spec, self.version, self.flexible = spec, version, flexible
+        self.cls = classes[spec.name]
+        self.label = f"{self.cls.__qualname__} v{version}"
+        cache = {} if cache is None else cache
+        cache[spec.name] = self
+        self.slots: list[Slot] = []
+        for index, f in enumerate(spec.fields):
+            present = version in f.versions
+            construct = _field_construct(f, classes, version, flexible, cache) if present else None
+            self.slots.append(Slot(index, f, construct, present and version in f.tagged, self.cls._defaults[index]))
+        self.plain = [s for s in self.slots if s.construct is not None and not s.tagged]
+        self.tagged = sorted((s for s in self.slots if s.tagged), key=lambda s: s.spec.tag)
+        self.absent = [s for s in self.slots if s.construct is None]
+
+    # --- construct's stream path ---------------------------------------------------------------
+
+    def _parse(self, stream, context, path):
+        values = list(self.cls._defaults)
+        for slot in self.plain:
+            values[slot.index] = slot.construct._parse(stream, context, path)
+        if self.flexible:
+            by_tag = {s.spec.tag: s for s in self.tagged}
+            unknown = []
+            for _ in range(_stream_uvarint(stream, path)):
+                tag = _stream_uvarint(stream, path)
+                data = stream_read(stream, _stream_uvarint(stream, path), path)
+                if tag in by_tag:
+                    inner = io.BytesIO(data)
+                    values[by_tag[tag].index] = by_tag[tag].construct._parse(inner, context, path)
+                    if inner.tell() != len(data):
+                        raise MalformedError(f"tagged field {tag} of {self.label} has bytes left over", stream.tell())
+                else:
+                    unknown.append((tag, data))
+            values[-1] = tuple(unknown)
+        return tuple.__new__(self.cls, values)
+
+    def _build(self, obj, stream, context, path):
+        self._check_absent(obj)
+        for slot in self.plain:
+            if obj[slot.index] is None and not _nullable(slot, self.version):
+                raise EncodeError(f"{self.label}: {slot.spec.name} is null but not nullable in this version")
+            slot.construct._build(obj[slot.index], stream, context, path)
+        if self.flexible:
+            known = []
+            for slot in self.tagged:
+                if obj[slot.index] != slot.default:
+                    inner = io.BytesIO()
+                    slot.construct._build(obj[slot.index], inner, context, path)
+                    known.append((slot.spec.tag, inner.getvalue()))
+            out = bytearray()
+            write_tagged(out, known, obj[-1])
+            stream.write(bytes(out))
+        return obj
+
+    def _check_absent(self, obj) -> None:
+        for slot in self.absent:
+            if not slot.spec.ignorable and obj[slot.index] != slot.default:
+                raise EncodeError(f"{self.label}: {slot.spec.name} is not supported in this version "
+                                  f"(it has a non-default value {obj[slot.index]!r})")
+
+    # --- compiled path -------------------------------------------------------------------------
+
+    def _emitparse(self, code):
+        module = _module_state(code)
+        decoder, _ = self.define(module)
+        code.append("\n\n".join(module.blocks))
+        return f"{decoder}(io.read(), 0)[0]"
+
+    def _emitbuild(self, code):
+        module = _module_state(code)
+        _, encoder = self.define(module)
+        code.append("\n\n".join(module.blocks))
+        return f"(io.write(_encode_to_bytes({encoder}, obj)), obj)[1]"
+
+    def emit_decode(self, e: Emitter, target: str) -> None:
+        decoder, _ = self.define(e.module)
+        e.line(f"{target}, pos = {decoder}(buf, pos)")
+
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
+        _, encoder = self.define(e.module)
+        e.line(f"{encoder}({expr}, {out})")
+
+    def define(self, module: ModuleState) -> tuple[str, str]:
+        """Emit this struct's decode and encode functions (once per module); return their names."""
+        if id(self) in module.defined:
+            return module.defined[id(self)]
+        names = module.defined[id(self)] = (module.name(f"decode_{self.spec.name}"),
+                                             module.name(f"encode_{self.spec.name}"))
+        module.blocks.append(self._decoder_source(module, names[0]))
+        module.blocks.append(self._encoder_source(module, names[1]))
+        return names
+
+    def _decoder_source(self, module: ModuleState, name: str) -> str:
+        e = Emitter(module)
+        values = {}
+        e.line(f"def {name}(buf, pos):")
+        e.indent()
+        e.line("try:")
+        with e.block():
+            group: list[tuple[str, Fixed]] = []
+            for slot in self.plain:
+                target = values[slot.index] = f"f{slot.index}"
+                if isinstance(slot.construct, Fixed):
+                    group.append((target, slot.construct))
+                    continue
+                if group:
+                    emit_fixed_group(e, group)
+                    group = []
+                slot.construct.emit_decode(e, target)
+            if group:
+                emit_fixed_group(e, group)
+            if self.flexible:
+                self._emit_tagged_decode(e, module, values)
+            elif not self.plain:
+                e.line("pass")
+        e.line("except MalformedError:")
+        e.line("    raise")
+        e.line("except (struct_error, IndexError, ValueError) as exc:")
+        e.line(f"    raise MalformedError(f'cannot read {self.label}: {{exc}}', pos) from None")
+        for slot in self.absent:
+            values[slot.index] = module.const(slot.default)
+        cls = module.const(self.cls, "CLS")
+        unknown = "unknown" if self.flexible else "()"
+        fields = ", ".join([values[i] for i in range(len(self.slots))] + [unknown])
+        e.line(f"return _new({cls}, ({fields},)), pos")
+        return e.source()
+
+    def _emit_tagged_decode(self, e: Emitter, module: ModuleState, values: dict) -> None:
+        for slot in self.tagged:
+            values[slot.index] = f"f{slot.index}"
+            e.line(f"f{slot.index} = {module.const(slot.default)}")
+        e.line("if buf[pos] == 0:")  # the usual case: no tagged fields at all
+        e.line("    pos += 1; unknown = ()")
+        e.line("else:")
+        e.indent()
+        e.line("unknown = ()")
+        emit_read_uvarint(e, "_count")
+        e.line("for _ in range(_count):")
+        with e.block():
+            emit_read_uvarint(e, "_tag")
+            emit_read_uvarint(e, "_size")
+            e.line("_tend = pos + _size")
+            e.line(f"if _tend > len(buf): raise MalformedError('tagged field beyond the buffer in {self.label}', pos)")
+            keyword = "if"
+            for slot in self.tagged:
+                e.line(f"{keyword} _tag == {slot.spec.tag}:")
+                with e.block():
+                    slot.construct.emit_decode(e, f"f{slot.index}")
+                    e.line(f"if pos != _tend: raise MalformedError('tagged field {slot.spec.name} of "
+                           f"{self.label} does not fill its size', pos)")
+                keyword = "elif"
+            if self.tagged:
+                e.line("else:")
+                e.indent()
+            e.line("unknown += ((_tag, buf[pos:_tend]),)")
+            e.line("pos = _tend")
+            if self.tagged:
+                e.dedent()
+        e.dedent()
+
+    def _encoder_source(self, module: ModuleState, name: str) -> str:
+        e = Emitter(module)
+        e.line(f"def {name}(obj, out):")
+        e.indent()
+        for slot in self.absent:
+            if not slot.spec.ignorable:
+                e.line(f"if obj[{slot.index}] != {module.const(slot.default)}: raise EncodeError("
+                       f"'{self.label}: {slot.spec.name} is not supported in this version (non-default value '"
+                       f" + repr(obj[{slot.index}]) + ')')")
+        group: list[tuple[str, Fixed]] = []
+        for slot in self.plain:
+            expr = f"obj[{slot.index}]"
+            if isinstance(slot.construct, Fixed):
+                group.append((expr, slot.construct))
+                continue
+            if group:
+                emit_fixed_group_encode(e, group, "out")
+                group = []
+            slot.construct.emit_encode(e, expr, "out")
+        if group:
+            emit_fixed_group_encode(e, group, "out")
+        if self.flexible:
+            if self.tagged:
+                e.line("_tags = []")
+                for slot in self.tagged:
+                    e.line(f"if obj[{slot.index}] != {module.const(slot.default)}:")
+                    with e.block():
+                        e.line("_tb = bytearray()")
+                        slot.construct.emit_encode(e, f"obj[{slot.index}]", "_tb")
+                        e.line(f"_tags.append(({slot.spec.tag}, _tb))")
+                e.line("if _tags or obj[-1]: write_tagged(out, _tags, obj[-1])")
+            else:
+                e.line("if obj[-1]: write_tagged(out, (), obj[-1])")
+            e.line("else: out.append(0)")
+        if len(e.lines) == 1:
+            e.line("pass")
+        return e.source()
+
+
+class NullableStruct(Construct):
+    """A struct that may be null: an int8 marker (-1 null, 1 present) before the struct, as Kafka does."""
+
+    def __init__(self, struct_construct: KafkaStruct):
+        super().__init__()
+        self.struct = struct_construct
+
+    def _parse(self, stream, context, path):
+        marker = stream_read(stream, 1, path)[0]
+        return None if marker >= 0x80 else self.struct._parse(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        stream.write(b"\xff" if obj is None else b"\x01")
+        if obj is not None:
+            self.struct._build(obj, stream, context, path)
+        return obj
+
+    def emit_decode(self, e: Emitter, target: str) -> None:
+        e.line("_b = buf[pos]; pos += 1")
+        e.line(f"if _b >= 128: {target} = None")
+        e.line("else:")
+        with e.block():
+            self.struct.emit_decode(e, target)
+
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
+        e.line(f"if {expr} is None: {out}.append(255)")
+        e.line("else:")
+        with e.block():
+            e.line(f"{out}.append(1)")
+            self.struct.emit_encode(e, expr, out)
+
+
+def _nullable(slot: Slot, version: int) -> bool:
+    return version in slot.spec.nullable
+
+
+def _module_state(code) -> ModuleState:
+    # construct's CodeGen keeps linkedinstances and hands them to the compiled module; our emitted
+    # functions' constants ride along under one key and are bound into the module by compile_struct.
+    state = code.linkedinstances.get("kraftwire")
+    if state is None:
+        state = code.linkedinstances["kraftwire"] = ModuleState()
+        code.append("def _encode_to_bytes(encoder, obj):\n    out = bytearray()\n    encoder(obj, out)\n"
+                    "    return bytes(out)")
+    return state
+
+
+def compile_struct(root: KafkaStruct):
+    """Compile with construct and return the root's fast (decode, encode) functions:
+    ``decode(buf: bytes, pos) -> (obj, pos)`` and ``encode(obj, out: bytearray)``."""
+    compiled = root.compile()
+    namespace = compiled.module.__dict__
+    state: ModuleState = compiled.module.linkedinstances["kraftwire"]
+    namespace.update(state.constants)
+    decoder, encoder = state.defined[id(root)]
+    return compiled, namespace[decoder], namespace[encoder]
+
+
+def _field_construct(f: FieldSpec, classes, version: int, flexible: bool, cache: dict) -> Construct:
+    compact = flexible and (f.flexible_override is None or version in f.flexible_override)
+    nullable = version in f.nullable
+    what = f.name
+    if f.is_array:
+        element = _element_construct(f.element_type, f, classes, version, flexible, compact, cache)
+        return Array(element, compact, nullable, what)
+    if f.struct is not None:
+        struct_construct = _struct_construct(f, classes, version, flexible, cache)
+        return NullableStruct(struct_construct) if nullable else struct_construct
+    return _element_construct(f.type, f, classes, version, flexible, compact, cache, nullable)
+
+
+def _element_construct(type_name, f, classes, version, flexible, compact, cache, nullable=False):
+    if type_name in FIXED:
+        return FIXED[type_name]
+    if type_name == "uuid":
+        return Uuid()
+    if type_name == "string":
+        return Sized(True, compact, nullable, f.name)
+    if type_name in ("bytes", "records"):
+        return Sized(False, compact, nullable, f.name)
+    return _struct_construct(f, classes, version, flexible, cache)
+
+
+def _struct_construct(f, classes, version, flexible, cache) -> KafkaStruct:
+    existing = cache.get(f.struct.name)
+    if existing is not None:
+        return existing
+    return KafkaStruct(f.struct, classes, version, flexible, cache)
