@@ -1,0 +1,32 @@
+"""ApiVersions (18): the APIs and version ranges this listener serves.
+
+Who: any client, first thing on a connection (KIP-511). Every simulated broker advertises the same
+ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
+the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
+finalized ``metadata.version`` feature.
+"""
+from codec.messages import ApiVersionsResponse
+
+from ..controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL
+
+API_KEY = 18
+MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
+
+
+def _answer(context, image):
+    body = context.listener.api_versions_body()
+    level = image.features.get(METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL)
+    return body.replace(
+        supported_features=[ApiVersionsResponse.SupportedFeatureKey(
+            name=METADATA_VERSION_FEATURE, min_version=MIN_METADATA_VERSION, max_version=METADATA_VERSION_LEVEL)],
+        finalized_features_epoch=image.offset,
+        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(
+            name=METADATA_VERSION_FEATURE, max_version_level=level, min_version_level=level)])
+
+
+def on_broker(broker, context, request):
+    return _answer(context, broker.image)
+
+
+def on_controller(node, context, request):
+    return _answer(context, node.controller.committed)

@@ -1,0 +1,58 @@
+"""Pure decisions of the broker lifecycle: fencing and unfencing, with their partition changes.
+
+Fencing a broker (missed heartbeats, or it asked to be fenced) takes it out of every ISR and
+leadership; unfencing lets leaderless partitions whose ISR holds it elect it again. Each is one
+BrokerRegistrationChangeRecord (Fenced: 1 fence, -1 unfence) followed by PartitionChangeRecords.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from codec import records as rec
+
+from .image import NO_LEADER, TOPIC_RESOURCE, BROKER_RESOURCE, MetadataImage
+from .partition_change import Election, build_change
+
+FENCE = 1
+UNFENCE = -1
+REGISTRATION_CHANGE_VERSION = 0  # Kafka writes v0 for fence/unfence
+UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
+
+
+def election_for(image: MetadataImage, topic_name: str) -> Election:
+    """UNCLEAN where the topic (or the cluster default) allows unclean leader election."""
+    value = image.configs.get((TOPIC_RESOURCE, topic_name), {}).get(UNCLEAN_ELECTION_KEY)
+    if value is None:
+        value = image.configs.get((BROKER_RESOURCE, ""), {}).get(UNCLEAN_ELECTION_KEY, "false")
+    return Election.UNCLEAN if value.lower() == "true" else Election.ONLINE
+
+
+def fence_broker(image: MetadataImage, broker_id: int) -> list:
+    broker = image.brokers.get(broker_id)
+    if broker is None or broker.fenced:
+        return []
+    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE),
+                REGISTRATION_CHANGE_VERSION)]
+    brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
+    for topic, index, state in image.partitions():
+        if broker_id in state.isr or state.leader == broker_id:
+            change = build_change(brokers, topic.topic_id, index, state, ineligible=frozenset({broker_id}),
+                                  election=election_for(image, topic.name))
+            if change is not None:
+                records.append((change, None))
+    return records
+
+
+def unfence_broker(image: MetadataImage, broker_id: int) -> list:
+    broker = image.brokers.get(broker_id)
+    if broker is None or not broker.fenced:
+        return []
+    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
+                                                   fenced=UNFENCE), REGISTRATION_CHANGE_VERSION)]
+    brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
+    for topic, index, state in image.partitions():
+        if state.leader == NO_LEADER and broker_id in state.replicas:
+            change = build_change(brokers, topic.topic_id, index, state, election=election_for(image, topic.name))
+            if change is not None:
+                records.append((change, None))
+    return records

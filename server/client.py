@@ -1,0 +1,114 @@
+"""A small asyncio Kafka client: how simulated brokers and the controller talk to each other.
+
+It negotiates versions with ApiVersions on connect, then sends requests pipelined over one TCP
+connection, matching responses by correlation id. ``send`` picks the highest version both sides serve
+unless told otherwise.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import struct
+
+import codec
+from codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
+
+_SIZE = struct.Struct(">i")
+
+
+class KafkaClientError(ConnectionError):
+    """The connection failed or closed before the answer came."""
+
+
+class KafkaClient:
+    def __init__(self, host: str, port: int, client_id: str):
+        self.host, self.port, self.client_id = host, port, client_id
+        self.versions: dict[int, tuple[int, int]] = {}
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._waiting: dict[int, tuple[asyncio.Future, type, int, int]] = {}
+        self._correlation = itertools.count(1)
+        self._read_task: asyncio.Task | None = None
+        self._connecting: asyncio.Lock = asyncio.Lock()
+
+    @property
+    def connected(self) -> bool:
+        return self._writer is not None and not self._writer.is_closing()
+
+    async def connect(self) -> None:
+        async with self._connecting:
+            if self.connected:
+                return
+            try:
+                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+            except OSError as exc:
+                raise KafkaClientError(f"cannot reach {self.host}:{self.port}: {exc}") from None
+            self._read_task = asyncio.create_task(self._read_loop())
+            answer = await self._send(ApiVersionsRequest(client_software_name="kraftwire",
+                                                          client_software_version="0.1"), 3)
+            ours = {k: (lo, hi) for k, (lo, hi) in
+                    ((k, (codec.api(k)[0].VALID_VERSIONS.low, codec.api(k)[0].VALID_VERSIONS.high))
+                     for k in codec.api_keys())}
+            self.versions = {a.api_key: (max(a.min_version, ours[a.api_key][0]), min(a.max_version, ours[a.api_key][1]))
+                             for a in answer.api_keys if a.api_key in ours}
+
+    async def send(self, request, version: int | None = None):
+        """Send ``request`` and return the decoded response."""
+        if not self.connected:
+            await self.connect()
+        key = request.API_KEY
+        if version is None:
+            if key not in self.versions:
+                raise KafkaClientError(f"{self.host}:{self.port} does not serve api key {key}")
+            version = self.versions[key][1]
+        return await self._send(request, version)
+
+    async def _send(self, request, version: int):
+        key = request.API_KEY
+        correlation_id = next(self._correlation)
+        frame = bytearray(b"\0\0\0\0")
+        RequestHeader(request_api_key=key, request_api_version=version, correlation_id=correlation_id,
+                      client_id=self.client_id).encode_into(frame, codec.request_header_version(key, version))
+        request.encode_into(frame, version)
+        _SIZE.pack_into(frame, 0, len(frame) - 4)
+        future = asyncio.get_running_loop().create_future()
+        response_cls = ApiVersionsResponse if key == codec.API_VERSIONS_KEY else codec.api(key)[1]
+        self._waiting[correlation_id] = (future, response_cls, version, codec.response_header_version(key, version))
+        self._writer.write(bytes(frame))
+        return await future
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                size = _SIZE.unpack(await self._reader.readexactly(4))[0]
+                frame = await self._reader.readexactly(size)
+                correlation_id = _SIZE.unpack_from(frame, 0)[0]
+                future, response_cls, version, header_version = self._waiting.pop(correlation_id)
+                _, pos = ResponseHeader.decode_from(frame, 0, header_version)
+                if not future.done():
+                    future.set_result(response_cls.decode_from(frame, pos, version)[0])
+        except (asyncio.IncompleteReadError, OSError, KeyError, codec.MalformedError) as exc:
+            self._fail(KafkaClientError(f"connection to {self.host}:{self.port} lost: {exc!r}"))
+        except asyncio.CancelledError:
+            self._fail(KafkaClientError("client closed"))
+            raise
+
+    def _fail(self, error: Exception) -> None:
+        for future, *_ in self._waiting.values():
+            if not future.done():
+                future.set_exception(error)
+        self._waiting.clear()
+        if self._writer is not None:
+            self._writer.close()
+        self._writer = None
+
+    async def close(self) -> None:
+        if self._read_task is not None:
+            self._read_task.cancel()
+            try:
+                await self._read_task
+            except (asyncio.CancelledError, KafkaClientError):
+                pass
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None

@@ -1,0 +1,238 @@
+"""The metadata image: cluster state built only by applying metadata records, in log order.
+
+Brokers, topics with their partitions, dynamic configs and feature levels. ``apply`` is the one way the
+image changes; the controller keeps two images (committed, and working = committed + appended but not
+yet committed records) and both are fed the same records.
+
+Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
+PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
+carries a Leader (-2 means unchanged); absent (null) lists mean unchanged; directories that end up
+missing are MIGRATING for every replica.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+
+from codec import records as rec
+
+MIGRATING = uuid.UUID(int=0)
+UNASSIGNED = uuid.UUID(int=1)
+LOST = uuid.UUID(int=2)
+RESERVED_DIRECTORY_LIMIT = 100  # ids with msb 0 and lsb below this are reserved (DirectoryId)
+
+LEADER_UNCHANGED = -2
+NO_LEADER = -1
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+
+
+def is_reserved_directory(directory: uuid.UUID) -> bool:
+    return directory.int < RESERVED_DIRECTORY_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerState:
+    broker_id: int
+    epoch: int
+    incarnation_id: uuid.UUID
+    endpoints: tuple[Endpoint, ...]
+    rack: str | None
+    fenced: bool
+    in_controlled_shutdown: bool
+    log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
+
+    @property
+    def active(self) -> bool:
+        """Eligible to lead or join an ISR: registered, unfenced and not shutting down."""
+        return not self.fenced and not self.in_controlled_shutdown
+
+    def has_online_dir(self, directory: uuid.UUID) -> bool:
+        """Kafka's DirectoryId.isOnline: the sentinels MIGRATING/UNASSIGNED are online, LOST is not."""
+        if directory in (MIGRATING, UNASSIGNED):
+            return True
+        if directory == LOST:
+            return False
+        return not self.log_dirs or directory in self.log_dirs
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    removing: tuple[int, ...]
+    adding: tuple[int, ...]
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    directories: tuple[uuid.UUID, ...]
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def directory_of(self, broker_id: int) -> uuid.UUID:
+        return self.directories[self.replicas.index(broker_id)]
+
+
+@dataclass(slots=True)
+class TopicState:
+    name: str
+    topic_id: uuid.UUID
+    partitions: dict[int, PartitionState] = field(default_factory=dict)
+
+
+def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
+    if not directories or all(d == MIGRATING for d in directories):
+        return (MIGRATING,) * len(replicas)
+    return tuple(directories)
+
+
+class MetadataImage:
+    """Cluster state as of ``offset`` (the last applied record's offset, -1 when empty)."""
+
+    def __init__(self):
+        self.offset = -1
+        self.brokers: dict[int, BrokerState] = {}
+        self.topics: dict[uuid.UUID, TopicState] = {}
+        self.topic_ids: dict[str, uuid.UUID] = {}
+        self.configs: dict[tuple[int, str], dict[str, str]] = {}
+        self.features: dict[str, int] = {}
+        self.version = 0  # bumped on every apply: lets readers cache encodings of the image
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicState | None:
+        topic_id = self.topic_ids.get(name)
+        return None if topic_id is None else self.topics[topic_id]
+
+    def topic_configs(self, name: str) -> dict[str, str]:
+        return self.configs.get((TOPIC_RESOURCE, name), {})
+
+    def broker_configs(self, broker: str) -> dict[str, str]:
+        """Dynamic configs of one broker ("1") or the cluster-wide default ("")."""
+        return self.configs.get((BROKER_RESOURCE, broker), {})
+
+    def partitions(self):
+        """Every (topic, partition index, state)."""
+        for topic in self.topics.values():
+            for index, state in topic.partitions.items():
+                yield topic, index, state
+
+    # --- applying records ------------------------------------------------------------------------
+
+    def apply(self, record, offset: int) -> None:
+        handler = _APPLY.get(type(record))
+        if handler is not None:
+            handler(self, record)
+        self.offset = offset
+        self.version += 1
+
+    def _register_broker(self, r) -> None:
+        self.brokers[r.broker_id] = BrokerState(
+            broker_id=r.broker_id, epoch=r.broker_epoch, incarnation_id=r.incarnation_id,
+            endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
+            rack=r.rack, fenced=r.fenced, in_controlled_shutdown=r.in_controlled_shutdown,
+            log_dirs=tuple(r.log_dirs))
+
+    def _unregister_broker(self, r) -> None:
+        self.brokers.pop(r.broker_id, None)
+
+    def _set_fenced(self, broker_id: int, fenced: bool) -> None:
+        broker = self.brokers.get(broker_id)
+        if broker is not None:
+            self.brokers[broker_id] = replace(broker, fenced=fenced)
+
+    def _change_broker(self, r) -> None:
+        broker = self.brokers.get(r.broker_id)
+        if broker is None:
+            return
+        changes = {}
+        if r.fenced == 1:
+            changes["fenced"] = True
+        elif r.fenced == -1:
+            changes["fenced"] = False
+        if r.in_controlled_shutdown == 1:
+            changes["in_controlled_shutdown"] = True
+        if r.log_dirs:
+            changes["log_dirs"] = tuple(r.log_dirs)
+        self.brokers[r.broker_id] = replace(broker, **changes)
+
+    def _add_topic(self, r) -> None:
+        self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
+        self.topic_ids[r.name] = r.topic_id
+
+    def _remove_topic(self, r) -> None:
+        topic = self.topics.pop(r.topic_id, None)
+        if topic is not None:
+            del self.topic_ids[topic.name]
+            self.configs.pop((TOPIC_RESOURCE, topic.name), None)
+
+    def _add_partition(self, r) -> None:
+        topic = self.topics.get(r.topic_id)
+        if topic is None:
+            return
+        topic.partitions[r.partition_id] = PartitionState(
+            replicas=tuple(r.replicas), isr=tuple(r.isr), removing=tuple(r.removing_replicas),
+            adding=tuple(r.adding_replicas), leader=r.leader, leader_recovery_state=r.leader_recovery_state,
+            leader_epoch=r.leader_epoch, partition_epoch=r.partition_epoch,
+            directories=_directories(r.directories, r.replicas))
+
+    def _change_partition(self, r) -> None:
+        topic = self.topics.get(r.topic_id)
+        state = topic.partitions.get(r.partition_id) if topic else None
+        if state is None:
+            return
+        replicas = state.replicas if r.replicas is None else tuple(r.replicas)
+        directories = state.directories if r.directories is None else tuple(r.directories)
+        if len(directories) != len(replicas):
+            directories = _directories(None, replicas) if r.directories is None else directories
+        topic.partitions[r.partition_id] = PartitionState(
+            replicas=replicas,
+            isr=state.isr if r.isr is None else tuple(r.isr),
+            removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
+            adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
+            leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
+            leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == -1
+                                   else r.leader_recovery_state),
+            leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
+            partition_epoch=state.partition_epoch + 1,
+            directories=_directories(directories, replicas))
+
+    def _set_config(self, r) -> None:
+        key = (r.resource_type, r.resource_name)
+        if r.value is None:
+            values = self.configs.get(key)
+            if values is not None:
+                values.pop(r.name, None)
+                if not values:
+                    del self.configs[key]
+        else:
+            self.configs.setdefault(key, {})[r.name] = r.value
+
+    def _set_feature(self, r) -> None:
+        self.features[r.name] = r.feature_level
+
+
+_APPLY = {
+    rec.RegisterBrokerRecord: MetadataImage._register_broker,
+    rec.UnregisterBrokerRecord: MetadataImage._unregister_broker,
+    rec.FenceBrokerRecord: lambda image, r: image._set_fenced(r.id, True),
+    rec.UnfenceBrokerRecord: lambda image, r: image._set_fenced(r.id, False),
+    rec.BrokerRegistrationChangeRecord: MetadataImage._change_broker,
+    rec.TopicRecord: MetadataImage._add_topic,
+    rec.RemoveTopicRecord: MetadataImage._remove_topic,
+    rec.PartitionRecord: MetadataImage._add_partition,
+    rec.PartitionChangeRecord: MetadataImage._change_partition,
+    rec.ConfigRecord: MetadataImage._set_config,
+    rec.FeatureLevelRecord: MetadataImage._set_feature,
+}

@@ -1,0 +1,155 @@
+"""The processes of a cluster, as asyncio objects in one process: simulated brokers and the controller.
+
+A simulated broker is a real wire peer of the controller: it registers with BrokerRegistration and
+keeps its session with BrokerHeartbeat over TCP, and relays controller-bound requests (CreateTopics,
+reassignments, ...) to the controller listener, as KRaft brokers forward them. For reads (Metadata,
+DescribeCluster, DescribeConfigs) it uses the controller's committed image: a KRaft broker reads its
+own replica of the metadata log; here every broker shares the one committed image of the process.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+
+from . import apis
+from .client import KafkaClient, KafkaClientError
+from .controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, Controller
+from .transport import Listener
+
+log = logging.getLogger("kraftwire.broker")
+
+LISTENER_NAME = "PLAINTEXT"
+PLAINTEXT = 0
+STALE_BROKER_EPOCH = 77
+MIN_METADATA_VERSION = 7
+
+
+class ControllerNode:
+    """The controller's own listener: broker lifecycle RPCs and the requests brokers forward."""
+
+    def __init__(self, controller: Controller, host: str, port: int):
+        self.controller = controller
+        self.node_id = controller.node_id
+        self.host = host
+        handlers = {key: (lambda ctx, req, m=module: m.on_controller(self, ctx, req))
+                    for key, module in apis.controller_apis().items()}
+        versions = {key: apis.served_versions(key) for key in handlers}
+        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, versions)
+
+    @property
+    def port(self) -> int:
+        return self.listener.port
+
+    async def start(self) -> None:
+        await self.listener.start()
+
+    async def stop(self) -> None:
+        await self.listener.stop()
+
+
+class BrokerNode:
+    def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node: ControllerNode,
+                 rack: str | None = None, log_dirs: list[uuid.UUID] | None = None,
+                 heartbeat_interval_ms: int = 500):
+        self.broker_id = broker_id
+        self.host = host
+        self.rack = rack
+        self.log_dirs = list(log_dirs or [uuid.uuid4()])
+        self.listener_name = LISTENER_NAME
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self._controller = controller
+        self._controller_node = controller_node
+        self.metadata_cache: dict = {}
+        self.epoch = -1
+        self.client: KafkaClient | None = None
+        self._heartbeats: asyncio.Task | None = None
+        handlers = {}
+        for key, module in apis.broker_apis().items():
+            if getattr(module, "FORWARD", False):
+                handlers[key] = self._forward
+            else:
+                handlers[key] = lambda ctx, req, m=module: m.on_broker(self, ctx, req)
+        versions = {key: apis.served_versions(key) for key in handlers}
+        self.listener = Listener(f"broker-{broker_id}", host, port, handlers, versions)
+
+    # --- what handlers read --------------------------------------------------------------------
+
+    @property
+    def image(self):
+        return self._controller.committed
+
+    @property
+    def cluster_id(self) -> str:
+        return self._controller.cluster_id
+
+    @property
+    def port(self) -> int:
+        return self.listener.port
+
+    @property
+    def running(self) -> bool:
+        return self.listener.running
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the listener, register with the controller and start heartbeating."""
+        await self.listener.start()
+        self.incarnation_id = uuid.uuid4()
+        self.client = KafkaClient(self._controller_node.host, self._controller_node.port, f"broker-{self.broker_id}")
+        await self._register()
+        self._heartbeats = asyncio.create_task(self._heartbeat_loop())
+
+    async def stop(self) -> None:
+        """Stop as if the process died: no goodbye, the controller fences it when its session expires."""
+        if self._heartbeats is not None:
+            self._heartbeats.cancel()
+            self._heartbeats = None
+        await self.listener.stop()
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
+
+    async def _register(self) -> None:
+        request = BrokerRegistrationRequest(
+            broker_id=self.broker_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation_id,
+            listeners=[BrokerRegistrationRequest.Listener(name=LISTENER_NAME, host=self.host, port=self.port,
+                                                          security_protocol=PLAINTEXT)],
+            features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
+                                                        min_supported_version=MIN_METADATA_VERSION,
+                                                        max_supported_version=METADATA_VERSION_LEVEL)],
+            rack=self.rack, log_dirs=self.log_dirs)
+        delay = 0.05
+        while True:
+            try:
+                response = await self.client.send(request)
+                if response.error_code == 0:
+                    self.epoch = response.broker_epoch
+                    return
+                log.warning("broker %d: registration refused with error %d", self.broker_id, response.error_code)
+            except KafkaClientError as exc:
+                log.warning("broker %d: cannot register yet: %s", self.broker_id, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def heartbeat(self):
+        response = await self.client.send(BrokerHeartbeatRequest(
+            broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset))
+        if response.error_code == STALE_BROKER_EPOCH:
+            await self._register()
+        return response
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            try:
+                await self.heartbeat()
+            except KafkaClientError as exc:
+                log.warning("broker %d: heartbeat failed: %s", self.broker_id, exc)
+            await asyncio.sleep(self.heartbeat_interval_ms / 1000)
+
+    async def _forward(self, context, request):
+        """Relay a controller-bound request at the client's version; hand back the controller's answer."""
+        return await self.client.send(request, context.api_version)
