@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs, then exits; quick when everything is already there.
+# Debian packages (apt-get, as root or through sudo), kraftwire itself with its test extra (pip, editable),
+# and the Node clients' packages when tests/node/package.json exists (npm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command the tests run -> Debian package that provides it
+apt_needs=(
+  "kcat:kcat"
+)
+
+missing=()
+for need in "${apt_needs[@]}"; do
+  command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need#*:}")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: apt-get install ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Reinstall only when kraftwire is not installed from this checkout or a requirement is unmet.
+if ! python - <<'PY'
+import json, pathlib, sys, tomllib
+from importlib import metadata
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    sys.exit(1)
+
+root = pathlib.Path.cwd().resolve()
+try:
+    url = json.loads(metadata.distribution("kraftwire").read_text("direct_url.json") or "{}").get("url", "")
+except metadata.PackageNotFoundError:
+    sys.exit(1)
+if url != root.as_uri():
+    sys.exit(1)
+project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+for line in project["dependencies"] + project["optional-dependencies"]["test"]:
+    requirement = Requirement(line)
+    try:
+        if not requirement.specifier.contains(metadata.version(requirement.name), prereleases=True):
+            sys.exit(1)
+    except metadata.PackageNotFoundError:
+        sys.exit(1)
+PY
+then
+  echo "setup: pip install -e '.[test]'"
+  python -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+fi
+
+if [ -f tests/node/package.json ]; then
+  if [ ! -d tests/node/node_modules ] || [ tests/node/package.json -nt tests/node/node_modules/.package-lock.json ]; then
+    echo "setup: npm install in tests/node"
+    (cd tests/node && npm install --no-audit --no-fund --loglevel=error)
+  fi
+fi
