@@ -7,9 +7,12 @@ requests are already being worked on.
 Bad input gets Kafka's answer (SocketServer / RequestContext), always on that connection only:
 * a frame over 100 MiB (``socket.request.max.bytes``) or a negative size: closed;
 * an api key this listener does not serve, or a version outside the served range: closed, except
-  ApiVersions, which gets an UNSUPPORTED_VERSION (35) answer in a v0 body with the served ranges
-  (KIP-511) so the client can retry lower;
+  ApiVersions, which gets an UNSUPPORTED_VERSION (35) answer in a v0 body (response header v0) that
+  lists ApiVersions' own served range, as Kafka's ``ApiVersionsRequest.getErrorResponse`` does
+  (KIP-511), so the client can retry at the highest version offered;
 * a header or body that does not parse: closed.
+
+Requests that follow a refused one in the same read are dropped unanswered: the connection is closing.
 """
 from __future__ import annotations
 
@@ -77,10 +80,15 @@ class Listener:
     def running(self) -> bool:
         return self._server is not None
 
-    def api_versions_body(self, error_code: int = 0):
+    def api_versions_body(self):
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
-        return ApiVersionsResponse(error_code=error_code, api_keys=keys)
+        return ApiVersionsResponse(error_code=0, api_keys=keys)
+
+    def unsupported_api_versions_body(self):
+        low, high = self.versions[API_VERSIONS]
+        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=[
+            ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
 class _Connection(asyncio.Protocol):
@@ -90,6 +98,7 @@ class _Connection(asyncio.Protocol):
         self.buffer = bytearray()
         self.pending: deque[list] = deque()  # [done, api_key, version, correlation id, response] in request order
         self.peer = None
+        self.closing = False
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -101,6 +110,7 @@ class _Connection(asyncio.Protocol):
         self.transport = None
 
     def close(self) -> None:
+        self.closing = True
         if self.transport is not None:
             self.transport.close()
 
@@ -108,7 +118,7 @@ class _Connection(asyncio.Protocol):
         buffer = self.buffer
         buffer += data
         start = 0
-        while self.transport is not None and len(buffer) - start >= 4:
+        while not self.closing and len(buffer) - start >= 4:
             size = _SIZE.unpack_from(buffer, start)[0]
             if size < 0 or size > MAX_FRAME_BYTES:
                 log.warning("%s: closing %s: frame of %d bytes is over the %d limit", self.listener.name,
@@ -151,7 +161,7 @@ class _Connection(asyncio.Protocol):
         entry = [False, api_key, 0 if unsupported else version, header.correlation_id, None]
         self.pending.append(entry)
         if unsupported:
-            entry[0], entry[4] = True, listener.api_versions_body(UNSUPPORTED_VERSION)
+            entry[0], entry[4] = True, listener.unsupported_api_versions_body()
             return self._flush()
         context = RequestContext(api_key, version, header.correlation_id, header.client_id, self.peer, listener)
         try:
