@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import crc32c
 
@@ -160,9 +161,23 @@ def batch_size_at(buf: bytes, pos: int) -> int | None:
     return struct.unpack_from(">i", buf, pos + 8)[0] + 12
 
 
-def read_batch(buf: bytes, pos: int) -> Batch:
-    """Read and verify the batch at ``pos``. Raises MalformedError (with the byte position) for a
-    truncated batch, a bad magic, a bad CRC or undecodable records."""
+class BatchHeader(NamedTuple):
+    """The header fields of a verified batch (see ``check_batch``)."""
+
+    base_offset: int
+    size: int  # total bytes, header included
+    partition_leader_epoch: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    count: int
+
+
+def check_batch(buf: bytes, pos: int) -> BatchHeader:
+    """Verify the framing and CRC of the batch at ``pos`` without decoding its records (a log's
+    recovery scan). Raises MalformedError (with the byte position) for a truncated batch, a bad magic,
+    an impossible length or count, or a bad CRC."""
     if pos + HEADER_SIZE > len(buf):
         raise MalformedError("truncated record batch header", pos)
     (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
@@ -177,14 +192,22 @@ def read_batch(buf: bytes, pos: int) -> Batch:
         raise MalformedError(f"truncated record batch: {size} bytes declared, {len(buf) - pos} present", pos)
     if crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
         raise MalformedError(f"CRC mismatch in the record batch at offset {base_offset}", pos)
-    body = buf[pos + HEADER_SIZE:end]
-    compression = attributes & ATTR_COMPRESSION_MASK
+    return BatchHeader(base_offset, size, epoch, attributes, last_delta, base_ts, max_ts, count)
+
+
+def read_batch(buf: bytes, pos: int) -> Batch:
+    """Read and verify the batch at ``pos``. Raises MalformedError (with the byte position) for a
+    truncated batch, a bad magic, a bad CRC or undecodable records."""
+    header = check_batch(buf, pos)
+    body = buf[pos + HEADER_SIZE:pos + header.size]
+    compression = header.attributes & ATTR_COMPRESSION_MASK
     if compression == 1:
         body = zlib.decompress(body, wbits=31)
     elif compression:
         raise MalformedError(f"record batch compression {compression} is not supported", pos)
-    return Batch(pos, size, base_offset, epoch, attributes, last_delta, base_ts, max_ts,
-                 _read_records(body, count, base_offset, base_ts, pos))
+    return Batch(pos, header.size, header.base_offset, header.partition_leader_epoch, header.attributes,
+                 header.last_offset_delta, header.base_timestamp, header.max_timestamp,
+                 _read_records(body, header.count, header.base_offset, header.base_timestamp, pos))
 
 
 def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch_pos: int) -> tuple[Record, ...]:
