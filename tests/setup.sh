@@ -23,7 +23,8 @@ if ((${#missing[@]})); then
 fi
 
 # Reinstall only when kraftwire is not installed from this checkout or a requirement is unmet.
-if ! python - <<'PY'
+# (-I keeps the checkout off sys.path, so a kraftwire.egg-info left in it is not taken for the install.)
+if ! python -I - <<'PY'
 import json, pathlib, sys, tomllib
 from importlib import metadata
 try:
