@@ -4,10 +4,20 @@ Decision code raises ``KafkaError``; the handler turns it into the response's Er
 ErrorMessage, so a client sees the same code (and, where Kafka has one, the same text) as from Kafka.
 """
 
+UNKNOWN_SERVER_ERROR = -1
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_TOPIC_EXCEPTION = 17
+TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
 INVALID_REPLICATION_FACTOR = 38
+INVALID_REPLICA_ASSIGNMENT = 39
 INVALID_CONFIG = 40
 INVALID_REQUEST = 42
+POLICY_VIOLATION = 44
+PREFERRED_LEADER_NOT_AVAILABLE = 80
+ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+ELECTION_NOT_NEEDED = 84
+UNKNOWN_TOPIC_ID = 100
 
 
 class KafkaError(Exception):
