@@ -22,12 +22,14 @@ def _serve_parser(sub) -> None:
     p.add_argument("--controller-port", type=int, default=9091, help="port of the controller listener (default 9091)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
 
 
 async def _serve(args) -> int:
     cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
-                      data_dir=args.data_dir, cluster_id=args.cluster_id)
+                      data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed)
     await cluster.start()
     logging.getLogger("kraftwire").info(
         "kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,

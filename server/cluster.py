@@ -7,6 +7,7 @@
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
+``speed`` runs the simulated replication (``server.replication``) that many times faster than real time.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from .controller import Controller
 from .log import MemoryLog
 from .nodes import BrokerNode, ControllerNode
+from .replication import ReplicationNetwork
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -26,7 +28,8 @@ class Cluster:
     def __init__(self, brokers: int = 3, *, host: str = "127.0.0.1", port: int = 0, controller_port: int = 0,
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
                  heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
-                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, cluster_id: str | None = None):
+                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, cluster_id: str | None = None,
+                 speed: float = 1.0):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.host = host
@@ -34,10 +37,13 @@ class Cluster:
         self.log = MemoryLog()
         self.controller = Controller(self.log, cluster_id=cluster_id, session_timeout_ms=session_timeout_ms)
         self.controller_node = ControllerNode(self.controller, host, controller_port)
+        self.network = ReplicationNetwork(lambda: self.controller.committed, speed)
+        self.controller.add_commit_listener(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=[uuid.uuid4()], heartbeat_interval_ms=heartbeat_interval_ms)
+                       rack=racks[i], log_dirs=[uuid.uuid4()], heartbeat_interval_ms=heartbeat_interval_ms,
+                       network=self.network)
             for i in range(brokers)
         ]
 
@@ -63,6 +69,23 @@ class Cluster:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+
+    def reassignment_progress(self) -> dict:
+        """Each reassigning partition's data movement: ``{(topic, partition): {"adding": [...],
+        "bytes_moved", "bytes_left", "rate"}}``, bytes summed over its adding replicas' copies and the
+        rate in bytes per second of simulated time."""
+        copies = {(c["topic"], c["partition"], c["follower"]): c for c in self.network.progress()}
+        progress = {}
+        for topic, index, state in self.controller.committed.partitions():
+            if not state.adding and not state.removing:
+                continue
+            moving = [copies[key] for b in state.adding if (key := (topic.name, index, b)) in copies]
+            progress[(topic.name, index)] = {
+                "adding": list(state.adding), "removing": list(state.removing),
+                "bytes_moved": sum(c["bytes_moved"] for c in moving),
+                "bytes_left": sum(c["bytes_left"] for c in moving),
+                "rate": sum(c["rate"] for c in moving)}
+        return progress
 
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
         """Wait until ``predicate(committed image)`` holds; TimeoutError otherwise."""

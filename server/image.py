@@ -97,6 +97,24 @@ def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
     return tuple(directories)
 
 
+def merged_partition(state: PartitionState, r) -> PartitionState:
+    """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge)."""
+    replicas = state.replicas if r.replicas is None else tuple(r.replicas)
+    directories = state.directories if r.directories is None else tuple(r.directories)
+    if len(directories) != len(replicas):
+        directories = _directories(None, replicas) if r.directories is None else directories
+    return PartitionState(
+        replicas=replicas,
+        isr=state.isr if r.isr is None else tuple(r.isr),
+        removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
+        adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
+        leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
+        leader_recovery_state=state.leader_recovery_state if r.leader_recovery_state == -1 else r.leader_recovery_state,
+        leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
+        partition_epoch=state.partition_epoch + 1,
+        directories=_directories(directories, replicas))
+
+
 class MetadataImage:
     """Cluster state as of ``offset`` (the last applied record's offset, -1 when empty)."""
 
@@ -190,23 +208,8 @@ class MetadataImage:
     def _change_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)
         state = topic.partitions.get(r.partition_id) if topic else None
-        if state is None:
-            return
-        replicas = state.replicas if r.replicas is None else tuple(r.replicas)
-        directories = state.directories if r.directories is None else tuple(r.directories)
-        if len(directories) != len(replicas):
-            directories = _directories(None, replicas) if r.directories is None else directories
-        topic.partitions[r.partition_id] = PartitionState(
-            replicas=replicas,
-            isr=state.isr if r.isr is None else tuple(r.isr),
-            removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
-            adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
-            leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-            leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == -1
-                                   else r.leader_recovery_state),
-            leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
-            partition_epoch=state.partition_epoch + 1,
-            directories=_directories(directories, replicas))
+        if state is not None:
+            topic.partitions[r.partition_id] = merged_partition(state, r)
 
     def _set_config(self, r) -> None:
         key = (r.resource_type, r.resource_name)

@@ -17,6 +17,9 @@ from codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from . import apis
 from .client import KafkaClient, KafkaClientError
 from .controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, Controller
+from .leader_and_isr import LeaderAndIsrPublisher
+from .replication import ReplicaManager, ReplicationNetwork
+from .throttle_cleanup import ThrottleCleaner
 from .transport import Listener
 
 log = logging.getLogger("kraftwire.broker")
@@ -38,6 +41,8 @@ class ControllerNode:
                     for key, module in apis.controller_apis().items()}
         versions = {key: apis.served_versions(key) for key in handlers}
         self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, versions)
+        self.leader_and_isr = LeaderAndIsrPublisher(controller)
+        self.throttle_cleaner = ThrottleCleaner(controller)
 
     @property
     def port(self) -> int:
@@ -45,15 +50,18 @@ class ControllerNode:
 
     async def start(self) -> None:
         await self.listener.start()
+        self.leader_and_isr.start()
+        self.throttle_cleaner.start()
 
     async def stop(self) -> None:
+        await self.leader_and_isr.stop()
         await self.listener.stop()
 
 
 class BrokerNode:
     def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node: ControllerNode,
                  rack: str | None = None, log_dirs: list[uuid.UUID] | None = None,
-                 heartbeat_interval_ms: int = 500):
+                 heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None):
         self.broker_id = broker_id
         self.host = host
         self.rack = rack
@@ -66,6 +74,7 @@ class BrokerNode:
         self.epoch = -1
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
+        self.replica_manager = ReplicaManager(self, network or ReplicationNetwork(lambda: controller.committed))
         handlers = {}
         for key, module in apis.broker_apis().items():
             if getattr(module, "FORWARD", False):
@@ -102,6 +111,7 @@ class BrokerNode:
         self.client = KafkaClient(self._controller_node.host, self._controller_node.port, f"broker-{self.broker_id}")
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
+        self.replica_manager.network.changed()
 
     async def stop(self) -> None:
         """Stop as if the process died: no goodbye, the controller fences it when its session expires."""
@@ -109,6 +119,7 @@ class BrokerNode:
             self._heartbeats.cancel()
             self._heartbeats = None
         await self.listener.stop()
+        self.replica_manager.network.changed()
         if self.client is not None:
             await self.client.close()
             self.client = None

@@ -11,10 +11,13 @@ Rules (reference §2.4, §2.10):
   is in I', and, when the replication factor shrinks (|AR| < |RR|), every replica of R' is in I';
 * a leader is acceptable when its broker is registered, unfenced, not shutting down and its directory
   for this partition is online; the current leader stays if acceptable and in the ISR;
+* election (ONLINE/UNCLEAN): keep the leader if it can lead and is in the target ISR, else the first
+  such replica in replica order; PREFERRED tries the first replica first; UNCLEAN then falls back to
+  the first acceptable replica, whose ISR becomes just itself, RECOVERING;
 * the ISR never becomes empty: when its last member must go, it stays and the partition goes leaderless
   (Kafka without ELR);
 * leader epoch: +1 when the leader changes, and also when a replica leaves the replica set (forced by
-  writing the current leader); the partition epoch goes up on every record (applied on replay).
+  writing the current leader, even -1); the partition epoch goes up on every record (applied on replay).
 """
 from __future__ import annotations
 
@@ -80,21 +83,21 @@ def try_complete_reassignment(replicas, isr, adding, removing):
 
 def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state: PartitionState, *,
                  isr=None, replicas=None, adding=None, removing=None, directories=None,
-                 election: Election = Election.ONLINE, ineligible: frozenset[int] = frozenset()):
+                 leader_recovery_state: int | None = None, election: Election = Election.ONLINE,
+                 ineligible: frozenset[int] = frozenset()):
     """The PartitionChangeRecord taking ``state`` to the targets, or None if nothing changes.
 
     ``brokers`` are the registrations to judge leaders by (usually ``image.brokers``; a decision that
     also changes a registration passes the registrations as they will be).
-    ``ineligible`` lists brokers that must not lead (and leave the ISR), e.g. one being fenced."""
+    ``ineligible`` lists brokers that must not lead (and leave the ISR), e.g. one being fenced.
+    ``leader_recovery_state`` is the wanted state (AlterPartition's); None keeps the current one."""
     target_replicas = state.replicas if replicas is None else tuple(replicas)
     target_isr = state.isr if isr is None else tuple(isr)
     target_adding = state.adding if adding is None else tuple(adding)
     target_removing = state.removing if removing is None else tuple(removing)
     target_dirs = _realign_directories(brokers, state, target_replicas) if directories is None else tuple(directories)
-
     if ineligible:
-        shrunk = _without(target_isr, ineligible)
-        target_isr = shrunk if shrunk else target_isr  # never empty the ISR
+        target_isr = _without(target_isr, ineligible)
 
     completed = try_complete_reassignment(target_replicas, target_isr, target_adding, target_removing)
     if completed is not None:
@@ -106,40 +109,41 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
     def can_lead(broker_id: int) -> bool:
         return broker_id not in ineligible and acceptable_leader(brokers, target_replicas, target_dirs, broker_id)
 
-    leader = state.leader
-    recovery = state.leader_recovery_state
-    in_sync = [b for b in target_replicas if b in target_isr and can_lead(b)]
-    if election is Election.PREFERRED and in_sync and target_replicas[0] in in_sync:
+    def valid_leader(broker_id: int) -> bool:
+        return broker_id in target_isr and broker_id in target_replicas and can_lead(broker_id)
+
+    unclean = False
+    if election is Election.PREFERRED and valid_leader(target_replicas[0]):
         leader = target_replicas[0]
-    elif not (leader in target_replicas and leader in target_isr and can_lead(leader)):
-        if in_sync:
-            leader = in_sync[0]
-        elif election is Election.UNCLEAN:
-            candidates = [b for b in target_replicas if can_lead(b)]
-            leader = candidates[0] if candidates else NO_LEADER
-            if candidates:
-                target_isr = (leader,)
-                recovery = LEADER_RECOVERING
-        else:
-            leader = NO_LEADER
+    elif valid_leader(state.leader):
+        leader = state.leader
+    else:
+        in_sync = [b for b in target_replicas if valid_leader(b)]
+        alive = [b for b in target_replicas if can_lead(b)] if election is Election.UNCLEAN else []
+        leader, unclean = (in_sync[0], False) if in_sync else (alive[0], True) if alive else (NO_LEADER, False)
 
     changes = {}
-    if target_isr != state.isr:
-        changes["isr"] = target_isr
-    if target_replicas != state.replicas:
-        changes["replicas"] = target_replicas
+    if leader != state.leader:
+        changes["leader"] = leader
+        if unclean:  # nobody in sync could lead: the new leader's log becomes the truth
+            changes["isr"] = (leader,)
+            if state.leader_recovery_state != LEADER_RECOVERING:
+                changes["leader_recovery_state"] = LEADER_RECOVERING
+    elif any(b not in target_replicas for b in state.replicas):
+        changes["leader"] = leader  # a replica left: force a leader-epoch bump (even with no leader)
+    if "isr" not in changes and target_isr and target_isr != state.isr:
+        changes["isr"] = target_isr  # without ELR an ISR is never emptied: it keeps its last member
+    if target_replicas:
+        if target_dirs != state.directories:
+            changes["directories"] = target_dirs
+        if target_replicas != state.replicas:
+            changes["replicas"] = target_replicas
     if target_removing != state.removing:
         changes["removing_replicas"] = target_removing
     if target_adding != state.adding:
         changes["adding_replicas"] = target_adding
-    if target_dirs != state.directories:
-        changes["directories"] = target_dirs
-    if recovery != state.leader_recovery_state:
-        changes["leader_recovery_state"] = recovery
-    if leader != state.leader:
-        changes["leader"] = leader
-    elif leader != NO_LEADER and any(b not in target_replicas for b in state.replicas):
-        changes["leader"] = leader  # a replica left: force a leader-epoch bump
+    if leader_recovery_state is not None and leader_recovery_state != state.leader_recovery_state:
+        changes["leader_recovery_state"] = leader_recovery_state
     if not changes:
         return None
     changes.setdefault("leader", LEADER_UNCHANGED)

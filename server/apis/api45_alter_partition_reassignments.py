@@ -1,0 +1,140 @@
+"""AlterPartitionReassignments (45): start, change or cancel partition reassignments (KIP-455).
+
+Who: admin clients, on any broker listener (forwarded to the controller) or on the controller
+listener. One request is one atomic batch of PartitionChangeRecords, answered after it commits.
+``Replicas`` null cancels the partition's reassignment; an empty list is an invalid assignment, not a
+cancel. An empty ``Topics`` array is answered at once with the default response (ErrorMessage "").
+
+Per partition, in Kafka's order (the first failure is that partition's error; others go on):
+unknown topic (3, "Unable to find a topic named {t}."); unknown partition (3, "Unable to find
+partition {t}:{i}."); for a cancel: nothing in progress (85, null message) and a revert that would need
+an unclean election on a topic that does not allow one (39); for a target: empty list (39), then
+walking the ids in ascending order an unregistered broker (39, negatives included) or a duplicate (39);
+then KIP-860 (v1+, ``AllowReplicationFactorChange`` false): a target whose size differs from the
+current replication factor (38, "The replication factor is changed from {a} to {b}"), where a
+reassigning partition's factor is that of its in-flight target, |R| - |RR|; cancels skip the check.
+A batch holds at most 10000 records: partitions past that fail with UNKNOWN_SERVER_ERROR (-1). Every
+entry, duplicates included, is judged against the state before the request; v1 responses echo the
+flag.
+
+A start merges the lists as KRaft does: the target in request order, then the removed replicas in
+ascending id order; AddingReplicas and RemovingReplicas are stored sorted. A cancel keeps the merged
+order minus the adding replicas (the original order is not restored).
+
+Deliberate difference from Kafka (reference §2.5): a new target for a partition that is already
+reassigning always sets AddingReplicas and RemovingReplicas to the lists computed from the current
+merged replicas and the new target, even when a list is empty. Kafka leaves an empty computed list's
+old value in place, which can leave a partition with AR = RR (it can never complete, only be
+cancelled) or later remove a replica the new target keeps. Here such a partition either completes
+(when the replicas it keeps are in sync) or goes on moving towards exactly the new target; a replica
+that was still catching up and stays in the target carries on catching up as an ordinary follower.
+When both computed lists are non-empty the result is Kafka's.
+"""
+from __future__ import annotations
+
+from codec.messages import AlterPartitionReassignmentsResponse
+
+from ..brokers import election_for
+from ..errors import (INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, UNKNOWN_SERVER_ERROR,
+                      UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
+from ..partition_change import Election, build_change
+from ..topics import check_manual_assignment
+
+API_KEY = 45
+FORWARD = True
+
+NO_REASSIGNMENT_IN_PROGRESS = 85
+MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
+
+TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
+PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
+
+
+def reassignment_lists(current, target) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(merged replicas, adding, removing) for moving ``current`` (possibly already merged) to
+    ``target``: the target in its order then the removed replicas ascending; both sets sorted."""
+    removing = tuple(sorted(set(current) - set(target)))
+    adding = tuple(sorted(set(target) - set(current)))
+    return tuple(target) + removing, adding, removing
+
+
+def revert_lists(state) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """(replicas, ISR, unclean) after cancelling: the adding replicas leave both lists; when no ISR
+    member is left, the first remaining replica alone forms the ISR and the revert is unclean."""
+    replicas = tuple(r for r in state.replicas if r not in state.adding)
+    isr = tuple(r for r in state.isr if r not in state.adding)
+    if isr:
+        return replicas, isr, False
+    if not replicas:
+        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all replicas.")
+    return replicas, replicas[:1], True
+
+
+def current_replication_factor(state) -> int:
+    """The factor KIP-860 compares against: the in-flight target's size while reassigning."""
+    return len(state.replicas) - len(state.removing)
+
+
+def cancel(image, topic, index, state):
+    if not state.reassigning:
+        raise KafkaError(NO_REASSIGNMENT_IN_PROGRESS)
+    replicas, isr, unclean = revert_lists(state)
+    election = election_for(image, topic.name)
+    if unclean and election is not Election.UNCLEAN:
+        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
+                                                     "because it would require an unclean leader election.")
+    return build_change(image.brokers, topic.topic_id, index, state, isr=isr, replicas=replicas,
+                        adding=(), removing=(), election=election)
+
+
+def reassign(image, topic, index, state, target, allow_rf_change: bool):
+    check_manual_assignment(image, target, None)
+    if not allow_rf_change and len(target) != current_replication_factor(state):
+        raise KafkaError(INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
+                                                     f"{current_replication_factor(state)} to {len(target)}")
+    merged, adding, removing = reassignment_lists(state.replicas, target)
+    return build_change(image.brokers, topic.topic_id, index, state,
+                        replicas=merged if merged != state.replicas else None, adding=adding, removing=removing)
+
+
+def change_for(image, name: str, partition, allow_rf_change: bool):
+    """The record (or None) one request entry asks for; KafkaError when it is refused."""
+    topic = image.topic(name)
+    if topic is None:
+        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
+    state = topic.partitions.get(partition.partition_index)
+    if state is None:
+        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
+    if partition.replicas is None:
+        return cancel(image, topic, partition.partition_index, state)
+    return reassign(image, topic, partition.partition_index, state, partition.replicas, allow_rf_change)
+
+
+def decide(image, request):
+    """(records, response) for a non-empty request, every entry judged against ``image``."""
+    allow = request.allow_replication_factor_change
+    records = []
+    responses = []
+    for entry in request.topics:
+        partitions = []
+        for partition in entry.partitions:
+            code, message = 0, None
+            try:
+                change = change_for(image, entry.name, partition, allow)
+                if change is not None:
+                    if len(records) >= MAX_RECORDS_PER_REQUEST:
+                        raise KafkaError(UNKNOWN_SERVER_ERROR)
+                    records.append((change, None))
+            except KafkaError as exc:
+                code, message = exc.code, exc.message
+            partitions.append(PartitionResponse(partition_index=partition.partition_index, error_code=code,
+                                                error_message=message))
+        responses.append(TopicResponse(name=entry.name, partitions=partitions))
+    return records, AlterPartitionReassignmentsResponse(allow_replication_factor_change=allow, error_message=None,
+                                                        responses=responses)
+
+
+async def on_controller(node, context, request):
+    if not request.topics:
+        return AlterPartitionReassignmentsResponse()
+    return await node.controller.write(lambda image: decide(image, request))

@@ -1,0 +1,171 @@
+"""The controller's LeaderAndIsr pushes: how simulated brokers learn what they host.
+
+KRaft brokers replay the metadata log instead; kraftwire's controller sends LeaderAndIsr (api key 4)
+over TCP, as Kafka's controller did for ZooKeeper-mode brokers, using the mapping Kafka's KRaft
+controller used in migration mode (reference §2.11): ``isKRaftController`` true, per-partition
+``ControllerEpoch`` -1, ``PartitionEpoch`` the partition epoch, the merged ``Replicas`` with
+``AddingReplicas``/``RemovingReplicas``, ``IsNew`` for a broker that is new to the partition, topics
+grouped with their ids, ``LiveLeaders`` the leaders' endpoints.
+
+After every commit, each changed partition is sent to the brokers that host it now or hosted it when
+last told (so removed replicas learn they are gone), one INCREMENTAL request per broker per batch of
+commits. A broker that is unfenced gets a FULL request with every partition it hosts: that is how a
+restarted broker picks its replicas up again. Requests to a broker go one at a time, in commit order,
+at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
+and is brought up to date by the FULL request when it is unfenced again.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from codec import records as rec
+from codec.messages import LeaderAndIsrRequest
+
+from .client import KafkaClient, KafkaClientError
+from .image import NO_LEADER, MetadataImage
+
+log = logging.getLogger("kraftwire.leader_and_isr")
+
+INCREMENTAL = 1
+FULL = 2
+UNFENCE = -1
+KRAFT_CONTROLLER_EPOCH = -1  # per-partition ControllerEpoch in KRaft's mapping
+
+PartitionState = LeaderAndIsrRequest.LeaderAndIsrPartitionState
+TopicState = LeaderAndIsrRequest.LeaderAndIsrTopicState
+LiveLeader = LeaderAndIsrRequest.LeaderAndIsrLiveLeader
+
+
+def build_request(image: MetadataImage, controller_id: int, controller_epoch: int, broker_id: int,
+                  partitions, request_type: int) -> LeaderAndIsrRequest:
+    """The request telling ``broker_id`` about ``partitions``: (topic, index, state, is_new) tuples."""
+    topics: dict[uuid.UUID, tuple[str, list]] = {}
+    leaders = set()
+    for topic, index, state, is_new in partitions:
+        topics.setdefault(topic.topic_id, (topic.name, []))[1].append(PartitionState(
+            partition_index=index, controller_epoch=KRAFT_CONTROLLER_EPOCH, leader=state.leader,
+            leader_epoch=state.leader_epoch, isr=state.isr, partition_epoch=state.partition_epoch,
+            replicas=state.replicas, adding_replicas=state.adding, removing_replicas=state.removing,
+            is_new=is_new, leader_recovery_state=state.leader_recovery_state))
+        if state.leader != NO_LEADER:
+            leaders.add(state.leader)
+    broker = image.brokers.get(broker_id)
+    live = [LiveLeader(broker_id=b, host_name=e.host, port=e.port)
+            for b in sorted(leaders) if (leader := image.brokers.get(b)) is not None
+            for e in leader.endpoints[:1]]
+    return LeaderAndIsrRequest(
+        controller_id=controller_id, is_k_raft_controller=True, controller_epoch=controller_epoch,
+        broker_epoch=broker.epoch if broker is not None else -1, type=request_type,
+        topic_states=[TopicState(topic_name=name, topic_id=topic_id, partition_states=states)
+                      for topic_id, (name, states) in topics.items()],
+        live_leaders=live)
+
+
+class LeaderAndIsrPublisher:
+    """Pushes committed partition state to the brokers concerned (see the module docstring)."""
+
+    def __init__(self, controller):
+        self.controller = controller
+        self._told: dict[tuple[uuid.UUID, int], frozenset[int]] = {}  # partition -> replicas last sent
+        self._dirty: set[tuple[uuid.UUID, int]] = set()
+        self._full: set[int] = set()
+        self._scheduled = False
+        self._queues: dict[int, asyncio.Queue] = {}
+        self._senders: dict[int, asyncio.Task] = {}
+        self._clients: dict[int, KafkaClient] = {}
+
+    def start(self) -> None:
+        self.controller.add_commit_listener(self.on_commit)
+
+    async def stop(self) -> None:
+        for task in self._senders.values():
+            task.cancel()
+        for client in self._clients.values():
+            await client.close()
+        self._senders.clear()
+        self._clients.clear()
+
+    def on_commit(self, committed) -> None:
+        for _, record in committed:
+            kind = type(record)
+            if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:
+                self._dirty.add((record.topic_id, record.partition_id))
+            elif kind is rec.UnfenceBrokerRecord:
+                self._full.add(record.id)
+            elif kind is rec.BrokerRegistrationChangeRecord and record.fenced == UNFENCE:
+                self._full.add(record.broker_id)
+        if (self._dirty or self._full) and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._publish)
+
+    def _publish(self) -> None:
+        self._scheduled = False
+        image = self.controller.committed
+        per_broker: dict[int, list] = {}
+        for key in self._dirty:
+            topic = image.topics.get(key[0])
+            state = topic.partitions.get(key[1]) if topic is not None else None
+            if state is None:
+                self._told.pop(key, None)
+                continue
+            before = self._told.get(key, frozenset())
+            for broker_id in before | set(state.replicas):
+                per_broker.setdefault(broker_id, []).append((topic, key[1], state, broker_id not in before))
+            self._told[key] = frozenset(state.replicas)
+        self._dirty.clear()
+        for broker_id, partitions in per_broker.items():
+            if broker_id not in self._full:
+                self._send(image, broker_id, partitions, INCREMENTAL)
+        for broker_id in self._full:
+            hosted = [(topic, index, state, False) for topic, index, state in image.partitions()
+                      if broker_id in state.replicas]
+            self._send(image, broker_id, hosted, FULL)
+        self._full.clear()
+
+    def _send(self, image: MetadataImage, broker_id: int, partitions, request_type: int) -> None:
+        if broker_id not in image.brokers:
+            return
+        request = build_request(image, self.controller.node_id, self.controller.log.epoch, broker_id,
+                                partitions, request_type)
+        queue = self._queues.get(broker_id)
+        if queue is None:
+            queue = self._queues[broker_id] = asyncio.Queue()
+            self._senders[broker_id] = asyncio.create_task(self._sender(broker_id, queue))
+        queue.put_nowait(request)
+
+    async def _sender(self, broker_id: int, queue: asyncio.Queue) -> None:
+        while True:
+            request = await queue.get()
+            client = self._client(broker_id)
+            if client is None:
+                continue
+            try:
+                response = await client.send(request)
+            except KafkaClientError as exc:
+                log.info("LeaderAndIsr to broker %d not delivered: %s", broker_id, exc)
+                await self._clients.pop(broker_id).close()
+                while not queue.empty():  # the FULL request at its next unfence will cover these
+                    queue.get_nowait()
+                continue
+            failed = [(p.partition_index, p.error_code) for t in response.topics for p in t.partition_errors
+                      if p.error_code] + [(p.partition_index, p.error_code) for p in response.partition_errors
+                                          if p.error_code]
+            if response.error_code or failed:
+                log.info("LeaderAndIsr to broker %d: error %d, partition errors %s", broker_id,
+                         response.error_code, failed[:10])
+
+    def _client(self, broker_id: int) -> KafkaClient | None:
+        broker = self.controller.committed.brokers.get(broker_id)
+        if broker is None or not broker.endpoints:
+            return None
+        endpoint = broker.endpoints[0]
+        client = self._clients.get(broker_id)
+        if client is not None and (client.host, client.port) != (endpoint.host, endpoint.port):
+            asyncio.ensure_future(client.close())
+            client = None
+        if client is None:
+            client = self._clients[broker_id] = KafkaClient(endpoint.host, endpoint.port,
+                                                            f"controller-{self.controller.node_id}")
+        return client

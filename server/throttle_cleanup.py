@@ -1,0 +1,88 @@
+"""Automatic removal of replication throttles once no reassignment needs them (KIP-179's unshipped idea).
+
+Opt-in: only while the cluster default ``kraftwire.throttle.auto.remove.enable`` (broker resource "")
+is true. Kafka leaves throttles in place until ``kafka-reassign-partitions --verify`` removes them; with
+the option on, the controller removes them itself when a reassignment ends (completes or is cancelled):
+the topic's ``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas``
+once the topic has no reassigning partition left, and a broker's ``leader.replication.throttled.rate``
+and ``follower.replication.throttled.rate`` once no ongoing reassignment has the broker among its
+replicas. Only the topics and brokers of the reassignments that just ended are considered, so
+throttles set ahead of a reassignment that has not started yet stay. Removals are ordinary
+ConfigRecords with a null value, written right after the commit that ended the reassignment.
+"""
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from codec import records as rec
+
+from . import configs
+from .image import MetadataImage
+
+TOPIC_KEYS = (configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS)
+BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)
+
+
+def auto_remove_enabled(image: MetadataImage) -> bool:
+    return bool(configs.broker_value({}, image.broker_configs(""), configs.THROTTLE_AUTO_REMOVE_ENABLE))
+
+
+def throttle_removals(image: MetadataImage, topics, brokers) -> list:
+    """ConfigRecords deleting the throttles of ``topics`` (names) and ``brokers`` (ids) that no ongoing
+    reassignment needs; none when the option is off."""
+    if not auto_remove_enabled(image):
+        return []
+    busy_topics = set()
+    busy_brokers = set()
+    for topic, _, state in image.partitions():
+        if state.adding or state.removing:
+            busy_topics.add(topic.name)
+            busy_brokers.update(state.replicas)
+    records = []
+    for name in sorted(set(topics) - busy_topics):
+        present = image.topic_configs(name) if name in image.topic_ids else {}
+        records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=name, name=key, value=None), None)
+                    for key in TOPIC_KEYS if key in present]
+    for broker_id in sorted(set(brokers) - busy_brokers):
+        present = image.broker_configs(str(broker_id))
+        records += [(rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id), name=key,
+                                      value=None), None)
+                    for key in BROKER_KEYS if key in present]
+    return records
+
+
+class ThrottleCleaner:
+    """Watches commits for reassignments that end and writes ``throttle_removals`` after them."""
+
+    def __init__(self, controller):
+        self.controller = controller
+        self._reassigning: dict[tuple[uuid.UUID, int], tuple[str, frozenset[int]]] = {}
+
+    def start(self) -> None:
+        for topic, index, state in self.controller.committed.partitions():
+            if state.adding or state.removing:
+                self._reassigning[(topic.topic_id, index)] = (topic.name, frozenset(state.replicas))
+        self.controller.add_commit_listener(self.on_commit)
+
+    def on_commit(self, committed) -> None:
+        image = self.controller.committed
+        ended_topics, ended_brokers = set(), set()
+        for _, record in committed:
+            kind = type(record)
+            if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:
+                key = (record.topic_id, record.partition_id)
+                topic = image.topics.get(record.topic_id)
+                state = topic.partitions.get(record.partition_id) if topic is not None else None
+                if state is not None and (state.adding or state.removing):
+                    self._reassigning[key] = (topic.name, frozenset(state.replicas))
+                elif key in self._reassigning:
+                    name, brokers = self._reassigning.pop(key)
+                    ended_topics.add(name)
+                    ended_brokers |= brokers
+            elif kind is rec.RemoveTopicRecord:
+                for key in [k for k in self._reassigning if k[0] == record.topic_id]:
+                    ended_brokers |= self._reassigning.pop(key)[1]
+        if ended_topics or ended_brokers:
+            asyncio.ensure_future(self.controller.write(
+                lambda working: (throttle_removals(working, ended_topics, ended_brokers), None)))
