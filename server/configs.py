@@ -676,7 +676,7 @@ def validate_topic_changes(current: Mapping[str, str], ops: Sequence[Op],
     """Check an alteration of a topic's configs as Kafka's broker and controller do, and return the
     topic's new dynamic configs. Raises KafkaError: INVALID_REQUEST for malformed operations,
     INVALID_CONFIG for anything Kafka's LogConfig rejects."""
-    _check_operations(ops)
+    check_operations(ops)
     updated = apply_incremental(TOPIC, current, ops)
     _check_records(current, updated, ops, only_changes=True)
     unknown = next((name for name in updated if name not in TOPIC_CONFIGS), None)
@@ -714,7 +714,7 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     Values Kafka's broker rejects come back as INVALID_REQUEST, not INVALID_CONFIG (KAFKA-13609).
     Names Kafka does not know are accepted as custom configs, except under the kraftwire. prefix.
     ``elr_enabled`` adds the controller's min.insync.replicas rules for eligible leader replicas."""
-    _check_operations(ops)
+    check_operations(ops)
     for name, op, _ in ops:
         if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
             key = BROKER_CONFIGS.get(name)
@@ -739,7 +739,7 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     return updated
 
 
-def _check_operations(ops: Sequence[Op]) -> None:
+def check_operations(ops: Sequence[Op]) -> None:
     """The receiving broker's checks of a resource's operations, before anything else."""
     names = [name for name, _, _ in ops]
     if len(set(names)) != len(names):

@@ -1,0 +1,114 @@
+"""DescribeConfigs (32): the configs of topics and brokers, from the committed image.
+
+Who: any client, on a broker listener. Resources are answered in request order, each on its own:
+* TOPIC (2): every topic config with its value, source and (``IncludeSynonyms``, v1+) the cluster
+  default it falls back to. An illegal name gets INVALID_TOPIC_EXCEPTION (17) with Kafka's
+  ``Topic.validate`` text; a topic that does not exist UNKNOWN_TOPIC_OR_PARTITION (3) with an empty
+  message, as Kafka sends it.
+* BROKER (4) "<id>": that broker's configs, answered only by that broker, as in Kafka. Another
+  broker's id gets INVALID_REQUEST (42) "Unexpected broker id, expected {self} or empty string, but
+  received {name}"; a name that is not an integer "Broker id must be an integer, but it is: {name}".
+  The replication throttle rates are always listed, set or not (kafka-python's alter_configs refuses
+  keys the server does not list).
+* BROKER "": the cluster-wide defaults, only those that are set, from any broker.
+* BROKER_LOGGER (8), CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
+  (kraftwire keeps no configs for them; Kafka does). A resource type Kafka does not know fails the
+  whole request: every resource gets INVALID_REQUEST with Kafka's stock message, as Kafka answers.
+
+``ConfigurationKeys`` null or empty means every key; unknown keys are left out. ``IncludeDocumentation``
+(v3+) adds each key's doc. ``ConfigType`` and ``Documentation`` exist from v3, ``ConfigSource`` and
+``Synonyms`` from v1. v0 has ``IsDefault`` instead of a source: kraftwire sets it when the value is
+Kafka's default, where Kafka 3.x servers left it false for every key (4.0 dropped v0).
+"""
+from __future__ import annotations
+
+import re
+
+from codec.messages import DescribeConfigsResponse
+
+from .. import configs
+from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
+                      KafkaError)
+from ..topics import invalid_name_reason
+
+API_KEY = 32
+Result = DescribeConfigsResponse.DescribeConfigsResult
+Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
+Synonym = DescribeConfigsResponse.DescribeConfigsSynonym
+
+# ConfigResource.Type: the ids Kafka knows; kraftwire keeps configs only for TOPIC and BROKER.
+RESOURCE_TYPE_NAMES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
+INVALID_REQUEST_TEXT = ("This most likely occurs because of a request being malformed by the client library or "
+                        "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_broker_id(name: str) -> int | None:
+    """The broker id a resource name stands for, as Java's Integer.parseInt reads it; None if it
+    is not one."""
+    if not _JAVA_INT.fullmatch(name) or not -(1 << 31) <= int(name) < (1 << 31):
+        return None
+    return int(name)
+
+
+def _entry(entry: configs.ConfigEntry, version: int) -> Entry:
+    extra = {"is_default": entry.is_default} if version == 0 else {
+        "config_source": entry.source,
+        "synonyms": [Synonym(name=name, value=value, source=source) for name, value, source in entry.synonyms]}
+    if version >= 3:
+        extra.update(config_type=entry.config_type, documentation=entry.documentation)
+    return Entry(name=entry.name, value=entry.value, read_only=entry.read_only, is_sensitive=entry.is_sensitive,
+                 **extra)
+
+
+def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, include_documentation: bool):
+    """The config entries of one resource; raises KafkaError for a resource Kafka would refuse."""
+    resource_type, name = resource.resource_type, resource.resource_name
+    cluster_defaults = image.broker_configs("")
+    if resource_type == configs.TOPIC:
+        reason = invalid_name_reason(name)
+        if reason is not None:
+            raise KafkaError(INVALID_TOPIC_EXCEPTION, reason)
+        if image.topic(name) is None:
+            raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, "")
+        dynamic = image.topic_configs(name)
+    elif resource_type == configs.BROKER:
+        if name:
+            requested = parse_broker_id(name)
+            if requested is None:
+                raise KafkaError(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+            if requested != broker_id:
+                raise KafkaError(INVALID_REQUEST,
+                                 f"Unexpected broker id, expected {broker_id} or empty string, but received {name}")
+        dynamic = image.broker_configs(name)
+    else:
+        raise KafkaError(INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_TYPE_NAMES[resource_type]}")
+    try:
+        return configs.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
+                                include_synonyms, include_documentation)
+    except configs.InvalidValue as stored_value_broken:  # a log written by another tool or version
+        raise KafkaError(UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
+
+
+def decide(image, request, version: int, broker_id: int) -> DescribeConfigsResponse:
+    """The answer of broker ``broker_id`` to a DescribeConfigs request, from ``image``."""
+    resources = request.resources
+    if any(r.resource_type not in RESOURCE_TYPE_NAMES for r in resources):
+        return DescribeConfigsResponse(results=[
+            Result(error_code=INVALID_REQUEST, error_message=INVALID_REQUEST_TEXT, resource_type=r.resource_type,
+                   resource_name=r.resource_name, configs=[]) for r in resources])
+    results = []
+    for resource in resources:
+        named = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
+        try:
+            entries = _describe_resource(image, broker_id, resource, request.include_synonyms,
+                                         request.include_documentation)
+            results.append(Result(error_code=0, configs=[_entry(entry, version) for entry in entries], **named))
+        except KafkaError as error:
+            results.append(Result(error_code=error.code, error_message=error.message, configs=[], **named))
+    return DescribeConfigsResponse(results=results)
+
+
+def on_broker(broker, context, request):
+    return decide(broker.image, request, context.api_version, broker.broker_id)
