@@ -1,38 +1,54 @@
-"""Creating topics in tests by writing their records through the controller (as CreateTopics would)."""
+"""Metadata for tests built from records, the way the controller builds it: images for the pure
+decisions, and config writes through the controller while IncrementalAlterConfigs is not served."""
 from __future__ import annotations
 
 import uuid
 
 from codec import records as rec
+from server.image import MetadataImage
 from server.partition_change import default_directory
 
 TOPIC = 2
 BROKER = 4
 
 
-def topic_records(image, name: str, assignment, configs: dict | None = None):
-    """(records, topic id) creating topic ``name`` with ``assignment`` (replica lists, leader first)."""
+def image_with_brokers(*broker_ids: int, fenced=(), shutting_down=()) -> MetadataImage:
+    """An image where ``broker_ids`` are registered (epoch 100 + id), each with one directory."""
+    image = MetadataImage()
+    for broker_id in broker_ids:
+        image.apply(rec.RegisterBrokerRecord(
+            broker_id=broker_id, incarnation_id=uuid.uuid4(), broker_epoch=100 + broker_id,
+            fenced=broker_id in fenced, in_controlled_shutdown=broker_id in shutting_down,
+            log_dirs=[uuid.uuid4()]), image.offset + 1)
+    return image
+
+
+def add_topic(image: MetadataImage, name: str, partitions: dict, configs: dict | None = None) -> uuid.UUID:
+    """Apply a topic whose ``partitions`` map index -> dict(replicas, isr, leader, adding, removing)
+    (isr defaults to the replicas, leader to the first ISR member)."""
     topic_id = uuid.uuid4()
-    records = [(rec.TopicRecord(name=name, topic_id=topic_id), None)]
-    for index, replicas in enumerate(assignment):
-        records.append((rec.PartitionRecord(
-            partition_id=index, topic_id=topic_id, replicas=replicas, isr=replicas, leader=replicas[0],
-            leader_epoch=0, partition_epoch=0,
-            directories=[default_directory(image.brokers, b) for b in replicas]), None))
-    records += [(rec.ConfigRecord(resource_type=TOPIC, resource_name=name, name=k, value=v), None)
-                for k, v in (configs or {}).items()]
-    return records, topic_id
-
-
-async def create_topic(cluster, name: str, assignment, configs: dict | None = None) -> uuid.UUID:
-    """Create a topic on a running ``Cluster`` and wait until its leaders know they lead."""
-    topic_id = await cluster.controller.write(lambda image: topic_records(image, name, assignment, configs))
-    await cluster.wait_until(lambda image: topic_id in image.topics)
+    image.apply(rec.TopicRecord(name=name, topic_id=topic_id), image.offset + 1)
+    for index, spec in partitions.items():
+        replicas = spec["replicas"]
+        isr = spec.get("isr", replicas)
+        image.apply(rec.PartitionRecord(
+            partition_id=index, topic_id=topic_id, replicas=replicas, isr=isr, leader=spec.get("leader", isr[0]),
+            adding_replicas=spec.get("adding", ()), removing_replicas=spec.get("removing", ()),
+            leader_epoch=spec.get("leader_epoch", 0), partition_epoch=spec.get("partition_epoch", 0),
+            directories=[default_directory(image.brokers, b) for b in replicas]), image.offset + 1)
+    for key, value in (configs or {}).items():
+        image.apply(rec.ConfigRecord(resource_type=TOPIC, resource_name=name, name=key, value=value),
+                    image.offset + 1)
     return topic_id
 
 
+def apply_all(image: MetadataImage, records) -> None:
+    for record, _version in records:
+        image.apply(record, image.offset + 1)
+
+
 async def set_configs(cluster, resource_type: int, resource_name: str, values: dict) -> None:
-    """Write dynamic configs (None deletes) as committed ConfigRecords."""
+    """Write dynamic configs (None deletes) through the controller, as committed ConfigRecords."""
     await cluster.controller.write(lambda image: ([
         (rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=k, value=v), None)
         for k, v in values.items()], None))

@@ -22,13 +22,15 @@ ascending id order; AddingReplicas and RemovingReplicas are stored sorted. A can
 order minus the adding replicas (the original order is not restored).
 
 Deliberate difference from Kafka (reference §2.5): a new target for a partition that is already
-reassigning always sets AddingReplicas and RemovingReplicas to the lists computed from the current
-merged replicas and the new target, even when a list is empty. Kafka leaves an empty computed list's
-old value in place, which can leave a partition with AR = RR (it can never complete, only be
-cancelled) or later remove a replica the new target keeps. Here such a partition either completes
-(when the replicas it keeps are in sync) or goes on moving towards exactly the new target; a replica
-that was still catching up and stays in the target carries on catching up as an ordinary follower.
-When both computed lists are non-empty the result is Kafka's.
+reassigning always sets RemovingReplicas to the computed list (current merged replicas minus the
+target), even when it is empty, and AddingReplicas to the computed list (target minus current), or,
+when that is empty, to the previously adding replicas that the new target keeps. Kafka leaves the old
+value of an empty computed list in place, which can leave a partition with AR = RR (it can never
+complete, only be cancelled: [1,2,3]->[4,5,6] then [1,2,3]) or later remove a replica the new target
+keeps ([1,2,3]->[1,2,4] then [1,2,3,4] drops 3). Here the first completes as soon as the kept replicas
+are in sync, and the second goes on until 4 has caught up and then keeps [1,2,3,4]. Wherever Kafka's
+rule does not misbehave (both computed lists non-empty, or an identical target re-sent) the result is
+Kafka's.
 """
 from __future__ import annotations
 
@@ -93,6 +95,8 @@ def reassign(image, topic, index, state, target, allow_rf_change: bool):
         raise KafkaError(INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
                                                      f"{current_replication_factor(state)} to {len(target)}")
     merged, adding, removing = reassignment_lists(state.replicas, target)
+    if not adding:
+        adding = tuple(r for r in state.adding if r in target)  # still catching up, and still wanted
     return build_change(image.brokers, topic.topic_id, index, state,
                         replicas=merged if merged != state.replicas else None, adding=adding, removing=removing)
 
