@@ -1,0 +1,15 @@
+"""The durable, Raft-style metadata log in KRaft's on-disk format (``__cluster_metadata-0``).
+
+* ``log``: ``RaftLog``, the ``MetadataLog`` the controller writes through: group commit, high
+  watermark, snapshots, retention, recovery at start-up.
+* ``quorum``: voters, observers and the high watermark of one epoch.
+* ``segments``: ``.log``/``.index`` files and the batch rules recovery and ``log verify`` check.
+* ``snapshots``: ``.checkpoint`` files.
+* ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
+* ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
+"""
+from .log import PARTITION_DIR, LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
+from .storage import StorageError
+
+__all__ = ["PARTITION_DIR", "LogCorruptError", "LogFailedError", "QuorumDescription", "RaftConfig", "RaftLog",
+           "StorageError"]

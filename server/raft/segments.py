@@ -1,0 +1,226 @@
+"""Segments of the metadata partition: ``{base offset:020d}.log`` files of v2 batches and their ``.index``.
+
+A segment holds back-to-back record batches, no header; its name is the offset of its first record.
+The offset index is Kafka's: 8-byte entries (int32 offset - base, int32 byte position), one added
+for a batch once more than ``index_interval_bytes`` (4096) have gone in since the previous entry,
+holding that batch's last offset and its start position. Every indexed position is therefore a batch
+boundary, which is what the audit's splitter relies on. Unlike Kafka, index files are not
+pre-allocated, and they are fsync'd when a segment rolls or the log closes rather than on every
+commit: recovery rebuilds the index of every segment it scans.
+
+``walk`` checks a buffer of batches against the log's rules (framing, CRC-32C, contiguous offsets,
+epochs that change only upward and only at a control batch); recovery and ``kraftwire log verify``
+share it.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from codec import MalformedError
+from codec.records import ATTR_CONTROL, BatchHeader, check_batch
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+INDEX_ENTRY = struct.Struct(">ii")
+DEFAULT_INDEX_INTERVAL_BYTES = 4096
+_BASE_OFFSET = struct.Struct(">q")
+_MAGIC_POSITION = 16
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_base_offset(name: str, suffix: str) -> int | None:
+    """The base offset in a segment or index file name, None for other files."""
+    stem = name[: -len(suffix)]
+    if name.endswith(suffix) and len(stem) == 20 and stem.isdigit():
+        return int(stem)
+    return None
+
+
+class Damage(Exception):
+    """A batch that breaks the log's rules, at byte ``position`` where offset ``offset`` was expected."""
+
+    def __init__(self, position: int, offset: int | None, reason: str):
+        super().__init__(reason)
+        self.position = position
+        self.offset = offset
+        self.reason = reason
+
+
+def walk(buf, position: int = 0, expected_offset: int | None = None,
+         epoch: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+    """Yield (position, header) of each batch in ``buf`` from ``position``, checking framing, CRC,
+    offset contiguity (from ``expected_offset`` when known) and epochs (never lower than ``epoch``;
+    a change only at a control batch, which is where a new leader starts its epoch). Raises Damage."""
+    end = len(buf)
+    while position < end:
+        try:
+            header = check_batch(buf, position)
+        except MalformedError as exc:
+            raise Damage(position, expected_offset, exc.what) from None
+        if expected_offset is not None and header.base_offset != expected_offset:
+            raise Damage(position, expected_offset,
+                         f"batch starts at offset {header.base_offset}, expected {expected_offset}")
+        if header.count != header.last_offset_delta + 1:
+            raise Damage(position, header.base_offset,
+                         f"{header.count} records but last offset delta {header.last_offset_delta}")
+        batch_epoch = header.partition_leader_epoch
+        if epoch is not None and (batch_epoch < epoch or (
+                batch_epoch != epoch and not header.attributes & ATTR_CONTROL)):
+            raise Damage(position, header.base_offset,
+                         f"epoch {batch_epoch} after epoch {epoch} without a leader change")
+        yield position, header
+        epoch = batch_epoch
+        expected_offset = header.base_offset + header.count
+        position += header.size
+
+
+def find_batch_after(buf, position: int, min_offset: int) -> int | None:
+    """The position of a valid batch starting after ``position`` whose base offset is at least
+    ``min_offset``, if any: telling damage in the middle of a log from a torn write at its end."""
+    search = position + 1 + _MAGIC_POSITION
+    while True:
+        found = buf.find(b"\x02", search)
+        if found < 0:
+            return None
+        candidate = found - _MAGIC_POSITION
+        search = found + 1
+        if candidate + 12 > len(buf) or _BASE_OFFSET.unpack_from(buf, candidate)[0] < min_offset:
+            continue
+        try:
+            check_batch(buf, candidate)
+        except MalformedError:
+            continue
+        return candidate
+
+
+@contextmanager
+def mapped(path: Path):
+    """The file's bytes as a read-only buffer (an mmap, or b"" for an empty file)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            yield b""
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            yield view
+
+
+def index_entries(index: bytes) -> list[tuple[int, int]]:
+    """(relative offset, position) entries; stops at the first all-zero entry after the first, as a
+    pre-allocated Kafka index ends."""
+    entries = []
+    for i in range(len(index) // INDEX_ENTRY.size):
+        entry = INDEX_ENTRY.unpack_from(index, i * INDEX_ENTRY.size)
+        if i > 0 and entry == (0, 0):
+            break
+        entries.append(entry)
+    return entries
+
+
+class Segment:
+    """One segment and its index. Appends and syncs come from one thread at a time (the log's I/O
+    thread); ``size`` counts valid bytes and ``synced_size`` the bytes known to be on disk."""
+
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES):
+        self.base_offset = base_offset
+        self.path = directory / file_name(base_offset, LOG_SUFFIX)
+        self.index_path = directory / file_name(base_offset, INDEX_SUFFIX)
+        self.index_interval_bytes = index_interval_bytes
+        self.size = 0
+        self.synced_size = 0
+        self.next_offset = base_offset
+        self.last_epoch: int | None = None
+        self._since_index_entry = 0
+        self._index = bytearray()
+        self._fd: int | None = None
+        self._index_fd: int | None = None
+
+    # --- building state from what is on disk ----------------------------------------------------
+
+    def adopt_closed(self) -> None:
+        """Take a segment below the recovery point as it is (its size from the file system)."""
+        self.size = self.synced_size = self.path.stat().st_size
+
+    def note_recovered(self, position: int, header: BatchHeader) -> None:
+        """Take in one batch found valid by a recovery scan (in file order)."""
+        self._note_batch(position, header.size, header.base_offset + header.last_offset_delta)
+        self.next_offset = header.base_offset + header.count
+        self.last_epoch = header.partition_leader_epoch
+
+    def finish_recovery(self, size: int) -> bool:
+        """The scan ended with ``size`` valid bytes: rewrite the index unless it already matches what
+        the batches imply. Returns True if it was rewritten."""
+        self.size = self.synced_size = size
+        try:
+            if self.index_path.read_bytes() == self._index:
+                return False
+        except FileNotFoundError:
+            pass
+        with open(self.index_path, "wb") as f:
+            f.write(self._index)
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+
+    def truncate(self, size: int) -> None:
+        """Cut the file back to ``size`` bytes, durably."""
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # --- appending ---------------------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
+    def open_for_append(self) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        self._fd = os.open(self.path, flags, 0o644)
+        self._index_fd = os.open(self.index_path, flags, 0o644)
+
+    def append(self, data: bytes, last_offset: int, next_offset: int, epoch: int) -> None:
+        """Write one batch; add an index entry for it when the interval has passed."""
+        entries_before = len(self._index)
+        self._note_batch(self.size, len(data), last_offset)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+        if len(self._index) > entries_before:
+            os.write(self._index_fd, self._index[entries_before:])
+        self.size += len(data)
+        self.next_offset = next_offset
+        self.last_epoch = epoch
+
+    def _note_batch(self, position: int, size: int, last_offset: int) -> None:
+        if self._since_index_entry > self.index_interval_bytes:
+            self._index += INDEX_ENTRY.pack(last_offset - self.base_offset, position)
+            self._since_index_entry = 0
+        self._since_index_entry += size
+
+    def sync(self, index_too: bool = False) -> None:
+        os.fsync(self._fd)
+        self.synced_size = self.size
+        if index_too:
+            os.fsync(self._index_fd)
+
+    def close(self) -> None:
+        for fd in (self._fd, self._index_fd):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._index_fd = None
+
+    def delete(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.index_path.unlink(missing_ok=True)

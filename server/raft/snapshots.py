@@ -1,0 +1,132 @@
+"""Snapshots: ``{end offset:020d}-{epoch:010d}.checkpoint`` files holding the whole metadata image.
+
+A snapshot is a file of v2 batches whose offsets start at 0: a control batch with a
+SnapshotHeaderRecord, data batches with the image as metadata records, and a control batch with a
+SnapshotFooterRecord. Every log record with an offset below ``end offset`` is folded into it; the epoch
+is that of the last folded record. It is written to ``<name minus suffix>-<random>.checkpoint.part``,
+fsync'd and renamed, so a ``.checkpoint`` file is always complete; ``.part`` leftovers are deleted at
+start-up, as Kafka does.
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Iterable, Iterator, NamedTuple
+
+from codec import MalformedError
+from codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, control_batch, decode_frame,
+                           decode_value, encode_batch, encode_frame, read_batch)
+
+from .segments import Damage, mapped, walk
+from .storage import fsync_dir
+
+SUFFIX = ".checkpoint"
+PART_SUFFIX = ".checkpoint.part"
+MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
+_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+
+class SnapshotId(NamedTuple):
+    end_offset: int  # exclusive: the first log offset not folded in
+    epoch: int
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.end_offset:020d}-{self.epoch:010d}{SUFFIX}"
+
+
+class SnapshotError(Exception):
+    """A snapshot file that is not a complete, valid snapshot."""
+
+
+def list_snapshots(directory: Path) -> list[tuple[SnapshotId, Path]]:
+    """Every ``.checkpoint`` in ``directory``, oldest first."""
+    found = []
+    for path in directory.iterdir():
+        match = _NAME.match(path.name)
+        if match:
+            found.append((SnapshotId(int(match[1]), int(match[2])), path))
+    return sorted(found)
+
+
+def remove_partial(directory: Path) -> list[Path]:
+    """Delete interrupted snapshot writes; returns what was deleted."""
+    partial = [p for p in directory.iterdir() if p.name.endswith(PART_SUFFIX)]
+    for path in partial:
+        path.unlink()
+    return partial
+
+
+def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
+                   records: Iterable) -> Path:
+    """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``; returns its path."""
+    final = directory / snapshot.file_name
+    part = directory / f"{final.name[: -len(SUFFIX)]}-{secrets.token_hex(8)}{PART_SUFFIX}"
+    epoch = snapshot.epoch
+    with open(part, "wb") as out:
+        out.write(control_batch(0, epoch, now_ms, [SnapshotHeaderRecord(
+            version=0, last_contained_log_timestamp=last_timestamp)]))
+        offset = 1
+        pending: list[tuple[None, bytes]] = []
+        pending_bytes = 0
+        for record, version in records:
+            frame = encode_frame(record, version)
+            if pending and pending_bytes + len(frame) > MAX_BATCH_BYTES:
+                out.write(encode_batch(offset, epoch, now_ms, pending))
+                offset += len(pending)
+                pending, pending_bytes = [], 0
+            pending.append((None, frame))
+            pending_bytes += len(frame) + 8  # and the record's own framing, roughly
+        if pending:
+            out.write(encode_batch(offset, epoch, now_ms, pending))
+            offset += len(pending)
+        out.write(control_batch(offset, epoch, now_ms, [SnapshotFooterRecord(version=0)]))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(part, final)
+    fsync_dir(directory)
+    return final
+
+
+def check_snapshot(path: Path) -> None:
+    """Raise SnapshotError unless every batch is sound, offsets run from 0, the first batch is the
+    header and the last the footer. Data records are not decoded here (``read_snapshot`` does)."""
+    with mapped(path) as buf:
+        last = None
+        try:
+            for position, header in walk(buf, 0, 0):
+                if last is None and not _is_control(buf, position, SnapshotHeaderRecord):
+                    raise SnapshotError(f"{path.name}: does not start with a snapshot header")
+                last = position
+        except Damage as exc:
+            raise SnapshotError(f"{path.name}: damaged batch at byte {exc.position}: {exc.reason}") from None
+        if last is None or not _is_control(buf, last, SnapshotFooterRecord):
+            raise SnapshotError(f"{path.name}: does not end with a snapshot footer (incomplete)")
+
+
+def _is_control(buf, position: int, cls) -> bool:
+    batch = read_batch(buf, position)
+    if not batch.is_control or len(batch.records) != 1:
+        return False
+    try:
+        return isinstance(decode_value(batch, batch.records[0]), cls)
+    except MalformedError:
+        return False
+
+
+def read_snapshot(path: Path) -> Iterator:
+    """The metadata records of a checked snapshot, in order."""
+    with mapped(path) as buf:
+        position = 0
+        while position < len(buf):
+            batch = read_batch(buf, position)
+            position += batch.size
+            if batch.attributes & ATTR_CONTROL:
+                continue
+            for record in batch.records:
+                try:
+                    yield decode_frame(record.value)[0]
+                except MalformedError as exc:
+                    raise SnapshotError(f"{path.name}: record {record.offset}: {exc.what}") from None

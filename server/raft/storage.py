@@ -1,0 +1,114 @@
+"""Small durable files of a data directory: atomic replacement and Kafka's ``meta.properties``.
+
+``meta.properties`` is the Java-properties file Kafka keeps at the root of every log directory
+(``version=1``, ``cluster.id``, ``node.id``, ``directory.id``); kraftwire keeps one at the root of the
+data directory (the controller's metadata log directory) and one per simulated broker directory, so
+that a restarted server keeps its cluster id and its brokers keep their directory ids.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import time
+import uuid
+from pathlib import Path
+
+META_PROPERTIES = "meta.properties"
+META_VERSION = "1"
+
+
+class StorageError(Exception):
+    """A data-directory file is unreadable or disagrees with the configuration: start-up stops."""
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a creation, rename or deletion inside ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` all at once: ``<path>.tmp``, fsync, rename, fsync of the directory."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's text form of a Uuid: URL-safe base64 of the 16 bytes, without padding."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if len(raw) != 16:
+        raise ValueError(f"{text!r} is not a 16-byte Uuid")
+    return uuid.UUID(bytes=raw)
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """``key=value`` lines; ``#`` and ``!`` lines are comments (the subset of Java properties Kafka writes)."""
+    values = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise StorageError(f"{path}: line {number} is not key=value: {line!r}")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def write_properties(path: Path, values: dict[str, str]) -> None:
+    lines = ["#", "#" + time.strftime("%a %b %d %H:%M:%S %Z %Y")]
+    lines += [f"{key}={value}" for key, value in sorted(values.items())]
+    atomic_write(path, ("\n".join(lines) + "\n").encode())
+
+
+def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) -> dict[str, str]:
+    """Read ``directory/meta.properties``, creating it on first use; returns its values.
+
+    ``cluster_id`` None adopts the stored cluster id (or makes a new one); a different stored cluster id
+    or node id is an error, as in Kafka, because it means the directory belongs to another cluster.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / META_PROPERTIES
+    if not path.exists():
+        values = {"version": META_VERSION, "node.id": str(node_id),
+                  "cluster.id": cluster_id or kafka_uuid(uuid.uuid4()),
+                  "directory.id": kafka_uuid(uuid.uuid4())}
+        write_properties(path, values)
+        return values
+    values = read_properties(path)
+    for key in ("version", "cluster.id", "node.id", "directory.id"):
+        if key not in values:
+            raise StorageError(f"{path} has no {key}")
+    if values["version"] != META_VERSION:
+        raise StorageError(f"{path}: unsupported version {values['version']}")
+    if cluster_id is not None and values["cluster.id"] != cluster_id:
+        raise StorageError(f"{path}: the directory belongs to cluster {values['cluster.id']}, "
+                           f"not to the configured cluster {cluster_id}")
+    if values["node.id"] != str(node_id):
+        raise StorageError(f"{path}: the directory belongs to node {values['node.id']}, not to node {node_id}")
+    try:
+        parse_kafka_uuid(values["directory.id"])
+    except ValueError as exc:
+        raise StorageError(f"{path}: bad directory.id: {exc}") from None
+    return values
+
+
+def directory_id(directory: Path, cluster_id: str, node_id: int) -> uuid.UUID:
+    """The stable id of a log directory (created on first use)."""
+    return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id)["directory.id"])
