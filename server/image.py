@@ -21,6 +21,13 @@ UNASSIGNED = uuid.UUID(int=1)
 LOST = uuid.UUID(int=2)
 RESERVED_DIRECTORY_LIMIT = 100  # ids with msb 0 and lsb below this are reserved (DirectoryId)
 
+# record versions a snapshot is written at (metadata.version 3.9-IV0: directories, no ELR)
+FEATURE_LEVEL_RECORD_VERSION = 0
+REGISTER_BROKER_RECORD_VERSION = 3
+TOPIC_RECORD_VERSION = 0
+PARTITION_RECORD_VERSION = 1
+CONFIG_RECORD_VERSION = 0
+
 LEADER_UNCHANGED = -2
 NO_LEADER = -1
 TOPIC_RESOURCE = 2
@@ -49,6 +56,7 @@ class BrokerState:
     fenced: bool
     in_controlled_shutdown: bool
     log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
+    features: tuple[tuple[str, int, int], ...] = ()  # (name, min, max) supported, as registered
 
     @property
     def active(self) -> bool:
@@ -146,6 +154,50 @@ class MetadataImage:
             for index, state in topic.partitions.items():
                 yield topic, index, state
 
+    # --- copies and snapshots ------------------------------------------------------------------------
+
+    def copy(self) -> "MetadataImage":
+        """An independent image equal to this one (the immutable broker and partition states are shared):
+        cheap enough to take on the event loop and hand to a snapshot thread."""
+        other = MetadataImage()
+        other.offset = self.offset
+        other.brokers = dict(self.brokers)
+        other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions)) for tid, t in self.topics.items()}
+        other.topic_ids = dict(self.topic_ids)
+        other.configs = {key: dict(values) for key, values in self.configs.items()}
+        other.features = dict(self.features)
+        other.version = self.version
+        return other
+
+    def to_records(self):
+        """The image as (record, version) pairs, the content of a snapshot: applied in order to an empty
+        image they rebuild this one. Features, brokers (with their fencing state), topics each followed
+        by their partitions, then configs, as Kafka's image writer orders them."""
+        for name, level in sorted(self.features.items()):
+            yield rec.FeatureLevelRecord(name=name, feature_level=level), FEATURE_LEVEL_RECORD_VERSION
+        for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
+            yield rec.RegisterBrokerRecord(
+                broker_id=b.broker_id, incarnation_id=b.incarnation_id,
+                broker_epoch=b.epoch, rack=b.rack, fenced=b.fenced, in_controlled_shutdown=b.in_controlled_shutdown,
+                end_points=[rec.RegisterBrokerRecord.BrokerEndpoint(
+                    name=e.name, host=e.host, port=e.port, security_protocol=e.security_protocol) for e in b.endpoints],
+                features=[rec.RegisterBrokerRecord.BrokerFeature(name=n, min_supported_version=lo,
+                                                                 max_supported_version=hi)
+                          for n, lo, hi in b.features],
+                log_dirs=list(b.log_dirs)), REGISTER_BROKER_RECORD_VERSION
+        for topic in self.topics.values():
+            yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id), TOPIC_RECORD_VERSION
+            for index, p in topic.partitions.items():
+                yield rec.PartitionRecord(
+                    partition_id=index, topic_id=topic.topic_id, replicas=p.replicas, isr=p.isr,
+                    removing_replicas=p.removing, adding_replicas=p.adding, leader=p.leader,
+                    leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
+                    partition_epoch=p.partition_epoch, directories=p.directories), PARTITION_RECORD_VERSION
+        for (resource_type, resource_name), values in self.configs.items():
+            for name, value in values.items():
+                yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
+                                       value=value), CONFIG_RECORD_VERSION
+
     # --- applying records ------------------------------------------------------------------------
 
     def apply(self, record, offset: int) -> None:
@@ -160,7 +212,8 @@ class MetadataImage:
             broker_id=r.broker_id, epoch=r.broker_epoch, incarnation_id=r.incarnation_id,
             endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
             rack=r.rack, fenced=r.fenced, in_controlled_shutdown=r.in_controlled_shutdown,
-            log_dirs=tuple(r.log_dirs))
+            log_dirs=tuple(r.log_dirs),
+            features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features))
 
     def _unregister_broker(self, r) -> None:
         self.brokers.pop(r.broker_id, None)
