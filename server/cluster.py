@@ -8,20 +8,34 @@
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
 ``speed`` runs the simulated replication (``server.replication``) that many times faster than real time.
+``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
+(server/metrics.py) and the control plane with its live view (server/control.py); the control
+operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
 """
 from __future__ import annotations
 
 import asyncio
-import uuid
+import shutil
+import tempfile
 from pathlib import Path
 
+from codec import records as rec
+
+from . import configs
+from .brokers import fence_broker
+from .control import ControlPlane, RecentRecords, describe_broker
 from .controller import Controller
-from .log import MemoryLog
+from .faults import ErrorInjector, InjectedError
+from .metrics import ClusterMetrics
 from .nodes import BrokerNode, ControllerNode
+from .raft import RaftConfig, RaftLog
+from .raft.storage import directory_id, load_meta_properties
 from .replication import ReplicationNetwork
+from .transport import Listener
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
+CONTROLLER_NODE_ID = 3000
 
 
 class Cluster:
@@ -29,26 +43,44 @@ class Cluster:
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
                  heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
                  session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, cluster_id: str | None = None,
-                 speed: float = 1.0):
+                 speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
+                 log_config: RaftConfig | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.host = host
-        self.data_dir = Path(data_dir) if data_dir is not None else None
-        self.log = MemoryLog()
-        self.controller = Controller(self.log, cluster_id=cluster_id, session_timeout_ms=session_timeout_ms)
+        self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
+        self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
+        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+        self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
+        self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
+                                     session_timeout_ms=session_timeout_ms)
         self.controller_node = ControllerNode(self.controller, host, controller_port)
         self.network = ReplicationNetwork(lambda: self.controller.committed, speed)
         self.controller.add_commit_listener(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=[uuid.uuid4()], heartbeat_interval_ms=heartbeat_interval_ms,
+                       rack=racks[i], log_dirs=[directory_id(self.data_dir / f"broker-{i + 1}", cluster_id, i + 1)], heartbeat_interval_ms=heartbeat_interval_ms,
                        network=self.network)
             for i in range(brokers)
         ]
+        self.faults = ErrorInjector([b.listener for b in self.brokers])
+        self.recent_records = RecentRecords(self.controller)
+        self.metrics = ClusterMetrics(self)
+        self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
+        self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
 
     def broker(self, broker_id: int) -> BrokerNode:
+        if not 1 <= broker_id <= len(self.brokers):
+            raise KeyError(f"no broker {broker_id}")
         return self.brokers[broker_id - 1]
+
+    def listeners(self) -> list[Listener]:
+        return [self.controller_node.listener] + [b.listener for b in self.brokers]
+
+    @property
+    def _http_servers(self) -> list:
+        return [s for s in (self.metrics_server, self.control_server) if s is not None]
 
     @property
     def bootstrap(self) -> str:
@@ -63,12 +95,18 @@ class Cluster:
         await asyncio.gather(*(b.start() for b in self.brokers))
         await self.wait_until(lambda image: all(
             (b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in self.brokers), ready_timeout)
+        for server in self._http_servers:
+            await server.start()
 
     async def stop(self) -> None:
+        for server in self._http_servers:
+            await server.stop()
         for broker in self.brokers:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+        if self._temporary_data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def reassignment_progress(self) -> dict:
         """Each reassigning partition's data movement: ``{(topic, partition): {"adding": [...],
@@ -94,6 +132,67 @@ class Cluster:
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)
+
+    # --- control plane (the same operations over HTTP: server/control.py) ---------------------------------
+
+    def list_brokers(self) -> list[dict]:
+        """Every broker: address, running, registered, fenced, directories (online or not)."""
+        return [describe_broker(self, b) for b in self.brokers]
+
+    async def stop_broker(self, broker_id: int) -> None:
+        """Stop a broker as if its process died; the controller fences it after the session timeout."""
+        await self.broker(broker_id).stop()
+
+    async def start_broker(self, broker_id: int) -> None:
+        """Start a stopped broker: it registers again (with a new incarnation) and is unfenced once
+        caught up. Returns once registered; a no-op on a running broker."""
+        node = self.broker(broker_id)
+        if not node.running:
+            await node.start()
+
+    async def fence_broker(self, broker_id: int, timeout: float = 10.0) -> None:
+        """Have a broker ask to be fenced (WantFence in its heartbeats) until ``unfence_broker``; a stopped
+        broker is fenced by the controller directly. Returns once the committed image has it fenced."""
+        node = self.broker(broker_id)
+        node.want_fence = True
+        if node.running:
+            await node.heartbeat()
+        else:
+            await self.controller.write(lambda image: (fence_broker(image, broker_id), None))
+        await self.wait_until(lambda image: broker_id not in image.brokers or image.brokers[broker_id].fenced,
+                              timeout)
+
+    async def unfence_broker(self, broker_id: int, timeout: float = 10.0) -> None:
+        """Stop asking to be fenced; returns once a running broker is unfenced again."""
+        node = self.broker(broker_id)
+        node.want_fence = False
+        if node.running:
+            await node.heartbeat()
+            await self.wait_until(lambda image: not image.brokers[broker_id].fenced, timeout)
+
+    async def set_bandwidth(self, broker_id: int, bytes_per_second: int | None) -> None:
+        """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the
+        ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log."""
+        self.broker(broker_id)
+        if bytes_per_second is not None and (not isinstance(bytes_per_second, int) or bytes_per_second < 1):
+            raise ValueError("the bandwidth must be a whole number of bytes per second, at least 1")
+        value = None if bytes_per_second is None else str(bytes_per_second)
+        record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id),
+                                  name=configs.REPLICATION_BANDWIDTH, value=value)
+        await self.controller.write(lambda image: (
+            [] if image.broker_configs(str(broker_id)).get(configs.REPLICATION_BANDWIDTH) == value
+            else [(record, None)], None))
+
+    def inject_error(self, api_key: int, error_code: int, count: int = 1, topic: str | None = None,
+                     partition: int | None = None) -> InjectedError:
+        """Answer the next ``count`` requests of ``api_key`` on any broker (naming ``topic`` and
+        ``partition`` when given) with ``error_code``, in the API's response shape (server/faults.py)."""
+        return self.faults.inject(api_key, error_code, count, topic, partition)
+
+    async def wait_for_reassignments(self, timeout: float = 30.0) -> None:
+        """Wait until no partition has adding or removing replicas; TimeoutError otherwise."""
+        await self.wait_until(lambda image: not any(state.reassigning for _t, _i, state in image.partitions()),
+                              timeout)
 
     async def __aenter__(self) -> "Cluster":
         await self.start()

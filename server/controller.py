@@ -48,10 +48,11 @@ class Controller:
         await self.log.open()
         for offset, record in self.log.replay():
             self.committed.apply(record, offset)
-            self.working.apply(record, offset)
         # Images sit just before the next offset, whatever non-metadata (control) records took.
-        self.committed.offset = self.working.offset = self.log.high_watermark - 1
+        self.committed.offset = self.log.high_watermark - 1
+        self.working = self.committed.copy()
         self.log.add_commit_listener(self._on_commit)
+        self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
             await self.write(lambda image: ([(rec.FeatureLevelRecord(
                 name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL), None)], None))
