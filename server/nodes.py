@@ -72,6 +72,7 @@ class BrokerNode:
         self._controller_node = controller_node
         self.metadata_cache: dict = {}
         self.epoch = -1
+        self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
         self.replica_manager = ReplicaManager(self, network or ReplicationNetwork(lambda: controller.committed))
@@ -148,7 +149,8 @@ class BrokerNode:
 
     async def heartbeat(self):
         response = await self.client.send(BrokerHeartbeatRequest(
-            broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset))
+            broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
+            want_fence=self.want_fence))
         if response.error_code == STALE_BROKER_EPOCH:
             await self._register()
         return response

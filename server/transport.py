@@ -20,6 +20,7 @@ import asyncio
 import inspect
 import logging
 import struct
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable
@@ -47,6 +48,8 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
+# Told of every answered request: (api key, version, response, perf_counter() when it arrived).
+Observer = Callable[[int, int, object, float], None]
 
 
 class Listener:
@@ -59,6 +62,7 @@ class Listener:
         self.port = port
         self.handlers = handlers
         self.versions = versions  # api key -> (min, max) served here
+        self.observer: Observer | None = None  # e.g. the metrics' request counter
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
 
@@ -80,6 +84,10 @@ class Listener:
     def running(self) -> bool:
         return self._server is not None
 
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
     def api_versions_body(self):
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
@@ -96,7 +104,8 @@ class _Connection(asyncio.Protocol):
         self.listener = listener
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
-        self.pending: deque[list] = deque()  # [done, api_key, version, correlation id, response] in request order
+        # [done, api_key, version, correlation id, response, arrival perf_counter()] in request order
+        self.pending: deque[list] = deque()
         self.peer = None
         self.closing = False
 
@@ -158,7 +167,7 @@ class _Connection(asyncio.Protocol):
                 request, pos = codec.api(api_key)[0].decode_from(frame, pos, version)
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
-        entry = [False, api_key, 0 if unsupported else version, header.correlation_id, None]
+        entry = [False, api_key, 0 if unsupported else version, header.correlation_id, None, time.perf_counter()]
         self.pending.append(entry)
         if unsupported:
             entry[0], entry[4] = True, listener.unsupported_api_versions_body()
@@ -187,14 +196,17 @@ class _Connection(asyncio.Protocol):
 
     def _flush(self) -> None:
         pending = self.pending
+        observer = self.listener.observer
         out = bytearray()
         while pending and pending[0][0]:
-            _, api_key, version, correlation_id, response = pending.popleft()
+            _, api_key, version, correlation_id, response, arrived = pending.popleft()
             body = bytearray(b"\0\0\0\0")
             ResponseHeader(correlation_id=correlation_id).encode_into(
                 body, codec.response_header_version(api_key, version))
             response.encode_into(body, version)
             _SIZE.pack_into(body, 0, len(body) - 4)
             out += body
+            if observer is not None:
+                observer(api_key, version, response, arrived)
         if out and self.transport is not None:
             self.transport.write(bytes(out))

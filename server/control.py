@@ -1,0 +1,372 @@
+"""The control plane over HTTP (``--control-port``) and the live view in the browser.
+
+The operations are the ``Cluster`` methods of the same names (``stop_broker``, ``fence_broker``,
+``inject_error``, ...); this module maps them to JSON endpoints, all answering JSON:
+
+    GET  /api/state                          everything the live view shows
+    GET  /api/brokers                        every broker: running, fenced, directories
+    GET  /api/brokers/{id}
+    POST /api/brokers/{id}/stop              as if the process died (fenced after the session timeout)
+    POST /api/brokers/{id}/start             registers again with a new incarnation
+    POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
+    POST /api/brokers/{id}/unfence
+    PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    GET  /api/errors                         injected errors still armed
+    POST /api/errors                         {"api_key": 19 or "CreateTopics", "error_code": 41,
+                                              "count": 1, "topic": null, "partition": null}
+    DELETE /api/errors                       disarm them all
+    POST /api/reassignments/wait             {"timeout": 30}: returns once no partition is reassigning
+
+Bad requests get a 4xx and ``{"error": "..."}``: an unknown broker 404, a body that is not JSON or a
+bad value 400, an unknown endpoint 404, a wrong method 405; a wait that times out 504.
+
+``GET /`` is the read-only live view: brokers, directories, reassignments, throttles, topics and the
+latest metadata records, rendered on the server. A few lines of JavaScript re-fetch the same rendering
+(``GET /view``) every half second and swap it in, so there is one renderer and no build step;
+``/api/state`` carries the same facts as JSON for programs.
+"""
+from __future__ import annotations
+
+import html
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+import codec
+from codec.message import Message
+
+from . import configs
+from .httpd import HttpError, HttpServer, Request, Response
+from .metrics import api_name
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+    from .controller import Controller
+
+RECENT_RECORDS = 40
+REFRESH_MS = 500
+DEFAULT_WAIT_SECONDS = 30.0
+THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
+                    configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
+                    configs.REPLICATION_BANDWIDTH)
+_RESOURCE_NAMES = {2: "topic", 4: "broker"}
+
+
+class RecentRecords:
+    """The last committed metadata records, newest first, for the live view."""
+
+    def __init__(self, controller: "Controller", keep: int = RECENT_RECORDS):
+        self._records: deque[tuple[int, float, Message]] = deque(maxlen=keep)
+        controller.add_commit_listener(self._on_commit)
+
+    def _on_commit(self, committed) -> None:
+        now = time.time()
+        self._records.extend((offset, now, record) for offset, record in committed)
+
+    def to_list(self) -> list[dict]:
+        return [{"offset": offset, "time": at, "type": type(record).__name__, "fields": record.to_dict()}
+                for offset, at, record in reversed(self._records)]
+
+
+# --- state ----------------------------------------------------------------------------------------------
+
+
+def describe_broker(cluster: "Cluster", node) -> dict:
+    registration = cluster.controller.committed.brokers.get(node.broker_id)
+    return {
+        "id": node.broker_id, "host": node.host, "port": node.port, "rack": node.rack,
+        "running": node.running, "registered": registration is not None,
+        "fenced": registration is None or registration.fenced,
+        "in_controlled_shutdown": registration is not None and registration.in_controlled_shutdown,
+        "want_fence": node.want_fence, "epoch": registration.epoch if registration else None,
+        "directories": [{"id": str(d), "online": registration is not None and registration.has_online_dir(d)}
+                        for d in node.log_dirs],
+    }
+
+
+def _throttles(image) -> list[dict]:
+    return [{"resource": _RESOURCE_NAMES.get(kind, str(kind)), "name": name or "(cluster default)",
+             "config": key, "value": value}
+            for (kind, name), values in sorted(image.configs.items())
+            for key, value in sorted(values.items()) if key in THROTTLE_CONFIGS]
+
+
+def _reassignments(cluster: "Cluster") -> list[dict]:
+    """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time at the current
+    rate and simulation speed (None while nothing moves)."""
+    image = cluster.controller.committed
+    speed = cluster.network.speed
+    listed = []
+    for (topic, partition), progress in sorted(cluster.reassignment_progress().items()):
+        rate, left = progress["rate"], progress["bytes_left"]
+        listed.append({"topic": topic, "partition": partition,
+                       "replicas": list(image.topic(topic).partitions[partition].replicas), **progress,
+                       "seconds_left": left / rate / speed if rate > 0 else None})
+    return listed
+
+
+def cluster_state(cluster: "Cluster") -> dict:
+    image = cluster.controller.committed
+    topics = []
+    for topic in sorted(image.topics.values(), key=lambda t: t.name):
+        partitions = [{"partition": index, "leader": state.leader, "leader_epoch": state.leader_epoch,
+                       "replicas": list(state.replicas), "isr": list(state.isr),
+                       "adding": list(state.adding), "removing": list(state.removing),
+                       "directories": [str(d) for d in state.directories]}
+                      for index, state in sorted(topic.partitions.items())]
+        topics.append({"name": topic.name, "id": str(topic.topic_id), "partitions": partitions})
+    return {
+        "cluster_id": cluster.controller.cluster_id,
+        "controller": {"id": cluster.controller.node_id, "host": cluster.controller_node.host,
+                       "port": cluster.controller_node.port},
+        "metadata": {"image_offset": image.offset, "end_offset": cluster.log.end_offset,
+                     "high_watermark": cluster.log.high_watermark},
+        "brokers": cluster.list_brokers(),
+        "topics": topics,
+        "speed": cluster.network.speed,
+        "reassignments": _reassignments(cluster),
+        "throttles": _throttles(image),
+        "injected_errors": [rule.to_dict() for rule in cluster.faults.armed],
+        "recent_records": cluster.recent_records.to_list(),
+    }
+
+
+# --- HTTP endpoints -------------------------------------------------------------------------------------
+
+
+class ControlPlane:
+    def __init__(self, cluster: "Cluster"):
+        self.cluster = cluster
+
+    def http_server(self, host: str, port: int) -> HttpServer:
+        return HttpServer("control", host, port, {
+            ("GET", "/"): self.page,
+            ("GET", "/view"): self.view,
+            ("GET", "/api/state"): self.state,
+            ("GET", "/api/brokers"): self.brokers,
+            ("GET", "/api/brokers/{broker_id}"): self.one_broker,
+            ("POST", "/api/brokers/{broker_id}/stop"): self.stop_broker,
+            ("POST", "/api/brokers/{broker_id}/start"): self.start_broker,
+            ("POST", "/api/brokers/{broker_id}/fence"): self.fence_broker,
+            ("POST", "/api/brokers/{broker_id}/unfence"): self.unfence_broker,
+            ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
+            ("GET", "/api/errors"): self.injected_errors,
+            ("POST", "/api/errors"): self.inject_error,
+            ("DELETE", "/api/errors"): self.clear_errors,
+            ("POST", "/api/reassignments/wait"): self.wait_for_reassignments,
+        })
+
+    def _broker_id(self, text: str) -> int:
+        try:
+            broker_id = int(text)
+            self.cluster.broker(broker_id)
+        except (ValueError, KeyError):
+            raise HttpError(404, f"no broker {text}") from None
+        return broker_id
+
+    def _broker_answer(self, broker_id: int) -> Response:
+        return Response.json(describe_broker(self.cluster, self.cluster.broker(broker_id)))
+
+    def page(self, request: Request) -> Response:
+        return Response.html(render_page(cluster_state(self.cluster)))
+
+    def view(self, request: Request) -> Response:
+        return Response.html(render_view(cluster_state(self.cluster)))
+
+    def state(self, request: Request) -> Response:
+        return Response.json(cluster_state(self.cluster))
+
+    def brokers(self, request: Request) -> Response:
+        return Response.json(self.cluster.list_brokers())
+
+    def one_broker(self, request: Request, broker_id: str) -> Response:
+        return self._broker_answer(self._broker_id(broker_id))
+
+    async def stop_broker(self, request: Request, broker_id: str) -> Response:
+        await self.cluster.stop_broker(self._broker_id(broker_id))
+        return self._broker_answer(int(broker_id))
+
+    async def start_broker(self, request: Request, broker_id: str) -> Response:
+        await self.cluster.start_broker(self._broker_id(broker_id))
+        return self._broker_answer(int(broker_id))
+
+    async def fence_broker(self, request: Request, broker_id: str) -> Response:
+        await self.cluster.fence_broker(self._broker_id(broker_id))
+        return self._broker_answer(int(broker_id))
+
+    async def unfence_broker(self, request: Request, broker_id: str) -> Response:
+        await self.cluster.unfence_broker(self._broker_id(broker_id))
+        return self._broker_answer(int(broker_id))
+
+    async def set_bandwidth(self, request: Request, broker_id: str) -> Response:
+        broker = self._broker_id(broker_id)
+        try:
+            await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        return self._broker_answer(broker)
+
+    def injected_errors(self, request: Request) -> Response:
+        return Response.json([rule.to_dict() for rule in self.cluster.faults.armed])
+
+    def inject_error(self, request: Request) -> Response:
+        body = request.json()
+        api_key = body.get("api_key")
+        if isinstance(api_key, str):
+            api_key = _API_KEYS_BY_NAME.get(api_key, api_key)
+        topic = body.get("topic")
+        fields = {"api_key": api_key, "error_code": body.get("error_code"), "count": body.get("count", 1),
+                  "partition": body.get("partition")}
+        for name, value in fields.items():
+            if (value is not None or name != "partition") and (not isinstance(value, int) or isinstance(value, bool)):
+                raise HttpError(400, f"{name} must be an integer" + (" or an API name" if name == "api_key" else ""))
+        if topic is not None and not isinstance(topic, str):
+            raise HttpError(400, "topic must be a string")
+        try:
+            rule = self.cluster.inject_error(fields["api_key"], fields["error_code"], fields["count"],
+                                             topic=topic, partition=fields["partition"])
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        return Response.json(rule.to_dict(), 201)
+
+    def clear_errors(self, request: Request) -> Response:
+        self.cluster.faults.clear()
+        return Response.json([])
+
+    async def wait_for_reassignments(self, request: Request) -> Response:
+        timeout = request.json().get("timeout", DEFAULT_WAIT_SECONDS)
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < 0:
+            raise HttpError(400, "timeout must be a non-negative number of seconds")
+        try:
+            await self.cluster.wait_for_reassignments(timeout)
+        except TimeoutError:
+            raise HttpError(504, f"reassignments still ongoing after {timeout} s") from None
+        return Response.json({"ongoing": 0})
+
+
+_API_KEYS_BY_NAME = {api_name(key): key for key in codec.api_keys()}
+
+
+# --- the live view --------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.3em; } h2 { font-size: 1.1em; margin-top: 1.4em; }
+table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: left; }
+.fenced, .offline { color: #b00; } .ok { color: #070; } .muted { color: #777; }
+code { font-size: 12px; }
+"""
+
+_SCRIPT = f"""
+setInterval(async () => {{
+  try {{
+    const answer = await fetch('/view', {{cache: 'no-store'}});
+    if (answer.ok) document.getElementById('view').innerHTML = await answer.text();
+  }} catch (e) {{ /* the cluster may be restarting: try again next time */ }}
+}}, {REFRESH_MS});
+"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _ids(values) -> str:
+    return ",".join(str(v) for v in values) or "-"
+
+
+def _table(headers: list[str], rows: list[str], table_id: str) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    return f'<table id="{table_id}"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _broker_rows(brokers: list[dict]) -> list[str]:
+    rows = []
+    for b in brokers:
+        status = ("stopped" if not b["running"] else "fenced" if b["fenced"] else "unfenced")
+        status_class = "ok" if status == "unfenced" else "fenced"
+        dirs = "<br>".join(f'<code class="{"ok" if d["online"] else "offline"}">{_e(d["id"])}'
+                           f'{"" if d["online"] else " (offline)"}</code>' for d in b["directories"])
+        rows.append(f'<tr data-broker="{b["id"]}"><td>{b["id"]}</td><td>{_e(b["host"])}:{b["port"]}</td>'
+                    f'<td>{_e(b["rack"] or "-")}</td><td class="{status_class}">{status}</td>'
+                    f'<td>{_e(b["epoch"] if b["epoch"] is not None else "-")}</td><td>{dirs}</td></tr>')
+    return rows
+
+
+def render_view(state: dict) -> str:
+    """The live view's content (everything but the page's shell)."""
+    parts = [f'<p>cluster <code>{_e(state["cluster_id"])}</code>, controller {state["controller"]["id"]} at '
+             f'{_e(state["controller"]["host"])}:{state["controller"]["port"]}; metadata offset '
+             f'{state["metadata"]["image_offset"]} (high watermark {state["metadata"]["high_watermark"]})</p>',
+             "<h2>Brokers</h2>",
+             _table(["id", "address", "rack", "state", "epoch", "directories"], _broker_rows(state["brokers"]),
+                    "brokers")]
+
+    parts.append(f'<h2>Reassignments</h2><p class="muted">simulation speed x{state["speed"]:g}</p>')
+    if state["reassignments"]:
+        parts.append(_table(["topic", "partition", "replicas", "adding", "removing", "progress", "moved", "left",
+                             "rate", "time left"], [_reassignment_row(r) for r in state["reassignments"]],
+                            "reassignments"))
+    else:
+        parts.append('<p class="muted" id="reassignments">none in progress</p>')
+
+    parts.append("<h2>Throttles</h2>")
+    if state["throttles"]:
+        parts.append(_table(["resource", "name", "config", "value"], [
+            f'<tr><td>{_e(t["resource"])}</td><td>{_e(t["name"])}</td><td>{_e(t["config"])}</td>'
+            f'<td>{_e(t["value"])}</td></tr>' for t in state["throttles"]], "throttles"))
+    else:
+        parts.append('<p class="muted" id="throttles">none</p>')
+
+    parts.append("<h2>Topics</h2>")
+    rows = [f'<tr data-partition="{_e(t["name"])}-{p["partition"]}"><td>{_e(t["name"])}</td><td>{p["partition"]}'
+            f'</td><td>{p["leader"] if p["leader"] >= 0 else "<span class=offline>none</span>"}</td>'
+            f'<td>{_ids(p["replicas"])}</td><td>{_ids(p["isr"])}</td></tr>'
+            for t in state["topics"] for p in t["partitions"]]
+    parts.append(_table(["topic", "partition", "leader", "replicas", "isr"], rows, "topics") if rows
+                 else '<p class="muted" id="topics">no topics</p>')
+
+    if state["injected_errors"]:
+        parts.append("<h2>Injected errors</h2>")
+        parts.append(_table(["api", "error code", "remaining", "topic", "partition"], [
+            f'<tr><td>{_e(api_name(r["api_key"]))}</td><td>{r["error_code"]}</td><td>{r["remaining"]}</td>'
+            f'<td>{_e(r["topic"] or "-")}</td><td>{_e(r["partition"] if r["partition"] is not None else "-")}</td>'
+            f'</tr>' for r in state["injected_errors"]], "injected-errors"))
+
+    parts.append("<h2>Recent metadata records</h2>")
+    parts.append(_table(["offset", "time", "record", "fields"], [
+        f'<tr><td>{r["offset"]}</td><td>{time.strftime("%H:%M:%S", time.localtime(r["time"]))}</td>'
+        f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
+        for r in state["recent_records"]], "records"))
+    return "\n".join(parts)
+
+
+def _bytes(count: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return ""
+
+
+def _reassignment_row(r: dict) -> str:
+    total = r["bytes_moved"] + r["bytes_left"]
+    done = r["bytes_moved"] / total if total else 1.0
+    eta = "-" if r["seconds_left"] is None else f'{r["seconds_left"]:.1f} s'
+    return (f'<tr data-reassignment="{_e(r["topic"])}-{r["partition"]}"><td>{_e(r["topic"])}</td>'
+            f'<td>{r["partition"]}</td><td>{_ids(r["replicas"])}</td><td>{_ids(r["adding"])}</td>'
+            f'<td>{_ids(r["removing"])}</td>'
+            f'<td><progress max="{total}" value="{r["bytes_moved"]}">{done:.0%}</progress> {done:.0%}</td>'
+            f'<td>{_bytes(r["bytes_moved"])}</td><td>{_bytes(r["bytes_left"])}</td>'
+            f'<td>{_bytes(r["rate"])}/s</td><td>{eta}</td></tr>')
+
+
+def _brief(fields: dict, limit: int = 160) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in fields.items() if k != "unknown_tagged_fields" and v not in ((), [], None))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def render_page(state: dict) -> str:
+    return (f'<!doctype html><html><head><meta charset="utf-8"><title>kraftwire {_e(state["cluster_id"])}</title>'
+            f"<style>{_STYLE}</style></head><body><h1>kraftwire</h1>"
+            f'<div id="view">{render_view(state)}</div><script>{_SCRIPT}</script></body></html>')

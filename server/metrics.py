@@ -1,0 +1,133 @@
+"""Prometheus metrics of one cluster, served at ``/metrics`` on ``--metrics-port``.
+
+Each cluster has its own ``CollectorRegistry`` (not prometheus-client's global one), so several
+clusters in one process (a test session) keep separate counts.
+
+* Per request, counted as its response is written (``Listener.observer``): ``kraftwire_requests_total``
+  by listener, api, version and error code (the response's top-level ``ErrorCode``, 0 for responses
+  without one, as Kafka's request metrics do not look inside either), and
+  ``kraftwire_request_latency_seconds`` by listener and api (arrival to response written, Kafka's
+  TotalTimeMs). Label children are cached per listener so a request costs two dict look-ups.
+* Cluster state, computed when scraped from the committed image and the running nodes (no bookkeeping
+  on every change): brokers and fenced brokers, partitions, under-replicated (ISR smaller than the
+  replica set) and offline (leaderless) partitions, offline log directories, partitions being
+  reassigned and the bytes their new replicas have copied and have left to copy (the simulated
+  replication's progress), open connections per listener, and the metadata log's end offset and high
+  watermark.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import codec
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .httpd import HttpServer, Response
+from .image import NO_LEADER
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+def api_name(api_key: int) -> str:
+    """Kafka's name of an API (``CreateTopics``), or its key for one without a schema here."""
+    try:
+        return codec.api(api_key)[0].__name__.removesuffix("Request")
+    except KeyError:
+        return str(api_key)
+
+
+class ClusterMetrics:
+    def __init__(self, cluster: "Cluster"):
+        self.registry = CollectorRegistry(auto_describe=False)
+        self._requests = Counter("kraftwire_requests", "Requests answered, by listener, api, version and "
+                                 "top-level error code.", ["listener", "api", "version", "error_code"],
+                                 registry=self.registry)
+        self._latency = Histogram("kraftwire_request_latency_seconds", "Time from a request's arrival to its "
+                                  "response being written.", ["listener", "api"], buckets=LATENCY_BUCKETS,
+                                  registry=self.registry)
+        self.registry.register(_ClusterStateCollector(cluster))
+        for listener in cluster.listeners():
+            listener.observer = self.observer(listener.name)
+
+    def observer(self, listener: str):
+        """The per-request hook of one listener."""
+        counters: dict[tuple[int, int, int], object] = {}
+        latencies: dict[int, object] = {}
+        requests, latency = self._requests, self._latency
+
+        def observe(api_key: int, version: int, response, arrived: float) -> None:
+            error_code = getattr(response, "error_code", 0)
+            key = (api_key, version, error_code)
+            counter = counters.get(key)
+            if counter is None:
+                counter = counters[key] = requests.labels(listener, api_name(api_key), str(version), str(error_code))
+            counter.inc()
+            histogram = latencies.get(api_key)
+            if histogram is None:
+                histogram = latencies[api_key] = latency.labels(listener, api_name(api_key))
+            histogram.observe(time.perf_counter() - arrived)
+
+        return observe
+
+    def exposition(self) -> bytes:
+        """The registry in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+    def http_server(self, host: str, port: int) -> HttpServer:
+        def scrape(request):
+            return Response(200, self.exposition(), CONTENT_TYPE_LATEST)
+
+        return HttpServer("metrics", host, port, {("GET", "/metrics"): scrape})
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, value=value)
+
+
+class _ClusterStateCollector:
+    """Gauges read from the cluster when scraped."""
+
+    def __init__(self, cluster: "Cluster"):
+        self._cluster = cluster
+
+    def collect(self):
+        cluster = self._cluster
+        image = cluster.controller.committed
+        brokers = image.brokers.values()
+        yield _gauge("kraftwire_brokers", "Registered brokers.", len(image.brokers))
+        yield _gauge("kraftwire_fenced_brokers", "Registered brokers that are fenced.", sum(b.fenced for b in brokers))
+        partitions = under_replicated = offline = 0
+        for _topic, _index, state in image.partitions():
+            partitions += 1
+            under_replicated += len(state.isr) < len(state.replicas)
+            offline += state.leader == NO_LEADER
+        yield _gauge("kraftwire_partitions", "Partitions.", partitions)
+        yield _gauge("kraftwire_under_replicated_partitions", "Partitions whose ISR is smaller than their replica "
+                     "set.", under_replicated)
+        yield _gauge("kraftwire_offline_partitions", "Partitions without a leader.", offline)
+        progress = cluster.reassignment_progress().values()
+        yield _gauge("kraftwire_ongoing_reassignments", "Partitions being reassigned.", len(progress))
+        yield _gauge("kraftwire_reassignment_bytes_left", "Bytes the adding replicas of ongoing reassignments "
+                     "still have to copy.", sum(p["bytes_left"] for p in progress))
+        yield _gauge("kraftwire_reassignment_bytes_moved", "Bytes the adding replicas of ongoing reassignments "
+                     "have copied.", sum(p["bytes_moved"] for p in progress))
+        yield _gauge("kraftwire_offline_log_directories", "Log directories of registered brokers that are not "
+                     "online.", sum(not d["online"] for b in cluster.list_brokers() if b["registered"]
+                                    for d in b["directories"]))
+        connections = GaugeMetricFamily("kraftwire_open_connections", "Open TCP connections, by listener.",
+                                        labels=["listener"])
+        for listener in cluster.listeners():
+            connections.add_metric([listener.name], listener.connection_count)
+        yield connections
+        log = cluster.log
+        yield _gauge("kraftwire_metadata_log_end_offset", "Offset the next metadata record gets.", log.end_offset)
+        yield _gauge("kraftwire_metadata_high_watermark", "Offset of the first uncommitted metadata record.",
+                     log.high_watermark)
+        yield _gauge("kraftwire_metadata_image_offset", "Offset of the last record in the committed image.",
+                     image.offset)
