@@ -1,0 +1,69 @@
+"""DescribeQuorum (55): the state of the metadata log's Raft quorum.
+
+Who: admin clients (``describe_metadata_quorum``, ``kafka-metadata-quorum describe``), on any broker
+listener (forwarded to the controller, as KRaft brokers do) or on the controller listener. Answered
+from the leader's state, with no write: leader id, epoch, high watermark, each voter with its log end
+offset, and the observers (the brokers) with the end offsets their heartbeats report
+(``CurrentMetadataOffset + 1``). The leader's own fetch and caught-up times are "now", as in Kafka;
+an observer's are the time of its last heartbeat and of the last one that had reached the high
+watermark.
+
+The request must name exactly ``__cluster_metadata`` partition 0 (one topic, one partition);
+anything else gets UNKNOWN_TOPIC_OR_PARTITION (3) on every partition it names, with Kafka's message.
+v1 adds the timestamps; v2 adds each replica's directory id (zero: this is a static quorum,
+kraft.version 0, so voters have no directory id) and ``Nodes`` with the voters' controller listener.
+"""
+from __future__ import annotations
+
+import uuid
+
+from codec.messages import DescribeQuorumResponse
+
+API_KEY = 55
+FORWARD = True
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_PARTITION = 0
+CONTROLLER_LISTENER = "CONTROLLER"
+NO_DIRECTORY_ID = uuid.UUID(int=0)
+UNKNOWN_TOPIC_OR_PARTITION = 3
+UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
+
+Topic = DescribeQuorumResponse.TopicData
+Partition = DescribeQuorumResponse.PartitionData
+Replica = DescribeQuorumResponse.ReplicaState
+Node = DescribeQuorumResponse.Node
+Listener = DescribeQuorumResponse.Listener
+
+
+def _names_metadata_partition(request) -> bool:
+    return (len(request.topics) == 1 and request.topics[0].topic_name == METADATA_TOPIC
+            and len(request.topics[0].partitions) == 1
+            and request.topics[0].partitions[0].partition_index == METADATA_PARTITION)
+
+
+def _replica(progress) -> Replica:
+    return Replica(replica_id=progress.replica_id, replica_directory_id=NO_DIRECTORY_ID,
+                   log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
+                   last_caught_up_timestamp=progress.last_caught_up_ms)
+
+
+def decide(quorum, request, host: str, port: int) -> DescribeQuorumResponse:
+    """``quorum``: the log's QuorumDescription; ``host``/``port``: the leader's controller listener."""
+    if not _names_metadata_partition(request):
+        return DescribeQuorumResponse(error_message=None, topics=[
+            Topic(topic_name=t.topic_name, partitions=[
+                Partition(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                          error_message=UNKNOWN_TOPIC_OR_PARTITION_MESSAGE) for p in t.partitions])
+            for t in request.topics])
+    partition = Partition(partition_index=METADATA_PARTITION, error_message=None, leader_id=quorum.leader_id,
+                          leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
+                          current_voters=[_replica(v) for v in quorum.voters],
+                          observers=[_replica(o) for o in quorum.observers])
+    nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=host, port=port)])
+             for v in quorum.voters if v.replica_id == quorum.leader_id]
+    return DescribeQuorumResponse(error_message=None, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
+                                  nodes=nodes)
+
+
+def on_controller(node, context, request):
+    return decide(node.controller.log.describe(), request, node.host, node.port)
