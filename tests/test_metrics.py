@@ -1,0 +1,128 @@
+"""Prometheus metrics on the metrics port, scraped over HTTP while real clients work on the cluster."""
+import time
+import urllib.request
+
+import pytest
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.admin import NewTopic
+from prometheus_client.parser import text_string_to_metric_families
+
+from server.cluster import BackgroundCluster
+
+PARTITION_BYTES = 6_000_000
+BANDWIDTH = 3_000_000  # bytes/s: the copy takes about two seconds
+
+
+def scrape(bg) -> dict:
+    """{(sample name, frozenset of labels): value} from one GET /metrics."""
+    with urllib.request.urlopen(bg.cluster.metrics_server.url + "/metrics", timeout=10) as answer:
+        assert answer.headers["Content-Type"].startswith("text/plain")
+        text = answer.read().decode()
+    return {(sample.name, frozenset(sample.labels.items())): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def total(samples: dict, name: str, **labels) -> float:
+    wanted = set(labels.items())
+    return sum(value for (sample, sample_labels), value in samples.items() if sample == name and wanted <= sample_labels)
+
+
+@pytest.fixture
+def bg():
+    with BackgroundCluster(brokers=3, metrics_port=0) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def admin(bg):
+    client = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="metrics-test")
+    yield client
+    client.close()
+
+
+def test_request_counters_latency_and_connections_move(bg, admin):
+    before = scrape(bg)
+    admin.create_topics([NewTopic("counted", 3, 2)])
+    admin.describe_cluster()
+    after = scrape(bg)
+
+    created = total(after, "kraftwire_requests_total", api="CreateTopics", error_code="0")
+    assert created - total(before, "kraftwire_requests_total", api="CreateTopics", error_code="0") >= 1
+    # the broker forwards it: the controller listener counts it too
+    assert total(after, "kraftwire_requests_total", api="CreateTopics", listener="controller-3000") >= 1
+    assert total(after, "kraftwire_requests_total", api="Metadata") > total(before, "kraftwire_requests_total",
+                                                                             api="Metadata")
+    assert total(after, "kraftwire_request_latency_seconds_count", api="DescribeCluster") >= 1
+    assert total(after, "kraftwire_request_latency_seconds_bucket", api="DescribeCluster", le="+Inf") >= 1
+    assert total(after, "kraftwire_open_connections") >= 3  # the client's and the brokers' own
+    assert total(after, "kraftwire_partitions") == 3
+    assert total(after, "kraftwire_brokers") == 3
+    assert total(after, "kraftwire_fenced_brokers") == 0
+    assert total(after, "kraftwire_metadata_high_watermark") > total(before, "kraftwire_metadata_high_watermark")
+    assert total(after, "kraftwire_metadata_log_end_offset") >= total(after, "kraftwire_metadata_high_watermark")
+
+
+def test_error_codes_are_counted_by_code(bg, admin):
+    admin.create_topics([NewTopic("twice", 1, 1)])
+    admin.create_topics([NewTopic("twice", 1, 1)], raise_errors=False)  # TOPIC_ALREADY_EXISTS, per topic
+    bg.call(bg.cluster.inject_error, 60, 41)  # DescribeCluster: NOT_CONTROLLER at the top level
+    with pytest.raises(Exception):
+        admin.describe_cluster()
+    samples = scrape(bg)
+    assert total(samples, "kraftwire_requests_total", api="DescribeCluster", error_code="41") == 1
+    # CreateTopics has no top-level error code: a per-topic refusal counts as 0
+    assert total(samples, "kraftwire_requests_total", api="CreateTopics", error_code="0",
+                 listener="controller-3000") == 2
+
+
+def test_fenced_broker_leaves_partitions_under_replicated_and_offline(bg, admin):
+    admin.create_topics([NewTopic("alone", -1, -1, replica_assignments={0: [3]}),
+                         NewTopic("pair", -1, -1, replica_assignments={0: [2, 3]})])
+    assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 0
+    bg.run(bg.cluster.fence_broker(3))
+    samples = scrape(bg)
+    assert total(samples, "kraftwire_fenced_brokers") == 1
+    assert total(samples, "kraftwire_offline_partitions") == 1  # "alone" has no other replica to lead
+    assert total(samples, "kraftwire_under_replicated_partitions") == 1  # "pair" lost 3 from its ISR
+
+
+def test_throttled_reassignment_drains_to_zero(bg, admin):
+    admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1]},
+                                  topic_configs={"kraftwire.partition.size.bytes": str(PARTITION_BYTES)})])
+    for broker in (1, 2):
+        bg.run(bg.cluster.set_bandwidth(broker, BANDWIDTH))
+    assert total(scrape(bg), "kraftwire_ongoing_reassignments") == 0
+    admin.alter_partition_reassignments({TopicPartition("moving", 0): [2]})
+
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        samples = scrape(bg)
+        seen.append((total(samples, "kraftwire_ongoing_reassignments"),
+                     total(samples, "kraftwire_reassignment_bytes_left"),
+                     total(samples, "kraftwire_reassignment_bytes_moved")))
+        if seen[-1][0] == 0:
+            break
+        time.sleep(0.1)
+    moving = [s for s in seen if s[0] == 1]
+    assert moving, "the reassignment was never seen in progress"
+    assert any(0 < left < PARTITION_BYTES for _, left, _ in moving)
+    lefts = [left for _, left, _ in moving]
+    assert lefts == sorted(lefts, reverse=True)  # bytes left only fall
+    assert all(abs(left + moved - PARTITION_BYTES) <= 1 for _, left, moved in moving if left or moved), seen
+    assert seen[-1] == (0, 0, 0)
+    assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 0
+
+
+def test_clusters_in_one_process_count_separately(bg, admin):
+    with BackgroundCluster(brokers=1, metrics_port=0) as other:
+        admin.create_topics([NewTopic("only-here", 2, 1)])
+        assert total(scrape(bg), "kraftwire_partitions") == 2
+        assert total(scrape(other), "kraftwire_partitions") == 0
+        assert total(scrape(other), "kraftwire_requests_total", api="CreateTopics") == 0
+
+
+def test_unknown_path_is_404(bg):
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(bg.cluster.metrics_server.url + "/nothing", timeout=10)
+    assert refused.value.code == 404
