@@ -201,7 +201,7 @@ class ReplicationNetwork:
         self._settle()
         return [{"topic": c.replica.topic_name, "partition": c.replica.partition, "follower": c.follower,
                  "leader": c.replica.leader, "bytes_moved": int(c.replica.log_bytes),
-                 "bytes_left": max(int(c.size - c.replica.log_bytes), 0), "rate": c.rate}
+                 "bytes_left": max(int(c.size) - int(c.replica.log_bytes), 0), "rate": c.rate}
                 for c in self.copies.values()]
 
     # --- the clock ------------------------------------------------------------------------------

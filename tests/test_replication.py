@@ -1,0 +1,205 @@
+"""Simulated replication end to end: LeaderAndIsr pushes, data movement under throttles, AlterPartition
+from leaders, ISR healing after a restart, and throttle auto-removal.
+
+Requests go over TCP with kraftwire's own client (what brokers and the controller use between them);
+configs are written as committed ConfigRecords through the controller. Durations are compared as
+ratios only.
+"""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, CreateTopicsRequest,
+                            LeaderAndIsrRequest, ListPartitionReassignmentsRequest)
+from server.client import KafkaClient
+from server.cluster import Cluster
+from topic_records import BROKER, TOPIC, set_configs
+
+MiB = 1024 * 1024
+Request = AlterPartitionReassignmentsRequest
+LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
+LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
+
+
+async def create(cluster, name, assignment, configs=None):
+    """CreateTopics with a manual assignment, over the wire; returns the topic id."""
+    client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test-setup")
+    try:
+        response = await client.send(CreateTopicsRequest(timeout_ms=10000, topics=[CreateTopicsRequest.CreatableTopic(
+            name=name, num_partitions=-1, replication_factor=-1,
+            assignments=[CreateTopicsRequest.CreatableReplicaAssignment(partition_index=i, broker_ids=replicas)
+                         for i, replicas in enumerate(assignment)],
+            configs=[CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])]))
+    finally:
+        await client.close()
+    assert response.topics[0].error_code == 0, response
+    return response.topics[0].topic_id
+
+
+async def reassign(client, topic, targets: dict):
+    response = await client.send(Request(topics=[Request.ReassignableTopic(name=topic, partitions=[
+        Request.ReassignablePartition(partition_index=p, replicas=r) for p, r in targets.items()])]))
+    assert [p.error_code for t in response.responses for p in t.partitions] == [0] * len(targets)
+
+
+def reassigning(cluster, topic, index=0) -> bool:
+    return cluster.controller.committed.topic(topic).partitions[index].reassigning
+
+
+@pytest.fixture
+async def client(cluster_of):
+    c = KafkaClient(cluster_of.brokers[0].host, cluster_of.brokers[0].port, "test")
+    yield c
+    await c.close()
+
+
+@pytest.fixture
+async def cluster_of(request):
+    async with Cluster(**getattr(request, "param", {"brokers": 4, "speed": 4})) as c:
+        yield c
+
+
+async def test_throttled_move_takes_as_long_as_its_rate_says(cluster_of, client):
+    """100 MiB at 100 MiB/s, then at a 25 MiB/s leader throttle: four times as long."""
+    await create(cluster_of, "free", [[1]])
+    await create(cluster_of, "slow", [[1]], {LEADER_REPLICAS: "*"})
+    await set_configs(cluster_of, BROKER, "1", {LEADER_RATE: str(25 * MiB)})
+    loop = asyncio.get_running_loop()
+    durations = {}
+    for topic in ("free", "slow"):
+        start = loop.time()
+        await reassign(client, topic, {0: [2]})
+        if topic == "slow":
+            (progress,) = cluster_of.reassignment_progress().values()
+            assert progress["rate"] == 25 * MiB and progress["bytes_moved"] + progress["bytes_left"] == 100 * MiB
+        await cluster_of.wait_until(lambda image: not reassigning(cluster_of, topic), timeout=20)
+        durations[topic] = loop.time() - start
+    assert 3.0 < durations["slow"] / durations["free"] < 5.0
+
+
+async def test_throttle_rate_is_shared_and_only_listed_replicas_are_throttled(cluster_of, client):
+    await create(cluster_of, "t", [[1], [1], [1]], {"kraftwire.partition.size.bytes": str(10 ** 15),
+                                                    FOLLOWER_REPLICAS: "0:3,1:3"})
+    await set_configs(cluster_of, BROKER, "3", {FOLLOWER_RATE: str(10 * MiB)})
+    await reassign(client, "t", {0: [3], 1: [3], 2: [3]})
+    await asyncio.sleep(0.05)
+    rates = {key[1]: p["rate"] for key, p in cluster_of.reassignment_progress().items()}
+    # 0 and 1 share broker 3's follower rate; 2 takes what is left of broker 3's 100 MiB/s bandwidth
+    assert rates == {0: 5 * MiB, 1: 5 * MiB, 2: 90 * MiB}
+    await set_configs(cluster_of, BROKER, "3", {FOLLOWER_RATE: None})
+    rates = {key[1]: p["rate"] for key, p in cluster_of.reassignment_progress().items()}
+    assert rates == {0: 100 * MiB / 3, 1: 100 * MiB / 3, 2: 100 * MiB / 3}
+
+
+async def test_removed_replicas_are_deleted_and_new_ones_created(cluster_of, client):
+    topic_id = await create(cluster_of, "t", [[1, 2]])
+    await reassign(client, "t", {0: [3, 4]})
+    await cluster_of.wait_until(lambda image: not reassigning(cluster_of, "t"))
+    await cluster_of.wait_until(lambda image: all(
+        ((topic_id, 0) in b.replica_manager.replicas) == (b.broker_id in (3, 4)) for b in cluster_of.brokers))
+    leader = cluster_of.controller.committed.topic("t").partitions[0].leader
+    hosted = cluster_of.broker(leader).replica_manager.replicas[(topic_id, 0)]
+    assert (hosted.leader, hosted.replicas, hosted.adding, hosted.removing) == (leader, (3, 4), (), ())
+
+
+@pytest.mark.parametrize("cluster_of", [{"brokers": 3, "speed": 10, "session_timeout_ms": 1000}], indirect=True)
+async def test_isr_heals_after_a_broker_restart(cluster_of):
+    await create(cluster_of, "t", [[1, 2, 3], [3, 1, 2]])
+    await cluster_of.broker(3).stop()
+    await cluster_of.wait_until(lambda image: all(3 not in s.isr for _, _, s in image.partitions()), timeout=10)
+    assert cluster_of.controller.committed.topic("t").partitions[1].leader == 1
+    await cluster_of.broker(3).start()
+    await cluster_of.wait_until(lambda image: all(sorted(s.isr) == [1, 2, 3] for _, _, s in image.partitions()),
+                                timeout=10)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_throttle_auto_removal(cluster_of, client, enabled):
+    await set_configs(cluster_of, BROKER, "", {"kraftwire.throttle.auto.remove.enable": str(enabled).lower()})
+    throttles = {LEADER_REPLICAS: "0:1", FOLLOWER_REPLICAS: "0:4"}
+    await create(cluster_of, "moving", [[1], [1]], throttles)
+    await create(cluster_of, "later", [[2]], {LEADER_REPLICAS: "0:2"})
+    for broker in ("1", "4", "2"):
+        await set_configs(cluster_of, BROKER, broker, {LEADER_RATE: str(500 * MiB), FOLLOWER_RATE: str(500 * MiB)})
+    await reassign(client, "moving", {0: [4]})
+    await cluster_of.wait_until(lambda image: not reassigning(cluster_of, "moving"), timeout=20)
+    await reassign(client, "moving", {1: [4]})
+    await cluster_of.wait_until(lambda image: not reassigning(cluster_of, "moving", 1), timeout=20)
+    await asyncio.sleep(0.05)
+    image = cluster_of.controller.committed
+    if enabled:
+        assert not any(k in image.topic_configs("moving") for k in throttles)
+        assert not any(k in image.broker_configs("1") or k in image.broker_configs("4")
+                       for k in (LEADER_RATE, FOLLOWER_RATE))
+    else:
+        assert {k: image.topic_configs("moving")[k] for k in throttles} == throttles
+        assert image.broker_configs("1")[LEADER_RATE] == str(500 * MiB)
+    # throttles of brokers and topics no reassignment touched stay
+    assert image.topic_configs("later")[LEADER_REPLICAS] == "0:2"
+    assert image.broker_configs("2")[LEADER_RATE] == str(500 * MiB)
+
+
+async def test_list_over_the_controller_listener(cluster_of, client):
+    await create(cluster_of, "t", [[1, 2]], {"kraftwire.partition.size.bytes": str(10 ** 15)})
+    await reassign(client, "t", {0: [2, 3]})
+    direct = KafkaClient(cluster_of.controller_node.host, cluster_of.controller_node.port, "test")
+    try:
+        listed = await direct.send(ListPartitionReassignmentsRequest())
+        assert [(t.name, [(p.replicas, p.adding_replicas, p.removing_replicas) for p in t.partitions])
+                for t in listed.topics] == [("t", [((2, 3, 1), (3,), (1,))])]
+        assert (await direct.send(ListPartitionReassignmentsRequest(topics=[]))).topics == ()
+    finally:
+        await direct.close()
+
+
+async def test_alter_partition_over_the_wire(cluster_of):
+    topic_id = await create(cluster_of, "t", [[1, 2, 3]])
+    image = cluster_of.controller.committed
+    state = image.topic("t").partitions[0]
+    direct = KafkaClient(cluster_of.controller_node.host, cluster_of.controller_node.port, "test")
+
+    def proposal(sender, epoch, isr, leader_epoch=state.leader_epoch, partition_epoch=state.partition_epoch):
+        return AlterPartitionRequest(broker_id=sender, broker_epoch=epoch, topics=[AlterPartitionRequest.TopicData(
+            topic_id=topic_id, partitions=[AlterPartitionRequest.PartitionData(
+                partition_index=0, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
+                new_isr_with_epochs=[AlterPartitionRequest.BrokerState(broker_id=b) for b in isr])])])
+
+    epoch = image.brokers[1].epoch
+    try:
+        assert (await direct.send(proposal(1, epoch + 1000, [1, 2]))).error_code == 77
+        answer = await direct.send(proposal(1, epoch, [1, 2], leader_epoch=state.leader_epoch - 1))
+        assert answer.topics[0].partitions[0].error_code == 74
+        answer = await direct.send(proposal(1, epoch, [1, 2]))
+        result = answer.topics[0].partitions[0]
+        assert (result.error_code, result.leader_id, result.isr, result.partition_epoch) == (
+            0, 1, (1, 2), state.partition_epoch + 1)
+        stale = await direct.send(proposal(1, epoch, [1, 2, 3]))
+        assert stale.topics[0].partitions[0].error_code == 95
+        # the leader adds 3 back once it sees it caught up
+        await cluster_of.wait_until(lambda image: sorted(image.topic("t").partitions[0].isr) == [1, 2, 3])
+    finally:
+        await direct.close()
+
+
+async def test_leader_and_isr_answers_stale_epochs(cluster_of):
+    topic_id = await create(cluster_of, "t", [[1, 2]])
+    await asyncio.sleep(0.05)
+    broker = KafkaClient(cluster_of.brokers[1].host, cluster_of.brokers[1].port, "test")
+    stale = LeaderAndIsrRequest.LeaderAndIsrPartitionState(
+        partition_index=0, controller_epoch=-1, leader=1, leader_epoch=-1, isr=[1, 2], partition_epoch=0,
+        replicas=[1, 2])
+    request = LeaderAndIsrRequest(controller_id=3000, is_k_raft_controller=True, controller_epoch=1, type=1,
+                                  topic_states=[LeaderAndIsrRequest.LeaderAndIsrTopicState(
+                                      topic_name="t", topic_id=topic_id, partition_states=[stale])])
+    try:
+        answer = await broker.send(request)
+        assert [(t.topic_id, [(p.partition_index, p.error_code) for p in t.partition_errors])
+                for t in answer.topics] == [(topic_id, [(0, 11)])]
+        flat = await broker.send(request.replace(is_k_raft_controller=False, type=0), 4)
+        assert [(p.topic_name, p.partition_index, p.error_code) for p in flat.partition_errors] == [("t", 0, 11)]
+        old_controller = await broker.send(request.replace(controller_epoch=0))
+        assert old_controller.error_code == 11
+    finally:
+        await broker.close()
