@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
-
 from codec import records as rec
 from codec.messages import (AlterConfigsRequest, DescribeConfigsRequest, DescribeConfigsResponse,
                             IncrementalAlterConfigsRequest)
@@ -56,7 +54,8 @@ def entries_of(result):
 
 def incremental(*resources, validate_only=False):
     """resources: (type, name, [(key, op, value), ...])."""
-    Resource, Config = IncrementalAlterConfigsRequest.AlterConfigsResource, IncrementalAlterConfigsRequest.AlterableConfig
+    Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    Config = IncrementalAlterConfigsRequest.AlterableConfig
     return IncrementalAlterConfigsRequest(validate_only=validate_only, resources=[
         Resource(resource_type=t, resource_name=n, configs=[Config(name=k, config_operation=op, value=v)
                                                             for k, op, v in ops]) for t, n, ops in resources])
@@ -92,8 +91,8 @@ def test_topic_lists_every_config_with_source_and_synonyms():
     entries = entries_of(result)
     assert {REPLICAS, "follower.replication.throttled.replicas", "cleanup.policy"} <= entries.keys()
     retention = entries["retention.ms"]
-    assert (retention.value, retention.config_source, retention.read_only) == ("1000", ConfigSource.DYNAMIC_TOPIC_CONFIG,
-                                                                               False)
+    assert (retention.value, retention.config_source, retention.read_only) == (
+        "1000", ConfigSource.DYNAMIC_TOPIC_CONFIG, False)
     assert [(s.name, s.value, s.source) for s in retention.synonyms] == [
         ("retention.ms", "1000", ConfigSource.DYNAMIC_TOPIC_CONFIG)]
     size = entries["retention.bytes"]

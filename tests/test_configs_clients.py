@@ -18,7 +18,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResource, NewTopic
 
-from codec.messages import IncrementalAlterConfigsRequest
+from codec import messages
 from server.client import KafkaClient
 from server.configs import LONG_MAX
 
@@ -322,9 +322,10 @@ async def test_aiokafka_client_broker_routing_and_cluster_default(bg_cluster):
 def test_one_request_mixing_topics_and_brokers(bg_cluster):
     """Broker 1 answers what it refuses, forwards the rest and answers everything in request order."""
     kafka_python(bg_cluster).close()
-    Resource, Config = IncrementalAlterConfigsRequest.AlterConfigsResource, IncrementalAlterConfigsRequest.AlterableConfig
+    Resource = messages.IncrementalAlterConfigsRequest.AlterConfigsResource
+    Config = messages.IncrementalAlterConfigsRequest.AlterableConfig
     broker = bg_cluster.cluster.broker(1)
-    request = IncrementalAlterConfigsRequest(resources=[
+    request = messages.IncrementalAlterConfigsRequest(resources=[
         Resource(resource_type=TOPIC, resource_name="orders",
                  configs=[Config(name=LEADER_REPLICAS, config_operation=0, value="*")]),
         Resource(resource_type=BROKER, resource_name="2", configs=[Config(name=LEADER_RATE, config_operation=0,
@@ -335,10 +336,10 @@ def test_one_request_mixing_topics_and_brokers(bg_cluster):
         Resource(resource_type=BROKER, resource_name="", configs=[Config(name=FOLLOWER_RATE, config_operation=0,
                                                                          value="20")])])
 
-    async def send(host, port):
+    async def send(host, port, sent=request):
         client = KafkaClient(host, port, "configs-test")
         try:
-            return await client.send(request)
+            return await client.send(sent)
         finally:
             await client.close()
 
@@ -358,3 +359,14 @@ def test_one_request_mixing_topics_and_brokers(bg_cluster):
     response = bg_cluster.run(send(node.host, node.port))
     assert [r.error_code for r in response.responses] == [0, 0, 0, 3, 0]
     assert stored(bg_cluster, BROKER, "2") == {LEADER_RATE: "1"}
+    # The controller describes configs too, answering for its own node id.
+    Described = messages.DescribeConfigsRequest.DescribeConfigsResource
+    described = bg_cluster.run(send(node.host, node.port, messages.DescribeConfigsRequest(resources=[
+        Described(resource_type=TOPIC, resource_name="orders", configuration_keys=[LEADER_REPLICAS]),
+        Described(resource_type=BROKER, resource_name="2", configuration_keys=None),
+        Described(resource_type=BROKER, resource_name=str(node.node_id), configuration_keys=["broker.id"])])))
+    topic, other, own = described.results
+    assert [(c.name, c.value, c.config_source) for c in topic.configs] == [(LEADER_REPLICAS, "*", DYNAMIC_TOPIC)]
+    assert (other.error_code, other.error_message) == (
+        42, f"Unexpected broker id, expected {node.node_id} or empty string, but received 2")
+    assert [(c.name, c.value) for c in own.configs] == [("broker.id", str(node.node_id))]

@@ -1,6 +1,7 @@
 """DescribeConfigs (32): the configs of topics and brokers, from the committed image.
 
-Who: any client, on a broker listener. Resources are answered in request order, each on its own:
+Who: any client, on a broker listener or the controller listener (which answers for its own node id
+as the broker). Resources are answered in request order, each on its own:
 * TOPIC (2): every topic config with its value, source and (``IncludeSynonyms``, v1+) the cluster
   default it falls back to. An illegal name gets INVALID_TOPIC_EXCEPTION (17) with Kafka's
   ``Topic.validate`` text; a topic that does not exist UNKNOWN_TOPIC_OR_PARTITION (3) with an empty
@@ -112,3 +113,7 @@ def decide(image, request, version: int, broker_id: int) -> DescribeConfigsRespo
 
 def on_broker(broker, context, request):
     return decide(broker.image, request, context.api_version, broker.broker_id)
+
+
+def on_controller(node, context, request):
+    return decide(node.controller.committed, request, context.api_version, node.node_id)

@@ -34,7 +34,8 @@ from codec import records as rec
 from codec.messages import IncrementalAlterConfigsResponse
 
 from .. import configs
-from ..errors import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION, KafkaError
+from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
+                      KafkaError)
 from ..topics import invalid_name_reason
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
