@@ -1,4 +1,5 @@
-"""The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster."""
+"""The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster;
+``kraftwire log dump|verify DIR`` reads a metadata log directory offline."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +11,8 @@ import sys
 import uvloop
 
 from .cluster import Cluster
+from .raft import RaftConfig, StorageError
+from .raft import tools as log_tools
 
 
 def _serve_parser(sub) -> None:
@@ -25,12 +28,33 @@ def _serve_parser(sub) -> None:
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    defaults = RaftConfig()
+    p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
+                   help="roll metadata log segments at this size (default 1 GiB)")
+    p.add_argument("--snapshot-every-records", type=int, default=None,
+                   help="snapshot the metadata image after this many records (default: by bytes only)")
+    p.add_argument("--snapshot-every-bytes", type=int, default=defaults.snapshot_every_bytes,
+                   help="snapshot the metadata image after this many bytes of records (default 20 MiB)")
+    p.add_argument("--log-retention-bytes", type=int, default=None,
+                   help="retire the oldest segments below the newest snapshot while the log is larger "
+                        "(default: keep every segment)")
+    p.add_argument("--log-retention-ms", type=int, default=None,
+                   help="retire segments below the newest snapshot older than this (default: keep every segment)")
+    p.add_argument("--log-archive-dir", default=None,
+                   help="move retired segments and snapshots here instead of deleting them")
 
 
 async def _serve(args) -> int:
-    cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
-                      data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed)
-    await cluster.start()
+    log_config = RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
+                            snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
+                            retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
+    try:
+        cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
+                          data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config)
+        await cluster.start()
+    except StorageError as exc:
+        logging.getLogger("kraftwire").critical("cannot start: %s", exc)
+        return 1
     logging.getLogger("kraftwire").info(
         "kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
         cluster.bootstrap, args.host, cluster.controller_node.port)
@@ -44,14 +68,30 @@ async def _serve(args) -> int:
     return 0
 
 
+def _log_parser(sub) -> None:
+    p = sub.add_parser("log", help="read a metadata log directory offline (dump, verify)")
+    tools = p.add_subparsers(dest="log_command", required=True)
+    dump = tools.add_parser("dump", help="print every record of every snapshot and segment, control records too")
+    dump.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
+    dump.add_argument("--json", action="store_true", help="one JSON object per record instead of text lines")
+    verify = tools.add_parser("verify", help="check every batch of every file; exit 1 at the first damage")
+    verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kraftwire", description="A Kafka-wire-compatible cluster controller.")
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    _log_parser(sub)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=getattr(args, "log_level", "WARNING").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
         return uvloop.run(_serve(args))
+    if args.command == "log":
+        if args.log_command == "dump":
+            return log_tools.dump(args.dir, as_json=args.json)
+        return log_tools.verify(args.dir)
     return 2
 
 

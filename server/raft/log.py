@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from codec import MalformedError
 from codec.records import LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from .quorum import Quorum, ReplicaProgress
@@ -281,7 +282,11 @@ class RaftLog:
                         continue
                     for record in batch.records:
                         if start <= record.offset < limit:
-                            yield record.offset, decode_frame(record.value)[0]
+                            try:
+                                yield record.offset, decode_frame(record.value)[0]
+                            except MalformedError as exc:
+                                raise LogCorruptError(f"{segment.path}: record at offset {record.offset} cannot be "
+                                                      f"decoded: {exc.what}") from None
 
     def synced_lengths(self) -> dict[str, int]:
         """Bytes of each segment file known to be fsync'd."""

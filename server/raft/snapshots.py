@@ -20,7 +20,7 @@ from codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRec
                            decode_value, encode_batch, encode_frame, read_batch)
 
 from .segments import Damage, mapped, walk
-from .storage import fsync_dir
+from .storage import StorageError, fsync_dir
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -37,7 +37,7 @@ class SnapshotId(NamedTuple):
         return f"{self.end_offset:020d}-{self.epoch:010d}{SUFFIX}"
 
 
-class SnapshotError(Exception):
+class SnapshotError(StorageError):
     """A snapshot file that is not a complete, valid snapshot."""
 
 
