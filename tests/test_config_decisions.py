@@ -173,6 +173,16 @@ def test_broker_lists_the_throttle_rates_when_unset():
     assert entries["broker.id"].value == "1" and entries["broker.id"].read_only
 
 
+def test_custom_broker_configs_are_listed_as_sensitive_and_read_only():
+    image = image_of(config(BROKER, "1", "custom.key", "secret"), config(BROKER, "", "other.key", "x"))
+    entries = entries_of(describe(image, (BROKER, "1"))[0])
+    for key, source in (("custom.key", ConfigSource.DYNAMIC_BROKER_CONFIG),
+                        ("other.key", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)):
+        entry = entries[key]
+        assert (entry.value, entry.is_sensitive, entry.read_only, entry.config_source) == (None, True, True, source)
+        assert [(s.value, s.source) for s in entry.synonyms] == [(None, source)]
+
+
 def test_resource_types_kraftwire_does_not_keep_and_unknown_ones():
     [logger] = describe(image_of(), (BROKER_LOGGER, "1"))
     assert (logger.error_code, logger.error_message) == (42, "Unsupported resource type: BROKER_LOGGER")

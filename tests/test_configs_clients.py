@@ -274,8 +274,9 @@ async def test_aiokafka_describe_and_legacy_alter(bg_cluster):
         # The legacy request replaces the whole set: segment.ms goes.
         await admin.alter_configs([AioResource(AioType.TOPIC, "orders", {"retention.ms": "2000"})])
         assert stored(bg_cluster, TOPIC, "orders") == {"retention.ms": "2000"}
-        await admin.alter_configs([AioResource(AioType.BROKER, "2", {LEADER_RATE: "100", FOLLOWER_RATE: "200"})])
-        assert stored(bg_cluster, BROKER, "2") == {LEADER_RATE: "100", FOLLOWER_RATE: "200"}
+        await admin.alter_configs([AioResource(AioType.BROKER, "2", {LEADER_RATE: "50", FOLLOWER_RATE: "200"})])
+        await admin.alter_configs([AioResource(AioType.BROKER, "2", {LEADER_RATE: "100"})])
+        assert stored(bg_cluster, BROKER, "2") == {LEADER_RATE: "100"}
         answers = await admin.describe_configs([AioResource(AioType.TOPIC, "orders", {"retention.ms": None}),
                                                 AioResource(AioType.BROKER, "2", {LEADER_RATE: None})],
                                                include_synonyms=True)
