@@ -1,0 +1,161 @@
+"""The control plane over HTTP, driven while real admin clients use the cluster."""
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.admin import NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+from server.cluster import BackgroundCluster
+
+NOT_CONTROLLER = 41
+TOPIC_ALREADY_EXISTS = 36
+
+
+def call(bg, method: str, path: str, body=None, raw: bytes | None = None) -> tuple[int, object]:
+    data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(bg.cluster.control_server.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def until(condition, timeout: float = 15.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def bg():
+    with BackgroundCluster(brokers=3, control_port=0) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def admin(bg):
+    client = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="control-test")
+    yield client
+    client.close()
+
+
+def listed_brokers(admin) -> set[int]:
+    """Unfenced brokers, as DescribeCluster shows them (kafka-python asks for fenced ones too, flagged)."""
+    return {b["broker_id"] for b in admin.describe_cluster()["brokers"] if not b["is_fenced"]}
+
+
+def test_lists_brokers(bg):
+    status, brokers = call(bg, "GET", "/api/brokers")
+    assert status == 200
+    assert [b["id"] for b in brokers] == [1, 2, 3]
+    assert all(b["running"] and b["registered"] and not b["fenced"] for b in brokers)
+    assert all(len(b["directories"]) == 1 and b["directories"][0]["online"] for b in brokers)
+    status, one = call(bg, "GET", "/api/brokers/2")
+    assert status == 200 and one == brokers[1]
+
+
+@pytest.mark.parametrize("method, path, body, raw, status", [
+    ("GET", "/api/brokers/7", None, None, 404),
+    ("GET", "/api/brokers/two", None, None, 404),
+    ("POST", "/api/brokers/0/stop", None, None, 404),
+    ("GET", "/api/nothing", None, None, 404),
+    ("DELETE", "/api/brokers/1", None, None, 405),
+    ("GET", "/api/brokers/1/fence", None, None, 405),
+    ("POST", "/api/errors", None, b"{not json", 400),
+    ("POST", "/api/errors", None, b"[1, 2]", 400),
+    ("POST", "/api/errors", {"api_key": "NoSuchApi", "error_code": 41}, None, 400),
+    ("POST", "/api/errors", {"api_key": 19, "error_code": "41"}, None, 400),
+    ("POST", "/api/errors", {"api_key": 19, "error_code": 41, "count": 0}, None, 400),
+    ("POST", "/api/errors", {"api_key": 19, "error_code": 70000}, None, 400),
+    ("POST", "/api/errors", {"api_key": 19, "error_code": 41, "partition": 0}, None, 400),
+    ("POST", "/api/errors", {"api_key": 62, "error_code": 41}, None, 400),  # not served by brokers
+    ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": 0}, None, 400),
+    ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": "fast"}, None, 400),
+    ("POST", "/api/reassignments/wait", {"timeout": -1}, None, 400),
+])
+def test_bad_requests_get_4xx_with_a_json_error(bg, method, path, body, raw, status):
+    answer_status, answer = call(bg, method, path, body, raw)
+    assert answer_status == status
+    assert isinstance(answer["error"], str) and answer["error"]
+
+
+def test_fence_and_unfence_as_seen_by_describe_cluster(bg, admin):
+    assert listed_brokers(admin) == {1, 2, 3}
+    status, broker = call(bg, "POST", "/api/brokers/3/fence")
+    assert status == 200 and broker["fenced"] and broker["want_fence"] and broker["running"]
+    assert listed_brokers(admin) == {1, 2}
+    time.sleep(1.2)  # a couple of heartbeats later it still asks to stay fenced
+    assert listed_brokers(admin) == {1, 2}
+    status, broker = call(bg, "POST", "/api/brokers/3/unfence")
+    assert status == 200 and not broker["fenced"]
+    assert listed_brokers(admin) == {1, 2, 3}
+
+
+def test_stop_and_start_a_broker(bg, admin):
+    admin.create_topics([NewTopic("on-two", -1, -1, replica_assignments={0: [2, 1]})])
+    status, broker = call(bg, "POST", "/api/brokers/2/stop")
+    assert status == 200 and not broker["running"]
+    until(lambda: call(bg, "GET", "/api/brokers/2")[1]["fenced"])  # after the session timeout
+    assert listed_brokers(admin) == {1, 3}
+    until(lambda: admin.describe_topics(["on-two"])[0]["partitions"][0]["leader_id"] == 1)
+    status, broker = call(bg, "POST", "/api/brokers/2/start")
+    assert status == 200 and broker["running"]
+    until(lambda: not call(bg, "GET", "/api/brokers/2")[1]["fenced"])
+    until(lambda: listed_brokers(admin) == {1, 2, 3})
+
+
+def test_injected_not_controller_is_retried_by_kafka_python(bg, admin):
+    status, rule = call(bg, "POST", "/api/errors", {"api_key": "CreateTopics", "error_code": NOT_CONTROLLER})
+    assert status == 201 and rule == {"api_key": 19, "error_code": NOT_CONTROLLER, "remaining": 1,
+                                      "topic": None, "partition": None}
+    admin.create_topics([NewTopic("after-retry", 2, 1)])  # first answer NOT_CONTROLLER, the retry succeeds
+    assert call(bg, "GET", "/api/errors") == (200, [])
+    assert "after-retry" in admin.list_topics()
+
+    # kafka-python retries only once: two injected answers reach the caller
+    call(bg, "POST", "/api/errors", {"api_key": 19, "error_code": NOT_CONTROLLER, "count": 2})
+    with pytest.raises(RuntimeError, match="controller"):
+        admin.create_topics([NewTopic("never", 1, 1)])
+    assert "never" not in admin.list_topics()
+
+
+def test_injected_error_for_one_topic_leaves_others_alone(bg, admin):
+    call(bg, "POST", "/api/errors", {"api_key": 19, "error_code": TOPIC_ALREADY_EXISTS, "topic": "cursed"})
+    admin.create_topics([NewTopic("blessed", 1, 1)])
+    with pytest.raises(TopicAlreadyExistsError):
+        admin.create_topics([NewTopic("cursed", 1, 1)])
+    assert "cursed" not in admin.list_topics()
+    admin.create_topics([NewTopic("cursed", 1, 1)])  # the rule is used up
+    assert {"blessed", "cursed"} <= set(admin.list_topics())
+
+
+def test_injected_errors_can_be_cleared(bg, admin):
+    call(bg, "POST", "/api/errors", {"api_key": 60, "error_code": NOT_CONTROLLER, "count": 5})
+    assert len(call(bg, "GET", "/api/errors")[1]) == 1
+    assert call(bg, "DELETE", "/api/errors") == (200, [])
+    assert listed_brokers(admin) == {1, 2, 3}
+
+
+def test_bandwidth_and_waiting_for_reassignments(bg, admin):
+    admin.create_topics([NewTopic("slow", -1, -1, replica_assignments={0: [1]},
+                                  topic_configs={"kraftwire.partition.size.bytes": "100000000"})])
+    status, _ = call(bg, "PUT", "/api/brokers/2/bandwidth", {"bytes_per_second": 1000})
+    assert status == 200
+    throttles = call(bg, "GET", "/api/state")[1]["throttles"]
+    assert {"resource": "broker", "name": "2", "config": "kraftwire.replication.bandwidth.bytes.per.second",
+            "value": "1000"} in throttles
+    admin.alter_partition_reassignments({TopicPartition("slow", 0): [2]})
+    status, answer = call(bg, "POST", "/api/reassignments/wait", {"timeout": 0.3})
+    assert status == 504 and "ongoing" in answer["error"]
+    assert call(bg, "GET", "/api/state")[1]["reassignments"][0]["adding"] == [2]
+
+    assert call(bg, "PUT", "/api/brokers/2/bandwidth", {"bytes_per_second": None})[0] == 200
+    assert call(bg, "POST", "/api/reassignments/wait", {"timeout": 30}) == (200, {"ongoing": 0})
+    assert admin.describe_topics(["slow"])[0]["partitions"][0]["replica_nodes"] == [2]
