@@ -1,4 +1,6 @@
-"""The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster;
+"""The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
+``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/config_file.py); ``kraftwire healthcheck``
+asks a broker for its ApiVersions;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline."""
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ import sys
 
 import uvloop
 
+from . import config_file, healthcheck
 from .cluster import Cluster
 from .raft import RaftConfig, StorageError
 from .raft import tools as log_tools
 
 
-def _serve_parser(sub) -> None:
+def _serve_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: one controller and N simulated brokers",
                        description="Run one controller and N simulated brokers in this process. "
                                    "Broker i (1..N) listens on --host at --port + i - 1.")
@@ -28,6 +31,13 @@ def _serve_parser(sub) -> None:
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    p.add_argument("--log-format", default="text", choices=config_file.LOG_FORMATS,
+                   help="text lines, or one JSON object per line (default text)")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off; 0: any free port)")
+    p.add_argument("--control-port", type=int, default=None,
+                   help="serve the HTTP control plane and the live view at http://HOST:PORT/ "
+                        "(default: off; 0: any free port)")
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -42,6 +52,7 @@ def _serve_parser(sub) -> None:
                    help="retire segments below the newest snapshot older than this (default: keep every segment)")
     p.add_argument("--log-archive-dir", default=None,
                    help="move retired segments and snapshots here instead of deleting them")
+    return p
 
 
 async def _serve(args) -> int:
@@ -50,7 +61,8 @@ async def _serve(args) -> int:
                             retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
     try:
         cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
-                          data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config)
+                          data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
+                          metrics_port=args.metrics_port, control_port=args.control_port)
         await cluster.start()
     except StorageError as exc:
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)
@@ -58,6 +70,9 @@ async def _serve(args) -> int:
     logging.getLogger("kraftwire").info(
         "kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
         cluster.bootstrap, args.host, cluster.controller_node.port)
+    for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
+        if server is not None:
+            logging.getLogger("kraftwire").info("%s on %s", name, server.url)
     print(f"kraftwire ready on {cluster.bootstrap}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -78,14 +93,32 @@ def _log_parser(sub) -> None:
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
 
+def _healthcheck_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("healthcheck", help="exit 0 when a broker answers ApiVersions, 1 otherwise",
+                       description="Send one ApiVersions request to a broker and report whether it answered.")
+    p.add_argument("--host", default="127.0.0.1", help="the broker's address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9092, help="the broker's port (default 9092)")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the answer (default 5)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kraftwire", description="A Kafka-wire-compatible cluster controller.")
     sub = parser.add_subparsers(dest="command", required=True)
-    _serve_parser(sub)
+    serve = _serve_parser(sub)
+    config_file.add_config_option(serve)
+    serve.epilog = config_file.describe_sources(serve)
+    probe = _healthcheck_parser(sub)
     _log_parser(sub)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        config_file.apply_layers(serve, argv[1:])
+    elif argv[:1] == ["healthcheck"]:  # finds the broker the way ``serve`` was told where to listen
+        config_file.apply_layers(probe, argv[1:], ignore_unknown=True)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(args, "log_level", "WARNING").upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config_file.configure_logging(getattr(args, "log_level", "WARNING"), getattr(args, "log_format", "text"))
+    if args.command == "healthcheck":
+        return healthcheck.run("127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host, args.port, args.timeout)
     if args.command == "serve":
         return uvloop.run(_serve(args))
     if args.command == "log":

@@ -1,0 +1,191 @@
+"""Settings from kraftwire.toml, KRAFTWIRE_* variables and flags (flags win), and JSON logs.
+
+The end-to-end tests run ``kraftwire serve`` as a process in a directory holding only a
+kraftwire.toml, and look at the cluster with kafka-python.
+"""
+import argparse
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient
+
+from server import config_file
+from server.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_ports(count: int) -> int:
+    """A base port with ``count`` consecutive free ports after it (brokers take port + i - 1)."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError("no run of free ports")
+
+
+class Served:
+    """``kraftwire serve`` as a child process, until it printed that it is ready."""
+
+    def __init__(self, cwd: Path, *args: str, env: dict | None = None):
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(config_file.ENV_PREFIX)}
+        environment.update(env or {})
+        environment["PYTHONPATH"] = str(REPO)
+        self.process = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", *args], cwd=cwd,
+                                        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while True:
+            ready, _, _ = select.select([self.process.stdout], [], [], max(deadline - time.monotonic(), 0))
+            line = self.process.stdout.readline() if ready else ""
+            if line.startswith("kraftwire ready on "):
+                self.bootstrap = line.split()[-1]
+                return
+            if not line or time.monotonic() > deadline:
+                self.process.kill()
+                raise AssertionError(f"serve did not start: {self.process.stderr.read()}")
+
+    def stop(self) -> str:
+        """Stop it as Docker would (SIGTERM); returns what it logged."""
+        self.process.send_signal(signal.SIGTERM)
+        _, err = self.process.communicate(timeout=30)
+        assert self.process.returncode == 0, err
+        return err
+
+
+def broker_ports(bootstrap: str) -> list[int]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return sorted(b["port"] for b in admin.describe_cluster()["brokers"])
+    finally:
+        admin.close()
+
+
+def write_toml(directory: Path, brokers: int, port: int) -> None:
+    (directory / "kraftwire.toml").write_text(
+        f'brokers = {brokers}\nport = {port}\ncontroller-port = {free_ports(1)}\ndata_dir = "state"\n'
+        f'log-level = "info"\n')
+
+
+def test_a_kraftwire_toml_alone_starts_the_cluster(tmp_path):
+    port = free_ports(2)
+    write_toml(tmp_path, 2, port)
+    served = Served(tmp_path)
+    try:
+        assert broker_ports(served.bootstrap) == [port, port + 1]
+    finally:
+        served.stop()
+    assert (tmp_path / "state" / "__cluster_metadata-0").is_dir()  # data-dir came from the file too
+
+
+def test_environment_overrides_the_file_and_flags_override_both(tmp_path):
+    port = free_ports(3)
+    for run, flags, brokers in (("flag", ["--brokers", "3"], 3), ("environment", [], 2)):
+        (tmp_path / run).mkdir()
+        write_toml(tmp_path / run, 1, port)
+        served = Served(tmp_path / run, *flags, env={"KRAFTWIRE_BROKERS": "2"})
+        try:
+            assert broker_ports(served.bootstrap) == list(range(port, port + brokers))
+        finally:
+            served.stop()
+
+
+def test_json_logs(tmp_path):
+    port = free_ports(1)
+    served = Served(tmp_path, "--brokers", "1", "--port", str(port), "--controller-port", str(free_ports(1)),
+                    "--data-dir", "d", env={"KRAFTWIRE_LOG_FORMAT": "json"})
+    logged = served.stop()
+    entries = [json.loads(line) for line in logged.splitlines() if line.strip()]
+    assert entries and all({"time", "level", "logger", "message"} <= entry.keys() for entry in entries)
+    assert any(e["logger"] == "kraftwire" and "ready" in e["message"] for e in entries)
+
+
+def test_help_documents_every_option_with_its_file_key_and_variable(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--brokers", "--port", "--data-dir", "--metrics-port", "--control-port", "--log-format",
+                   "--config", "--speed"):
+        assert option in text
+        if option != "--config":
+            assert config_file.env_name(option[2:].replace("-", "_")) in text
+
+
+# --- the layering itself, on a parser of its own ---------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="t")
+    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--speed", type=float, default=1.0)
+    p.add_argument("--data-dir", default="./d")
+    p.add_argument("--log-format", default="text", choices=("text", "json"))
+    p.add_argument("--verbose", action="store_true")
+    config_file.add_config_option(p)
+    return p
+
+
+def parse(argv: list[str], environ: dict, cwd: Path, monkeypatch) -> argparse.Namespace:
+    monkeypatch.chdir(cwd)
+    p = parser()
+    config_file.apply_layers(p, argv, environ)
+    return p.parse_args(argv)
+
+
+def test_precedence_defaults_file_environment_flags(tmp_path, monkeypatch):
+    assert parse([], {}, tmp_path, monkeypatch).brokers == 3
+    (tmp_path / "kraftwire.toml").write_text('brokers = 4\nspeed = 2\ndata-dir = "/x"\nverbose = true\n')
+    args = parse([], {}, tmp_path, monkeypatch)
+    assert (args.brokers, args.speed, args.data_dir, args.verbose) == (4, 2.0, "/x", True)
+    args = parse([], {"KRAFTWIRE_BROKERS": "5", "KRAFTWIRE_VERBOSE": "no"}, tmp_path, monkeypatch)
+    assert (args.brokers, args.verbose, args.data_dir) == (5, False, "/x")
+    assert parse(["--brokers", "6"], {"KRAFTWIRE_BROKERS": "5"}, tmp_path, monkeypatch).brokers == 6
+
+
+def test_config_from_flag_or_variable(tmp_path, monkeypatch):
+    (tmp_path / "other.toml").write_text("brokers = 7\n")
+    assert parse(["--config", str(tmp_path / "other.toml")], {}, tmp_path, monkeypatch).brokers == 7
+    assert parse([], {"KRAFTWIRE_CONFIG": str(tmp_path / "other.toml")}, tmp_path, monkeypatch).brokers == 7
+
+
+@pytest.mark.parametrize("toml, environ, message", [
+    ("brokerz = 3\n", {}, "unknown setting 'brokerz'"),
+    ("brokers = \"three\"\n", {}, "invalid int"),
+    ("brokers = 2.5\n", {}, "invalid int"),
+    ("brokers = true\n", {}, "expected a single value"),
+    ("data-dir = 5\n", {}, "expected a string"),
+    ("log-format = \"xml\"\n", {}, "not one of text, json"),
+    ("verbose = \"maybe\"\n", {}, "expected true or false"),
+    ("brokers = [1, 2]\n", {}, "expected a single value"),
+    ("brokers = \n", {}, "not valid TOML"),
+    ("", {"KRAFTWIRE_SPEED": "fast"}, "KRAFTWIRE_SPEED: invalid float"),
+    ("", {"KRAFTWIRE_CONFIG": "/nonexistent/k.toml"}, "cannot read the config file"),
+])
+def test_bad_settings_end_with_a_usage_error(tmp_path, monkeypatch, capsys, toml, environ, message):
+    (tmp_path / "kraftwire.toml").write_text(toml)
+    with pytest.raises(SystemExit) as done:
+        parse([], environ, tmp_path, monkeypatch)
+    assert done.value.code == 2
+    assert message in capsys.readouterr().err
