@@ -1,0 +1,147 @@
+"""The live view in headless Chromium: what it shows, and that it follows the cluster by itself.
+
+``--dump-dom`` checks the first rendering; the DevTools protocol over ``--remote-debugging-pipe``
+(JSON messages ending in NUL on file descriptors 3 and 4: no WebSocket library needed) samples one
+open page over time, to see it refresh without being reloaded.
+"""
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+
+import pytest
+from kafka import KafkaAdminClient, TopicPartition
+from kafka.admin import NewTopic
+
+from server.cluster import BackgroundCluster
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (tests/setup.sh installs it)")
+PARTITION_BYTES = 8_000_000
+BANDWIDTH = 2_000_000  # bytes/s: the copy takes about four seconds
+
+
+def chromium_args(profile) -> list[str]:
+    return [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={profile}"]
+
+
+class Page:
+    """One tab of a headless Chromium driven over the DevTools pipe."""
+
+    def __init__(self, url: str, profile):
+        to_browser_read, self._to_browser = os.pipe()
+        self._from_browser, from_browser_write = os.pipe()
+
+        def wire_pipes():  # the browser reads commands on fd 3 and writes answers on fd 4
+            commands, answers = os.dup(to_browser_read), os.dup(from_browser_write)
+            os.dup2(commands, 3)
+            os.dup2(answers, 4)
+
+        self.process = subprocess.Popen(chromium_args(profile) + ["--remote-debugging-pipe", "about:blank"],
+                                        preexec_fn=wire_pipes, pass_fds=(3, 4), stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        os.close(to_browser_read)
+        os.close(from_browser_write)
+        self._buffer = b""
+        self._ids = iter(range(1, 1_000_000))
+        target = self._call("Target.createTarget", {"url": url})["targetId"]
+        self._session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+
+    def _call(self, method: str, params: dict, session: str | None = None) -> dict:
+        message_id = next(self._ids)
+        message = {"id": message_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 30
+        while True:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                answer = json.loads(raw)
+                if answer.get("id") == message_id:
+                    assert "error" not in answer, answer
+                    return answer["result"]
+            ready, _, _ = select.select([self._from_browser], [], [], max(deadline - time.monotonic(), 0))
+            assert ready, f"no answer to {method}"
+            chunk = os.read(self._from_browser, 1 << 16)
+            assert chunk, "the browser went away"
+            self._buffer += chunk
+
+    def evaluate(self, expression: str):
+        result = self._call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self._session)
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+@pytest.fixture
+def bg():
+    with BackgroundCluster(brokers=3, control_port=0) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def admin(bg):
+    client = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="live-view-test")
+    yield client
+    client.close()
+
+
+def test_dump_dom_shows_brokers_topics_and_records(bg, admin, tmp_path):
+    admin.create_topics([NewTopic("shown", 2, 2)])
+    bg.run(bg.cluster.fence_broker(3))
+    dom = subprocess.run(chromium_args(tmp_path) + ["--dump-dom", bg.cluster.control_server.url + "/"],
+                         capture_output=True, text=True, timeout=60).stdout
+    for broker in (1, 2, 3):
+        assert f'data-broker="{broker}"' in dom
+    row_of_3 = dom[dom.index('data-broker="3"'):].split("</tr>")[0]
+    assert ">fenced<" in row_of_3
+    assert 'data-partition="shown-0"' in dom and 'data-partition="shown-1"' in dom
+    assert "TopicRecord" in dom and "BrokerRegistrationChangeRecord" in dom
+    assert 'id="reassignments"' in dom  # the section, with nothing in progress
+
+
+def test_page_follows_a_reassignment_without_reloading(bg, admin, tmp_path):
+    admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1]},
+                                  topic_configs={"kraftwire.partition.size.bytes": str(PARTITION_BYTES)})])
+    for broker in (1, 2):
+        bg.run(bg.cluster.set_bandwidth(broker, BANDWIDTH))
+    page = Page(bg.cluster.control_server.url + "/", tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not page.evaluate("!!document.querySelector('[data-partition=\"moving-0\"]')"):
+            assert time.monotonic() < deadline, "the page never showed the topic"
+            time.sleep(0.1)
+        page.evaluate("window.sameDocument = true")
+        admin.alter_partition_reassignments({TopicPartition("moving", 0): [2]})
+
+        sample = ("JSON.stringify([window.sameDocument === true, "
+                  "(document.querySelector('[data-reassignment=\"moving-0\"] progress') || {}).value ?? null, "
+                  "document.querySelector('#throttles').textContent])")
+        seen = []
+        deadline = time.monotonic() + 60
+        while True:
+            same, progress, throttles = json.loads(page.evaluate(sample))
+            assert same, "the page was reloaded"
+            seen.append(progress)
+            if progress is None and any(value is not None for value in seen):
+                break
+            assert time.monotonic() < deadline, f"the reassignment did not come and go: {seen}"
+            time.sleep(0.1)
+        shown = [value for value in seen if value is not None]
+        assert len(set(shown)) >= 2, shown  # the bar moved while we watched
+        assert shown == sorted(shown)
+        assert 0 < max(shown) <= PARTITION_BYTES
+        assert "kraftwire.replication.bandwidth.bytes.per.second" in throttles
+        replicas = page.evaluate("document.querySelector('[data-partition=\"moving-0\"]').children[3].textContent")
+        assert replicas == "2"
+    finally:
+        page.close()
