@@ -157,27 +157,19 @@ class Segment:
 
     def finish_recovery(self, size: int) -> bool:
         """The scan ended with ``size`` valid bytes: rewrite the index unless it already matches what
-        the batches imply. Returns True if it was rewritten."""
+        the batches imply (no fsync: every recovery rebuilds it again). Returns True if rewritten."""
         self.size = self.synced_size = size
         try:
             if self.index_path.read_bytes() == self._index:
                 return False
         except FileNotFoundError:
             pass
-        with open(self.index_path, "wb") as f:
-            f.write(self._index)
-            f.flush()
-            os.fsync(f.fileno())
+        self.index_path.write_bytes(self._index)
         return True
 
     def truncate(self, size: int) -> None:
-        """Cut the file back to ``size`` bytes, durably."""
-        fd = os.open(self.path, os.O_WRONLY)
-        try:
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        """Cut the file back to ``size`` bytes (made durable by the next ``sync``)."""
+        os.truncate(self.path, size)
 
     # --- appending ---------------------------------------------------------------------------------
 

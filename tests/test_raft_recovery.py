@@ -1,0 +1,172 @@
+"""Recovery at start-up: torn tails are cut back to the last complete batch, damage in the middle of
+the log stops start-up, and snapshot + tail rebuild exactly the image a full replay builds."""
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from codec import records as rec
+from server.image import MetadataImage
+from server.raft import LogCorruptError, RaftLog
+from server.raft.log import SYNCED_LENGTHS
+from server.raft.tools import read_log
+from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
+
+
+async def build_log(data_dir, writes: int, **config) -> None:
+    """A random history, ending with three one-record batches (the tail the byte-by-byte cuts sweep)."""
+    history = RandomHistory(seed=3)
+    log, _ = await open_log(data_dir, **config)
+    for _ in range(writes):
+        await log.append(history.next_write())[1]
+    for i in range(3):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    await log.close()
+
+
+async def records_after_restart(data_dir) -> tuple[list, RaftLog]:
+    log = RaftLog(data_dir, NODE_ID)
+    await log.open()
+    replayed = list(log.replay())
+    await log.close()
+    return replayed, log
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A log of a few segments, closed cleanly."""
+    data_dir = tmp_path_factory.mktemp("pristine")
+    asyncio.run(build_log(data_dir, writes=80, segment_bytes=6_000))
+    return data_dir
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """Where the many damaged copies go: tmpfs when there is one, as these tests restart hundreds of
+    times and each restart fsyncs a few files (what they check is the recovery logic, not the disk)."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        return tmp_path
+    directory = Path(tempfile.mkdtemp(dir=shm, prefix="kraftwire-test-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def copy_of(pristine, scratch):
+    target = scratch / "copy"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(pristine, target)
+    return target
+
+
+async def test_a_torn_tail_is_cut_back_to_the_last_complete_batch(pristine, scratch):
+    last = segments(pristine)[-1]
+    found = batches(last)
+    assert len(found) >= 4
+    complete, _ = await records_after_restart(copy_of(pristine, scratch))
+    size = last.stat().st_size
+    tail_start = found[-3][0]
+    rng = random.Random(11)
+    cuts = list(range(tail_start, size)) + [rng.randrange(0, size) for _ in range(200)]
+    for cut in cuts:
+        data_dir = copy_of(pristine, scratch)
+        segment = segments(data_dir)[-1]
+        with open(segment, "r+b") as f:
+            f.truncate(cut)
+        kept = [b for b in found if b[0] + b[1] <= cut]
+        end = kept[-1][2] + kept[-1][3] if kept else int(segment.stem)
+        replayed, log = await records_after_restart(data_dir)
+        assert replayed == [r for r in complete if r[0] < end], f"cut at byte {cut}"
+        assert log.end_offset == end + 1  # the restart's LeaderChange follows the last complete batch
+        assert batches(segment)[:len(kept)] == kept
+
+
+async def test_a_bad_crc_at_the_tail_is_cut_away(pristine, scratch, caplog):
+    data_dir = copy_of(pristine, scratch)
+    segment = segments(data_dir)[-1]
+    position, size, base, _count = batches(segment)[-1]
+    data = bytearray(segment.read_bytes())
+    data[position + size - 1] ^= 0x10
+    segment.write_bytes(bytes(data))
+    replayed, log = await records_after_restart(data_dir)
+    assert log.end_offset == base + 1
+    assert all(offset < base for offset, _ in replayed)
+    assert f"truncating at byte {position}" in caplog.text and segment.name in caplog.text
+
+
+def flip(path, position: int, bit: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position] ^= 1 << bit
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("which", ["active segment", "older segment"])
+async def test_a_flipped_bit_in_a_middle_batch_stops_start_up(pristine, scratch, which):
+    rng = random.Random(which)
+    files = segments(pristine)
+    target = files[-1] if which == "active segment" else files[0]
+    found = batches(target)
+    position, size, base, _count = found[len(found) // 2]
+    spots = sorted({*range(61), *(rng.randrange(size) for _ in range(40))})  # every header byte, and the body
+    for spot in spots:
+        data_dir = copy_of(pristine, scratch)
+        damaged = partition_dir(data_dir) / target.name
+        flip(damaged, position + spot, rng.randrange(8))
+        with pytest.raises(LogCorruptError) as raised:
+            await RaftLog(data_dir, NODE_ID).open()
+        message = str(raised.value)
+        assert damaged.name in message and "refusing to start" in message, f"byte {spot}: {message}"
+        assert damaged.read_bytes() != target.read_bytes()  # nothing was truncated or "repaired"
+
+
+async def test_damage_past_the_fsynced_length_is_an_unsynced_tail(pristine, scratch):
+    """Pages of an unsynced write can reach the disk out of order: damage at or past what was fsync'd is
+    cut away even when complete batches follow it."""
+    data_dir = copy_of(pristine, scratch)
+    segment = segments(data_dir)[-1]
+    found = batches(segment)
+    position, _size, base, _count = found[-3]
+    (partition_dir(data_dir) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
+    flip(segment, position + 30, 0)
+    _, log = await records_after_restart(data_dir)
+    assert log.end_offset == base + 1
+
+
+async def test_snapshot_and_tail_rebuild_the_image_of_a_full_replay(tmp_path):
+    history = RandomHistory(seed=2024)
+    log, live = await open_log(tmp_path, snapshot_every_records=700, segment_bytes=64_000)
+    for _ in range(60):  # 60 group commits of 50 writes: snapshots fall between them
+        await asyncio.gather(*(log.append(history.next_write())[1] for _ in range(50)))
+    await log.close()
+    assert len(list(partition_dir(tmp_path).glob("*.checkpoint"))) >= 3
+
+    full = MetadataImage()
+    for _path, (offset, _epoch, _ts, control, record, _version) in read_log(partition_dir(tmp_path)):
+        if not control and _path.suffix == ".log":
+            full.apply(record, offset)
+    log, restarted = await open_log(tmp_path)
+    await log.close()
+    assert state(restarted) == state(full) == state(live) == state(history.image)
+    assert len(full.topics) > 10 and len(full.brokers) > 1 and full.configs
+
+
+async def test_an_unusable_newest_snapshot_falls_back_to_an_older_one(tmp_path):
+    log, image = await open_log(tmp_path)
+    for i in range(5):
+        topic_id = uuid.uuid4()
+        await log.append([(rec.TopicRecord(name=f"s{i}", topic_id=topic_id), None)])[1]
+        await log.snapshot()
+    expected = state(image)
+    await log.close()
+    newest = sorted(partition_dir(tmp_path).glob("*.checkpoint"))[-1]
+    newest.write_bytes(newest.read_bytes()[:-5])  # not a complete snapshot
+    log, image = await open_log(tmp_path)
+    assert state(image) == expected
+    await log.close()
