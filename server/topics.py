@@ -15,8 +15,6 @@ from collections.abc import Iterable, Sequence
 from codec import records as rec
 
 from .errors import INVALID_REPLICA_ASSIGNMENT, KafkaError
-# Codes the topic-name rules lead to, for handlers that import them from here.
-from .errors import INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION  # noqa: F401
 from .image import MetadataImage
 from .partition_change import default_directory
 from .placement import place
@@ -82,7 +80,8 @@ def active_replicas(image: MetadataImage, replicas: Sequence[int]) -> list[int]:
     return [b for b in replicas if (broker := image.brokers.get(b)) is not None and broker.active]
 
 
-def check_manual_assignment(image: MetadataImage, replicas: Sequence[int], replication_factor: int | None) -> None:
+def check_manual_assignment(image: MetadataImage, replicas: Sequence[int],
+                            replication_factor: int | None) -> None:
     """Kafka's checks of one partition's replica list given by a client; raises KafkaError
     INVALID_REPLICA_ASSIGNMENT. ``replication_factor``: what earlier partitions have, if any."""
     if not replicas:
