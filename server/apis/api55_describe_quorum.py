@@ -47,7 +47,7 @@ def _replica(progress) -> Replica:
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
 
-def decide(quorum, request, host: str, port: int) -> DescribeQuorumResponse:
+def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuorumResponse:
     """``quorum``: the log's QuorumDescription; ``host``/``port``: the leader's controller listener."""
     if not _names_metadata_partition(request):
         return DescribeQuorumResponse(error_message=None, topics=[
@@ -60,10 +60,10 @@ def decide(quorum, request, host: str, port: int) -> DescribeQuorumResponse:
                           current_voters=[_replica(v) for v in quorum.voters],
                           observers=[_replica(o) for o in quorum.observers])
     nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=host, port=port)])
-             for v in quorum.voters if v.replica_id == quorum.leader_id]
+             for v in quorum.voters if v.replica_id == quorum.leader_id and version >= 2]
     return DescribeQuorumResponse(error_message=None, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
                                   nodes=nodes)
 
 
 def on_controller(node, context, request):
-    return decide(node.controller.log.describe(), request, node.host, node.port)
+    return decide(node.controller.log.describe(), request, context.api_version, node.host, node.port)

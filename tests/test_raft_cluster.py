@@ -1,0 +1,105 @@
+"""The durable log under a whole cluster: DescribeQuorum through real clients, and restarts on the same
+data directory keeping topics, configs, the cluster id and the brokers' directory ids."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, NewTopic
+
+from codec.messages import DescribeQuorumRequest
+from server.client import KafkaClient
+from server.cluster import BackgroundCluster, Cluster
+from server.raft import StorageError
+from server.raft.storage import read_properties
+
+
+def test_kafka_python_describes_the_single_voter_quorum(bg_cluster):
+    admin = KafkaAdminClient(bootstrap_servers=bg_cluster.bootstrap, client_id="quorum-test")
+    admin.create_topics([NewTopic("quorum-topic", 3, 2)])
+    deadline = time.monotonic() + 10
+    while True:  # every broker has heartbeated since the topic's records committed
+        quorum = admin.describe_metadata_quorum()
+        [partition] = quorum["topics"][0]["partitions"]
+        hw = partition["high_watermark"]
+        if all(o["log_end_offset"] >= hw for o in partition["observers"]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    admin.close()
+    log = bg_cluster.cluster.log
+    epoch, committed = bg_cluster.call(lambda: (log.epoch, log.high_watermark))
+    controller = bg_cluster.cluster.controller_node
+    assert quorum["topics"][0]["topic_name"] == "__cluster_metadata"
+    assert partition["error"] is None
+    assert (partition["partition_index"], partition["leader_id"], partition["leader_epoch"]) == (0, 3000, epoch)
+    assert 0 < hw <= committed
+    [voter] = partition["current_voters"]
+    assert voter["replica_id"] == 3000 and voter["log_end_offset"] >= hw
+    assert voter["last_caught_up_timestamp"] > 0
+    assert [o["replica_id"] for o in partition["observers"]] == [1, 2, 3]
+    assert all(o["log_end_offset"] >= hw for o in partition["observers"])
+    assert quorum["nodes"] == [{"node_id": 3000, "listeners": [
+        {"name": "CONTROLLER", "host": controller.host, "port": controller.port}]}]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+async def test_describe_quorum_of_another_partition_is_unknown(cluster, version):
+    client = KafkaClient(cluster.controller_node.host, cluster.controller_node.port, "quorum-test")
+    Topic, Partition = DescribeQuorumRequest.TopicData, DescribeQuorumRequest.PartitionData
+    request = DescribeQuorumRequest(topics=[Topic(topic_name="__cluster_metadata", partitions=[
+        Partition(partition_index=1)])])
+    response = await client.send(request, version)
+    [partition] = response.topics[0].partitions
+    assert (response.error_code, partition.partition_index, partition.error_code) == (0, 1, 3)
+    if version >= 2:
+        assert partition.error_message == "This server does not host this topic-partition."
+    good = await client.send(request.replace(topics=[Topic(topic_name="__cluster_metadata", partitions=[
+        Partition(partition_index=0)])]), version)
+    assert good.topics[0].partitions[0].leader_id == 3000
+    assert good.topics[0].partitions[0].high_watermark == cluster.log.high_watermark
+    await client.close()
+
+
+def test_a_restarted_cluster_keeps_its_topics_configs_cluster_id_and_directories(tmp_path):
+    with BackgroundCluster(brokers=3, data_dir=tmp_path) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="restart-test")
+        admin.create_topics([NewTopic("kept", 4, 2), NewTopic("also-kept", 1, 3)])
+        admin.alter_configs([ConfigResource("TOPIC", "kept", {"retention.ms": "12345"})])
+        admin.close()
+        cluster_id = bg.cluster.controller.cluster_id
+        directories = {b.broker_id: b.log_dirs for b in bg.cluster.brokers}
+        epoch = bg.cluster.log.epoch
+        before = bg.call(lambda: {t.name: dict(t.partitions) for t in bg.cluster.controller.committed.topics.values()})
+    assert read_properties(tmp_path / "meta.properties")["cluster.id"] == cluster_id
+
+    with BackgroundCluster(brokers=3, data_dir=tmp_path) as bg:
+        assert bg.cluster.controller.cluster_id == cluster_id
+        assert {b.broker_id: b.log_dirs for b in bg.cluster.brokers} == directories
+        assert bg.cluster.log.epoch == epoch + 1
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="restart-test")
+        described = {t["name"]: t for t in admin.describe_topics(["kept", "also-kept"])}
+        configs = admin.describe_configs([ConfigResource("TOPIC", "kept", ["retention.ms"])])
+        assert admin.describe_cluster()["cluster_id"] == cluster_id
+        admin.close()
+        after = bg.call(lambda: {t.name: {i: (p.replicas, p.directories) for i, p in t.partitions.items()}
+                                 for t in bg.cluster.controller.committed.topics.values()})
+    assert [len(described[name]["partitions"]) for name in ("kept", "also-kept")] == [4, 1]
+    assert configs["topic"]["kept"]["retention.ms"]["value"] == "12345"
+    assert after == {name: {i: (p.replicas, p.directories) for i, p in partitions.items()}
+                     for name, partitions in before.items()}
+
+
+async def test_a_data_dir_of_another_cluster_is_refused(tmp_path):
+    async with Cluster(brokers=1, data_dir=tmp_path) as cluster:
+        cluster_id = cluster.controller.cluster_id
+    with pytest.raises(StorageError, match=f"belongs to cluster {cluster_id}"):
+        Cluster(brokers=1, data_dir=tmp_path, cluster_id="another-cluster")
+
+
+async def test_without_a_data_dir_the_log_lives_in_a_temporary_directory_removed_at_stop():
+    async with Cluster(brokers=1) as cluster:
+        data_dir = cluster.data_dir
+        assert (data_dir / "__cluster_metadata-0" / "quorum-state").exists()
+        assert list((data_dir / "__cluster_metadata-0").glob("*.log"))
+    assert not data_dir.exists()
