@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, TextIO
 
 from codec import MalformedError
+from codec.model import Struct
 from codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
 
 from .log import PARTITION_DIR
@@ -84,6 +86,24 @@ def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = No
             yield path, entry
 
 
+def fields_at(value, version: int):
+    """A record's fields as JSON-ready data, only those its version has; unknown tagged fields only
+    when there are some."""
+    if isinstance(value, Struct):
+        fields = {spec.attr: fields_at(item, version)
+                  for spec, item in zip(value._spec.fields, value) if version in spec.versions}
+        if value.unknown_tagged_fields:
+            fields["unknown_tagged_fields"] = [[tag, data.hex()] for tag, data in value.unknown_tagged_fields]
+        return fields
+    if isinstance(value, tuple):
+        return [fields_at(item, version) for item in value]
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
 def _timestamp(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -93,8 +113,7 @@ def dump(directory: str | Path, as_json: bool = False, out: TextIO = sys.stdout)
     current = None
     try:
         for path, (offset, epoch, timestamp, control, record, version) in read_log(directory):
-            fields = record.to_dict()
-            fields.pop("unknown_tagged_fields", None)
+            fields = fields_at(record, version)
             name = type(record).__name__
             if as_json:
                 out.write(json.dumps({"file": path.name, "offset": offset, "epoch": epoch, "timestamp": timestamp,
