@@ -1,0 +1,2 @@
+"""The audit of a KRaft metadata log: a pure-Python replay (``audit.replay``) run in one process
+(``audit.local``) or as a Spark job (``audit.job``), writing tables and a report (audit/README.md)."""

@@ -1,7 +1,8 @@
 """The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
 ``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/config_file.py); ``kraftwire healthcheck``
 asks a broker for its ApiVersions;
-``kraftwire log dump|verify DIR`` reads a metadata log directory offline."""
+``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
+--out OUT`` audits one with Spark (audit/README.md)."""
 from __future__ import annotations
 
 import argparse
@@ -93,6 +94,15 @@ def _log_parser(sub) -> None:
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
 
+def _audit_parser(sub) -> None:
+    from audit.options import add_arguments  # argparse only
+
+    add_arguments(sub.add_parser(
+        "audit", help="audit a metadata log with Spark: reassignments, RF changes, throttles, violations",
+        description="Replay a metadata log (segments and snapshots) with Spark and write its tables as Parquet "
+                    "and JSON lines under --out; the same job runs with spark-submit audit/job.py."))
+
+
 def _healthcheck_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("healthcheck", help="exit 0 when a broker answers ApiVersions, 1 otherwise",
                        description="Send one ApiVersions request to a broker and report whether it answered.")
@@ -110,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.epilog = config_file.describe_sources(serve)
     probe = _healthcheck_parser(sub)
     _log_parser(sub)
+    _audit_parser(sub)
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
         config_file.apply_layers(serve, argv[1:])
@@ -125,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.log_command == "dump":
             return log_tools.dump(args.dir, as_json=args.json)
         return log_tools.verify(args.dir)
+    if args.command == "audit":
+        from audit.job import run_command  # Spark, pyarrow and matplotlib load only for an audit
+
+        return run_command(args)
     return 2
 
 

@@ -1,0 +1,193 @@
+"""The audit as a Spark job: ``spark-submit audit/job.py LOG_DIR... --out OUT`` or ``kraftwire audit``.
+
+A thin shell around ``audit.replay`` (see audit/README.md for running it on a cluster):
+
+1. the driver lists the files and cuts segments into index-aligned splits (``audit.splits``);
+2. one task per split reads its byte range through pyarrow (any URI) and checks its batches with the
+   codec; records are grouped by partition key, the key's hash picks one of N replay partitions, and
+   the records that concern no single partition go to partition N. Values stay undecoded bytes, and a
+   task emits one pickled group per replay partition, so the shuffle moves few, large objects;
+3. job 1 reads partition N: the driver replays the global records (topics, brokers, configs) and
+   broadcasts the topics;
+4. job 2 (the shuffle is reused, not redone) replays every partition key of partitions 0..N-1 in
+   offset order, each task writing its part of the big tables (records, partition_states) straight
+   from Python and returning the small ones;
+5. the driver joins what came back (``audit.results``) and writes the small tables.
+
+Pickled RDDs rather than DataFrames: the bench (bench/README.md) measured both; the rows never enter
+the JVM except as opaque shuffle bytes.
+
+Never sets the master when submitted (spark-submit's ``--master`` rules); ``kraftwire audit`` and
+``python audit/job.py`` default to ``local[*]`` with settings for a quiet local run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import zlib
+from collections import Counter
+from functools import partial
+from itertools import chain
+from operator import itemgetter
+
+from audit import local, report, tables
+from audit.options import add_arguments, window_bounds
+from audit.reader import SplitStats, read_split
+from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, Window, replay_partition
+from audit.results import SMALL_TABLES, AuditResult, conclude
+from audit.splits import DEFAULT_SPLIT_BYTES, plan
+
+LOCAL_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.python.worker.reuse": "true",
+}
+
+
+def session(master: str | None = None, settings: dict[str, str] | None = None, progress: bool = True):
+    """A SparkSession for the audit. Submitted jobs (a gateway already exists) keep the master and
+    settings spark-submit gave; otherwise the master defaults to local[*] and local runs stay on
+    loopback with no web UI."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("kraftwire-audit")
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = master or "local[*]"
+        builder = builder.master(master)
+        if master.startswith("local"):
+            for key, value in LOCAL_SETTINGS.items():
+                builder = builder.config(key, value)
+    elif master:
+        builder = builder.master(master)
+    builder = builder.config("spark.ui.showConsoleProgress", "true" if progress else "false")
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
+        split_bytes: int = DEFAULT_SPLIT_BYTES, partitions: int | None = None) -> AuditResult:
+    sc = spark.sparkContext
+    log_plan = plan(directories, split_bytes)
+    tables.clear(out)
+    n = partitions or max(len(log_plan.splits), 2 * sc.defaultParallelism)
+    routed = sc.parallelize(log_plan.splits, max(1, len(log_plan.splits))).mapPartitions(partial(_route, n))
+    grouped = routed.partitionBy(n + 1, _identity)
+
+    sc.setJobDescription("kraftwire audit: read splits, collect the global records")
+    collected = sorted(sc.runJob(grouped, _global_records, [n]), key=itemgetter(0))
+    output = Output(window)
+    glob = GlobalReplay(output)
+    stats = []
+    for _, (raws, split_stats) in collected:
+        for raw in raws:
+            glob.feed(raw)
+        stats.append(split_stats)
+    writer = tables.TableWriter(out, n)
+    writer.write("records", output.drain("records"))
+    global_counts = writer.close()
+
+    sc.setJobDescription("kraftwire audit: replay partitions")
+    topics = sc.broadcast(glob.topics)
+    results = grouped.mapPartitionsWithIndex(partial(_replay, n, topics, window, out)).collect()
+    topics.unpersist()
+
+    small = {name: output.drain(name) for name in SMALL_TABLES}
+    urp_deltas = list(output.urp_deltas)
+    record_types = Counter(output.record_types)
+    big_counts = Counter(global_counts)
+    for result in results:
+        for name in SMALL_TABLES:
+            small[name].extend(result["rows"][name])
+        urp_deltas.extend(result["urp"])
+        record_types.update(result["types"])
+        big_counts.update(result["counts"])
+    return conclude(out, window, log_plan, stats, glob, small, urp_deltas, record_types, dict(big_counts),
+                    f"spark {sc.master}")
+
+
+def _identity(target: int) -> int:
+    return target
+
+
+def _route(n: int, splits):
+    """Map side: (replay partition, (split index, {key: raw records})) per partition the split feeds,
+    then (n, (split index, (global raw records, split stats)))."""
+    for split in splits:
+        stats = SplitStats(split.index, split.name)
+        by_key: dict[bytes, list] = {}
+        global_raws = []
+        for key, raw in read_split(split, stats):
+            if key:
+                group = by_key.get(key)
+                if group is None:
+                    group = by_key[key] = []
+                group.append(raw)
+            else:
+                global_raws.append(raw)
+        targets: dict[int, dict] = {}
+        for key, group in by_key.items():
+            targets.setdefault(zlib.crc32(key) % n, {})[key] = group
+        for target, groups in targets.items():
+            yield target, (split.index, groups)
+        yield n, (split.index, (global_raws, stats))
+
+
+def _global_records(items):
+    for _, value in items:
+        yield value
+
+
+def _replay(n: int, topics, window: Window, out: str, index: int, items):
+    """Reduce side: replay every partition key of this Spark partition in offset order."""
+    if index == n:
+        return
+    by_key: dict[bytes, list] = {}
+    for _, (split_index, groups) in items:
+        for key, raws in groups.items():
+            by_key.setdefault(key, []).append((split_index, raws))
+    output = Output(window)
+    writer = tables.TableWriter(out, index, ensure=BIG_TABLES)
+    known = topics.value
+    for key, parts in by_key.items():
+        parts.sort(key=itemgetter(0))
+        replay_partition(key, chain.from_iterable(raws for _, raws in parts), known, output)
+        if len(output.rows["records"]) >= local.FLUSH_ROWS:
+            local.write_big(writer, output)
+    local.write_big(writer, output)
+    yield {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp_deltas,
+           "types": output.record_types, "counts": writer.close()}
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the audit the options describe; prints the summary (and writes the report with --html)."""
+    lo, hi, by_time = window_bounds(args)
+    window = Window(lo, hi, by_time)
+    split_bytes = int(args.split_mib * (1 << 20))
+    if args.local:
+        result = local.run(args.log_dirs, args.out, window, split_bytes)
+    else:
+        settings = dict(item.split("=", 1) for item in args.conf)
+        spark = session(args.master, settings)
+        try:
+            result = run(spark, args.log_dirs, args.out, window, split_bytes, args.partitions)
+        finally:
+            spark.stop()
+    print(report.summary(result))
+    if args.html:
+        print(f"report: {report.write_html(result)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="audit/job.py", description="Audit a KRaft metadata log with Spark.")
+    add_arguments(parser)
+    return run_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Command-line options of the audit, shared by ``kraftwire audit`` and ``spark-submit audit/job.py``.
+
+Only argparse here: ``kraftwire`` builds its parser from this without importing Spark or pyarrow."""
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+
+DEFAULT_SPLIT_MIB = 16
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR",
+                   help="a __cluster_metadata-0 directory (or a data directory holding one), as a path or URI "
+                        "(file://, hdfs://, s3a://, gs://); several directories are read as one log, e.g. an "
+                        "archive of retired segments and the live directory")
+    p.add_argument("--out", required=True, help="where the tables go (path or URI); earlier tables there are replaced")
+    p.add_argument("--master", default=None,
+                   help="Spark master (default: the one spark-submit was given, else local[*])")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Spark setting, e.g. spark.driver.memory=4g (repeatable)")
+    p.add_argument("--local", action="store_true",
+                   help="replay in this one process without Spark (same tables)")
+    p.add_argument("--from", dest="start", default=None, metavar="OFFSET|TIME",
+                   help="report from this offset, or time (ISO 8601, UTC unless it says otherwise)")
+    p.add_argument("--to", dest="end", default=None, metavar="OFFSET|TIME",
+                   help="report up to this offset or time, inclusive (the replay still starts at the beginning)")
+    p.add_argument("--html", action="store_true", help="also write OUT/report.html with plots")
+    p.add_argument("--split-mib", type=float, default=DEFAULT_SPLIT_MIB,
+                   help=f"cut segments into splits of about this many MiB at .index positions (default {DEFAULT_SPLIT_MIB})")
+    p.add_argument("--partitions", type=int, default=None,
+                   help="Spark partitions for the per-partition replay (default: max(splits, 2 x cores))")
+
+
+def parse_bound(text: str | None) -> tuple[int | None, bool | None]:
+    """(value, is a time) for a --from/--to value: an integer is an offset, anything else an ISO time
+    converted to epoch milliseconds."""
+    if text is None:
+        return None, None
+    if text.lstrip("-").isdigit():
+        return int(text), False
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither an offset nor an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000), True
+
+
+def window_bounds(args: argparse.Namespace) -> tuple[int | None, int | None, bool]:
+    """(lo, hi, by time) from --from/--to; both must be offsets or both times."""
+    lo, lo_time = parse_bound(args.start)
+    hi, hi_time = parse_bound(args.end)
+    kinds = {k for k in (lo_time, hi_time) if k is not None}
+    if len(kinds) > 1:
+        raise argparse.ArgumentTypeError("--from and --to must both be offsets or both be times")
+    return lo, hi, bool(kinds and kinds.pop())

@@ -1,0 +1,234 @@
+"""What an audit says: a console summary and a self-contained HTML report.
+
+The report is one file (``OUT/report.html``) with inline SVG plots drawn by matplotlib (no pyplot
+state, no external files or scripts): a Gantt chart of reassignments, a histogram of their durations,
+and under-replicated and leaderless partitions over time; then tables of outcomes, RF changes,
+throttles, violations and broker events.
+"""
+from __future__ import annotations
+
+import html
+import io
+from collections import Counter
+from datetime import datetime, timezone
+
+from . import storage, tables
+from .results import AuditResult
+
+GANTT_ROWS = 60  # more bars than this are unreadable: the longest are shown
+TABLE_ROWS = 200
+OUTCOME_COLOURS = {"completed": "#2a9d8f", "cancelled": "#e9c46a", "superseded": "#8d99ae", "running": "#e76f51",
+                   "deleted": "#6d597a"}
+
+
+def when(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def span(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    seconds = ms / 1000
+    if seconds < 120:
+        return f"{seconds:.3f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def summary(result: AuditResult) -> str:
+    log = result.log
+    lines = [f"kraftwire audit ({log['engine']}): {len(log['files'])} file(s), {log['splits']} split(s)"
+             + (f", starting from snapshot {log['snapshot']}" if log["snapshot"] else ""),
+             f"  log: {log['records']:,} records, offsets {log['start_offset']}..{log['end_offset'] - 1}, "
+             f"{when(log['first_timestamp'])} .. {when(log['last_timestamp'])}, {log['topics']} topic(s), "
+             f"{log['leader_changes']} leader change(s)"]
+    window = log["window"]
+    if window["from"] is not None or window["to"] is not None:
+        lines.append(f"  reporting {window['by']} {window['from']} .. {window['to']}")
+    reassignments = result.rows("reassignments")
+    outcomes = Counter(r["outcome"] for r in reassignments)
+    lines.append(f"  reassignments: {len(reassignments)} (" + ", ".join(
+        f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o]) + ")")
+    durations = sorted(r["duration_ms"] for r in reassignments if r["outcome"] == "completed")
+    if durations:
+        lines.append(f"    completed in: median {span(durations[len(durations) // 2])}, "
+                     f"p95 {span(durations[int(len(durations) * 0.95)])}, max {span(durations[-1])}")
+    rf = result.rows("rf_changes")
+    lines.append(f"  replication-factor changes: {len(rf)}")
+    lines += [f"    {r['topic']}-{r['partition']} {r['rf_before']} -> {r['rf_after']} at offset {r['offset']} "
+              f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})" for r in rf[:10]]
+    throttles = result.rows("throttles")
+    left = [t for t in throttles if t["left_behind"]]
+    lines.append(f"  throttles: {len(throttles)} set, {len(left)} left behind")
+    lines += [f"    {t['resource_type']} {t['resource_name']!r} {t['config']}={t['value']} set at offset {t['set_offset']}, "
+              f"still set {span(t['lingered_ms'])} after the last reassignment that needed it" for t in left[:10]]
+    violations = result.rows("violations")
+    kinds = Counter(v["kind"] for v in violations)
+    lines.append(f"  violations: {len(violations)}" + (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")"
+                                                        if kinds else ""))
+    lines += [f"    offset {v['offset']}: {v['kind']} "
+              + (f"{v['topic']}-{v['partition']} " if v["partition"] is not None else "")
+              + (f"[{v['file']}@{v['position']}] " if v["file"] else "") + (v["detail"] or "") for v in violations[:20]]
+    brokers = Counter(b["event"] for b in result.rows("brokers"))
+    offline = sum(1 for d in result.rows("directories") if d["event"] == "offline")
+    lines.append("  brokers: " + (", ".join(f"{n} {e}" for e, n in sorted(brokers.items())) or "no events")
+                 + f"; {offline} directory(ies) went offline")
+    urp = result.rows("under_replicated")
+    if urp:
+        peak = max(urp, key=lambda r: r["under_replicated"])
+        lines.append(f"  under-replicated partitions: peak {peak['under_replicated']} at offset {peak['offset']}, "
+                     f"{urp[-1]['under_replicated']} at the end; leaderless at the end: {urp[-1]['offline']}")
+    lines.append(f"  tables in {result.out}: " + ", ".join(f"{name} {n:,}" for name, n in result.counts.items()))
+    return "\n".join(lines)
+
+
+# --- HTML --------------------------------------------------------------------------------------------
+
+
+def write_html(result: AuditResult) -> str:
+    uri = storage.join(result.out, "report.html")
+    storage.write_bytes(uri, render_html(result).encode())
+    return uri
+
+
+def render_html(result: AuditResult) -> str:
+    log = result.log
+    reassignments = result.rows("reassignments")
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>kraftwire audit</title>", _STYLE, "</head><body>",
+        "<h1>Metadata log audit</h1>",
+        f"<pre>{html.escape(summary(result))}</pre>",
+        "<h2>Reassignments</h2>",
+        _figure("reassignment-gantt", _gantt(reassignments, log["last_timestamp"]),
+                f"Reassignments over time, coloured by outcome"
+                + (f" (the {GANTT_ROWS} longest of {len(reassignments)})" if len(reassignments) > GANTT_ROWS else "")),
+        _figure("duration-histogram", _histogram(reassignments), "Durations of completed and cancelled reassignments"),
+        _figure("under-replicated", _under_replicated(result.rows("under_replicated"), log),
+                "Under-replicated and leaderless partitions over time"),
+        _table("Replication-factor changes", result, "rf_changes"),
+        _table("Throttles", result, "throttles"),
+        _table("Violations", result, "violations"),
+        _table("Broker events", result, "brokers"),
+        _table("Directory events", result, "directories"),
+        _table("Reassignments", result, "reassignments"),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+_STYLE = """<style>
+body{font-family:sans-serif;margin:2em;color:#222} pre{background:#f5f5f5;padding:1em;overflow-x:auto}
+table{border-collapse:collapse;font-size:12px;margin-bottom:2em} td,th{border:1px solid #ccc;padding:2px 6px}
+th{background:#eee} figure{margin:1em 0} figcaption{font-style:italic;color:#555}
+</style>"""
+
+
+def _figure(element_id: str, svg: str, caption: str) -> str:
+    return (f"<figure class='plot' id='{element_id}'>{svg}<figcaption>{html.escape(caption)}</figcaption>"
+            "</figure>")
+
+
+def _svg(fig) -> str:
+    from matplotlib import rc_context
+
+    buf = io.StringIO()
+    with rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _dates(values):
+    from matplotlib import dates
+
+    return dates.date2num([datetime.fromtimestamp(v / 1000, timezone.utc) for v in values])
+
+
+def _gantt(reassignments: list[dict], end: int | None) -> str:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    def finish(r):  # a running reassignment lasts to the end of the log
+        return r["end_time"] if r["end_time"] is not None else max(end or 0, r["start_time"])
+
+    timed = [r for r in reassignments if r["start_time"] is not None]
+    shown = sorted(sorted(timed, key=lambda r: finish(r) - r["start_time"], reverse=True)[:GANTT_ROWS],
+                   key=lambda r: (r["start_time"], r["topic"] or "", r["partition"]))
+    fig = Figure(figsize=(10, max(2.0, 0.25 * len(shown) + 1)))
+    ax = fig.subplots()
+    if not shown:
+        ax.text(0.5, 0.5, "no reassignments", ha="center", va="center", transform=ax.transAxes)
+    else:
+        starts = _dates([r["start_time"] for r in shown])
+        ends = _dates([finish(r) for r in shown])
+        widths = [max(e - s, 1 / 86_400_000) for s, e in zip(starts, ends)]  # at least 1 ms, visible
+        ax.barh(range(len(shown)), widths, left=starts, color=[OUTCOME_COLOURS[r["outcome"]] for r in shown])
+        ax.set_yticks(range(len(shown)), [f"{r['topic']}-{r['partition']}" for r in shown], fontsize=7)
+        ax.invert_yaxis()
+        ax.xaxis_date()
+        fig.autofmt_xdate()
+        used = [o for o in OUTCOME_COLOURS if any(r["outcome"] == o for r in shown)]
+        ax.legend(handles=[Patch(color=OUTCOME_COLOURS[o], label=o) for o in used], loc="best", fontsize=8)
+    ax.set_xlabel("time (UTC)")
+    return _svg(fig)
+
+
+def _histogram(reassignments: list[dict]) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 3.5))
+    ax = fig.subplots()
+    ended = [r for r in reassignments if r["outcome"] in ("completed", "cancelled") and r["duration_ms"] is not None]
+    if not ended:
+        ax.text(0.5, 0.5, "no finished reassignments", ha="center", va="center", transform=ax.transAxes)
+    else:
+        for outcome in ("completed", "cancelled"):
+            values = [r["duration_ms"] / 1000 for r in ended if r["outcome"] == outcome]
+            if values:
+                ax.hist(values, bins=40, alpha=0.8, label=outcome, color=OUTCOME_COLOURS[outcome])
+        ax.legend(fontsize=8)
+    ax.set_xlabel("duration (s)")
+    ax.set_ylabel("reassignments")
+    return _svg(fig)
+
+
+def _under_replicated(rows: list[dict], log: dict) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3.5))
+    ax = fig.subplots()
+    if not rows:
+        ax.text(0.5, 0.5, "no partition was ever under-replicated", ha="center", va="center", transform=ax.transAxes)
+    else:
+        times = [r["timestamp"] for r in rows]
+        under = [r["under_replicated"] for r in rows]
+        offline = [r["offline"] for r in rows]
+        if log["last_timestamp"] is not None and log["last_timestamp"] > times[-1]:
+            times, under, offline = times + [log["last_timestamp"]], under + under[-1:], offline + offline[-1:]
+        x = _dates(times)
+        ax.step(x, under, where="post", label="under-replicated", color="#e76f51")
+        ax.step(x, offline, where="post", label="leaderless", color="#264653")
+        ax.xaxis_date()
+        fig.autofmt_xdate()
+        ax.legend(fontsize=8)
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel("partitions")
+    return _svg(fig)
+
+
+def _table(title: str, result: AuditResult, name: str) -> str:
+    rows = result.tables[name]
+    schema = tables.SCHEMAS[name]
+    timestamps = {i for i, f in enumerate(schema) if str(f.type).startswith("timestamp")}
+    head = "".join(f"<th>{html.escape(f.name)}</th>" for f in schema)
+    body = []
+    for row in rows[:TABLE_ROWS]:
+        cells = [when(v) if i in timestamps else ("" if v is None else list(v) if isinstance(v, tuple) else v)
+                 for i, v in enumerate(row)]
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    more = f"<p>{len(rows) - TABLE_ROWS} more rows in the {name} table.</p>" if len(rows) > TABLE_ROWS else ""
+    return (f"<h2 id='{name}'>{html.escape(title)} ({len(rows)})</h2>"
+            f"<table><tr>{head}</tr>{''.join(body)}</table>{more}")

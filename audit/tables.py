@@ -1,0 +1,108 @@
+"""The audit's tables on disk: ``OUT/parquet/<table>/part-NNNNN.parquet`` and
+``OUT/json/<table>/part-NNNNN.jsonl``, the same rows in both.
+
+Parts are written by whoever holds the rows (a Spark task, the driver, or the single process), each
+under its own part number, so a retried task rewrites its own files. Every table gets at least one
+part, possibly empty, so readers always find its schema (``spark.read.parquet(OUT + "/parquet/
+reassignments")``, ``pandas.read_parquet``, ``jq``). Timestamps are UTC milliseconds: a Parquet
+timestamp, a number in JSON. The ``fields`` column of ``records`` is a JSON string in Parquet and
+an object in JSON lines.
+"""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import storage
+from .replay import COLUMNS
+
+_INTS = pa.list_(pa.int32())
+_TEXTS = pa.list_(pa.string())
+_TIME = pa.timestamp("ms", tz="UTC")
+_TYPES = {
+    "records": (pa.int64(), _TIME, pa.int32(), pa.bool_(), pa.bool_(), pa.string(), pa.int16(), pa.string(),
+                pa.string(), pa.int32(), pa.string()),
+    "partition_states": (pa.int64(), _TIME, pa.string(), pa.string(), pa.int32(), pa.string(), _INTS, _INTS,
+                         pa.int32(), pa.int32(), pa.int32(), _INTS, _INTS, _TEXTS, pa.int8()),
+    "reassignments": (pa.string(), pa.string(), pa.int32(), pa.int64(), _TIME, pa.int64(), _TIME, pa.string(),
+                      _INTS, _INTS, _INTS, _INTS, _INTS, pa.int32(), pa.int32(), pa.int64()),
+    "rf_changes": (pa.string(), pa.string(), pa.int32(), pa.int64(), _TIME, pa.int32(), pa.int32(), _INTS, _INTS,
+                   pa.int64(), pa.string()),
+    "throttles": (pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(), _TIME, pa.int64(), _TIME,
+                  pa.string(), pa.int32(), _TIME, pa.int64(), pa.bool_()),
+    "violations": (pa.int64(), _TIME, pa.string(), pa.string(), pa.string(), pa.int32(), pa.int32(), pa.string(),
+                   pa.string(), pa.int64()),
+    "brokers": (pa.int64(), _TIME, pa.int32(), pa.string(), pa.int64(), pa.bool_(), pa.bool_(), pa.string(),
+                _TEXTS, pa.string()),
+    "directories": (pa.int64(), _TIME, pa.int32(), pa.string(), pa.string(), pa.string()),
+    "under_replicated": (pa.int64(), _TIME, pa.int32(), pa.int32()),
+}
+SCHEMAS = {name: pa.schema(list(zip(COLUMNS[name], _TYPES[name]))) for name in COLUMNS}
+RAW_JSON_COLUMN = {"records": "fields"}
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def table_uri(out: str, table: str, fmt: str, part: int | None = None) -> str:
+    """``fmt`` is "parquet" or "json"; without ``part``, the table's directory."""
+    directory = storage.join(out, fmt, table)
+    if part is None:
+        return directory
+    return storage.join(directory, f"part-{part:05d}.{'parquet' if fmt == 'parquet' else 'jsonl'}")
+
+
+def clear(out: str) -> None:
+    """Remove the tables of an earlier run, so no stale part survives."""
+    for fmt in ("parquet", "json"):
+        storage.remove_tree(storage.join(out, fmt))
+
+
+def to_arrow(table: str, rows: list[tuple]) -> pa.Table:
+    schema = SCHEMAS[table]
+    columns = list(zip(*rows))
+    return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
+
+
+def json_lines(table: str, rows: list[tuple]) -> str:
+    names = COLUMNS[table]
+    if table not in RAW_JSON_COLUMN:
+        return "".join([_ENCODE(dict(zip(names, row))) + "\n" for row in rows])
+    head, last = names[:-1], names[-1]
+    assert last == RAW_JSON_COLUMN[table]
+    tail = f',"{last}":'
+    return "".join([_ENCODE(dict(zip(head, row)))[:-1] + tail + row[-1] + "}\n" for row in rows])
+
+
+class TableWriter:
+    """Appends rows to one part of each table; ``close`` finishes the files (and creates empty parts
+    for the tables named in ``ensure``)."""
+
+    def __init__(self, out: str, part: int, ensure: tuple[str, ...] = ()):
+        self.out = out
+        self.part = part
+        self.counts: dict[str, int] = {}
+        self._parquet: dict[str, tuple] = {}
+        self._json: dict[str, object] = {}
+        for table in ensure:
+            self.write(table, [])
+
+    def write(self, table: str, rows: list[tuple]) -> None:
+        if table not in self._parquet:
+            stream = storage.open_output(table_uri(self.out, table, "parquet", self.part))
+            self._parquet[table] = (stream, pq.ParquetWriter(stream, SCHEMAS[table]))
+            self._json[table] = storage.open_output(table_uri(self.out, table, "json", self.part))
+            self.counts[table] = 0
+        if rows:
+            self._parquet[table][1].write_table(to_arrow(table, rows))
+            self._json[table].write(json_lines(table, rows).encode())
+            self.counts[table] += len(rows)
+
+    def close(self) -> dict[str, int]:
+        for table, (stream, writer) in self._parquet.items():
+            writer.close()
+            stream.close()
+            self._json[table].close()
+        self._parquet.clear()
+        self._json.clear()
+        return self.counts
