@@ -310,6 +310,17 @@ def test_validate_only_writes_nothing_but_answers_the_same():
     assert [code for _, _, code, _ in outcomes(response)] == [0, 3]
 
 
+def test_a_request_writing_over_10000_records_fails_whole():
+    many = [(f"custom.{i}", SET, "1") for i in range(5001)]
+    records, response = incremental_api.decide(image_of(), incremental((BROKER, "1", many), (BROKER, "2", many)),
+                                               CONTROLLER_ID)
+    assert records == []
+    assert [(code, message) for _, _, code, message in outcomes(response)] == [
+        (44, "Unable to perform excessively large batch operation.")] * 2
+    records, _ = incremental_api.decide(image_of(), incremental((BROKER, "1", many)), CONTROLLER_ID)
+    assert len(records) == 5001
+
+
 def test_repeated_resources_sent_straight_to_the_controller():
     _, response = incremental_api.decide(image_of(), incremental((TOPIC, "orders", []), (TOPIC, "orders", [])),
                                          CONTROLLER_ID)

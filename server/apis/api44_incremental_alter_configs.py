@@ -22,7 +22,8 @@ INVALID_TOPIC_EXCEPTION (17) for an illegal name; then UNKNOWN_TOPIC_OR_PARTITIO
 Unlike Kafka's controller, it checks broker values again (they may have changed since the broker
 looked). Each change is a ConfigRecord (value null deletes); BROKER records are written even when the
 value does not change (KAFKA-14136), TOPIC records only when it does. All resources' records form
-one atomic batch, answered after commit; ``ValidateOnly`` writes nothing but answers the same.
+one atomic batch, answered after commit; ``ValidateOnly`` writes nothing but answers the same. A
+request that would write more than 10000 records fails whole: POLICY_VIOLATION (44) for every resource.
 Successes carry a null ErrorMessage, as Kafka's do.
 """
 from __future__ import annotations
@@ -34,15 +35,17 @@ from codec import records as rec
 from codec.messages import IncrementalAlterConfigsResponse
 
 from .. import configs
-from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
-                      KafkaError)
-from ..topics import invalid_name_reason
+from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, UNKNOWN_SERVER_ERROR,
+                      UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
+from ..topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
 API_KEY = 44
 UNSUPPORTED_VERSION, BROKER_ID_NOT_REGISTERED = 35, 102
 Outcome = tuple[int, str | None]  # (error code, error message) of one resource
 SUCCESS: Outcome = (0, None)
+# What Kafka's controller answers every resource when a request would write too many records.
+TOO_MANY_RECORDS: Outcome = (POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
 OpsOf = Callable[[object, object], list[configs.Op]]  # (image, request resource) -> operations
 
 
@@ -168,6 +171,8 @@ def decide(image, request, controller_id: int, ops_of: OpsOf = incremental_ops,
            response_cls=IncrementalAlterConfigsResponse):
     """(records, response) of the controller ``controller_id`` for a whole request."""
     records, outcomes = decide_resources(image, request.resources, ops_of, controller_id)
+    if len(records) > MAX_RECORDS_PER_USER_OP:
+        records, outcomes = [], [TOO_MANY_RECORDS] * len(outcomes)
     response = build_response(response_cls, request.resources, outcomes)
     return ([] if request.validate_only else records), response
 
