@@ -19,7 +19,8 @@ class MalformedError(CodecError):
 
 class EncodeError(CodecError):
     """An object that cannot be written at the requested version: the version is not valid for the
-    message, a field the version lacks holds a non-default value, or null sits where it may not."""
+    message, a field the version lacks holds a non-default value, null sits where it may not, or
+    unknown tagged fields are set on a version without tagged fields."""
 
 
 class UnsupportedVersionError(CodecError):

@@ -111,6 +111,11 @@ class UVarInt(Construct):
 
 # --- fixed-width numbers -------------------------------------------------------------------------
 
+# struct packs any object as "?" (None as false) while it refuses None for the number codes, so a
+# null bool would slip through as false; bools check for it themselves.
+NULL_BOOL = "a bool cannot be null"
+
+
 class Fixed(Construct):
     """A big-endian fixed-width value; consecutive ones are merged into a single (un)pack."""
 
@@ -123,6 +128,8 @@ class Fixed(Construct):
         return _unpack(">" + self.code, stream_read(stream, self.size, path))[0]
 
     def _build(self, obj, stream, context, path):
+        if obj is None and self.code == "?":
+            raise struct.error(NULL_BOOL)
         stream_write(stream, _pack(">" + self.code, obj), self.size, path)
         return obj
 
@@ -335,5 +342,8 @@ def emit_fixed_group(e, fields: list[tuple[str, Fixed]]) -> None:
 
 
 def emit_fixed_group_encode(e, fields: list[tuple[str, Fixed]], out: str) -> None:
+    for expr, c in fields:
+        if c.code == "?":
+            e.line(f"if {expr} is None: raise struct_error({NULL_BOOL!r})")
     fmt = "".join(c.code for _, c in fields)
     e.line(f"{out} += pack('>{fmt}', {', '.join(x for x, _ in fields)})")

@@ -37,6 +37,10 @@ from .primitives import (
 from .schema import FieldSpec, StructSpec
 
 
+# Like Kafka's writers, refuse rather than silently drop tagged fields a version cannot carry.
+UNKNOWN_TAGS_UNSUPPORTED = "unknown tagged fields are set, but this version has no tagged fields"
+
+
 def write_tagged(out: bytearray, known: list, unknown: tuple) -> None:
     """Write a tagged-field section: count, then (tag, size, bytes) in ascending tag order."""
     tags = sorted([*known, *unknown], key=lambda t: t[0])
@@ -181,6 +185,8 @@ class KafkaStruct(Construct):
             if not slot.spec.ignorable and obj[slot.index] != slot.default:
                 raise EncodeError(f"{self.label}: {slot.spec.name} is not supported in this version "
                                   f"(it has a non-default value {obj[slot.index]!r})")
+        if not self.flexible and obj[-1]:
+            raise EncodeError(f"{self.label}: {UNKNOWN_TAGS_UNSUPPORTED}")
 
     # --- compiled path -------------------------------------------------------------------------
 
@@ -291,6 +297,8 @@ class KafkaStruct(Construct):
                 e.line(f"if obj[{slot.index}] != {module.const(slot.default)}: raise EncodeError("
                        f"'{self.label}: {slot.spec.name} is not supported in this version (non-default value '"
                        f" + repr(obj[{slot.index}]) + ')')")
+        if not self.flexible:
+            e.line(f"if obj[-1]: raise EncodeError({self.label + ': ' + UNKNOWN_TAGS_UNSUPPORTED!r})")
         group: list[tuple[str, Fixed]] = []
         for slot in self.plain:
             expr = f"obj[{slot.index}]"
