@@ -25,6 +25,8 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                                    "Broker i (1..N) listens on --host at --port + i - 1.")
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
     p.add_argument("--host", default="127.0.0.1", help="address every listener binds to (default 127.0.0.1)")
+    p.add_argument("--advertised-host", default=None,
+                   help="address the brokers tell clients to connect to (default: --host)")
     p.add_argument("--port", type=int, default=9092, help="port of broker 1; broker i uses port + i - 1 (default 9092)")
     p.add_argument("--controller-port", type=int, default=9091, help="port of the controller listener (default 9091)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
@@ -63,7 +65,8 @@ async def _serve(args) -> int:
     try:
         cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
-                          metrics_port=args.metrics_port, control_port=args.control_port)
+                          metrics_port=args.metrics_port, control_port=args.control_port,
+                          advertised_host=args.advertised_host)
         await cluster.start()
     except StorageError as exc:
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)
@@ -74,11 +77,11 @@ async def _serve(args) -> int:
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
         if server is not None:
             logging.getLogger("kraftwire").info("%s on %s", name, server.url)
-    print(f"kraftwire ready on {cluster.bootstrap}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    print(f"kraftwire ready on {cluster.bootstrap}", flush=True)  # a SIGTERM from now on stops it cleanly
     await stop.wait()
     await cluster.stop()
     return 0

@@ -11,6 +11,8 @@ defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests se
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/metrics.py) and the control plane with its live view (server/control.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
+``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
+bound to 0.0.0.0 in a container.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class Cluster:
                  heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS,
                  session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, cluster_id: str | None = None,
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
+                 advertised_host: str | None = None,
                  log_config: RaftConfig | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -61,7 +64,7 @@ class Cluster:
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
                        rack=racks[i], log_dirs=[directory_id(self.data_dir / f"broker-{i + 1}", cluster_id, i + 1)], heartbeat_interval_ms=heartbeat_interval_ms,
-                       network=self.network)
+                       network=self.network, advertised_host=advertised_host)
             for i in range(brokers)
         ]
         self.faults = ErrorInjector([b.listener for b in self.brokers])

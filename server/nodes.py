@@ -61,9 +61,11 @@ class ControllerNode:
 class BrokerNode:
     def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node: ControllerNode,
                  rack: str | None = None, log_dirs: list[uuid.UUID] | None = None,
-                 heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None):
+                 heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None,
+                 advertised_host: str | None = None):
         self.broker_id = broker_id
         self.host = host
+        self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack
         self.log_dirs = list(log_dirs or [uuid.uuid4()])
         self.listener_name = LISTENER_NAME
@@ -128,7 +130,7 @@ class BrokerNode:
     async def _register(self) -> None:
         request = BrokerRegistrationRequest(
             broker_id=self.broker_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation_id,
-            listeners=[BrokerRegistrationRequest.Listener(name=LISTENER_NAME, host=self.host, port=self.port,
+            listeners=[BrokerRegistrationRequest.Listener(name=LISTENER_NAME, host=self.advertised_host, port=self.port,
                                                           security_protocol=PLAINTEXT)],
             features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
                                                         min_supported_version=MIN_METADATA_VERSION,

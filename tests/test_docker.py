@@ -1,0 +1,156 @@
+"""docker/: what can be checked without a Docker engine.
+
+The compose file parses and wires the cluster and the audit to one data volume with settings
+``kraftwire serve`` knows; the Dockerfile runs as a non-root user from the slim Python 3.11 base, copies
+only what exists and .dockerignore lets through; and the image's own commands (its ENTRYPOINT + CMD
+and its HEALTHCHECK, with its ENV and the compose environment) work when run directly.
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+import yaml
+from kafka import KafkaAdminClient
+from served import Served, free_ports
+
+from server import config_file
+from server.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+DOCKER = REPO / "docker"
+
+
+def compose() -> dict:
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())
+
+
+def dockerfile_stages() -> dict[str, list[tuple[str, str]]]:
+    """Stage name -> [(instruction, arguments)], continuation lines joined, comments dropped."""
+    text = (DOCKER / "Dockerfile").read_text().replace("\\\n", " ")
+    stages: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instruction, _, arguments = line.partition(" ")
+        instruction = instruction.upper()
+        if instruction == "FROM":
+            current = arguments.split()[-1]
+            stages[current] = []
+        stages[current].append((instruction, arguments.strip()))
+    return stages
+
+
+def exec_form(arguments: str) -> list[str]:
+    return json.loads(arguments)
+
+
+def last(stage: list[tuple[str, str]], instruction: str) -> str:
+    return [args for name, args in stage if name == instruction][-1]
+
+
+def image_env(stage: list[tuple[str, str]]) -> dict[str, str]:
+    env = {}
+    for name, args in stage:
+        if name == "ENV":
+            env.update(item.split("=", 1) for item in shlex.split(args))
+    return env
+
+
+def test_compose_runs_the_cluster_and_the_audit_over_one_data_volume():
+    spec = compose()
+    assert set(spec["services"]) == {"kraftwire", "audit"}
+    assert set(spec["volumes"]) >= {"kraftwire-data"}
+    cluster, audit = spec["services"]["kraftwire"], spec["services"]["audit"]
+    for service, target in ((cluster, "kraftwire"), (audit, "audit")):
+        assert service["build"]["target"] == target
+        assert (DOCKER / service["build"]["context"] / service["build"]["dockerfile"]).resolve() == DOCKER / "Dockerfile"
+    data_dir = cluster["environment"]["KRAFTWIRE_DATA_DIR"]
+    assert f"kraftwire-data:{data_dir}" in cluster["volumes"]
+    assert f"kraftwire-data:{data_dir}:ro" in audit["volumes"]
+    assert audit["command"][:2] == ["audit", f"{data_dir}/__cluster_metadata-0"]
+    assert "--out" in audit["command"]
+    assert audit["depends_on"]["kraftwire"]["condition"] == "service_healthy"
+    assert any(port.startswith(f'{cluster["environment"]["KRAFTWIRE_PORT"]}') for port in cluster["ports"])
+
+
+def test_compose_and_image_settings_are_ones_serve_knows(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    documented = {word for word in capsys.readouterr().out.split() if word.startswith(config_file.ENV_PREFIX)}
+    used = set(compose()["services"]["kraftwire"]["environment"]) | set(image_env(dockerfile_stages()["kraftwire"]))
+    ours = {name for name in used if name.startswith(config_file.ENV_PREFIX)}
+    assert ours and ours <= documented, ours - documented
+
+
+def test_dockerfile_is_slim_non_root_with_an_api_versions_healthcheck():
+    stages = dockerfile_stages()
+    assert set(stages) == {"kraftwire", "audit"}
+    assert stages["kraftwire"][0] == ("FROM", "python:3.11-slim AS kraftwire")
+    for stage in stages.values():
+        assert last(stage, "USER") not in ("root", "0")
+    assert exec_form(last(stages["kraftwire"], "ENTRYPOINT")) == ["kraftwire"]
+    assert exec_form(last(stages["kraftwire"], "CMD")) == ["serve"]
+    healthcheck = last(stages["kraftwire"], "HEALTHCHECK")
+    assert exec_form(healthcheck[healthcheck.index("CMD") + 3:]) == ["kraftwire", "healthcheck"]
+
+
+def test_dockerfile_copies_only_what_exists_and_is_not_ignored():
+    ignored = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    for pattern in (".git", "tests", "kraftwire-data", "**/__pycache__"):
+        assert pattern in ignored
+    copied = [args.split()[:-1] for stage in dockerfile_stages().values() for name, args in stage if name == "COPY"]
+    sources = [source for sources in copied for source in sources]
+    assert {"pyproject.toml", "schemas", "codec", "server", "audit"} <= set(sources)
+    for source in sources:
+        assert (REPO / source).exists(), source
+        assert not any(fnmatch(source, pattern) for pattern in ignored), source
+    packages = {p.split(".")[0] for p in __import__("tomllib").loads((REPO / "pyproject.toml").read_text())
+                ["tool"]["setuptools"]["packages"]}
+    assert packages - {"kraftwire_schemas"} <= set(sources)  # everything pip install . needs is copied
+
+
+def test_the_image_commands_work_when_run_directly(tmp_path):
+    """ENTRYPOINT + CMD with the image's ENV and the compose environment (ports and the data directory
+    moved to free ones here), then the HEALTHCHECK command with the same environment."""
+    stage = dockerfile_stages()["kraftwire"]
+    port, controller_port = free_ports(3), free_ports(1)
+    environment = {**image_env(stage), **compose()["services"]["kraftwire"]["environment"],
+                   "KRAFTWIRE_PORT": str(port), "KRAFTWIRE_CONTROLLER_PORT": str(controller_port),
+                   "KRAFTWIRE_METRICS_PORT": "0", "KRAFTWIRE_CONTROL_PORT": "0",
+                   "KRAFTWIRE_DATA_DIR": str(tmp_path / "data")}
+    entrypoint = exec_form(last(stage, "ENTRYPOINT")) + exec_form(last(stage, "CMD"))
+    assert entrypoint == ["kraftwire", "serve"]
+    healthcheck = last(stage, "HEALTHCHECK")
+    probe = exec_form(healthcheck[healthcheck.index("CMD") + 3:])
+
+    def run_probe() -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(config_file.ENV_PREFIX)}
+        env.update(environment, PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "server.cli", *probe[1:]], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=30)
+
+    served = Served(tmp_path, *entrypoint[2:], env=environment)
+    try:
+        answer = run_probe()
+        assert answer.returncode == 0, answer.stderr
+        assert answer.stdout.startswith("healthy")
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{port}")
+        try:
+            brokers = admin.describe_cluster()["brokers"]
+        finally:
+            admin.close()
+        assert sorted((b["host"], b["port"]) for b in brokers) == [("localhost", port + i) for i in range(3)]
+    finally:
+        logged = served.stop()
+    assert json.loads(logged.splitlines()[0])["level"]  # KRAFTWIRE_LOG_FORMAT=json from compose
+    assert (tmp_path / "data" / "__cluster_metadata-0").is_dir()
+    answer = run_probe()
+    assert answer.returncode == 1 and "unhealthy" in answer.stderr
