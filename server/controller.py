@@ -43,6 +43,7 @@ class Controller:
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
         self._commit_listeners: list[Callable[[list[tuple[int, object]]], None]] = []
         self._expiry_task: asyncio.Task | None = None
+        self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
     async def start(self) -> None:
         await self.log.open()
@@ -81,7 +82,10 @@ class Controller:
             for i, (record, _version) in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1
+            appended = time.perf_counter()
             await committed
+            if self.commit_observer is not None:
+                self.commit_observer(time.perf_counter() - appended)
         return response
 
     # --- broker sessions -----------------------------------------------------------------------------

@@ -12,12 +12,15 @@ clusters in one process (a test session) keep separate counts.
   on every change): brokers and fenced brokers, partitions, under-replicated (ISR smaller than the
   replica set) and offline (leaderless) partitions, offline log directories, partitions being
   reassigned and the bytes their new replicas have copied and have left to copy (the simulated
-  replication's progress), open connections per listener, and the metadata log's end offset and high
-  watermark.
+  replication's progress), open connections per listener, and the metadata log's end offset, high
+  watermark and newest snapshot (where it ends, how old it is).
+* ``kraftwire_metadata_commit_latency_seconds``: each controller write's time from append to commit
+  (the fsync, and the quorum once there are several voters).
 """
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import codec
@@ -27,6 +30,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .httpd import HttpServer, Response
 from .image import NO_LEADER
+from .raft.snapshots import list_snapshots
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -51,6 +55,10 @@ class ClusterMetrics:
         self._latency = Histogram("kraftwire_request_latency_seconds", "Time from a request's arrival to its "
                                   "response being written.", ["listener", "api"], buckets=LATENCY_BUCKETS,
                                   registry=self.registry)
+        commit_latency = Histogram("kraftwire_metadata_commit_latency_seconds", "Time from appending a write's "
+                                   "records to the metadata log to their commit.", buckets=LATENCY_BUCKETS,
+                                   registry=self.registry)
+        cluster.controller.commit_observer = commit_latency.observe
         self.registry.register(_ClusterStateCollector(cluster))
         for listener in cluster.listeners():
             listener.observer = self.observer(listener.name)
@@ -131,3 +139,17 @@ class _ClusterStateCollector:
                      log.high_watermark)
         yield _gauge("kraftwire_metadata_image_offset", "Offset of the last record in the committed image.",
                      image.offset)
+        yield from _newest_snapshot(log.directory)
+
+
+def _newest_snapshot(directory: Path):
+    """Where the newest snapshot ends and how old its file is (nothing before the first snapshot)."""
+    try:
+        snapshot, path = list_snapshots(directory)[-1]
+        age = time.time() - path.stat().st_mtime
+    except (IndexError, OSError):  # none yet, or retention removed it while we looked
+        return
+    yield _gauge("kraftwire_metadata_snapshot_end_offset", "Offset the newest metadata snapshot ends at "
+                 "(exclusive).", snapshot.end_offset)
+    yield _gauge("kraftwire_metadata_snapshot_age_seconds", "Seconds since the newest metadata snapshot was "
+                 "written.", age)

@@ -8,9 +8,11 @@ from kafka.admin import NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.cluster import BackgroundCluster
+from server.raft import RaftConfig
 
 PARTITION_BYTES = 6_000_000
 BANDWIDTH = 3_000_000  # bytes/s: the copy takes about two seconds
+SNAPSHOT_EVERY_RECORDS = 20
 
 
 def scrape(bg) -> dict:
@@ -31,6 +33,15 @@ def total(samples: dict, name: str, **labels) -> float:
 def bg():
     with BackgroundCluster(brokers=3, metrics_port=0) as cluster:
         yield cluster
+
+
+@pytest.fixture
+def admin_of_snapshotting():
+    with BackgroundCluster(brokers=1, metrics_port=0,
+                           log_config=RaftConfig(snapshot_every_records=SNAPSHOT_EVERY_RECORDS)) as cluster:
+        client = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
+        yield cluster, client
+        client.close()
 
 
 @pytest.fixture
@@ -60,6 +71,21 @@ def test_request_counters_latency_and_connections_move(bg, admin):
     assert total(after, "kraftwire_fenced_brokers") == 0
     assert total(after, "kraftwire_metadata_high_watermark") > total(before, "kraftwire_metadata_high_watermark")
     assert total(after, "kraftwire_metadata_log_end_offset") >= total(after, "kraftwire_metadata_high_watermark")
+    assert total(after, "kraftwire_metadata_commit_latency_seconds_count") > total(
+        before, "kraftwire_metadata_commit_latency_seconds_count")
+
+
+def test_snapshot_gauges_appear_once_a_snapshot_is_written(admin_of_snapshotting):
+    bg, admin = admin_of_snapshotting
+    assert not any(name == "kraftwire_metadata_snapshot_end_offset" for name, _ in scrape(bg))
+    admin.create_topics([NewTopic(f"t{i}", 1, 1) for i in range(SNAPSHOT_EVERY_RECORDS)])
+    deadline = time.monotonic() + 30
+    while not (samples := scrape(bg)).get(("kraftwire_metadata_snapshot_end_offset", frozenset())):
+        assert time.monotonic() < deadline, "no snapshot gauge"
+        time.sleep(0.05)
+    assert 0 < samples[("kraftwire_metadata_snapshot_end_offset", frozenset())] <= total(
+        samples, "kraftwire_metadata_high_watermark")
+    assert samples[("kraftwire_metadata_snapshot_age_seconds", frozenset())] >= 0
 
 
 def test_error_codes_are_counted_by_code(bg, admin):
