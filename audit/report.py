@@ -206,6 +206,8 @@ def _under_replicated(rows: list[dict], log: dict) -> str:
         times = [r["timestamp"] for r in rows]
         under = [r["under_replicated"] for r in rows]
         offline = [r["offline"] for r in rows]
+        if log["first_timestamp"] is not None and log["first_timestamp"] < times[0]:
+            times, under, offline = [log["first_timestamp"]] + times, [0] + under, [0] + offline
         if log["last_timestamp"] is not None and log["last_timestamp"] > times[-1]:
             times, under, offline = times + [log["last_timestamp"]], under + under[-1:], offline + offline[-1:]
         x = _dates(times)

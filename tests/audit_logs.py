@@ -138,3 +138,100 @@ def planted_log(directory, **writer_options) -> Planted:
     log.w.append(torn[: len(torn) // 2])
     log.close()
     return p
+
+
+# --- a realistic scenario --------------------------------------------------------------------------
+
+ORDERS = uuid.UUID("0a0a0a0a-0000-4000-8000-000000000001")
+EVENTS = uuid.UUID("0e0e0e0e-0000-4000-8000-000000000002")
+SCRATCH = uuid.UUID("05050505-0000-4000-8000-000000000003")
+THROTTLE_RATE = "10485760"
+
+
+def scenario_log(directory, **writer_options) -> dict[str, int]:
+    """Records as Kafka's controller writes them (reference §2.3-2.6, §3.5, §4); returns the offset of
+    each step by name. Times are T0 + the second in the comments."""
+    log = Log(directory, **writer_options)
+    at: dict[str, int] = {}
+    log.leader_change()
+    for b in (1, 2, 3, 4):
+        log.broker(b)
+    at["orders"] = log.topic("orders", ORDERS, [[1, 2, 3], [2, 3, 4]])
+    at["events"] = log.topic("events", EVENTS, [[1, 2]])
+    at["scratch"] = log.topic("scratch", SCRATCH, [[3, 4]])
+
+    # 1 s: kafka-reassign-partitions sets throttles for moving orders-0 from broker 1 to 4
+    log.at(1000)
+    at["throttle_leader"] = log.config(2, "orders", "leader.replication.throttled.replicas", "0:1,0:2,0:3")
+    at["throttle_follower"] = log.config(2, "orders", "follower.replication.throttled.replicas", "0:4")
+    at["rate_1"] = log.config(4, "1", "leader.replication.throttled.rate", THROTTLE_RATE)
+    at["rate_4"] = log.config(4, "4", "follower.replication.throttled.rate", THROTTLE_RATE)
+    # 2-5.5 s: orders-0 [1,2,3] -> [4,2,3]: start, 4 joins the ISR, completion (leader 1 leaves: 4 leads)
+    log.at(2000)
+    at["a_start"] = log.change(ORDERS, 0, replicas=[4, 2, 3, 1], directories=dirs([4, 2, 3, 1]),
+                               removing_replicas=[1], adding_replicas=[4])
+    log.at(5000)
+    log.change(ORDERS, 0, isr=[1, 2, 3, 4])
+    log.at(5500)
+    at["a_end"] = log.change(ORDERS, 0, replicas=[4, 2, 3], directories=dirs([4, 2, 3]), isr=[2, 3, 4], leader=4,
+                             removing_replicas=[], adding_replicas=[])
+    # 6 s: --verify removes the throttles
+    log.at(6000)
+    at["unthrottle"] = log.put(
+        r.ConfigRecord(resource_type=2, resource_name="orders", name="leader.replication.throttled.replicas", value=None),
+        r.ConfigRecord(resource_type=2, resource_name="orders", name="follower.replication.throttled.replicas", value=None),
+        r.ConfigRecord(resource_type=4, resource_name="1", name="leader.replication.throttled.rate", value=None),
+        r.ConfigRecord(resource_type=4, resource_name="4", name="follower.replication.throttled.rate", value=None))
+    # 7 s: orders-1 [2,3,4] -> [1,3,4]; 8 s: superseded by [1,2,3] (Kafka keeps AR [1], RR becomes [4]);
+    # 9 s: 1 joins the ISR, which completes it in the same record (4 leaves: leader 2 re-elected)
+    log.at(7000)
+    at["b_start"] = log.change(ORDERS, 1, replicas=[1, 3, 4, 2], directories=dirs([1, 3, 4, 2]),
+                               removing_replicas=[2], adding_replicas=[1])
+    log.at(8000)
+    at["b_again"] = log.change(ORDERS, 1, replicas=[1, 2, 3, 4], directories=dirs([1, 2, 3, 4]), removing_replicas=[4])
+    log.at(9000)
+    at["b_end"] = log.change(ORDERS, 1, replicas=[1, 2, 3], directories=dirs([1, 2, 3]), isr=[2, 3, 1], leader=2,
+                             removing_replicas=[], adding_replicas=[])
+    # 10-13 s: events-0 RF 2 -> 3 with a throttle that is never removed
+    log.at(10000)
+    at["events_throttle"] = log.config(2, "events", "follower.replication.throttled.replicas", "0:3")
+    at["rate_3"] = log.config(4, "3", "follower.replication.throttled.rate", THROTTLE_RATE)
+    at["c_start"] = log.change(EVENTS, 0, replicas=[1, 2, 3], directories=dirs([1, 2, 3]), adding_replicas=[3])
+    log.at(13000)
+    at["c_end"] = log.change(EVENTS, 0, isr=[1, 2, 3], adding_replicas=[])
+    # 14-15 s: scratch-0 [3,4] -> [1,2], cancelled
+    log.at(14000)
+    at["d_start"] = log.change(SCRATCH, 0, replicas=[1, 2, 3, 4], directories=dirs([1, 2, 3, 4]),
+                               adding_replicas=[1, 2], removing_replicas=[3, 4])
+    log.at(15000)
+    at["d_cancel"] = log.change(SCRATCH, 0, replicas=[3, 4], directories=dirs([3, 4]), leader=3,
+                                adding_replicas=[], removing_replicas=[])
+    # 16 s: orders-0 [4,2,3] -> [4,2,1], still running at the end
+    log.at(16000)
+    at["e_start"] = log.change(ORDERS, 0, replicas=[4, 2, 1, 3], directories=dirs([4, 2, 1, 3]),
+                               removing_replicas=[3], adding_replicas=[1])
+    # 17 s: broker 3 is fenced: it leaves every ISR and scratch-0's leadership, in one batch
+    log.at(17000)
+    at["fence"] = log.put(
+        r.BrokerRegistrationChangeRecord(broker_id=3, broker_epoch=103, fenced=1),
+        r.PartitionChangeRecord(partition_id=0, topic_id=ORDERS, isr=[2, 4]),
+        r.PartitionChangeRecord(partition_id=1, topic_id=ORDERS, isr=[2, 1]),
+        r.PartitionChangeRecord(partition_id=0, topic_id=EVENTS, isr=[1, 2]),
+        r.PartitionChangeRecord(partition_id=0, topic_id=SCRATCH, isr=[4], leader=4))
+    # 18 s: broker 2's first directory fails (heartbeat OfflineLogDirs): its replicas there leave the ISRs
+    log.at(18000)
+    at["dir_offline"] = log.put(
+        r.PartitionChangeRecord(partition_id=0, topic_id=ORDERS, isr=[4]),
+        r.PartitionChangeRecord(partition_id=1, topic_id=ORDERS, isr=[1], leader=1),
+        r.PartitionChangeRecord(partition_id=0, topic_id=EVENTS, isr=[1]),
+        r.BrokerRegistrationChangeRecord(broker_id=2, broker_epoch=102, log_dirs=[dir_of(2, 1)]))
+    # 18.5-19 s: scratch-0 [3,4] -> [4,1] starts, then the topic is deleted
+    log.at(18500)
+    at["f_start"] = log.change(SCRATCH, 0, replicas=[4, 1, 3], directories=dirs([4, 1, 3]), adding_replicas=[1],
+                               removing_replicas=[3])
+    log.at(19000)
+    at["delete"] = log.put(r.RemoveTopicRecord(topic_id=SCRATCH))
+    log.at(20000)
+    at["last"] = log.put(r.NoOpRecord())
+    log.close()
+    return at

@@ -2,8 +2,11 @@
 
 ``bg_cluster`` hosts the cluster on its own event loop in a thread, so synchronous clients
 (kafka-python, confluent-kafka, kcat) can be used from plain test functions; ``cluster`` is the
-in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests).
+in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests). ``spark`` is one local
+SparkSession for the whole run (tests marked ``spark``): starting one costs ~10 s and ~400 MB.
 """
+import os
+
 import pytest
 
 from server.cluster import BackgroundCluster, Cluster
@@ -19,3 +22,24 @@ def bg_cluster():
 async def cluster():
     async with Cluster(brokers=3) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """local[2] on loopback, no UI, few shuffle partitions; serial GC and C1-only JIT start faster."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("kraftwire-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.driver.memory", "1g")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
