@@ -154,3 +154,11 @@ def test_the_image_commands_work_when_run_directly(tmp_path):
     assert (tmp_path / "data" / "__cluster_metadata-0").is_dir()
     answer = run_probe()
     assert answer.returncode == 1 and "unhealthy" in answer.stderr
+
+    # the audit service's command over the data the cluster left (--local: the same replay without Spark)
+    audit = [argument.replace("/data", str(tmp_path / "data")).replace("/reports", str(tmp_path / "reports"))
+             for argument in compose()["services"]["audit"]["command"]]
+    done = subprocess.run([sys.executable, "-m", "server.cli", *audit, "--local"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "reports" / "audit" / "report.html").is_file()
