@@ -27,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="report up to this offset or time, inclusive (the replay still starts at the beginning)")
     p.add_argument("--html", action="store_true", help="also write OUT/report.html with plots")
     p.add_argument("--split-mib", type=float, default=DEFAULT_SPLIT_MIB,
-                   help=f"cut segments into splits of about this many MiB at .index positions (default {DEFAULT_SPLIT_MIB})")
+                   help="cut segments into splits of about this many MiB at .index positions "
+                        f"(default {DEFAULT_SPLIT_MIB})")
     p.add_argument("--partitions", type=int, default=None,
                    help="Spark partitions for the per-partition replay (default: max(splits, 2 x cores))")
 

@@ -69,8 +69,8 @@ def read_split(split: Split, stats: SplitStats) -> Iterator[tuple[bytes, Raw]]:
             return
         base, _, epoch, _, _, _, last_delta = _OFFSETS.unpack_from(buf, pos)
         if size < rec.HEADER_SIZE:
-            stats.findings.append(violation(base, None, "corrupt_batch", file=split.name, position=where,
-                                            detail=f"batch length {size - 12} is impossible; the rest of the split is unreadable"))
+            stats.findings.append(violation(base, None, "corrupt_batch", file=split.name, position=where, detail=(
+                f"batch length {size - 12} is impossible; the rest of the split is unreadable")))
             return
         if not snapshot and (base + last_delta < lo or (hi is not None and base >= hi)):
             pos += size

@@ -233,7 +233,8 @@ class PartitionReplay:
         if type(record) is rec.PartitionRecord:
             self._create(offset, timestamp, record)
         elif self.state is None:
-            self._violation(offset, timestamp, "unknown_partition", "PartitionChangeRecord for a partition that does not exist")
+            self._violation(offset, timestamp, "unknown_partition",
+                            "PartitionChangeRecord for a partition that does not exist")
             return
         else:
             self._change(offset, timestamp, record)
@@ -565,8 +566,8 @@ class GlobalReplay:
 
     def _broker_row(self, offset, timestamp, broker_id, event, b) -> None:
         if self.out.window.contains(offset, timestamp):
-            self.out.rows["brokers"].append((offset, timestamp, broker_id, event, b["epoch"], b["fenced"], b["shutdown"],
-                                             b["rack"], tuple(map(str, b["dirs"])), b["incarnation"]))
+            self.out.rows["brokers"].append((offset, timestamp, broker_id, event, b["epoch"], b["fenced"],
+                                             b["shutdown"], b["rack"], tuple(map(str, b["dirs"])), b["incarnation"]))
 
     def _directory_changes(self, offset, timestamp, broker_id, old, new, cause) -> None:
         if not self.out.window.contains(offset, timestamp):

@@ -59,16 +59,18 @@ def summary(result: AuditResult) -> str:
     rf = result.rows("rf_changes")
     lines.append(f"  replication-factor changes: {len(rf)}")
     lines += [f"    {r['topic']}-{r['partition']} {r['rf_before']} -> {r['rf_after']} at offset {r['offset']} "
-              f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})" for r in rf[:10]]
+              f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})"
+              for r in rf[:10]]
     throttles = result.rows("throttles")
     left = [t for t in throttles if t["left_behind"]]
     lines.append(f"  throttles: {len(throttles)} set, {len(left)} left behind")
-    lines += [f"    {t['resource_type']} {t['resource_name']!r} {t['config']}={t['value']} set at offset {t['set_offset']}, "
-              f"still set {span(t['lingered_ms'])} after the last reassignment that needed it" for t in left[:10]]
+    lines += [f"    {t['resource_type']} {t['resource_name']!r} {t['config']}={t['value']} "
+              f"set at offset {t['set_offset']}, still set {span(t['lingered_ms'])} after the last reassignment "
+              "that needed it" for t in left[:10]]
     violations = result.rows("violations")
     kinds = Counter(v["kind"] for v in violations)
-    lines.append(f"  violations: {len(violations)}" + (" (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")"
-                                                        if kinds else ""))
+    by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    lines.append(f"  violations: {len(violations)}" + (f" ({by_kind})" if kinds else ""))
     lines += [f"    offset {v['offset']}: {v['kind']} "
               + (f"{v['topic']}-{v['partition']} " if v["partition"] is not None else "")
               + (f"[{v['file']}@{v['position']}] " if v["file"] else "") + (v["detail"] or "") for v in violations[:20]]

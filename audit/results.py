@@ -92,7 +92,8 @@ def _gaps_between(plan: Plan, stats: list[SplitStats]) -> list[tuple]:
         if s.index in snapshot_splits:
             continue
         if s.first_offset is not None and s.first_offset != expected:
-            gaps.append(violation(expected, None, "offset_gap", file=s.name, detail=gap_detail(expected, s.first_offset)))
+            gaps.append(violation(expected, None, "offset_gap", file=s.name,
+                                  detail=gap_detail(expected, s.first_offset)))
         if s.next_offset is not None:
             expected = s.next_offset
     return gaps

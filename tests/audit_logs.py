@@ -41,8 +41,8 @@ class Log:
         return self.w.metadata(self.now, list(records))
 
     def leader_change(self, leader: int = 1, epoch: int = 1) -> int:
-        return self.w.control(self.now, [r.LeaderChangeMessage(version=0, leader_id=leader, voters=[], granting_voters=[])],
-                              epoch=epoch)
+        change = r.LeaderChangeMessage(version=0, leader_id=leader, voters=[], granting_voters=[])
+        return self.w.control(self.now, [change], epoch=epoch)
 
     def broker(self, broker: int, fenced: bool = False) -> int:
         return self.put(r.RegisterBrokerRecord(broker_id=broker, broker_epoch=100 + broker,
@@ -57,6 +57,11 @@ class Log:
 
     def change(self, topic_id: uuid.UUID, index: int, **fields) -> int:
         return self.put(r.PartitionChangeRecord(partition_id=index, topic_id=topic_id, **fields))
+
+    def move(self, topic_id: uuid.UUID, index: int, replicas: list[int], adding=None, removing=None, **fields) -> int:
+        """A change of the replica list, with its directories; adding/removing when given ([] clears)."""
+        return self.change(topic_id, index, replicas=replicas, directories=dirs(replicas), adding_replicas=adding,
+                            removing_replicas=removing, **fields)
 
     def config(self, resource_type: int, name: str, key: str, value: str | None) -> int:
         return self.put(r.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=value))
@@ -107,15 +112,13 @@ def planted_log(directory, **writer_options) -> Planted:
     plant("leader_not_in_isr", 1, log.change(t, 1, isr=[1, 2], leader=3))
     plant("adding_not_in_replicas", 2, log.change(t, 2, adding_replicas=[5]))
     plant("removing_not_in_replicas", 3, log.change(t, 3, removing_replicas=[6]))
-    plant("adding_removing_overlap", 4, log.change(t, 4, replicas=[1, 2, 3, 4], directories=dirs([1, 2, 3, 4]),
-                                                   adding_replicas=[4], removing_replicas=[4]))
-    plant("duplicate_replicas", 5, log.change(t, 5, replicas=[1, 1, 2], directories=dirs([1, 1, 2]), isr=[1, 2]))
+    plant("adding_removing_overlap", 4, log.move(t, 4, [1, 2, 3, 4], adding=[4], removing=[4]))
+    plant("duplicate_replicas", 5, log.move(t, 5, [1, 1, 2], isr=[1, 2]))
     plant("directories_misaligned", 6, log.change(t, 6, directories=dirs([1, 2])))
     log.change(t, 7, leader=2)  # leader epoch 1
     plant("epoch_went_back", 7, log.put(partition(t, 7, [1, 2, 3], leader=2)))
-    log.change(t, 8, replicas=[4, 1, 2, 3], directories=dirs([4, 1, 2, 3]), adding_replicas=[4], removing_replicas=[3])
-    plant("completed_before_in_sync", 8, log.change(t, 8, replicas=[4, 1, 2], directories=dirs([4, 1, 2]),
-                                                    isr=[1, 2], adding_replicas=[], removing_replicas=[]))
+    log.move(t, 8, [4, 1, 2, 3], adding=[4], removing=[3])
+    plant("completed_before_in_sync", 8, log.move(t, 8, [4, 1, 2], isr=[1, 2], adding=[], removing=[]))
     plant("unknown_partition", 11, log.change(t, 11, isr=[1]))
     plant("unknown_topic", 0, log.change(uuid.UUID(int=404), 0, isr=[1]))
 
@@ -168,48 +171,42 @@ def scenario_log(directory, **writer_options) -> dict[str, int]:
     at["rate_4"] = log.config(4, "4", "follower.replication.throttled.rate", THROTTLE_RATE)
     # 2-5.5 s: orders-0 [1,2,3] -> [4,2,3]: start, 4 joins the ISR, completion (leader 1 leaves: 4 leads)
     log.at(2000)
-    at["a_start"] = log.change(ORDERS, 0, replicas=[4, 2, 3, 1], directories=dirs([4, 2, 3, 1]),
-                               removing_replicas=[1], adding_replicas=[4])
+    at["a_start"] = log.move(ORDERS, 0, [4, 2, 3, 1], removing=[1], adding=[4])
     log.at(5000)
     log.change(ORDERS, 0, isr=[1, 2, 3, 4])
     log.at(5500)
-    at["a_end"] = log.change(ORDERS, 0, replicas=[4, 2, 3], directories=dirs([4, 2, 3]), isr=[2, 3, 4], leader=4,
-                             removing_replicas=[], adding_replicas=[])
+    at["a_end"] = log.move(ORDERS, 0, [4, 2, 3], isr=[2, 3, 4], leader=4, removing=[], adding=[])
     # 6 s: --verify removes the throttles
     log.at(6000)
-    at["unthrottle"] = log.put(
-        r.ConfigRecord(resource_type=2, resource_name="orders", name="leader.replication.throttled.replicas", value=None),
-        r.ConfigRecord(resource_type=2, resource_name="orders", name="follower.replication.throttled.replicas", value=None),
-        r.ConfigRecord(resource_type=4, resource_name="1", name="leader.replication.throttled.rate", value=None),
-        r.ConfigRecord(resource_type=4, resource_name="4", name="follower.replication.throttled.rate", value=None))
+    at["unthrottle"] = log.put(*(
+        r.ConfigRecord(resource_type=kind, resource_name=name, name=key, value=None)
+        for kind, name, key in ((2, "orders", "leader.replication.throttled.replicas"),
+                                (2, "orders", "follower.replication.throttled.replicas"),
+                                (4, "1", "leader.replication.throttled.rate"),
+                                (4, "4", "follower.replication.throttled.rate"))))
     # 7 s: orders-1 [2,3,4] -> [1,3,4]; 8 s: superseded by [1,2,3] (Kafka keeps AR [1], RR becomes [4]);
     # 9 s: 1 joins the ISR, which completes it in the same record (4 leaves: leader 2 re-elected)
     log.at(7000)
-    at["b_start"] = log.change(ORDERS, 1, replicas=[1, 3, 4, 2], directories=dirs([1, 3, 4, 2]),
-                               removing_replicas=[2], adding_replicas=[1])
+    at["b_start"] = log.move(ORDERS, 1, [1, 3, 4, 2], removing=[2], adding=[1])
     log.at(8000)
-    at["b_again"] = log.change(ORDERS, 1, replicas=[1, 2, 3, 4], directories=dirs([1, 2, 3, 4]), removing_replicas=[4])
+    at["b_again"] = log.move(ORDERS, 1, [1, 2, 3, 4], removing=[4])
     log.at(9000)
-    at["b_end"] = log.change(ORDERS, 1, replicas=[1, 2, 3], directories=dirs([1, 2, 3]), isr=[2, 3, 1], leader=2,
-                             removing_replicas=[], adding_replicas=[])
+    at["b_end"] = log.move(ORDERS, 1, [1, 2, 3], isr=[2, 3, 1], leader=2, removing=[], adding=[])
     # 10-13 s: events-0 RF 2 -> 3 with a throttle that is never removed
     log.at(10000)
     at["events_throttle"] = log.config(2, "events", "follower.replication.throttled.replicas", "0:3")
     at["rate_3"] = log.config(4, "3", "follower.replication.throttled.rate", THROTTLE_RATE)
-    at["c_start"] = log.change(EVENTS, 0, replicas=[1, 2, 3], directories=dirs([1, 2, 3]), adding_replicas=[3])
+    at["c_start"] = log.move(EVENTS, 0, [1, 2, 3], adding=[3])
     log.at(13000)
     at["c_end"] = log.change(EVENTS, 0, isr=[1, 2, 3], adding_replicas=[])
     # 14-15 s: scratch-0 [3,4] -> [1,2], cancelled
     log.at(14000)
-    at["d_start"] = log.change(SCRATCH, 0, replicas=[1, 2, 3, 4], directories=dirs([1, 2, 3, 4]),
-                               adding_replicas=[1, 2], removing_replicas=[3, 4])
+    at["d_start"] = log.move(SCRATCH, 0, [1, 2, 3, 4], adding=[1, 2], removing=[3, 4])
     log.at(15000)
-    at["d_cancel"] = log.change(SCRATCH, 0, replicas=[3, 4], directories=dirs([3, 4]), leader=3,
-                                adding_replicas=[], removing_replicas=[])
+    at["d_cancel"] = log.move(SCRATCH, 0, [3, 4], leader=3, adding=[], removing=[])
     # 16 s: orders-0 [4,2,3] -> [4,2,1], still running at the end
     log.at(16000)
-    at["e_start"] = log.change(ORDERS, 0, replicas=[4, 2, 1, 3], directories=dirs([4, 2, 1, 3]),
-                               removing_replicas=[3], adding_replicas=[1])
+    at["e_start"] = log.move(ORDERS, 0, [4, 2, 1, 3], removing=[3], adding=[1])
     # 17 s: broker 3 is fenced: it leaves every ISR and scratch-0's leadership, in one batch
     log.at(17000)
     at["fence"] = log.put(
@@ -227,8 +224,7 @@ def scenario_log(directory, **writer_options) -> dict[str, int]:
         r.BrokerRegistrationChangeRecord(broker_id=2, broker_epoch=102, log_dirs=[dir_of(2, 1)]))
     # 18.5-19 s: scratch-0 [3,4] -> [4,1] starts, then the topic is deleted
     log.at(18500)
-    at["f_start"] = log.change(SCRATCH, 0, replicas=[4, 1, 3], directories=dirs([4, 1, 3]), adding_replicas=[1],
-                               removing_replicas=[3])
+    at["f_start"] = log.move(SCRATCH, 0, [4, 1, 3], adding=[1], removing=[3])
     log.at(19000)
     at["delete"] = log.put(r.RemoveTopicRecord(topic_id=SCRATCH))
     log.at(20000)

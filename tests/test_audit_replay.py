@@ -105,13 +105,11 @@ def test_reassignment_completes_with_kafka_epochs(tmp_path):
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [3, 2, 1]))
         log.at(1000)
-        marks["start"] = log.change(TOPIC, 0, replicas=[0, 2, 1, 3], directories=dirs([0, 2, 1, 3]),
-                                    removing_replicas=[3], adding_replicas=[0])
+        marks["start"] = log.move(TOPIC, 0, [0, 2, 1, 3], removing=[3], adding=[0])
         log.at(4000)
         log.change(TOPIC, 0, isr=[3, 2, 1, 0])
         log.at(4500)
-        marks["end"] = log.change(TOPIC, 0, replicas=[0, 2, 1], directories=dirs([0, 2, 1]), isr=[2, 1, 0],
-                                  leader=0, removing_replicas=[], adding_replicas=[])
+        marks["end"] = log.move(TOPIC, 0, [0, 2, 1], isr=[2, 1, 0], leader=0, removing=[], adding=[])
 
     result = audit(tmp_path, build)
     ra = only(result.rows("reassignments"))
@@ -132,9 +130,9 @@ def test_cancel_reverts_to_replicas_minus_adding(tmp_path):
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [2, 3, 4], isr=[4, 2], leader=4))
         log.at(1000)
-        log.change(TOPIC, 0, replicas=[1, 2, 3, 4, 0], directories=dirs([1, 2, 3, 4, 0]), adding_replicas=[0, 1])
+        log.move(TOPIC, 0, [1, 2, 3, 4, 0], adding=[0, 1])
         log.at(3000)
-        log.change(TOPIC, 0, replicas=[2, 3, 4], directories=dirs([2, 3, 4]), leader=4, adding_replicas=[])
+        log.move(TOPIC, 0, [2, 3, 4], leader=4, adding=[])
 
     result = audit(tmp_path, build)
     ra = only(result.rows("reassignments"))
@@ -151,15 +149,12 @@ def test_a_new_target_mid_flight_supersedes_and_the_new_one_completes(tmp_path):
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [0, 1]))
         log.at(1000)
-        marks["first"] = log.change(TOPIC, 0, replicas=[2, 3, 0, 1], directories=dirs([2, 3, 0, 1]),
-                                    adding_replicas=[2, 3], removing_replicas=[0, 1])
+        marks["first"] = log.move(TOPIC, 0, [2, 3, 0, 1], adding=[2, 3], removing=[0, 1])
         log.change(TOPIC, 0, isr=[0, 1, 2], leader=2)
         log.at(2000)
-        marks["second"] = log.change(TOPIC, 0, replicas=[4, 5, 0, 1, 2, 3], directories=dirs([4, 5, 0, 1, 2, 3]),
-                                     adding_replicas=[4, 5], removing_replicas=[0, 1, 2, 3])
+        marks["second"] = log.move(TOPIC, 0, [4, 5, 0, 1, 2, 3], adding=[4, 5], removing=[0, 1, 2, 3])
         log.at(5000)
-        marks["end"] = log.change(TOPIC, 0, replicas=[4, 5], directories=dirs([4, 5]), isr=[4, 5], leader=4,
-                                  adding_replicas=[], removing_replicas=[])
+        marks["end"] = log.move(TOPIC, 0, [4, 5], isr=[4, 5], leader=4, adding=[], removing=[])
 
     rows = audit(tmp_path, build).rows("reassignments")
     assert [(r["outcome"], r["start_offset"], r["end_offset"], r["original_replicas"], r["target_replicas"],
@@ -175,9 +170,9 @@ def test_a_removal_that_completes_at_once_changes_the_rf(tmp_path):
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2, 3]))
         log.at(1000)
-        marks["shrink"] = log.change(TOPIC, 0, replicas=[1, 2], directories=dirs([1, 2]), isr=[1, 2], leader=1)
+        marks["shrink"] = log.move(TOPIC, 0, [1, 2], isr=[1, 2], leader=1)
         log.at(2000)
-        marks["grow"] = log.change(TOPIC, 0, replicas=[1, 2, 5], directories=dirs([1, 2, 5]), adding_replicas=[5])
+        marks["grow"] = log.move(TOPIC, 0, [1, 2, 5], adding=[5])
         log.at(9000)
         marks["done"] = log.change(TOPIC, 0, isr=[1, 2, 5], adding_replicas=[])
 
@@ -185,7 +180,8 @@ def test_a_removal_that_completes_at_once_changes_the_rf(tmp_path):
     shrink, grow = result.rows("reassignments")
     assert (shrink["start_offset"], shrink["end_offset"], shrink["outcome"], shrink["duration_ms"]) == (
         marks["shrink"], marks["shrink"], "completed", 0)
-    assert (grow["outcome"], grow["final_replicas"], grow["rf_before"], grow["rf_after"]) == ("completed", (1, 2, 5), 2, 3)
+    assert (grow["outcome"], grow["final_replicas"], grow["rf_before"], grow["rf_after"]) == (
+        "completed", (1, 2, 5), 2, 3)
     assert [(c["offset"], c["rf_before"], c["rf_after"], c["replicas_before"], c["replicas_after"],
              c["reassignment_start_offset"], c["reassignment_outcome"]) for c in result.rows("rf_changes")] == [
         (marks["shrink"], 3, 2, (1, 2, 3), (1, 2), marks["shrink"], "completed"),
@@ -200,8 +196,8 @@ def test_running_and_deleted_reassignments(tmp_path):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2]))
         log.put(r.TopicRecord(name="gone", topic_id=other), partition(other, 0, [1, 2]))
         log.at(1000)
-        log.change(TOPIC, 0, replicas=[3, 1, 2], directories=dirs([3, 1, 2]), adding_replicas=[3])
-        log.change(other, 0, replicas=[3, 1, 2], directories=dirs([3, 1, 2]), adding_replicas=[3])
+        log.move(TOPIC, 0, [3, 1, 2], adding=[3])
+        log.move(other, 0, [3, 1, 2], adding=[3])
         log.at(3000)
         marks["delete"] = log.put(r.RemoveTopicRecord(topic_id=other))
         marks["late"] = log.change(other, 0, isr=[1])
@@ -221,12 +217,9 @@ def test_kafka_quirk_target_back_to_original_gets_stuck_until_cancelled(tmp_path
 
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2, 3]))
-        log.change(TOPIC, 0, replicas=[4, 5, 6, 1, 2, 3], directories=dirs([4, 5, 6, 1, 2, 3]),
-                   adding_replicas=[4, 5, 6], removing_replicas=[1, 2, 3])
-        marks["quirk"] = log.change(TOPIC, 0, replicas=[1, 2, 3, 4, 5, 6], directories=dirs([1, 2, 3, 4, 5, 6]),
-                                    removing_replicas=[4, 5, 6])
-        marks["cancel"] = log.change(TOPIC, 0, replicas=[1, 2, 3], directories=dirs([1, 2, 3]), leader=1,
-                                     adding_replicas=[], removing_replicas=[])
+        log.move(TOPIC, 0, [4, 5, 6, 1, 2, 3], adding=[4, 5, 6], removing=[1, 2, 3])
+        marks["quirk"] = log.move(TOPIC, 0, [1, 2, 3, 4, 5, 6], removing=[4, 5, 6])
+        marks["cancel"] = log.move(TOPIC, 0, [1, 2, 3], leader=1, adding=[], removing=[])
 
     result = audit(tmp_path, build)
     assert [r["outcome"] for r in result.rows("reassignments")] == ["superseded", "cancelled"]
@@ -251,11 +244,9 @@ def test_throttles_removed_left_behind_and_unused(tmp_path):
         log.config(2, "doomed", "follower.replication.throttled.replicas", "*")
         log.config(2, "t", "retention.ms", "1000")  # not a throttle
         log.at(1000)
-        log.change(TOPIC, 0, replicas=[4, 2, 3, 1], directories=dirs([4, 2, 3, 1]), adding_replicas=[4],
-                   removing_replicas=[1])
+        log.move(TOPIC, 0, [4, 2, 3, 1], adding=[4], removing=[1])
         log.at(6000)
-        log.change(TOPIC, 0, replicas=[4, 2, 3], directories=dirs([4, 2, 3]), isr=[2, 3, 4], leader=2,
-                   adding_replicas=[], removing_replicas=[])
+        log.move(TOPIC, 0, [4, 2, 3], isr=[2, 3, 4], leader=2, adding=[], removing=[])
         log.at(11000)
         marks["removed"] = log.config(2, "t", "leader.replication.throttled.replicas", None)
         log.config(4, CLUSTER_DEFAULT, "leader.replication.throttled.rate", None)
@@ -298,7 +289,8 @@ def test_brokers_fencing_and_offline_directories(tmp_path):
         marks["gone"] = log.put(r.UnregisterBrokerRecord(broker_id=6, broker_epoch=106))
 
     result = audit(tmp_path, build)
-    events = [(b["offset"], b["broker_id"], b["event"], b["fenced"]) for b in result.rows("brokers") if b["offset"] >= marks["fence"]]
+    events = [(b["offset"], b["broker_id"], b["event"], b["fenced"]) for b in result.rows("brokers")
+              if b["offset"] >= marks["fence"]]
     assert events == [(marks["fence"], 2, "fenced", True), (marks["offline"], 3, "log_dirs_changed", False),
                       (marks["unfence"], 2, "unfenced", False), (marks["shutdown"], 5, "controlled_shutdown", False),
                       (marks["old"], 6, "fenced", True), (marks["gone"], 6, "unregistered", True)]
@@ -345,11 +337,9 @@ def _build_moves(log, marks):
         log.at(1000 * (step + 1))
         moved = [1, 2] if step % 2 else [3, 4]
         before = [3, 4] if step % 2 else [1, 2]
-        marks.append(log.change(TOPIC, 0, replicas=moved + before, directories=dirs(moved + before),
-                                adding_replicas=moved, removing_replicas=before))
+        marks.append(log.move(TOPIC, 0, moved + before, adding=moved, removing=before))
         log.change(TOPIC, 0, isr=before + moved)
-        log.change(TOPIC, 0, replicas=moved, directories=dirs(moved), isr=moved, leader=moved[0],
-                   adding_replicas=[], removing_replicas=[])
+        log.move(TOPIC, 0, moved, isr=moved, leader=moved[0], adding=[], removing=[])
         log.change(TOPIC, 1, isr=[2])
         log.change(TOPIC, 1, isr=[2, 3])
 
@@ -468,6 +458,7 @@ def test_cli_local_audit_and_serve_does_not_load_spark(tmp_path):
     probe = ("import contextlib, io, sys, server.cli\n"
              "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
              "    server.cli.main(['audit', '--help'])\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow', 'pandas', 'matplotlib')))")
+             "heavy = ('pyspark', 'pyarrow', 'pandas', 'matplotlib')\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert loaded.stdout.strip() == "[]", loaded.stderr

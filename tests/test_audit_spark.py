@@ -86,8 +86,9 @@ def test_scenario_tables_from_spark(spark, tmp_path):
         (at["fence"], 3, "fenced"), (at["dir_offline"] + 3, 2, "log_dirs_changed")]
     directories = result.rows("directories")
     assert len([d for d in directories if d["event"] == "online"]) == 8
-    assert [(d["offset"], d["broker_id"], d["directory"], d["cause"]) for d in directories if d["event"] == "offline"] == [
-        (at["dir_offline"] + 3, 2, str(dir_of(2)), "broker_change")]
+    offline = [(d["offset"], d["broker_id"], d["directory"], d["cause"])
+               for d in directories if d["event"] == "offline"]
+    assert offline == [(at["dir_offline"] + 3, 2, str(dir_of(2)), "broker_change")]
     assert [(u["offset"], u["under_replicated"], u["offline"]) for u in result.rows("under_replicated")] == [
         (at["c_start"], 1, 0), (at["c_end"], 0, 0), (at["fence"] + 1, 1, 0), (at["fence"] + 2, 2, 0),
         (at["fence"] + 3, 3, 0), (at["fence"] + 4, 4, 0), (at["delete"], 3, 0)]
