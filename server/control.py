@@ -145,10 +145,10 @@ class ControlPlane:
             ("GET", "/api/state"): self.state,
             ("GET", "/api/brokers"): self.brokers,
             ("GET", "/api/brokers/{broker_id}"): self.one_broker,
-            ("POST", "/api/brokers/{broker_id}/stop"): self.stop_broker,
-            ("POST", "/api/brokers/{broker_id}/start"): self.start_broker,
-            ("POST", "/api/brokers/{broker_id}/fence"): self.fence_broker,
-            ("POST", "/api/brokers/{broker_id}/unfence"): self.unfence_broker,
+            ("POST", "/api/brokers/{broker_id}/stop"): self._broker_action(self.cluster.stop_broker),
+            ("POST", "/api/brokers/{broker_id}/start"): self._broker_action(self.cluster.start_broker),
+            ("POST", "/api/brokers/{broker_id}/fence"): self._broker_action(self.cluster.fence_broker),
+            ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
             ("GET", "/api/errors"): self.injected_errors,
             ("POST", "/api/errors"): self.inject_error,
@@ -182,21 +182,13 @@ class ControlPlane:
     def one_broker(self, request: Request, broker_id: str) -> Response:
         return self._broker_answer(self._broker_id(broker_id))
 
-    async def stop_broker(self, request: Request, broker_id: str) -> Response:
-        await self.cluster.stop_broker(self._broker_id(broker_id))
-        return self._broker_answer(int(broker_id))
-
-    async def start_broker(self, request: Request, broker_id: str) -> Response:
-        await self.cluster.start_broker(self._broker_id(broker_id))
-        return self._broker_answer(int(broker_id))
-
-    async def fence_broker(self, request: Request, broker_id: str) -> Response:
-        await self.cluster.fence_broker(self._broker_id(broker_id))
-        return self._broker_answer(int(broker_id))
-
-    async def unfence_broker(self, request: Request, broker_id: str) -> Response:
-        await self.cluster.unfence_broker(self._broker_id(broker_id))
-        return self._broker_answer(int(broker_id))
+    def _broker_action(self, action):
+        """An endpoint running ``action(broker id)`` and answering with the broker as it is then."""
+        async def handle(request: Request, broker_id: str) -> Response:
+            broker = self._broker_id(broker_id)
+            await action(broker)
+            return self._broker_answer(broker)
+        return handle
 
     async def set_bandwidth(self, request: Request, broker_id: str) -> Response:
         broker = self._broker_id(broker_id)

@@ -2,7 +2,8 @@
 
 ``bg_cluster`` hosts the cluster on its own event loop in a thread, so synchronous clients
 (kafka-python, confluent-kafka, kcat) can be used from plain test functions; ``cluster`` is the
-in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests). ``spark`` is one local
+in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests); ``operable_cluster`` is a
+``bg_cluster`` serving metrics and the control plane over HTTP. ``spark`` is one local
 SparkSession for the whole run (tests marked ``spark``): starting one costs ~10 s and ~400 MB.
 """
 import os
@@ -15,6 +16,13 @@ from server.cluster import BackgroundCluster, Cluster
 @pytest.fixture
 def bg_cluster():
     with BackgroundCluster(brokers=3) as bg:
+        yield bg
+
+
+@pytest.fixture
+def operable_cluster():
+    """A ``bg_cluster`` with its metrics and control-plane HTTP ports open (ephemeral)."""
+    with BackgroundCluster(brokers=3, metrics_port=0, control_port=0) as bg:
         yield bg
 
 

@@ -9,7 +9,6 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from server.cluster import BackgroundCluster
 
 NOT_CONTROLLER = 41
 TOPIC_ALREADY_EXISTS = 36
@@ -34,9 +33,8 @@ def until(condition, timeout: float = 15.0):
 
 
 @pytest.fixture
-def bg():
-    with BackgroundCluster(brokers=3, control_port=0) as cluster:
-        yield cluster
+def bg(operable_cluster):
+    return operable_cluster
 
 
 @pytest.fixture

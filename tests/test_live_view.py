@@ -15,7 +15,6 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
-from server.cluster import BackgroundCluster
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (tests/setup.sh installs it)")
@@ -83,9 +82,8 @@ class Page:
 
 
 @pytest.fixture
-def bg():
-    with BackgroundCluster(brokers=3, control_port=0) as cluster:
-        yield cluster
+def bg(operable_cluster):
+    return operable_cluster
 
 
 @pytest.fixture

@@ -30,9 +30,8 @@ def total(samples: dict, name: str, **labels) -> float:
 
 
 @pytest.fixture
-def bg():
-    with BackgroundCluster(brokers=3, metrics_port=0) as cluster:
-        yield cluster
+def bg(operable_cluster):
+    return operable_cluster
 
 
 @pytest.fixture
