@@ -169,6 +169,27 @@ def emit_check_null(e, expr: str, nullable: bool, what: str) -> bool:
     return nullable
 
 
+def emit_read_length(e, compact: bool, code: str, nullable: bool, target: str, what: str) -> None:
+    """Read a length or count into ``_n`` (classic ``code``-sized, or compact varint minus one) and
+    handle a negative one: null where allowed, an error otherwise. Leaves an open ``if``/``elif``
+    chain for the caller to continue with ``elif``/``else``."""
+    if compact:
+        emit_read_uvarint(e, "_n")
+        e.line("_n -= 1")
+    else:
+        e.line(f"_n, = unpack_from('>{code}', buf, pos); pos += {struct.calcsize('>' + code)}")
+    e.line("if _n < 0:")
+    with e.block():
+        emit_null_or_fail(e, target, nullable, what)
+
+
+def emit_write_length(e, compact: bool, code: str, length_expr: str, out: str) -> None:
+    if compact:
+        emit_write_uvarint(e, f"{length_expr} + 1", out)
+    else:
+        e.line(f"{out} += pack('>{code}', {length_expr})")
+
+
 # --- uuid ----------------------------------------------------------------------------------------
 
 class Uuid(Construct):
@@ -224,14 +245,7 @@ class Sized(Construct):
         return obj
 
     def emit_decode(self, e, target):
-        if self.compact:
-            emit_read_uvarint(e, "_n")
-            e.line("_n -= 1")
-        else:
-            e.line(f"_n, = unpack_from('>{self.prefix}', buf, pos); pos += {2 if self.is_string else 4}")
-        e.line("if _n < 0:")
-        with e.block():
-            emit_null_or_fail(e, target, self.nullable, self.what)
+        emit_read_length(e, self.compact, self.prefix, self.nullable, target, self.what)
         e.line("else:")
         with e.block():
             e.line("_end = pos + _n")
@@ -246,10 +260,7 @@ class Sized(Construct):
             e.line("else:")
             e.indent()
         e.line(f"_s = {expr}.encode()" if self.is_string else f"_s = {expr}")
-        if self.compact:
-            emit_write_uvarint(e, "len(_s) + 1", out)
-        else:
-            e.line(f"{out} += pack('>{self.prefix}', len(_s))")
+        emit_write_length(e, self.compact, self.prefix, "len(_s)", out)
         e.line(f"{out} += _s")
         if handle_none:
             e.dedent()
@@ -284,14 +295,7 @@ class Array(Construct):
         return obj
 
     def emit_decode(self, e, target):
-        if self.compact:
-            emit_read_uvarint(e, "_n")
-            e.line("_n -= 1")
-        else:
-            e.line("_n, = unpack_from('>i', buf, pos); pos += 4")
-        e.line("if _n < 0:")
-        with e.block():
-            emit_null_or_fail(e, target, self.nullable, self.what)
+        emit_read_length(e, self.compact, "i", self.nullable, target, self.what)
         # Like Kafka's readers: a count larger than the bytes left cannot be honest.
         e.line(f"elif _n > len(buf) - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
         e.line("else:")
@@ -318,10 +322,7 @@ class Array(Construct):
                    else f"if {arr} is None: {out} += b'\\xff\\xff\\xff\\xff'")
             e.line("else:")
             e.indent()
-        if self.compact:
-            emit_write_uvarint(e, f"len({arr}) + 1", out)
-        else:
-            e.line(f"{out} += pack('>i', len({arr}))")
+        emit_write_length(e, self.compact, "i", f"len({arr})", out)
         if isinstance(self.element, Fixed):
             e.line(f"{out} += packer({self.element.code!r}, len({arr})).pack(*{arr})")
         else:
