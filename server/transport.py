@@ -12,12 +12,18 @@ Bad input gets Kafka's answer (SocketServer / RequestContext), always on that co
   (KIP-511), so the client can retry at the highest version offered;
 * a header or body that does not parse: closed.
 
-Requests that follow a refused one in the same read are dropped unanswered: the connection is closing.
+Requests after a refused one are not read; those before it are answered, then the connection closes
+(Kafka works through one request of a connection at a time, so it has answered them before it reads
+the bad one).
+
+Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
+are computed once per listener; answers that are ready when nothing earlier is pending go into one
+buffer written at the end of the read; a response header is the correlation id, plus an empty
+tagged-field section (v1) when the response version is flexible.
 """
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import struct
 import time
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 import codec
-from codec.messages import ApiVersionsResponse, RequestHeader, ResponseHeader
+from codec.messages import ApiVersionsResponse, RequestHeader
 
 log = logging.getLogger("kraftwire.transport")
 
@@ -35,9 +41,10 @@ UNSUPPORTED_VERSION = 35
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestContext:
     api_key: int
     api_version: int
@@ -53,7 +60,11 @@ Observer = Callable[[int, int, object, float], None]
 
 
 class Listener:
-    """One TCP port speaking the Kafka protocol."""
+    """One TCP port speaking the Kafka protocol.
+
+    ``handlers`` may be swapped while serving; ``versions`` is fixed once the listener is built (the
+    routes and the ApiVersions answers are derived from it).
+    """
 
     def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler],
                  versions: dict[int, tuple[int, int]]):
@@ -62,6 +73,12 @@ class Listener:
         self.port = port
         self.handlers = handlers
         self.versions = versions  # api key -> (min, max) served here
+        self.routes = {(key, version): (codec.api(key)[0], codec.request_header_version(key, version),
+                                        codec.response_header_version(key, version) == 1)
+                       for key, (low, high) in versions.items() for version in range(low, high + 1)}
+        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                for k, (lo, hi) in sorted(versions.items())]
+        self._api_versions = ApiVersionsResponse(error_code=0, api_keys=keys)
         self.observer: Observer | None = None  # e.g. the metrics' request counter
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
@@ -89,9 +106,7 @@ class Listener:
         return len(self._connections)
 
     def api_versions_body(self):
-        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                for k, (lo, hi) in sorted(self.versions.items())]
-        return ApiVersionsResponse(error_code=0, api_keys=keys)
+        return self._api_versions
 
     def unsupported_api_versions_body(self):
         low, high = self.versions[API_VERSIONS]
@@ -103,11 +118,14 @@ class _Connection(asyncio.Protocol):
     def __init__(self, listener: Listener):
         self.listener = listener
         self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
-        # [done, api_key, version, correlation id, response, arrival perf_counter()] in request order
+        self.buffer = bytearray()  # a partial frame
+        self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
+        self.out = bytearray()  # answers to write at the end of this read
+        # Answers that must wait for an earlier, still running one, in request order:
+        # [done, api_key, version, correlation id, flexible header, response, arrival perf_counter()]
         self.pending: deque[list] = deque()
         self.peer = None
-        self.closing = False
+        self.closing = False  # refused or closed: read nothing more
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -124,26 +142,41 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
         buffer = self.buffer
-        buffer += data
-        start = 0
-        while not self.closing and len(buffer) - start >= 4:
-            size = _SIZE.unpack_from(buffer, start)[0]
-            if size < 0 or size > MAX_FRAME_BYTES:
-                log.warning("%s: closing %s: frame of %d bytes is over the %d limit", self.listener.name,
-                            self.peer, size, MAX_FRAME_BYTES)
-                self.close()
+        if buffer:
+            buffer += data
+            if len(buffer) < self.wanted:
                 return
-            end = start + 4 + size
-            if len(buffer) < end:
+            data = bytes(buffer)
+            buffer.clear()
+        length = len(data)
+        start = 0
+        while length - start >= 4:
+            size = _SIZE.unpack_from(data, start)[0]
+            if size < 0 or size > MAX_FRAME_BYTES:
+                self._refuse(f"frame of {size} bytes is over the {MAX_FRAME_BYTES} limit")
                 break
-            self._handle(bytes(buffer[start + 4:end]))
+            end = start + 4 + size
+            if end > length:
+                break
+            self._handle(data[start + 4:end])
             start = end
-        del buffer[:start]
+            if self.closing:
+                break
+        if not self.closing and start < length:
+            buffer += memoryview(data)[start:]
+            self.wanted = 4 + _SIZE.unpack_from(data, start)[0] if length - start >= 4 else 4
+        if self.out:
+            self._write()
 
     def _refuse(self, why: str) -> None:
+        """Read nothing more; close once the answers to the requests before this one are out."""
         log.warning("%s: closing %s: %s", self.listener.name, self.peer, why)
-        self.close()
+        self.closing = True
+        if not self.pending:
+            self._write()
 
     def _handle(self, frame: bytes) -> None:
         if len(frame) < 8:
@@ -153,37 +186,47 @@ class _Connection(asyncio.Protocol):
         handler = listener.handlers.get(api_key)
         if handler is None:
             return self._refuse(f"api key {api_key} is not served on this listener")
-        low, high = listener.versions[api_key]
-        unsupported = not low <= version <= high
-        if unsupported and api_key != API_VERSIONS:
-            return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
+        route = listener.routes.get((api_key, version))
+        if route is None:
+            low, high = listener.versions[api_key]
+            if api_key != API_VERSIONS:
+                return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
+            return self._answer_unsupported_api_versions(frame, version)
+        request_cls, header_version, flexible = route
         try:
-            header_version = 2 if (version >= 3 if api_key == API_VERSIONS else
-                                   codec.request_header_version(api_key, version) == 2) else 1
             header, pos = RequestHeader.decode_from(frame, 0, header_version)
-            if unsupported:
-                request = None
-            else:
-                request, pos = codec.api(api_key)[0].decode_from(frame, pos, version)
+            request = request_cls.decode_from(frame, pos, version)[0]
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
-        entry = [False, api_key, 0 if unsupported else version, header.correlation_id, None, time.perf_counter()]
-        self.pending.append(entry)
-        if unsupported:
-            entry[0], entry[4] = True, listener.unsupported_api_versions_body()
-            return self._flush()
-        context = RequestContext(api_key, version, header.correlation_id, header.client_id, self.peer, listener)
+        arrived = time.perf_counter()
+        correlation_id = header.correlation_id
+        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener)
         try:
             result = handler(context, request)
         except Exception:
             log.exception("%s: handler for api key %d failed; closing the connection", listener.name, api_key)
             return self.close()
-        if inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            task.add_done_callback(lambda t, e=entry: self._completed(e, t))
+        if hasattr(result, "__await__"):
+            entry = [False, api_key, version, correlation_id, flexible, None, arrived]
+            self.pending.append(entry)
+            asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task))
+        elif self.pending:
+            self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
         else:
-            entry[0], entry[4] = True, result
-            self._flush()
+            self._append(api_key, version, correlation_id, flexible, result, arrived)
+
+    def _answer_unsupported_api_versions(self, frame: bytes, version: int) -> None:
+        """KIP-511: the header still parses (v2 from v3 on, like every ApiVersions); the body is not read."""
+        try:
+            header = RequestHeader.decode_from(frame, 0, 2 if version >= 3 else 1)[0]
+        except codec.MalformedError as exc:
+            return self._refuse(f"unparsable ApiVersions v{version} request header: {exc}")
+        answer = (API_VERSIONS, 0, header.correlation_id, False, self.listener.unsupported_api_versions_body(),
+                  time.perf_counter())
+        if self.pending:
+            self.pending.append([True, *answer])
+        else:
+            self._append(*answer)
 
     def _completed(self, entry: list, task: asyncio.Future) -> None:
         if task.cancelled() or task.exception() is not None:
@@ -191,22 +234,37 @@ class _Connection(asyncio.Protocol):
                 log.error("%s: handler for api key %d failed", self.listener.name, entry[1],
                           exc_info=task.exception())
             return self.close()
-        entry[0], entry[4] = True, task.result()
-        self._flush()
-
-    def _flush(self) -> None:
+        entry[0], entry[5] = True, task.result()
         pending = self.pending
-        observer = self.listener.observer
-        out = bytearray()
         while pending and pending[0][0]:
-            _, api_key, version, correlation_id, response, arrived = pending.popleft()
-            body = bytearray(b"\0\0\0\0")
-            ResponseHeader(correlation_id=correlation_id).encode_into(
-                body, codec.response_header_version(api_key, version))
-            response.encode_into(body, version)
-            _SIZE.pack_into(body, 0, len(body) - 4)
-            out += body
-            if observer is not None:
-                observer(api_key, version, response, arrived)
-        if out and self.transport is not None:
-            self.transport.write(bytes(out))
+            self._append(*pending.popleft()[1:])
+        self._write()
+
+    def _append(self, api_key: int, version: int, correlation_id: int, flexible: bool, response, arrived) -> None:
+        """Add one answer (size, response header v0 or v1, body) to ``out``."""
+        out = self.out
+        start = len(out)
+        out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
+        if flexible:
+            out.append(0)  # response header v1: no tagged fields
+        try:
+            response.encode_into(out, version)
+        except codec.CodecError:
+            log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
+                          self.listener.name, api_key, version)
+            del out[start:]
+            return self.close()
+        _SIZE.pack_into(out, start, len(out) - start - 4)
+        observer = self.listener.observer
+        if observer is not None:
+            observer(api_key, version, response, arrived)
+
+    def _write(self) -> None:
+        transport = self.transport
+        if transport is None:
+            return
+        if self.out:
+            transport.write(self.out)  # a fresh buffer follows: the transport may keep this one
+            self.out = bytearray()
+        if self.closing and not self.pending:
+            transport.close()  # sends what is buffered first

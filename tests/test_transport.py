@@ -14,7 +14,7 @@ import pytest
 
 import codec
 from codec.messages import (ApiVersionsRequest, ApiVersionsResponse, BrokerHeartbeatRequest,
-                            BrokerHeartbeatResponse, DescribeClusterRequest, DescribeClusterResponse,
+                            BrokerHeartbeatResponse, DescribeClusterRequest, ListPartitionReassignmentsRequest,
                             MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader)
 from server.transport import MAX_FRAME_BYTES
 
@@ -163,6 +163,20 @@ async def test_requests_after_a_bad_one_in_the_same_read_are_dropped(cluster):
     await assert_serves_metadata(cluster)
 
 
+async def test_requests_before_a_bad_one_are_answered_then_the_connection_closes(cluster):
+    """As Kafka, which works through a connection's requests one at a time: a slow and a quick request
+    ahead of an unparsable one get their answers, then the connection closes."""
+    node = cluster.controller_node
+    reader, writer = await asyncio.open_connection(node.host, node.port)
+    writer.write(frame(BrokerHeartbeatRequest(broker_id=1, broker_epoch=-2), 1, 21)
+                 + frame(ApiVersionsRequest(), 3, 22)
+                 + raw_frame(struct.pack(">hhih", METADATA, 12, 23, 1000)))
+    assert (await read_response(reader, BrokerHeartbeatResponse, 1))[0] == 21
+    assert (await read_response(reader, ApiVersionsResponse, 3))[0] == 22
+    await assert_closed(reader)
+    writer.close()
+
+
 # --- ApiVersions newer than served ------------------------------------------------------------
 
 
@@ -209,6 +223,21 @@ async def test_pipelined_requests_are_answered_in_order(cluster):
     assert answers[2][1].cluster_id == cluster.controller.cluster_id
     assert answers[3][1].topics == () and len(answers[1][1].brokers) == 3
     assert [t.error_code for t in answers[5][1].topics] == [3]  # UNKNOWN_TOPIC_OR_PARTITION
+    writer.close()
+
+
+async def test_forwarded_request_followed_by_fast_ones_keeps_the_order(cluster):
+    """ListPartitionReassignments is relayed by the broker to the controller and back; the Metadata and
+    ApiVersions answers ready before it wait behind it."""
+    reader, writer = await open_broker(cluster, 3)
+    listing = ListPartitionReassignmentsRequest(topics=None)
+    sent = [(listing, 0, 1), (MetadataRequest(topics=None), 12, 2), (ApiVersionsRequest(), 2, 3),
+            (listing, 0, 4), (DescribeClusterRequest(), 0, 5), (MetadataRequest(topics=[]), 0, 6)]
+    writer.write(b"".join(frame(request, version, cid) for request, version, cid in sent))
+    answers = [await read_response(reader, codec.api(request.API_KEY)[1], version) for request, version, _ in sent]
+    assert [cid for cid, _ in answers] == [1, 2, 3, 4, 5, 6]
+    assert answers[0][1].error_code == 0 and answers[0][1].topics == ()
+    assert answers[4][1].cluster_id == cluster.controller.cluster_id
     writer.close()
 
 
