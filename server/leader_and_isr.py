@@ -7,9 +7,10 @@ controller used in migration mode (reference §2.11): ``isKRaftController`` true
 ``AddingReplicas``/``RemovingReplicas``, ``IsNew`` for a broker that is new to the partition, topics
 grouped with their ids, ``LiveLeaders`` the leaders' endpoints.
 
-After every commit, each changed partition is sent to the brokers that host it now or hosted it when
-last told (so removed replicas learn they are gone), one INCREMENTAL request per broker per batch of
-commits. A broker that is unfenced gets a FULL request with every partition it hosts: that is how a
+Shortly after a commit (a 10 ms linger that also gathers the commits that follow it), each changed
+partition is sent to the brokers that host it now or hosted it when
+last told (so removed replicas learn they are gone), in INCREMENTAL requests of at most 1000
+partitions. A broker that is unfenced gets a FULL request with every partition it hosts: that is how a
 restarted broker picks its replicas up again. Requests to a broker go one at a time, in commit order,
 at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
 and is brought up to date by the FULL request when it is unfenced again.
@@ -32,6 +33,8 @@ INCREMENTAL = 1
 FULL = 2
 UNFENCE = -1
 KRAFT_CONTROLLER_EPOCH = -1  # per-partition ControllerEpoch in KRaft's mapping
+PUBLISH_LINGER_S = 0.01  # gather commits for this long; the writes' own answers go out first
+MAX_PARTITIONS_PER_REQUEST = 1000  # INCREMENTAL requests are cut so that no one blocks the loop for long
 
 PartitionState = LeaderAndIsrRequest.LeaderAndIsrPartitionState
 TopicState = LeaderAndIsrRequest.LeaderAndIsrTopicState
@@ -98,7 +101,7 @@ class LeaderAndIsrPublisher:
                 self._full.add(record.broker_id)
         if (self._dirty or self._full) and not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._publish)
+            asyncio.get_running_loop().call_later(PUBLISH_LINGER_S, self._publish)
 
     def _publish(self) -> None:
         self._scheduled = False
@@ -117,7 +120,8 @@ class LeaderAndIsrPublisher:
         self._dirty.clear()
         for broker_id, partitions in per_broker.items():
             if broker_id not in self._full:
-                self._send(image, broker_id, partitions, INCREMENTAL)
+                for start in range(0, len(partitions), MAX_PARTITIONS_PER_REQUEST):
+                    self._send(image, broker_id, partitions[start:start + MAX_PARTITIONS_PER_REQUEST], INCREMENTAL)
         for broker_id in self._full:
             hosted = [(topic, index, state, False) for topic, index, state in image.partitions()
                       if broker_id in state.replicas]
@@ -127,20 +131,20 @@ class LeaderAndIsrPublisher:
     def _send(self, image: MetadataImage, broker_id: int, partitions, request_type: int) -> None:
         if broker_id not in image.brokers:
             return
-        request = build_request(image, self.controller.node_id, self.controller.log.epoch, broker_id,
-                                partitions, request_type)
         queue = self._queues.get(broker_id)
         if queue is None:
             queue = self._queues[broker_id] = asyncio.Queue()
             self._senders[broker_id] = asyncio.create_task(self._sender(broker_id, queue))
-        queue.put_nowait(request)
+        queue.put_nowait((partitions, request_type))
 
     async def _sender(self, broker_id: int, queue: asyncio.Queue) -> None:
         while True:
-            request = await queue.get()
+            partitions, request_type = await queue.get()
             client = self._client(broker_id)
             if client is None:
                 continue
+            request = build_request(self.controller.committed, self.controller.node_id, self.controller.log.epoch,
+                                    broker_id, partitions, request_type)
             try:
                 response = await client.send(request)
             except KafkaClientError as exc:

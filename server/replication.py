@@ -150,6 +150,8 @@ class ReplicationNetwork:
         self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
         self._settled_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._recompute_scheduled = False
+        self._followed: list[Copy] = []  # copies (re)started since the last recompute
 
     def now(self) -> float:
         """Simulated seconds."""
@@ -159,20 +161,35 @@ class ReplicationNetwork:
 
     def follow(self, follower: int, replica: Replica) -> None:
         """``follower`` hosts ``replica`` as a follower: copy until it has the whole partition."""
-        self._settle()
+        self._before_change()
         key = (replica.topic_id, replica.partition, follower)
         copy = self.copies.get(key)
         if copy is None:
             copy = self.copies[key] = Copy(replica, follower)
         copy.replica = replica
-        self._reschedule()
-        if self.caught_up(replica.topic_id, replica.partition, follower):
-            self._tell_leader(copy)
+        self._followed.append(copy)
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
+        if (key[0], key[1], follower) in self.copies:
+            self._before_change()
+            del self.copies[(key[0], key[1], follower)]
+
+    def _before_change(self) -> None:
+        """Settle at the old rates once, then recompute the rates once, after every change made in
+        this turn of the event loop (a LeaderAndIsr request may start thousands of copies)."""
+        if not self._recompute_scheduled:
+            self._settle()
+            self._recompute_scheduled = True
+            asyncio.get_running_loop().call_soon(self._recompute)
+
+    def _recompute(self) -> None:
+        self._recompute_scheduled = False
         self._settle()
-        if self.copies.pop((key[0], key[1], follower), None) is not None:
-            self._reschedule()
+        self._reschedule()
+        followed, self._followed = self._followed, []
+        for copy in followed:  # a replica that already holds everything (e.g. after a restart)
+            if self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
+                self._tell_leader(copy)
 
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
         copy = self.copies.get((topic_id, partition, follower))

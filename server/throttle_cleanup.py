@@ -57,21 +57,28 @@ class ThrottleCleaner:
 
     def __init__(self, controller):
         self.controller = controller
-        self._reassigning: dict[tuple[uuid.UUID, int], tuple[str, frozenset[int]]] = {}
+        # reassigning partition -> (topic, replicas); None while the option is off
+        self._reassigning: dict[tuple[uuid.UUID, int], tuple[str, frozenset[int]]] | None = None
 
     def start(self) -> None:
-        for topic, index, state in self.controller.committed.partitions():
-            if state.adding or state.removing:
-                self._reassigning[(topic.topic_id, index)] = (topic.name, frozenset(state.replicas))
         self.controller.add_commit_listener(self.on_commit)
 
     def on_commit(self, committed) -> None:
         image = self.controller.committed
+        if not auto_remove_enabled(image):
+            self._reassigning = None
+            return
+        if self._reassigning is None:  # just switched on: what is reassigning from now on is watched
+            self._reassigning = {(topic.topic_id, index): (topic.name, frozenset(state.replicas))
+                                 for topic, index, state in image.partitions() if state.adding or state.removing}
+            return
         ended_topics, ended_brokers = set(), set()
         for _, record in committed:
             kind = type(record)
             if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:
                 key = (record.topic_id, record.partition_id)
+                if record.adding_replicas is None and record.removing_replicas is None and key not in self._reassigning:
+                    continue
                 topic = image.topics.get(record.topic_id)
                 state = topic.partitions.get(record.partition_id) if topic is not None else None
                 if state is not None and (state.adding or state.removing):

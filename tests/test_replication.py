@@ -72,6 +72,7 @@ async def test_throttled_move_takes_as_long_as_its_rate_says(cluster_of, client)
         start = loop.time()
         await reassign(client, topic, {0: [2]})
         if topic == "slow":
+            await cluster_of.wait_until(lambda image: any(p["rate"] for p in cluster_of.reassignment_progress().values()))
             (progress,) = cluster_of.reassignment_progress().values()
             assert progress["rate"] == 25 * MiB and progress["bytes_moved"] + progress["bytes_left"] == 100 * MiB
         await cluster_of.wait_until(lambda image: not reassigning(cluster_of, topic), timeout=20)
@@ -84,7 +85,7 @@ async def test_throttle_rate_is_shared_and_only_listed_replicas_are_throttled(cl
                                                     FOLLOWER_REPLICAS: "0:3,1:3"})
     await set_configs(cluster_of, BROKER, "3", {FOLLOWER_RATE: str(10 * MiB)})
     await reassign(client, "t", {0: [3], 1: [3], 2: [3]})
-    await asyncio.sleep(0.05)
+    await cluster_of.wait_until(lambda image: all(p["rate"] for p in cluster_of.reassignment_progress().values()))
     rates = {key[1]: p["rate"] for key, p in cluster_of.reassignment_progress().items()}
     # 0 and 1 share broker 3's follower rate; 2 takes what is left of broker 3's 100 MiB/s bandwidth
     assert rates == {0: 5 * MiB, 1: 5 * MiB, 2: 90 * MiB}
