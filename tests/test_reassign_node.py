@@ -1,0 +1,36 @@
+"""kafkajs 2.2 starts and lists a reassignment (tests/node/reassign.js, run with node).
+
+Skipped when node or tests/node/node_modules/kafkajs is missing (tests/setup.sh installs it).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient
+
+from server.cluster import BackgroundCluster
+
+NODE_DIR = Path(__file__).parent / "node"
+pytestmark = pytest.mark.skipif(shutil.which("node") is None or not (NODE_DIR / "node_modules" / "kafkajs").is_dir(),
+                                reason="node and kafkajs (npm install in tests/node) are needed")
+
+
+def test_kafkajs_starts_and_lists_a_reassignment():
+    with BackgroundCluster(brokers=4) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        admin.create_topics({"moving": {"assignments": {0: [1, 2, 3]},
+                                        "configs": {"kraftwire.partition.size.bytes": str(10 ** 15)}}})
+        admin.close()
+        done = subprocess.run(["node", str(NODE_DIR / "reassign.js"), bg.bootstrap, "moving"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        assert answer["listed"] == {"topics": [{"name": "moving", "partitions": [
+            {"partition": 0, "replicas": [4, 2, 3, 1], "addingReplicas": [4], "removingReplicas": [1]}]}]}
+        assert answer["refused"]["type"] == "INVALID_REPLICA_ASSIGNMENT"
+        state = bg.call(lambda: bg.cluster.controller.committed.topic("moving").partitions[0])
+        assert (state.replicas, state.adding, state.removing) == ((4, 2, 3, 1), (4,), (1,))
