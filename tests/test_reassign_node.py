@@ -31,6 +31,6 @@ def test_kafkajs_starts_and_lists_a_reassignment():
         answer = json.loads(done.stdout.strip().splitlines()[-1])
         assert answer["listed"] == {"topics": [{"name": "moving", "partitions": [
             {"partition": 0, "replicas": [4, 2, 3, 1], "addingReplicas": [4], "removingReplicas": [1]}]}]}
-        assert answer["refused"]["type"] == "INVALID_REPLICA_ASSIGNMENT"
+        assert "INVALID_REPLICA_ASSIGNMENT" in answer["refused"]["types"], answer["refused"]
         state = bg.call(lambda: bg.cluster.controller.committed.topic("moving").partitions[0])
         assert (state.replicas, state.adding, state.removing) == ((4, 2, 3, 1), (4,), (1,))

@@ -19,7 +19,7 @@ async function main () {
         topics: [{ topic, partitionAssignment: [{ partition: 0, replicas: [1, 1] }] }]
       })
     } catch (error) {
-      refused = { name: error.name, type: error.type, code: error.code }
+      refused = { name: error.name, types: (error.errors || [error]).map(e => e.type) }
     }
     console.log(JSON.stringify({ listed, refused }))
   } finally {
