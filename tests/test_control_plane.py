@@ -9,6 +9,9 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
+import codec
+from server.faults import error_response
+
 
 NOT_CONTROLLER = 41
 TOPIC_ALREADY_EXISTS = 36
@@ -157,3 +160,69 @@ def test_bandwidth_and_waiting_for_reassignments(bg, admin):
     assert call(bg, "PUT", "/api/brokers/2/bandwidth", {"bytes_per_second": None})[0] == 200
     assert call(bg, "POST", "/api/reassignments/wait", {"timeout": 30}) == (200, {"ongoing": 0})
     assert admin.describe_topics(["slow"])[0]["partitions"][0]["replica_nodes"] == [2]
+
+
+# --- the error response maker, on every API the codec knows --------------------------------------------
+
+def test_error_responses_encode_for_every_api_and_version():
+    for api_key in codec.api_keys():
+        request_class = codec.api(api_key)[0]
+        versions = request_class.VALID_VERSIONS
+        for version in range(versions.low, versions.high + 1):
+            error_response(api_key, version, request_class(), NOT_CONTROLLER).encode(version)
+
+
+def error_codes(value) -> list[int]:
+    """Every error code in a response, depth first."""
+    if not isinstance(value, tuple):
+        return []
+    named = zip(value._fields, value) if hasattr(value, "_fields") else ((None, item) for item in value)
+    return [code for attr, item in named
+            for code in ([item] if attr == "error_code" else error_codes(item))]
+
+
+@pytest.mark.parametrize("api_key, version, request_fields, listed", [
+    (19, 7, {"topics": [{"name": "a"}, {"name": "b"}]}, ("topics", "name", ["a", "b"])),
+    (20, 3, {"topic_names": ["a", "b"]}, ("responses", "name", ["a", "b"])),
+    (20, 6, {"topics": [{"name": "a"}]}, ("responses", "name", ["a"])),
+    (32, 4, {"resources": [{"resource_type": 2, "resource_name": "t"}]}, ("results", "resource_name", ["t"])),
+    (37, 3, {"topics": [{"name": "t", "count": 4}]}, ("results", "name", ["t"])),
+    (44, 1, {"resources": [{"resource_type": 4, "resource_name": "1"}]}, ("responses", "resource_name", ["1"])),
+    (3, 13, {"topics": [{"name": "m"}]}, ("topics", "name", ["m"])),
+])
+def test_error_responses_list_the_requested_items(api_key, version, request_fields, listed):
+    request = build(codec.api(api_key)[0], request_fields)
+    response = error_response(api_key, version, request, NOT_CONTROLLER)
+    array, key, names = listed
+    assert [getattr(item, key) for item in getattr(response, array)] == names
+    assert error_codes(response) and set(error_codes(response)) == {NOT_CONTROLLER}
+    assert codec.api(api_key)[1].decode(response.encode(version), version) == response
+
+
+def test_error_responses_reach_partitions_given_as_numbers_or_structs():
+    elect = codec.api(43)[0]
+    response = error_response(43, 2, build(elect, {"topic_partitions": [{"topic": "t", "partitions": [0, 2]}]}), 7)
+    assert response.error_code == 7
+    assert [(r.topic, [(p.partition_id, p.error_code) for p in r.partition_result])
+            for r in response.replica_election_results] == [("t", [(0, 7), (2, 7)])]
+    reassign = codec.api(45)[0]
+    response = error_response(45, 0, build(reassign, {"topics": [{"name": "t", "partitions": [
+        {"partition_index": 3, "replicas": [1]}]}]}), 41)
+    assert response.error_code == 41
+    assert [(r.name, [(p.partition_index, p.error_code) for p in r.partitions])
+            for r in response.responses] == [("t", [(3, 41)])]
+
+
+def build(cls, fields: dict):
+    """A request object from plain dicts, nested struct classes found through the root class."""
+    def make(struct_class, values):
+        converted = {}
+        for spec in struct_class._spec.fields:
+            if spec.attr not in values:
+                continue
+            value = values[spec.attr]
+            if spec.struct is not None and spec.is_array:
+                value = [make(cls._classes[spec.struct.name], item) for item in value]
+            converted[spec.attr] = value
+        return struct_class(**converted)
+    return make(cls, fields)
