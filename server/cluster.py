@@ -177,7 +177,7 @@ class Cluster:
         """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the
         ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log."""
         self.broker(broker_id)
-        if bytes_per_second is not None and (not isinstance(bytes_per_second, int) or bytes_per_second < 1):
+        if bytes_per_second is not None and (type(bytes_per_second) is not int or bytes_per_second < 1):
             raise ValueError("the bandwidth must be a whole number of bytes per second, at least 1")
         value = None if bytes_per_second is None else str(bytes_per_second)
         record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id),

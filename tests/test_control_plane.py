@@ -79,6 +79,7 @@ def test_lists_brokers(bg):
     ("POST", "/api/errors", {"api_key": 62, "error_code": 41}, None, 400),  # not served by brokers
     ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": 0}, None, 400),
     ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": "fast"}, None, 400),
+    ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": True}, None, 400),
     ("POST", "/api/reassignments/wait", {"timeout": -1}, None, 400),
 ])
 def test_bad_requests_get_4xx_with_a_json_error(bg, method, path, body, raw, status):
