@@ -95,7 +95,10 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
     target_isr = state.isr if isr is None else tuple(isr)
     target_adding = state.adding if adding is None else tuple(adding)
     target_removing = state.removing if removing is None else tuple(removing)
-    target_dirs = _realign_directories(brokers, state, target_replicas) if directories is None else tuple(directories)
+    if directories is not None:
+        target_dirs = tuple(directories)
+    else:
+        target_dirs = state.directories if replicas is None else _realign_directories(brokers, state, target_replicas)
     if ineligible:
         target_isr = _without(target_isr, ineligible)
 
