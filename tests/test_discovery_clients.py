@@ -23,6 +23,7 @@ from codec import records as rec
 from codec.messages import ApiVersionsRequest
 from server import apis
 from server.client import KafkaClient
+from server.controller import METADATA_VERSION_LEVEL
 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 
@@ -124,15 +125,19 @@ def test_kcat_metadata_listing(bg_cluster):
     assert {t["topic"]: len(t["partitions"]) for t in listing["topics"]} == TOPICS
 
 
+async def api_versions(host, port):
+    client = KafkaClient(host, port, "discovery-test")
+    try:
+        answer = await client.send(ApiVersionsRequest(client_software_name="test", client_software_version="1"))
+    finally:
+        await client.close()
+    assert answer.error_code == 0
+    return answer
+
+
 def test_api_versions_match_the_schemas_on_every_broker(bg_cluster):
     async def ranges(host, port):
-        client = KafkaClient(host, port, "discovery-test")
-        try:
-            answer = await client.send(ApiVersionsRequest(client_software_name="test", client_software_version="1"))
-        finally:
-            await client.close()
-        assert answer.error_code == 0
-        return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+        return {k.api_key: (k.min_version, k.max_version) for k in (await api_versions(host, port)).api_keys}
 
     expected = {key: (codec.api(key)[0].VALID_VERSIONS.low, codec.api(key)[0].VALID_VERSIONS.high)
                 for key in apis.broker_apis()}
@@ -148,3 +153,15 @@ def test_api_versions_match_the_schemas_on_every_broker(bg_cluster):
             assert {int(k): v for k, v in versions.items()} == expected
     finally:
         admin.close()
+
+
+def test_api_versions_finalized_features_follow_the_image(bg_cluster):
+    """The answer is cached per image version: a commit must show in the next one."""
+    host, port = expected_brokers(bg_cluster)[1]
+    before = bg_cluster.run(api_versions(host, port))
+    assert before.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)
+    assert [(f.name, f.min_version_level) for f in before.finalized_features] == [("metadata.version", METADATA_VERSION_LEVEL)]
+    seed_topics(bg_cluster)
+    after = bg_cluster.run(api_versions(host, port))
+    assert after.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)
+    assert after.finalized_features_epoch > before.finalized_features_epoch

@@ -4,16 +4,36 @@ Who: any client, first thing on a connection (KIP-511). Every simulated broker a
 ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
 the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
 finalized ``metadata.version`` feature.
+
+The answer depends only on the listener, the version asked and the image, so it is encoded once per
+image version and served from that cache.
 """
+import weakref
+
 from codec.messages import ApiVersionsResponse
 
 from ..controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL
+from .api03_metadata import EncodedBody
 
 API_KEY = 18
 MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
 
 
+_encoded = weakref.WeakKeyDictionary()  # listener -> {api version: (image, its version, EncodedBody)}
+
+
 def _answer(context, image):
+    cache = _encoded.setdefault(context.listener, {})
+    version = context.api_version
+    cached = cache.get(version)
+    if cached is None or cached[0] is not image or cached[1] != image.version:
+        body = bytearray()
+        _build(context, image).encode_into(body, version)
+        cached = cache[version] = (image, image.version, EncodedBody(bytes(body)))
+    return cached[2]
+
+
+def _build(context, image):
     body = context.listener.api_versions_body()
     level = image.features.get(METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL)
     return body.replace(
