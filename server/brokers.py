@@ -34,12 +34,22 @@ def fence_broker(image: MetadataImage, broker_id: int) -> list:
     records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE),
                 REGISTRATION_CHANGE_VERSION)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
-    for topic, index, state in image.partitions():
-        if broker_id in state.isr or state.leader == broker_id:
-            change = build_change(brokers, topic.topic_id, index, state, ineligible=frozenset({broker_id}),
-                                  election=election_for(image, topic.name))
-            if change is not None:
-                records.append((change, None))
+    led_or_in_sync = [(topic.topic_id, index) for topic, index, state in image.partitions()
+                      if broker_id in state.isr or state.leader == broker_id]
+    return records + move_off_broker(image, broker_id, led_or_in_sync, brokers)
+
+
+def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=None) -> list:
+    """Take ``broker_id`` out of the ISR and leadership of ``partitions`` ((topic id, index) pairs),
+    electing new leaders where needed (UNCLEAN where the topic allows it): Kafka's
+    generateLeaderAndIsrUpdates with a broker to remove. Each change is computed from ``image``."""
+    records = []
+    for topic_id, index in partitions:
+        topic = image.topics[topic_id]
+        change = build_change(brokers or image.brokers, topic_id, index, topic.partitions[index],
+                              ineligible=frozenset({broker_id}), election=election_for(image, topic.name))
+        if change is not None:
+            records.append((change, None))
     return records
 
 

@@ -10,7 +10,9 @@ Rules (reference §2.4, §2.10):
   when I' and R' are non-empty (I' may be empty only when nothing is being removed), every adding replica
   is in I', and, when the replication factor shrinks (|AR| < |RR|), every replica of R' is in I';
 * a leader is acceptable when its broker is registered, unfenced, not shutting down and its directory
-  for this partition is online; the current leader stays if acceptable and in the ISR;
+  for this partition is online, judged on the directories before the change as Kafka's LeaderAcceptor
+  does (so a record that only moves a replica to an offline directory keeps its leader: the move away
+  is a second record); the current leader stays if acceptable and in the ISR;
 * election (ONLINE/UNCLEAN): keep the leader if it can lead and is in the target ISR, else the first
   such replica in replica order; PREFERRED tries the first replica first; UNCLEAN then falls back to
   the first acceptable replica, whose ISR becomes just itself, RECOVERING;
@@ -53,11 +55,11 @@ def default_directory(brokers: Brokers, broker_id: int) -> uuid.UUID:
     return UNASSIGNED
 
 
-def acceptable_leader(brokers: Brokers, replicas, directories, broker_id: int) -> bool:
+def acceptable_leader(brokers: Brokers, broker_id: int, directory: uuid.UUID) -> bool:
     broker = brokers.get(broker_id)
     if broker is None or not broker.active:
         return False
-    return broker.has_online_dir(directories[replicas.index(broker_id)])
+    return broker.has_online_dir(directory)
 
 
 def _without(values, removed) -> tuple[int, ...]:
@@ -110,7 +112,11 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
         target_adding = target_removing = ()
 
     def can_lead(broker_id: int) -> bool:
-        return broker_id not in ineligible and acceptable_leader(brokers, target_replicas, target_dirs, broker_id)
+        if broker_id in ineligible:
+            return False
+        if broker_id in state.replicas:
+            return acceptable_leader(brokers, broker_id, state.directory_of(broker_id))
+        return acceptable_leader(brokers, broker_id, target_dirs[target_replicas.index(broker_id)])
 
     def valid_leader(broker_id: int) -> bool:
         return broker_id in target_isr and broker_id in target_replicas and can_lead(broker_id)

@@ -9,7 +9,10 @@ and not owned by another broker (INVALID_REGISTRATION, 119, with Kafka's message
 registration has no directories: its replicas are MIGRATING.
 
 Rejoining with a new incarnation means the broker restarted: it is fenced and leaves ISRs and
-leaderships before the new registration is written.
+leaderships before the new registration is written, with a new epoch. Rejoining with the same
+incarnation amends the registration, as Kafka does: the epoch and the fencing and controlled-shutdown
+states stay, and the new record replaces the rest, the online directories included (how a simulated
+broker brings a restored log directory back).
 """
 from __future__ import annotations
 
@@ -61,8 +64,9 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
             _check_directories(image, request)
     except RegistrationError as exc:
         return [], BrokerRegistrationResponse(error_code=exc.code)
-    records = fence_broker(image, request.broker_id) if existing is not None else []
-    epoch = image.offset + 1 + len(records)
+    amending = existing is not None and existing.incarnation_id == request.incarnation_id
+    records = fence_broker(image, request.broker_id) if existing is not None and not amending else []
+    epoch = existing.epoch if amending else image.offset + 1 + len(records)
     register = rec.RegisterBrokerRecord(
         broker_id=request.broker_id, incarnation_id=request.incarnation_id, broker_epoch=epoch,
         end_points=[rec.RegisterBrokerRecord.BrokerEndpoint(name=l.name, host=l.host, port=l.port,
@@ -71,7 +75,8 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
         features=[rec.RegisterBrokerRecord.BrokerFeature(name=f.name, min_supported_version=f.min_supported_version,
                                                          max_supported_version=f.max_supported_version)
                   for f in request.features],
-        rack=request.rack, fenced=True, log_dirs=request.log_dirs)
+        rack=request.rack, fenced=existing.fenced if amending else True,
+        in_controlled_shutdown=amending and existing.in_controlled_shutdown, log_dirs=request.log_dirs)
     records.append((register, REGISTER_BROKER_RECORD_VERSION))
     return records, BrokerRegistrationResponse(broker_epoch=epoch)
 

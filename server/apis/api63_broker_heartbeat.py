@@ -7,24 +7,53 @@ registration gets STALE_BROKER_EPOCH (77). A fenced broker is unfenced once its
 shutdown) and answers ``ShouldShutDown``. Every heartbeat renews the session; without one for the
 session timeout the controller fences the broker.
 
-Deliberate gap: ``OfflineLogDirs`` (v1+) and ``CordonedLogDirs`` (v2+) are accepted and ignored here.
+``OfflineLogDirs`` (v1+, KIP-858), after the fencing decisions: the listed directories that are among
+the broker's registered online ones go offline. Every partition whose replica on this broker lives in
+one of them loses the broker from its ISR and leadership (a new leader is elected, unclean where the
+topic allows it), and a BrokerRegistrationChangeRecord v2 lists the remaining online directories. Ids the
+broker does not own, or already offline, are ignored; the broker stays unfenced. ``CordonedLogDirs``
+(v2+, KIP-1066) is accepted and ignored.
 """
 from __future__ import annotations
 
 from codec import records as rec
 from codec.messages import BrokerHeartbeatResponse
 
-from ..brokers import fence_broker, unfence_broker
+from ..brokers import fence_broker, move_off_broker, unfence_broker
 
 API_KEY = 63
 STALE_BROKER_EPOCH = 77
 IN_CONTROLLED_SHUTDOWN_VERSION = 1
+LOG_DIRS_VERSION = 2  # BrokerRegistrationChangeRecord with LogDirs
 
 
 def decide(image, request):
     broker = image.brokers.get(request.broker_id)
     if broker is None or broker.epoch != request.broker_epoch:
         return [], BrokerHeartbeatResponse(error_code=STALE_BROKER_EPOCH, is_fenced=True)
+    records, response = _lifecycle(image, broker, request)
+    return records + offline_directories(image, broker, request.offline_log_dirs), response
+
+
+def offline_directories(image, broker, offline) -> list:
+    """Kafka's handleDirectoriesOffline: records for the broker's online directories in ``offline``."""
+    newly_offline = [d for d in broker.log_dirs if d in offline]
+    if not newly_offline:
+        return []
+    records = []
+    broker_id = broker.broker_id
+    for directory in newly_offline:
+        hosted_there = [(topic.topic_id, index) for topic, index, state in image.partitions()
+                        if broker_id in state.replicas and state.directory_of(broker_id) == directory]
+        records += move_off_broker(image, broker_id, hosted_there)
+    remaining = [d for d in broker.log_dirs if d not in offline]
+    records.append((rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
+                                                       log_dirs=remaining), LOG_DIRS_VERSION))
+    return records
+
+
+def _lifecycle(image, broker, request):
+    """Fencing, unfencing and controlled shutdown: (records, response)."""
     caught_up = request.current_metadata_offset >= broker.epoch
     if request.want_shut_down:
         records = []
