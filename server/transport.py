@@ -206,14 +206,15 @@ class _Connection(asyncio.Protocol):
         except Exception:
             log.exception("%s: handler for api key %d failed; closing the connection", listener.name, api_key)
             return self.close()
-        if hasattr(result, "__await__"):
+        if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
+            if self.pending:
+                self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
+            else:
+                self._append(api_key, version, correlation_id, flexible, result, arrived)
+        else:
             entry = [False, api_key, version, correlation_id, flexible, None, arrived]
             self.pending.append(entry)
             asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task))
-        elif self.pending:
-            self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
-        else:
-            self._append(api_key, version, correlation_id, flexible, result, arrived)
 
     def _answer_unsupported_api_versions(self, frame: bytes, version: int) -> None:
         """KIP-511: the header still parses (v2 from v3 on, like every ApiVersions); the body is not read."""
