@@ -35,6 +35,7 @@ Kafka's.
 from __future__ import annotations
 
 from codec.messages import AlterPartitionReassignmentsResponse
+from codec.records import PartitionChangeRecord
 
 from ..brokers import election_for
 from ..errors import (INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, UNKNOWN_SERVER_ERROR,
@@ -101,7 +102,34 @@ def reassign(image, topic, index, state, target, allow_rf_change: bool):
                         replicas=merged if merged != state.replicas else None, adding=adding, removing=removing)
 
 
-def change_for(image, name: str, partition, allow_rf_change: bool):
+class _Plans:
+    """A start's outcome depends only on the partition's state and the target (the brokers are the
+    same for the whole request), so partitions alike share one computation: a bulk move of a topic
+    computes a handful of plans and stamps each partition's ids on its record."""
+
+    _IDS = frozenset({"partition_id", "topic_id", "unknown_tagged_fields"})
+
+    def __init__(self, image, allow_rf_change: bool):
+        self.image, self.allow_rf_change = image, allow_rf_change
+        self._plans: dict = {}
+
+    def change(self, topic, index, state, target):
+        key = (state, tuple(target))
+        plan = self._plans.get(key, self)
+        if plan is self:
+            try:
+                record = reassign(self.image, topic, index, state, target, self.allow_rf_change)
+                plan = None if record is None else {
+                    name: value for name, value in zip(record._fields, record) if name not in self._IDS}
+            except KafkaError as exc:
+                plan = exc
+            self._plans[key] = plan
+        if isinstance(plan, KafkaError):
+            raise plan
+        return None if plan is None else PartitionChangeRecord(partition_id=index, topic_id=topic.topic_id, **plan)
+
+
+def change_for(image, name: str, partition, plans: _Plans):
     """The record (or None) one request entry asks for; KafkaError when it is refused."""
     topic = image.topic(name)
     if topic is None:
@@ -111,12 +139,13 @@ def change_for(image, name: str, partition, allow_rf_change: bool):
         raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
     if partition.replicas is None:
         return cancel(image, topic, partition.partition_index, state)
-    return reassign(image, topic, partition.partition_index, state, partition.replicas, allow_rf_change)
+    return plans.change(topic, partition.partition_index, state, partition.replicas)
 
 
 def decide(image, request):
     """(records, response) for a non-empty request, every entry judged against ``image``."""
     allow = request.allow_replication_factor_change
+    plans = _Plans(image, allow)
     records = []
     responses = []
     for entry in request.topics:
@@ -124,7 +153,7 @@ def decide(image, request):
         for partition in entry.partitions:
             code, message = 0, None
             try:
-                change = change_for(image, entry.name, partition, allow)
+                change = change_for(image, entry.name, partition, plans)
                 if change is not None:
                     if len(records) >= MAX_RECORDS_PER_REQUEST:
                         raise KafkaError(UNKNOWN_SERVER_ERROR)
