@@ -19,12 +19,13 @@ same rows. ``throttle_rows`` and ``under_replicated_rows`` join the two at the e
 
 Reassignments as seen in the log (reference §2.3-2.6): one starts when AddingReplicas/RemovingReplicas
 become non-empty (original = the replicas before, target = replicas minus removing); a record that
-changes replicas, adding or removing while one is in flight supersedes it (a new one starts from
-replicas minus adding); one ends when both lists are empty again: ``completed`` when the replicas are
-the target, ``cancelled`` when they are the original again. A replica change with no reassignment in
-flight (a removal or reorder that completed at once) is a reassignment that starts and completes at
-the same record. One still in flight at the end of the log is ``running``; one whose topic was
-deleted is ``deleted``.
+changes replicas, adding or removing while one is in flight supersedes it (a new one starts from replicas
+minus adding); one ends when both lists are empty again: ``completed`` when the replicas are the replicas
+minus removing of the state before, ``cancelled`` when they are its replicas minus adding (Kafka's
+revert, which after a superseding request may differ from the original). A replica change with no
+reassignment in flight (a removal or reorder that completed at once) is a reassignment that starts and
+completes at the same record. One still in flight at the end of the log is ``running``; one whose topic
+was deleted is ``deleted``.
 
 Violations are reported when they appear (a state that stays broken is reported once, at the record
 that broke it) with the offset and a detail.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
@@ -134,7 +136,7 @@ def decode(raw: Raw):
     return cls.decode(raw[5], rec.CONTROL_VALUE_VERSION), rec.CONTROL_VALUE_VERSION
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=str).encode
 _NESTED = {cls for cls in rec.ALL.values() if any(f.struct is not None for f in cls._spec.fields)}
 
 
@@ -149,9 +151,21 @@ def fields_json(record) -> str:
     return _ENCODE(values)
 
 
-def record_row(raw: Raw, record, version: int, topic=None, topic_id=None, partition=None) -> tuple:
+def partition_fields_json(record, topic_id_text: str, directory_texts: tuple | None) -> str:
+    """``fields_json`` of a PartitionRecord/PartitionChangeRecord, with its ids already as text."""
+    values = dict(zip(record._fields, record))
+    values["topic_id"] = topic_id_text
+    if directory_texts is not None:
+        values["directories"] = directory_texts
+    if record.unknown_tagged_fields:
+        return fields_json(record)
+    del values["unknown_tagged_fields"]
+    return _ENCODE(values)
+
+
+def record_row(raw: Raw, record, version: int, topic=None, topic_id=None, partition=None, fields=None) -> tuple:
     return (raw[0], raw[1], raw[2], raw[4], raw[3] >= 0, type(record).__name__, version, topic, topic_id,
-            partition, fields_json(record))
+            partition, fields_json(record) if fields is None else fields)
 
 
 def _undecodable(out: Output, raw: Raw, exc: MalformedError, **where) -> None:
@@ -190,7 +204,7 @@ _INVARIANTS = ("duplicate_replicas", "isr_not_in_replicas", "leader_not_in_isr",
 class PartitionReplay:
     """One partition's history. ``state`` is None before its PartitionRecord and after its topic is
     deleted; otherwise (replicas, isr, removing, adding, leader, leader recovery state, leader epoch,
-    partition epoch, directories)."""
+    partition epoch, directories, directories as text)."""
 
     __slots__ = ("topic_id", "partition", "topic_id_text", "out", "state", "topic", "reassignment",
                  "settled_rf", "broken", "under_replicated", "offline")
@@ -223,31 +237,35 @@ class PartitionReplay:
         out.record_types[type(record).__name__] += 1
         name = topics.name_at(self.topic_id, offset)
         in_window = out.window.contains(offset, timestamp)
+        texts = None if record.directories is None else tuple(map(str, record.directories))
         if in_window:
-            out.rows["records"].append(record_row(raw, record, version, name, self.topic_id_text, self.partition))
+            out.rows["records"].append(record_row(raw, record, version, name, self.topic_id_text, self.partition,
+                                                  partition_fields_json(record, self.topic_id_text, texts)))
         if name is None:
             self._violation(offset, timestamp, "unknown_topic",
                             f"{type(record).__name__} for topic id {self.topic_id_text}, which does not exist here")
             return
         self.topic = name
         if type(record) is rec.PartitionRecord:
-            self._create(offset, timestamp, record)
+            self._create(offset, timestamp, record, texts)
         elif self.state is None:
             self._violation(offset, timestamp, "unknown_partition",
                             "PartitionChangeRecord for a partition that does not exist")
             return
         else:
-            self._change(offset, timestamp, record)
+            self._change(offset, timestamp, record, texts)
         if in_window:
             s = self.state
             out.rows["partition_states"].append((
                 offset, timestamp, name, self.topic_id_text, self.partition, type(record).__name__, s[0], s[1], s[4],
-                s[6], s[7], s[3], s[2], _directory_texts(s[8]), s[5]))
+                s[6], s[7], s[3], s[2], s[9], s[5]))
 
-    def _create(self, offset, timestamp, r) -> None:
+    def _create(self, offset, timestamp, r, texts) -> None:
         old = self.state
+        directories = _directories(r.directories, r.replicas)
         state = (r.replicas, r.isr, r.removing_replicas, r.adding_replicas, r.leader, r.leader_recovery_state,
-                 r.leader_epoch, r.partition_epoch, _directories(r.directories, r.replicas))
+                 r.leader_epoch, r.partition_epoch, directories,
+                 texts if directories is r.directories else tuple(map(str, directories)))
         if old is not None and (state[6] < old[6] or state[7] < old[7]):
             self._violation(offset, timestamp, "epoch_went_back", (
                 f"PartitionRecord sets leader epoch {old[6]} -> {state[6]}, partition epoch {old[7]} -> {state[7]}"))
@@ -260,10 +278,17 @@ class PartitionReplay:
             self.settled_rf = len(r.replicas)
         self._check(offset, timestamp, state)
 
-    def _change(self, offset, timestamp, r) -> None:
+    def _change(self, offset, timestamp, r, texts) -> None:
         old = self.state
         replicas = old[0] if r.replicas is None else r.replicas
-        directories = old[8] if r.directories is None else r.directories
+        if r.directories is None and r.replicas is None:
+            directories, texts = old[8], old[9]
+        else:
+            directories = _directories(old[8] if r.directories is None else r.directories, replicas)
+            if directories is old[8]:
+                texts = old[9]
+            elif directories is not r.directories:
+                texts = tuple(map(str, directories))
         leader, leader_epoch = (old[4], old[6]) if r.leader == LEADER_UNCHANGED else (r.leader, old[6] + 1)
         state = (replicas,
                  old[1] if r.isr is None else r.isr,
@@ -271,7 +296,7 @@ class PartitionReplay:
                  old[3] if r.adding_replicas is None else r.adding_replicas,
                  leader,
                  old[5] if r.leader_recovery_state == -1 else r.leader_recovery_state,
-                 leader_epoch, old[7] + 1, _directories(directories, replicas))
+                 leader_epoch, old[7] + 1, directories, texts)
         self.state = state
         was, now = bool(old[2] or old[3]), bool(state[2] or state[3])
         if was or now or replicas != old[0]:
@@ -291,11 +316,13 @@ class PartitionReplay:
                 self._close(offset, timestamp, "superseded", None)
                 self._open(offset, timestamp, new, [b for b in old[0] if b not in old[3]])
             return
-        ra = self.reassignment
-        original, target, final = set(ra[8]), set(ra[9]), set(new[0])
-        if target == original or final == original:
+        # Kafka completes to R - RR and reverts to R - AR, both of the state just before
+        completed = {b for b in old[0] if b not in old[2]}
+        reverted = {b for b in old[0] if b not in old[3]}
+        final = set(new[0])
+        if completed == reverted or final == reverted:
             self._end(offset, timestamp, new, "cancelled")
-        elif final == target:
+        elif final == completed:
             self._end(offset, timestamp, new, "completed")
         else:
             self._close(offset, timestamp, "superseded", None)
@@ -416,18 +443,6 @@ def _directories(directories, replicas) -> tuple:
     if not directories or all(d == MIGRATING for d in directories):
         return (MIGRATING,) * len(replicas)
     return directories
-
-
-_DIRECTORY_TEXTS: dict[tuple, tuple] = {}
-
-
-def _directory_texts(directories: tuple) -> tuple:
-    texts = _DIRECTORY_TEXTS.get(directories)
-    if texts is None:
-        if len(_DIRECTORY_TEXTS) > 100_000:
-            _DIRECTORY_TEXTS.clear()
-        texts = _DIRECTORY_TEXTS[directories] = tuple(map(str, directories))
-    return texts
 
 
 def _describe(kind: str, state) -> str:
@@ -600,6 +615,31 @@ _GLOBAL_HANDLERS = {
 # --- joins at the end -------------------------------------------------------------------------------
 
 
+class _Intervals:
+    """Reassignments (start offset, end offset or None while running, end time) of one resource,
+    answering "which of them overlap [first, last]" in O(log n): how many, whether one still runs,
+    and the last end time among them (timestamps follow log order)."""
+
+    def __init__(self, spans: list[tuple]):
+        spans = sorted(spans, key=lambda s: s[0])
+        self.starts = [s[0] for s in spans]
+        self.ends = sorted(s[1] for s in spans if s[1] is not None)
+        running = [s[0] for s in spans if s[1] is None]
+        self.first_running = min(running) if running else None
+        self.last_end_time: list = []  # over spans[:i + 1]
+        latest = None
+        for s in spans:
+            if s[2] is not None and (latest is None or s[2] > latest):
+                latest = s[2]
+            self.last_end_time.append(latest)
+
+    def overlapping(self, first: int, last: int | None) -> tuple[int, bool, int | None]:
+        started = len(self.starts) if last is None else bisect_right(self.starts, last)
+        count = started - bisect_left(self.ends, first)  # started by ``last``, minus those ended before ``first``
+        running = self.first_running is not None and (last is None or self.first_running <= last)
+        return count, running, self.last_end_time[started - 1] if count else None
+
+
 def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestamp: int | None,
                   window: Window = EVERYTHING) -> list[tuple]:
     """One row per throttle episode (a config set, until deleted or the end of the log) with the
@@ -608,32 +648,30 @@ def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestam
     ended lingered that long; one still set at the end of the log with none in flight is left behind."""
     c = _R["reassignments"]
     by_topic: dict[str, list] = {}
-    by_broker: dict[int, list] = {}
+    by_broker: dict[str, list] = {}
+    every = []
     for ra in reassignments:
-        by_topic.setdefault(ra[c["topic"]], []).append(ra)
+        span = (ra[c["start_offset"]], ra[c["end_offset"]], ra[c["end_time"]])
+        every.append(span)
+        by_topic.setdefault(ra[c["topic"]], []).append(span)
         for broker in set(ra[c["original_replicas"]]) | set(ra[c["target_replicas"]]):
-            by_broker.setdefault(broker, []).append(ra)
+            by_broker.setdefault(str(broker), []).append(span)
+    indexes = {TOPIC_RESOURCE: {name: _Intervals(spans) for name, spans in by_topic.items()},
+               BROKER_RESOURCE: {name: _Intervals(spans) for name, spans in by_broker.items()}}
+    indexes[BROKER_RESOURCE][""] = _Intervals(every)
+    nothing = _Intervals([])
     rows = []
     for key, value, set_offset, set_time, removed_offset, removed_time, removed_by in episodes:
         resource_type, name, config = key
-        if resource_type == TOPIC_RESOURCE:
-            candidates = by_topic.get(name, ())
-        elif name == "":
-            candidates = reassignments
-        else:
-            candidates = by_broker.get(int(name), ()) if name.lstrip("-").isdigit() else ()
-        needed = [ra for ra in candidates
-                  if (removed_offset is None or ra[c["start_offset"]] <= removed_offset)
-                  and (ra[c["end_offset"]] is None or ra[c["end_offset"]] >= set_offset)]
-        running = any(ra[c["end_offset"]] is None for ra in needed)
-        last_end = max((ra[c["end_time"]] for ra in needed if ra[c["end_time"]] is not None), default=None)
+        if not window.overlaps(set_offset, set_time, removed_offset, removed_time):
+            continue
+        needed, running, last_end = indexes[resource_type].get(name, nothing).overlapping(set_offset, removed_offset)
         until = removed_time if removed_time is not None else end_timestamp
         since = set_time if last_end is None else max(last_end, set_time)
         lingered = None if running or until is None else max(0, until - since)
-        if window.overlaps(set_offset, set_time, removed_offset, removed_time):
-            rows.append(("broker" if resource_type == BROKER_RESOURCE else "topic", name, config, value, set_offset,
-                         set_time, removed_offset, removed_time, removed_by, len(needed), last_end, lingered,
-                         removed_offset is None and not running))
+        rows.append(("broker" if resource_type == BROKER_RESOURCE else "topic", name, config, value, set_offset,
+                     set_time, removed_offset, removed_time, removed_by, needed, last_end, lingered,
+                     removed_offset is None and not running))
     return rows
 
 

@@ -11,6 +11,7 @@ an object in JSON lines.
 from __future__ import annotations
 
 import json
+from itertools import accumulate, chain
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,7 +42,6 @@ _TYPES = {
 }
 SCHEMAS = {name: pa.schema(list(zip(COLUMNS[name], _TYPES[name]))) for name in COLUMNS}
 RAW_JSON_COLUMN = {"records": "fields"}
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def table_uri(out: str, table: str, fmt: str, part: int | None = None) -> str:
@@ -61,17 +61,50 @@ def clear(out: str) -> None:
 def to_arrow(table: str, rows: list[tuple]) -> pa.Table:
     schema = SCHEMAS[table]
     columns = list(zip(*rows))
-    return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
+    return pa.Table.from_arrays([_array(c, f.type) for c, f in zip(columns, schema)], schema=schema)
+
+
+def _array(values: tuple, kind: pa.DataType) -> pa.Array:
+    """A column; lists are built from one flat array and offsets, several times faster than from
+    Python sequences."""
+    if not pa.types.is_list(kind) or None in values:
+        return pa.array(values, type=kind)
+    offsets = [0]
+    offsets.extend(accumulate(map(len, values)))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
+                                    pa.array(list(chain.from_iterable(values)), kind.value_type))
 
 
 def json_lines(table: str, rows: list[tuple]) -> str:
-    names = COLUMNS[table]
-    if table not in RAW_JSON_COLUMN:
-        return "".join([_ENCODE(dict(zip(names, row))) + "\n" for row in rows])
-    head, last = names[:-1], names[-1]
-    assert last == RAW_JSON_COLUMN[table]
-    tail = f',"{last}":'
-    return "".join([_ENCODE(dict(zip(head, row)))[:-1] + tail + row[-1] + "}\n" for row in rows])
+    return "".join(map(_LINES[table], rows))
+
+
+def _line_function(table: str):
+    """A function turning one row into its JSON line, compiled from the schema: one string format
+    per row instead of a dict and a JSON encoder call (about 2-3x faster on the big tables)."""
+    pieces = []
+    for i, f in enumerate(SCHEMAS[table]):
+        v = f"r[{i}]"
+        if f.name == RAW_JSON_COLUMN.get(table):
+            text = v
+        elif pa.types.is_boolean(f.type):
+            text = f"('true' if {v} else 'false')"
+        elif pa.types.is_integer(f.type) or pa.types.is_timestamp(f.type):
+            text = f"str({v})"
+        elif pa.types.is_string(f.type):
+            text = f"quote({v})"
+        elif pa.types.is_integer(f.type.value_type):
+            text = f"'[' + ','.join(map(str, {v})) + ']'"
+        else:
+            text = f"'[' + ','.join(map(quote, {v})) + ']'"
+        pieces.append(f"('{json.dumps(f.name)}:' + ({text} if {v} is not None else 'null'))")
+    source = f"def line(r):\n    return '{{' + ','.join(({', '.join(pieces)})) + '}}\\n'\n"
+    namespace = {"quote": json.encoder.encode_basestring_ascii}
+    exec(compile(source, f"<json line of {table}>", "exec"), namespace)
+    return namespace["line"]
+
+
+_LINES = {name: _line_function(name) for name in SCHEMAS}
 
 
 class TableWriter:

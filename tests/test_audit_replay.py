@@ -227,6 +227,25 @@ def test_kafka_quirk_target_back_to_original_gets_stuck_until_cancelled(tmp_path
     assert (overlap["kind"], overlap["offset"]) == ("adding_removing_overlap", marks["quirk"])
 
 
+def test_cancel_after_a_new_target_reverts_the_kafka_way_and_grows_the_rf(tmp_path):
+    """Reference §2.5: the first reassignment's adding replica becomes a removing one; a cancel then
+    reverts to replicas minus adding of the latest state, which keeps it: RF 3 -> 4."""
+    marks = {}
+
+    def build(log):
+        log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2, 3]))
+        log.move(TOPIC, 0, [1, 2, 4, 3], adding=[4], removing=[3])
+        log.move(TOPIC, 0, [1, 2, 5, 3, 4], adding=[5], removing=[3, 4])
+        marks["cancel"] = log.move(TOPIC, 0, [1, 2, 3, 4], leader=1, adding=[], removing=[])
+
+    result = audit(tmp_path, build)
+    assert [(ra["outcome"], ra["original_replicas"], ra["final_replicas"]) for ra in result.rows("reassignments")] == [
+        ("superseded", (1, 2, 3), None), ("cancelled", (1, 2, 3), (1, 2, 3, 4))]
+    change = only(result.rows("rf_changes"))
+    assert (change["offset"], change["rf_before"], change["rf_after"], change["reassignment_outcome"]) == (
+        marks["cancel"], 3, 4, "cancelled")
+
+
 # --- throttles, brokers, directories, counts -------------------------------------------------------
 
 
