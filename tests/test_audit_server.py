@@ -74,7 +74,8 @@ def test_a_server_s_log_audited_by_spark(spark, tmp_path):
     assert orders["start_time"] <= orders["end_time"] and orders["duration_ms"] >= 0
     assert (moves["scratch", 0, "cancelled"]["final_replicas"], moves["slow", 0, "running"]["target_replicas"]) == (
         (3, 4), (1, 2, 4))
-    rf_changes = [(c["topic"], c["rf_before"], c["rf_after"], c["reassignment_outcome"]) for c in result.rows("rf_changes")]
+    rf_changes = [(c["topic"], c["rf_before"], c["rf_after"], c["reassignment_outcome"])
+                  for c in result.rows("rf_changes")]
     assert rf_changes == [("events", 2, 3, "completed")]
 
     throttles = {(t["resource_name"], t["config"]): t for t in result.rows("throttles")}
