@@ -15,6 +15,7 @@ import uvloop
 
 from . import config_file, healthcheck
 from .cluster import Cluster
+from .log_dirs import DEFAULT_CAPACITY_BYTES
 from .raft import RaftConfig, StorageError
 from .raft import tools as log_tools
 
@@ -30,6 +31,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=9092, help="port of broker 1; broker i uses port + i - 1 (default 9092)")
     p.add_argument("--controller-port", type=int, default=9091, help="port of the controller listener (default 9091)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
+    p.add_argument("--log-dirs", type=int, default=1,
+                   help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
+    p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
+                   help="simulated capacity of each log directory (default 1 TiB)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
@@ -66,7 +71,8 @@ async def _serve(args) -> int:
         cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
                           metrics_port=args.metrics_port, control_port=args.control_port,
-                          advertised_host=args.advertised_host)
+                          advertised_host=args.advertised_host, log_dirs=args.log_dirs,
+                          log_dir_capacity_bytes=args.log_dir_capacity_bytes)
         await cluster.start()
     except StorageError as exc:
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)

@@ -13,10 +13,15 @@ defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests se
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
 ``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
 bound to 0.0.0.0 in a container.
+
+Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
+(k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
+``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
 """
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -28,6 +33,7 @@ from .brokers import fence_broker
 from .control import ControlPlane, RecentRecords, describe_broker
 from .controller import Controller
 from .faults import ErrorInjector, InjectedError
+from .log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from .metrics import ClusterMetrics
 from .nodes import BrokerNode, ControllerNode
 from .raft import RaftConfig, RaftLog
@@ -47,9 +53,12 @@ class Cluster:
                  session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, cluster_id: str | None = None,
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
-                 log_config: RaftConfig | None = None):
+                 log_config: RaftConfig | None = None, log_dirs: int = 1,
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        if log_dirs < 1:
+            raise ValueError("a broker needs at least one log directory")
         self.host = host
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
@@ -63,7 +72,8 @@ class Cluster:
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=[directory_id(self.data_dir / f"broker-{i + 1}", cluster_id, i + 1)], heartbeat_interval_ms=heartbeat_interval_ms,
+                       rack=racks[i], log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes),
+                       heartbeat_interval_ms=heartbeat_interval_ms,
                        network=self.network, advertised_host=advertised_host)
             for i in range(brokers)
         ]
@@ -72,6 +82,10 @@ class Cluster:
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
         self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
+
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
+        paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+        return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
 
     def broker(self, broker_id: int) -> BrokerNode:
         if not 1 <= broker_id <= len(self.brokers):
@@ -172,6 +186,27 @@ class Cluster:
         if node.running:
             await node.heartbeat()
             await self.wait_until(lambda image: not image.brokers[broker_id].fenced, timeout)
+
+    async def fail_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+        """Fail one of a broker's log directories (its index, path or id): the broker reports it in its
+        heartbeat and the controller moves leadership and ISR membership off its replicas. Returns once
+        the controller has it offline (or, for the broker's last online directory, the broker stopped)."""
+        node = self.broker(broker_id)
+        directory = node.log_manager.directory(path_or_index)
+        await node.fail_log_dir(directory)
+        if node.running:
+            await self.wait_until(lambda image: directory.directory_id not in image.brokers[broker_id].log_dirs,
+                                  timeout)
+
+    async def restore_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+        """Bring a failed log directory back: its replicas are served again and the broker re-registers
+        with it online. Returns once the controller lists it online (at once for a stopped broker)."""
+        node = self.broker(broker_id)
+        directory = node.log_manager.directory(path_or_index)
+        await node.restore_log_dir(directory)
+        if node.running:
+            await self.wait_until(lambda image: directory.directory_id in image.brokers[broker_id].log_dirs,
+                                  timeout)
 
     async def set_bandwidth(self, broker_id: int, bytes_per_second: int | None) -> None:
         """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the

@@ -11,6 +11,9 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
     POST /api/brokers/{id}/unfence
     PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    POST /api/brokers/{id}/log-dirs/{dir}/fail     a log directory (its index from 0, or its id) fails:
+                                                   leadership and ISR move off its replicas
+    POST /api/brokers/{id}/log-dirs/{dir}/restore  it works again; the broker re-registers with it
     GET  /api/errors                         injected errors still armed
     POST /api/errors                         {"api_key": 19 or "CreateTopics", "error_code": 41,
                                               "count": 1, "topic": null, "partition": null}
@@ -79,8 +82,9 @@ def describe_broker(cluster: "Cluster", node) -> dict:
         "fenced": registration is None or registration.fenced,
         "in_controlled_shutdown": registration is not None and registration.in_controlled_shutdown,
         "want_fence": node.want_fence, "epoch": registration.epoch if registration else None,
-        "directories": [{"id": str(d), "online": registration is not None and registration.has_online_dir(d)}
-                        for d in node.log_dirs],
+        "directories": [{"id": str(d.directory_id), "path": d.path,
+                         "online": registration is not None and registration.has_online_dir(d.directory_id)}
+                        for d in node.log_manager.directories],
     }
 
 
@@ -150,6 +154,10 @@ class ControlPlane:
             ("POST", "/api/brokers/{broker_id}/fence"): self._broker_action(self.cluster.fence_broker),
             ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
+            ("POST", "/api/brokers/{broker_id}/log-dirs/{directory}/fail"):
+                self._log_dir_action(self.cluster.fail_log_dir),
+            ("POST", "/api/brokers/{broker_id}/log-dirs/{directory}/restore"):
+                self._log_dir_action(self.cluster.restore_log_dir),
             ("GET", "/api/errors"): self.injected_errors,
             ("POST", "/api/errors"): self.inject_error,
             ("DELETE", "/api/errors"): self.clear_errors,
@@ -187,6 +195,19 @@ class ControlPlane:
         async def handle(request: Request, broker_id: str) -> Response:
             broker = self._broker_id(broker_id)
             await action(broker)
+            return self._broker_answer(broker)
+        return handle
+
+    def _log_dir_action(self, action):
+        """An endpoint running ``action(broker id, directory)`` and answering with the broker as it is then."""
+        async def handle(request: Request, broker_id: str, directory: str) -> Response:
+            broker = self._broker_id(broker_id)
+            try:
+                await action(broker, int(directory) if directory.isdigit() else directory)
+            except (KeyError, IndexError):
+                raise HttpError(404, f"broker {broker} has no log directory {directory}") from None
+            except TimeoutError:
+                raise HttpError(504, f"the controller has not seen log directory {directory} change yet") from None
             return self._broker_answer(broker)
         return handle
 

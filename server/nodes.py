@@ -5,6 +5,10 @@ keeps its session with BrokerHeartbeat over TCP, and relays controller-bound req
 reassignments, ...) to the controller listener, as KRaft brokers forward them. For reads (Metadata,
 DescribeCluster, DescribeConfigs) it uses the controller's committed image: a KRaft broker reads its
 own replica of the metadata log; here every broker shares the one committed image of the process.
+
+A broker has one or more log directories (server/log_dirs.py): it registers the online ones, reports
+failed ones in every heartbeat (OfflineLogDirs, at once when one fails), and re-registers (same
+incarnation, so the registration is amended) when one is restored.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from . import apis
 from .client import KafkaClient, KafkaClientError
 from .controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, Controller
 from .leader_and_isr import LeaderAndIsrPublisher
+from .log_dirs import LogDir, LogDirManager
 from .replication import ReplicaManager, ReplicationNetwork
 from .throttle_cleanup import ThrottleCleaner
 from .transport import Listener
@@ -60,14 +65,13 @@ class ControllerNode:
 
 class BrokerNode:
     def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node: ControllerNode,
-                 rack: str | None = None, log_dirs: list[uuid.UUID] | None = None,
+                 rack: str | None = None, log_dirs: list[LogDir] | None = None,
                  heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None,
                  advertised_host: str | None = None):
         self.broker_id = broker_id
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack
-        self.log_dirs = list(log_dirs or [uuid.uuid4()])
         self.listener_name = LISTENER_NAME
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._controller = controller
@@ -78,6 +82,10 @@ class BrokerNode:
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
         self.replica_manager = ReplicaManager(self, network or ReplicationNetwork(lambda: controller.committed))
+        self.log_manager = LogDirManager(
+            self, log_dirs or [LogDir(uuid.uuid4(), f"/kraftwire/broker-{broker_id}/logs-0")],
+            self.replica_manager.network)
+        controller.add_commit_listener(self.log_manager.on_commit)
         handlers = {}
         for key, module in apis.broker_apis().items():
             if getattr(module, "FORWARD", False):
@@ -105,6 +113,11 @@ class BrokerNode:
     def running(self) -> bool:
         return self.listener.running
 
+    @property
+    def log_dirs(self) -> list[uuid.UUID]:
+        """The ids of every configured log directory, online or not."""
+        return [d.directory_id for d in self.log_manager.directories]
+
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -115,6 +128,7 @@ class BrokerNode:
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()
+        self.log_manager.changed()
 
     async def stop(self) -> None:
         """Stop as if the process died: no goodbye, the controller fences it when its session expires."""
@@ -123,6 +137,7 @@ class BrokerNode:
             self._heartbeats = None
         await self.listener.stop()
         self.replica_manager.network.changed()
+        self.log_manager.changed()
         if self.client is not None:
             await self.client.close()
             self.client = None
@@ -135,7 +150,7 @@ class BrokerNode:
             features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
                                                         min_supported_version=MIN_METADATA_VERSION,
                                                         max_supported_version=METADATA_VERSION_LEVEL)],
-            rack=self.rack, log_dirs=self.log_dirs)
+            rack=self.rack, log_dirs=[d.directory_id for d in self.log_manager.directories if d.online])
         delay = 0.05
         while True:
             try:
@@ -152,10 +167,32 @@ class BrokerNode:
     async def heartbeat(self):
         response = await self.client.send(BrokerHeartbeatRequest(
             broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
-            want_fence=self.want_fence))
+            want_fence=self.want_fence,
+            offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online]))
         if response.error_code == STALE_BROKER_EPOCH:
             await self._register()
         return response
+
+    async def fail_log_dir(self, directory: LogDir) -> None:
+        """The directory fails: its replicas go offline and the controller hears of it at once (a
+        broker left without an online directory stops, as Kafka's halts)."""
+        self.log_manager.fail(directory)
+        if not self.running:
+            return
+        if not any(d.online for d in self.log_manager.directories):
+            log.error("broker %d: every log directory has failed: stopping", self.broker_id)
+            await self.stop()
+            return
+        try:
+            await self.heartbeat()
+        except KafkaClientError as exc:
+            log.warning("broker %d: heartbeat failed: %s", self.broker_id, exc)
+
+    async def restore_log_dir(self, directory: LogDir) -> None:
+        """The directory works again: its replicas are served and the broker re-registers with it."""
+        self.log_manager.restore(directory)
+        if self.running:
+            await self._register()
 
     async def _heartbeat_loop(self) -> None:
         while True:

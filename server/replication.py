@@ -22,6 +22,10 @@ advance and timed exactly. Simulated time runs ``speed`` times faster than the w
 A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
 replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
 copied.
+
+Each replica lives in one of its broker's log directories (server/log_dirs.py places it, KIP-858); a
+replica whose directory is offline is not served: its LeaderAndIsr entries answer KAFKA_STORAGE_ERROR
+(56), it copies nothing and, as a leader, proposes nothing, until the directory is restored.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 
 from . import configs
 from .client import KafkaClientError
+from .errors import KAFKA_STORAGE_ERROR
 from .image import MetadataImage
 
 log = logging.getLogger("kraftwire.replication")
@@ -64,6 +69,7 @@ class Replica:
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
     log_bytes: float = 0.0
+    log_dir: object = None  # the server.log_dirs.LogDir holding it; None until placed
 
     @property
     def key(self) -> tuple[uuid.UUID, int]:
@@ -156,6 +162,10 @@ class ReplicationNetwork:
     def now(self) -> float:
         """Simulated seconds."""
         return asyncio.get_running_loop().time() * self.speed
+
+    def settle(self) -> None:
+        """Bring every copying replica's bytes up to now (before reading replica sizes)."""
+        self._settle()
 
     # --- who copies what --------------------------------------------------------------------------
 
@@ -328,8 +338,7 @@ class ReplicaManager:
         if request.type == FULL:  # every partition this broker hosts: anything else is a stray
             listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
             for key in [k for k in self.replicas if k not in listed]:
-                del self.replicas[key]
-                self.network.unfollow(self.broker_id, key)
+                self._delete(key)
         Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
         if version >= TOPIC_IDS_VERSION:
             return LeaderAndIsrResponse(topics=[
@@ -348,8 +357,8 @@ class ReplicaManager:
                                                                                   replica.partition_epoch):
             return STALE_CONTROLLER_EPOCH
         if self.broker_id not in state.replicas:
-            if self.replicas.pop(key, None) is not None:
-                self.network.unfollow(self.broker_id, key)
+            if key in self.replicas:
+                self._delete(key)
             return NONE
         if replica is None:
             replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
@@ -358,21 +367,32 @@ class ReplicaManager:
                                                                         state.partition_epoch)
         replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
         replica.adding, replica.removing = tuple(state.adding_replicas), tuple(state.removing_replicas)
+        if not self.broker.log_manager.place(image, replica):
+            return KAFKA_STORAGE_ERROR
+        self.serve(image, replica)
+        return NONE
+
+    def serve(self, image, replica: Replica) -> None:
+        """Act on a replica's state: lead it, or copy it from its leader."""
         if self.broker_id in replica.isr:
-            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, topic_name)))
+            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, replica.topic_name)))
         if replica.leader == self.broker_id:
-            self.network.unfollow(self.broker_id, key)
-            self.follower_caught_up(key)
+            self.network.unfollow(self.broker_id, replica.key)
+            self.follower_caught_up(replica.key)
         else:
             self.network.follow(self.broker_id, replica)
-        return NONE
+
+    def _delete(self, key: tuple[uuid.UUID, int]) -> None:
+        del self.replicas[key]
+        self.network.unfollow(self.broker_id, key)
+        self.broker.log_manager.forget(key)
 
     # --- ISR expansion --------------------------------------------------------------------------
 
     def follower_caught_up(self, key: tuple[uuid.UUID, int]) -> None:
         """Some follower of ``key`` may be ready to join the ISR: propose it if this broker leads."""
         replica = self.replicas.get(key)
-        if replica is None or replica.leader != self.broker_id:
+        if replica is None or replica.leader != self.broker_id or not self.broker.log_manager.online(replica):
             return
         self._to_propose.add(key)
         if not self._flush_scheduled:

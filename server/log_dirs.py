@@ -1,0 +1,459 @@
+"""The log directories of a simulated broker (JBOD, KIP-858): which directory holds each replica, future
+replicas moving between directories, directory failure, and the AssignReplicasToDirs reports.
+
+Each broker has one or more ``LogDir``s: a stable id (kept in the directory's ``meta.properties``), an
+absolute path (what DescribeLogDirs shows and AlterReplicaLogDirs names) and a simulated capacity.
+
+Placement follows Kafka's broker. A replica new to the broker goes where AlterReplicaLogDirs asked
+earlier, else to the directory the metadata names if it is one of the broker's online directories, else
+(UNASSIGNED, LOST, unknown, offline) to the online directory holding the fewest logs
+(LogManager.nextLogDirs). Whenever the metadata names another directory than the one holding a replica,
+the broker reports the real one (AssignmentSender, Kafka's AssignmentsManager).
+
+AlterReplicaLogDirs starts a future replica in the target directory that copies the current one at
+``replica.alter.log.dirs.io.max.bytes.per.second`` (a broker config; every move of the broker shares
+it, and none goes faster than the broker's simulated ``kraftwire.replication.bandwidth.bytes.per.second``).
+Once it has caught up with the current replica the broker reports the new directory, and when the
+controller has accepted it the future replica replaces the current one. Sizes count bytes; offsets are
+bytes too (one offset per byte), so OffsetLag is the bytes a log still lacks.
+
+A failed directory takes its replicas offline (they stop copying and are not served), drops the
+future replicas in it or of replicas in it, and is reported in every heartbeat (OfflineLogDirs). A
+broker whose last online directory fails stops, as Kafka's halts. Restoring a directory brings its
+replicas back (the broker then re-registers with it online, see server/nodes.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+from dataclasses import dataclass, field
+
+from codec import records as rec
+from codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse
+
+from . import configs
+from .client import KafkaClientError
+from .errors import (INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR, LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE,
+                     UNKNOWN_TOPIC_OR_PARTITION)
+from .replication import CAUGHT_UP_SLACK, Replica, partition_size
+
+log = logging.getLogger("kraftwire.log_dirs")
+
+NONE = 0
+DEFAULT_CAPACITY_BYTES = 1 << 40  # 1 TiB per directory
+MAX_ASSIGNMENTS_PER_REQUEST = 2250
+BACKOFF_INITIAL_S, BACKOFF_MULTIPLIER, BACKOFF_MAX_S, BACKOFF_JITTER = 0.1, 2, 10.0, 0.02
+MAX_LOG_DIR_NAME = 255  # a future log's directory name, <topic>-<partition>.<32 hex>-future, must fit
+FUTURE_NAME_EXTRA = len(".") + 32 + len("-future")
+
+Key = tuple[uuid.UUID, int]
+Result = DescribeLogDirsResponse.DescribeLogDirsResult
+
+
+@dataclass(eq=False)
+class LogDir:
+    directory_id: uuid.UUID
+    path: str
+    capacity_bytes: int = DEFAULT_CAPACITY_BYTES
+    online: bool = True
+
+
+@dataclass(eq=False)
+class FutureReplica:
+    """The copy of ``replica`` that AlterReplicaLogDirs is building in ``target``."""
+
+    replica: Replica
+    target: LogDir
+    copied: float = 0.0
+    rate: float = 0.0
+    caught_up: bool = False  # the new directory has been reported; waiting for the controller
+
+
+def backoff_seconds(failures: int) -> float:
+    """Kafka's ExponentialBackoff(100 ms, x2, 10 s, 2% jitter) after ``failures`` failures in a row."""
+    term = BACKOFF_INITIAL_S * BACKOFF_MULTIPLIER ** failures
+    return min(term * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER), BACKOFF_MAX_S)
+
+
+@dataclass(eq=False)
+class Assignment:
+    directory_id: uuid.UUID
+    on_success: object = None  # called once the controller has accepted it
+
+
+class AssignmentSender:
+    """Reports replica directories to the controller with AssignReplicasToDirs, as Kafka's
+    AssignmentsManager: the latest assignment per partition waits 100 ms to batch with others (none if
+    more than a request's 2250 are ready), one request in flight at a time, assignments whose partition
+    is gone or no longer on this broker are dropped before sending; a partition that fails is retried
+    with the next request, a request that fails whole (timeout, disconnection, top-level error) is retried
+    after an exponential backoff."""
+
+    def __init__(self, broker):
+        self.broker = broker
+        self.ready: dict[Key, Assignment] = {}
+        self.inflight: dict[Key, Assignment] = {}
+        self.global_failures = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._send_at = 0.0
+
+    def assign(self, key: Key, directory_id: uuid.UUID, on_success=None) -> None:
+        pending = self.ready.get(key) or self.inflight.get(key)
+        if on_success is None and pending is not None and pending.directory_id == directory_id:
+            return
+        self.ready[key] = Assignment(directory_id, on_success)
+        self._schedule()
+
+    def resume(self) -> None:
+        """The broker (re)started: send what is waiting."""
+        self.global_failures = 0
+        if self.ready:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.global_failures:
+            delay = backoff_seconds(self.global_failures)
+        elif len(self.ready) > MAX_ASSIGNMENTS_PER_REQUEST and not self.inflight:
+            delay = 0.0
+        else:
+            delay = BACKOFF_INITIAL_S
+        send_at = loop.time() + delay
+        if self._timer is not None:
+            if self._send_at <= send_at:
+                return
+            self._timer.cancel()
+        self._send_at = send_at
+        self._timer = loop.call_later(delay, self._send_ready)
+
+    def _send_ready(self) -> None:
+        self._timer = None
+        if self.inflight or not self.ready or not self.broker.running:
+            return
+        image = self.broker.image
+        batch = {}
+        for key in list(self.ready):
+            if len(batch) == MAX_ASSIGNMENTS_PER_REQUEST:
+                break
+            assignment = self.ready.pop(key)
+            topic = image.topics.get(key[0])
+            state = topic.partitions.get(key[1]) if topic is not None else None
+            if state is not None and self.broker.broker_id in state.replicas:
+                batch[key] = assignment
+        if batch:
+            self.inflight = batch
+            asyncio.ensure_future(self._send(batch))
+        elif self.ready:
+            self._schedule()
+
+    def _request(self, batch: dict[Key, Assignment]) -> AssignReplicasToDirsRequest:
+        Request = AssignReplicasToDirsRequest
+        grouped: dict[uuid.UUID, dict[uuid.UUID, list[int]]] = {}
+        for (topic_id, index), assignment in batch.items():
+            grouped.setdefault(assignment.directory_id, {}).setdefault(topic_id, []).append(index)
+        return Request(broker_id=self.broker.broker_id, broker_epoch=self.broker.epoch, directories=[
+            Request.DirectoryData(id=directory, topics=[
+                Request.TopicData(topic_id=topic_id, partitions=[Request.PartitionData(partition_index=i)
+                                                                 for i in indexes])
+                for topic_id, indexes in topics.items()])
+            for directory, topics in grouped.items()])
+
+    async def _send(self, batch: dict[Key, Assignment]) -> None:
+        try:
+            if self.broker.client is None:
+                raise KafkaClientError("the broker is stopped")
+            response = await self.broker.client.send(self._request(batch))
+        except KafkaClientError as exc:
+            log.info("broker %d: AssignReplicasToDirs not answered: %s", self.broker.broker_id, exc)
+            response = None
+        self.inflight = {}
+        if response is None or response.error_code:
+            self.global_failures += 1
+            if response is not None:
+                log.info("broker %d: AssignReplicasToDirs failed with error %d; retrying",
+                         self.broker.broker_id, response.error_code)
+        else:
+            self.global_failures = 0
+            for directory in response.directories:
+                for topic in directory.topics:
+                    for partition in topic.partitions:
+                        assignment = batch.pop((topic.topic_id, partition.partition_index), None)
+                        if assignment is None:
+                            continue
+                        if partition.error_code == NONE:
+                            if assignment.on_success is not None:
+                                assignment.on_success()
+                        else:
+                            self.ready.setdefault((topic.topic_id, partition.partition_index), assignment)
+        for key, assignment in batch.items():  # not answered: try again
+            self.ready.setdefault(key, assignment)
+        if self.ready:
+            self._schedule()
+
+
+class LogDirManager:
+    """One broker's log directories and the replicas in them (see the module docstring)."""
+
+    def __init__(self, broker, directories: list[LogDir], network):
+        if not directories:
+            raise ValueError("a broker needs at least one log directory")
+        self.broker = broker
+        self.directories = directories
+        self.network = network
+        self.futures: dict[Key, FutureReplica] = {}
+        self.preferred: dict[tuple[str, int], LogDir] = {}  # asked for before the replica existed here
+        self.assignments = AssignmentSender(broker)
+        self._settled_at: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def directory(self, path_or_index) -> LogDir:
+        """A directory by its index in the broker's list, its path, or its id."""
+        if isinstance(path_or_index, int):
+            return self.directories[path_or_index]
+        for d in self.directories:
+            if path_or_index in (d.path, d.directory_id, str(d.directory_id)):
+                return d
+        raise KeyError(f"broker {self.broker.broker_id} has no log directory {path_or_index}")
+
+    def _by_path(self, path: str) -> LogDir | None:
+        return next((d for d in self.directories if d.path == path), None)
+
+    @property
+    def _replicas(self) -> dict[Key, Replica]:
+        return self.broker.replica_manager.replicas
+
+    @staticmethod
+    def online(replica: Replica) -> bool:
+        return replica.log_dir is not None and replica.log_dir.online
+
+    # --- placement ----------------------------------------------------------------------------------
+
+    def place(self, image, replica: Replica) -> bool:
+        """Put a replica in a directory if it has none yet, and report its directory if the metadata
+        names another; False when its directory is offline (or none is online)."""
+        assigned = self._assigned_directory(image, replica)
+        if replica.log_dir is None:
+            replica.log_dir = self._directory_for_new(replica, assigned)
+            if replica.log_dir is None:
+                return False
+        elif not replica.log_dir.online:
+            return False
+        if replica.key not in self.futures and assigned != replica.log_dir.directory_id:
+            self.assignments.assign(replica.key, replica.log_dir.directory_id)
+        return True
+
+    def _assigned_directory(self, image, replica: Replica) -> uuid.UUID | None:
+        topic = image.topics.get(replica.topic_id)
+        state = topic.partitions.get(replica.partition) if topic is not None else None
+        broker_id = self.broker.broker_id
+        return state.directory_of(broker_id) if state is not None and broker_id in state.replicas else None
+
+    def _directory_for_new(self, replica: Replica, assigned: uuid.UUID | None) -> LogDir | None:
+        online = [d for d in self.directories if d.online]
+        if not online:
+            return None
+        preferred = self.preferred.pop((replica.topic_name, replica.partition), None)
+        if preferred is not None and preferred.online:
+            return preferred
+        named = next((d for d in online if d.directory_id == assigned), None)
+        if named is not None:
+            return named
+        logs = {id(d): 0 for d in online}
+        for r in self._replicas.values():
+            if r.log_dir is not None and id(r.log_dir) in logs:
+                logs[id(r.log_dir)] += 1
+        for future in self.futures.values():
+            if id(future.target) in logs:
+                logs[id(future.target)] += 1
+        return min(online, key=lambda d: logs[id(d)])
+
+    def forget(self, key: Key) -> None:
+        """The replica was deleted: so is its future replica."""
+        if self.futures.pop(key, None) is not None:
+            self._changed()
+
+    # --- failure ---------------------------------------------------------------------------------
+
+    def fail(self, directory: LogDir) -> None:
+        if not directory.online:
+            return
+        directory.online = False
+        log.warning("broker %d: log directory %s (%s) failed", self.broker.broker_id, directory.path,
+                    directory.directory_id)
+        for key, future in list(self.futures.items()):
+            if directory in (future.target, future.replica.log_dir):
+                self._drop_future(key)
+        for replica in self._replicas.values():
+            if replica.log_dir is directory:
+                self.network.unfollow(self.broker.broker_id, replica.key)
+        self._changed()
+
+    def restore(self, directory: LogDir) -> None:
+        """The directory works again: serve its replicas from their last known state."""
+        if directory.online:
+            return
+        directory.online = True
+        image = self.broker.image
+        for replica in list(self._replicas.values()):
+            if replica.log_dir is directory:
+                self.broker.replica_manager.serve(image, replica)
+
+    # --- AlterReplicaLogDirs ---------------------------------------------------------------------
+
+    def alter(self, image, topic_name: str, partition: int, path: str) -> int:
+        """Move (or, for a replica not here yet, pre-place) a replica into the directory at ``path``;
+        the error code, checked in ReplicaManager.alterReplicaLogDirs's order."""
+        if len(f"{topic_name}-{partition}") + FUTURE_NAME_EXTRA > MAX_LOG_DIR_NAME:
+            return INVALID_TOPIC_EXCEPTION
+        target = self._by_path(path)
+        if target is None:
+            return LOG_DIR_NOT_FOUND
+        if not target.online:
+            return KAFKA_STORAGE_ERROR
+        topic_id = image.topic_ids.get(topic_name)
+        key = (topic_id, partition)
+        replica = self._replicas.get(key) if topic_id is not None else None
+        if replica is None:
+            self.preferred[(topic_name, partition)] = target
+            topic = image.topics.get(topic_id) if topic_id is not None else None
+            return REPLICA_NOT_AVAILABLE if topic is not None and partition in topic.partitions \
+                else UNKNOWN_TOPIC_OR_PARTITION
+        if not self.online(replica):
+            return KAFKA_STORAGE_ERROR
+        future = self.futures.get(key)
+        if future is not None and future.target is not target:
+            self._drop_future(key)
+        if replica.log_dir is target or key in self.futures:
+            return NONE
+        if any(not d.online for d in self.directories):  # no future logs while a directory is offline
+            return KAFKA_STORAGE_ERROR
+        self.futures[key] = FutureReplica(replica, target)
+        self._changed()
+        return NONE
+
+    def _drop_future(self, key: Key) -> None:
+        """Abandon a future replica; if its directory was already reported, report the current one back."""
+        future = self.futures.pop(key)
+        replica = future.replica
+        if future.caught_up and self.online(replica) and self._replicas.get(key) is replica:
+            self.assignments.assign(key, replica.log_dir.directory_id)
+        self._changed()
+
+    def _promote(self, key: Key, future: FutureReplica) -> None:
+        """The controller accepted the new directory: the future replica replaces the current one."""
+        if self.futures.get(key) is not future:
+            return
+        del self.futures[key]
+        future.replica.log_dir = future.target
+        self._changed()
+
+    # --- copying -----------------------------------------------------------------------------------
+
+    def on_commit(self, committed) -> None:
+        """Controller commit listener: configs change copy rates; a deleted topic drops its futures."""
+        if not self.futures:
+            return
+        relevant = False
+        for _, record in committed:
+            if isinstance(record, rec.RemoveTopicRecord):
+                for key in [k for k in self.futures if k[0] == record.topic_id]:
+                    del self.futures[key]
+                relevant = True
+            elif isinstance(record, rec.ConfigRecord):
+                relevant = True
+        if relevant:
+            self._changed()
+
+    def changed(self) -> None:
+        """The broker started or stopped: copies pause or resume, reports go out again."""
+        self._changed()
+        if self.broker.running:
+            self.assignments.resume()
+
+    def _changed(self) -> None:
+        self._settle()
+        self._reschedule()
+
+    def _settle(self) -> None:
+        now = self.network.now()
+        if self._settled_at is not None:
+            elapsed = now - self._settled_at
+            for future in self.futures.values():
+                if future.rate:
+                    future.copied = min(future.copied + future.rate * elapsed, future.replica.log_bytes)
+        self._settled_at = now
+
+    def _io_rate(self) -> float:
+        image = self.broker.image
+        own, default = image.broker_configs(str(self.broker.broker_id)), image.broker_configs("")
+        return float(min(configs.broker_value(own, default, configs.ALTER_LOG_DIRS_IO_MAX_BYTES),
+                         configs.broker_value(own, default, configs.REPLICATION_BANDWIDTH)))
+
+    def _reschedule(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        copying = [f for f in self.futures.values() if not f.caught_up] if self.broker.running else []
+        for future in self.futures.values():
+            future.rate = 0.0
+        if not copying:
+            return
+        share = self._io_rate() / len(copying)
+        if share <= 0:
+            return
+        for future in copying:
+            future.rate = share
+        left = min(max(f.replica.log_bytes - f.copied, 0.0) for f in copying)
+        self._timer = asyncio.get_running_loop().call_later(left / share / self.network.speed, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        self.network.settle()
+        self._settle()
+        for key, future in list(self.futures.items()):
+            if not future.caught_up and future.copied >= future.replica.log_bytes - CAUGHT_UP_SLACK:
+                future.caught_up = True
+                self.assignments.assign(key, future.target.directory_id,
+                                        on_success=lambda k=key, f=future: self._promote(k, f))
+        self._reschedule()
+
+    # --- DescribeLogDirs ---------------------------------------------------------------------------
+
+    def describe(self, wanted: set[tuple[str, int]] | None) -> list:
+        """One result per directory: its replicas (those in ``wanted``, every one for None) and future
+        replicas with sizes and lags, its capacity and free bytes; an offline one KAFKA_STORAGE_ERROR."""
+        self.network.settle()
+        self._settle()
+        image = self.broker.image
+        sizes: dict[str, int] = {}
+        logs: dict[int, list] = {id(d): [] for d in self.directories}
+        for replica in self._replicas.values():
+            if replica.log_dir is not None and replica.topic_id in image.topics:
+                if replica.topic_name not in sizes:
+                    sizes[replica.topic_name] = partition_size(image, replica.topic_name)
+                size = int(replica.log_bytes)
+                logs[id(replica.log_dir)].append((replica, size, max(sizes[replica.topic_name] - size, 0), False))
+        for future in self.futures.values():
+            size = int(future.copied)
+            logs[id(future.target)].append((future.replica, size, int(future.replica.log_bytes) - size, True))
+        results = []
+        for directory in self.directories:
+            if not directory.online:
+                results.append(Result(error_code=KAFKA_STORAGE_ERROR, log_dir=directory.path))
+                continue
+            used = sum(size for _, size, _, _ in logs[id(directory)])
+            topics: dict[str, list] = {}
+            for replica, size, lag, is_future in sorted(logs[id(directory)],
+                                                        key=lambda l: (l[0].topic_name, l[0].partition, l[3])):
+                if wanted is None or (replica.topic_name, replica.partition) in wanted:
+                    topics.setdefault(replica.topic_name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(
+                        partition_index=replica.partition, partition_size=size, offset_lag=lag,
+                        is_future_key=is_future))
+            results.append(Result(
+                log_dir=directory.path, total_bytes=directory.capacity_bytes,
+                usable_bytes=max(directory.capacity_bytes - used, 0),
+                topics=[DescribeLogDirsResponse.DescribeLogDirsTopic(name=name, partitions=partitions)
+                        for name, partitions in topics.items()]))
+        return results
