@@ -74,7 +74,7 @@ async def _serve(args) -> int:
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                           log_dir_capacity_bytes=args.log_dir_capacity_bytes)
         await cluster.start()
-    except StorageError as exc:
+    except (StorageError, ValueError) as exc:  # damaged storage, or a setting out of range
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)
         return 1
     logging.getLogger("kraftwire").info(

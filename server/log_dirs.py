@@ -21,6 +21,14 @@ A failed directory takes its replicas offline (they stop copying and are not ser
 future replicas in it or of replicas in it, and is reported in every heartbeat (OfflineLogDirs). A
 broker whose last online directory fails stops, as Kafka's halts. Restoring a directory brings its
 replicas back (the broker then re-registers with it online, see server/nodes.py).
+
+Deliberate differences from Kafka: a failed Kafka directory comes back only with a broker restart;
+here ``restore`` brings it back in place and the broker amends its registration (same incarnation), so
+it stays unfenced and keeps its epoch, and its replicas there rejoin their ISRs through AlterPartition,
+but a partition left leaderless by the failure is not re-elected by the amendment (Kafka's restart would
+unfence the broker and elect it): an ElectLeaders or a broker restart does it. A failure lasts while the
+process runs (it is not kept in the data directory). Directory moves are not limited by disk speed, only
+by the configs above.
 """
 from __future__ import annotations
 
@@ -204,6 +212,7 @@ class LogDirManager:
         self.network = network
         self.futures: dict[Key, FutureReplica] = {}
         self.preferred: dict[tuple[str, int], LogDir] = {}  # asked for before the replica existed here
+        self._current_logs = {d: 0 for d in directories}  # replicas (not futures) in each directory
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -238,6 +247,7 @@ class LogDirManager:
             replica.log_dir = self._directory_for_new(replica, assigned)
             if replica.log_dir is None:
                 return False
+            self._current_logs[replica.log_dir] += 1
         elif not replica.log_dir.online:
             return False
         if replica.key not in self.futures and assigned != replica.log_dir.directory_id:
@@ -260,18 +270,16 @@ class LogDirManager:
         named = next((d for d in online if d.directory_id == assigned), None)
         if named is not None:
             return named
-        logs = {id(d): 0 for d in online}
-        for r in self._replicas.values():
-            if r.log_dir is not None and id(r.log_dir) in logs:
-                logs[id(r.log_dir)] += 1
+        logs = dict(self._current_logs)
         for future in self.futures.values():
-            if id(future.target) in logs:
-                logs[id(future.target)] += 1
-        return min(online, key=lambda d: logs[id(d)])
+            logs[future.target] += 1
+        return min(online, key=logs.__getitem__)
 
-    def forget(self, key: Key) -> None:
+    def forget(self, replica: Replica) -> None:
         """The replica was deleted: so is its future replica."""
-        if self.futures.pop(key, None) is not None:
+        if replica.log_dir is not None:
+            self._current_logs[replica.log_dir] -= 1
+        if self.futures.pop(replica.key, None) is not None:
             self._changed()
 
     # --- failure ---------------------------------------------------------------------------------
@@ -346,6 +354,8 @@ class LogDirManager:
         if self.futures.get(key) is not future:
             return
         del self.futures[key]
+        self._current_logs[future.replica.log_dir] -= 1
+        self._current_logs[future.target] += 1
         future.replica.log_dir = future.target
         self._changed()
 
@@ -428,24 +438,24 @@ class LogDirManager:
         self._settle()
         image = self.broker.image
         sizes: dict[str, int] = {}
-        logs: dict[int, list] = {id(d): [] for d in self.directories}
+        logs: dict[LogDir, list] = {d: [] for d in self.directories}
         for replica in self._replicas.values():
             if replica.log_dir is not None and replica.topic_id in image.topics:
                 if replica.topic_name not in sizes:
                     sizes[replica.topic_name] = partition_size(image, replica.topic_name)
                 size = int(replica.log_bytes)
-                logs[id(replica.log_dir)].append((replica, size, max(sizes[replica.topic_name] - size, 0), False))
+                logs[replica.log_dir].append((replica, size, max(sizes[replica.topic_name] - size, 0), False))
         for future in self.futures.values():
             size = int(future.copied)
-            logs[id(future.target)].append((future.replica, size, int(future.replica.log_bytes) - size, True))
+            logs[future.target].append((future.replica, size, int(future.replica.log_bytes) - size, True))
         results = []
         for directory in self.directories:
             if not directory.online:
                 results.append(Result(error_code=KAFKA_STORAGE_ERROR, log_dir=directory.path))
                 continue
-            used = sum(size for _, size, _, _ in logs[id(directory)])
+            used = sum(size for _, size, _, _ in logs[directory])
             topics: dict[str, list] = {}
-            for replica, size, lag, is_future in sorted(logs[id(directory)],
+            for replica, size, lag, is_future in sorted(logs[directory],
                                                         key=lambda l: (l[0].topic_name, l[0].partition, l[3])):
                 if wanted is None or (replica.topic_name, replica.partition) in wanted:
                     topics.setdefault(replica.topic_name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(

@@ -383,9 +383,9 @@ class ReplicaManager:
             self.network.follow(self.broker_id, replica)
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
-        del self.replicas[key]
+        replica = self.replicas.pop(key)
         self.network.unfollow(self.broker_id, key)
-        self.broker.log_manager.forget(key)
+        self.broker.log_manager.forget(replica)
 
     # --- ISR expansion --------------------------------------------------------------------------
 

@@ -205,6 +205,7 @@ def test_failed_directory_moves_leaders_off_and_restoring_brings_it_back(bg, adm
     on_failing = {index for _t, index, _f in logs(before)[failing]}
     failing_index = sorted(directories_of(bg, 1)).index(failing)
 
+    assert call(bg, "POST", "/api/brokers/1/log-dirs/7/fail")[0] == 404
     status, broker = call(bg, "POST", f"/api/brokers/1/log-dirs/{failing_index}/fail")
     assert status == 200
     assert [d["online"] for d in broker["directories"] if d["path"] == failing] == [False]

@@ -14,8 +14,9 @@ unknown partition UNKNOWN_TOPIC_OR_PARTITION (3); a broker that is not in the pa
 broker's slot of ``Directories`` when it differs (partition epoch +1, leader epoch unchanged). The
 directory id is not checked: when it is not one of the broker's online directories (unknown, offline,
 or LOST) the partition also gets a second record, after every directory record, taking the broker out
-of its ISR and leadership. Like Kafka, each record is computed from the partition as it was before the
-request, and the batch is not atomic across partitions but is one write.
+of its ISR and leadership. As in Kafka, every record is computed from the partition as it was before
+the request (so duplicates each write a record). Kafka appends the records as a non-atomic batch;
+kraftwire appends them as one atomic batch, which no client can tell apart.
 """
 from __future__ import annotations
 
