@@ -299,7 +299,8 @@ def _broker_rows(brokers: list[dict]) -> list[str]:
         status = ("stopped" if not b["running"] else "fenced" if b["fenced"] else "unfenced")
         status_class = "ok" if status == "unfenced" else "fenced"
         dirs = "<br>".join(f'<code class="{"ok" if d["online"] else "offline"}">{_e(d["id"])}'
-                           f'{"" if d["online"] else " (offline)"}</code>' for d in b["directories"])
+                           f'{"" if d["online"] else " (offline)"}</code> <span class="muted">{_e(d["path"])}</span>'
+                           for d in b["directories"])
         rows.append(f'<tr data-broker="{b["id"]}"><td>{b["id"]}</td><td>{_e(b["host"])}:{b["port"]}</td>'
                     f'<td>{_e(b["rack"] or "-")}</td><td class="{status_class}">{status}</td>'
                     f'<td>{_e(b["epoch"] if b["epoch"] is not None else "-")}</td><td>{dirs}</td></tr>')

@@ -81,6 +81,10 @@ def test_lists_brokers(bg):
     ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": "fast"}, None, 400),
     ("PUT", "/api/brokers/1/bandwidth", {"bytes_per_second": True}, None, 400),
     ("POST", "/api/reassignments/wait", {"timeout": -1}, None, 400),
+    ("POST", "/api/brokers/1/log-dirs/7/fail", None, None, 404),
+    ("POST", "/api/brokers/1/log-dirs/no-such-dir/restore", None, None, 404),
+    ("POST", "/api/brokers/9/log-dirs/0/fail", None, None, 404),
+    ("GET", "/api/brokers/1/log-dirs/0/fail", None, None, 405),
 ])
 def test_bad_requests_get_4xx_with_a_json_error(bg, method, path, body, raw, status):
     answer_status, answer = call(bg, method, path, body, raw)

@@ -15,6 +15,8 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
+from server.cluster import BackgroundCluster
+
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (tests/setup.sh installs it)")
@@ -93,15 +95,19 @@ def admin(bg):
     client.close()
 
 
-def test_dump_dom_shows_brokers_topics_and_records(bg, admin, tmp_path):
-    admin.create_topics([NewTopic("shown", 2, 2)])
-    bg.run(bg.cluster.fence_broker(3))
-    dom = subprocess.run(chromium_args(tmp_path) + ["--dump-dom", bg.cluster.control_server.url + "/"],
-                         capture_output=True, text=True, timeout=60).stdout
-    for broker in (1, 2, 3):
-        assert f'data-broker="{broker}"' in dom
-    row_of_3 = dom[dom.index('data-broker="3"'):].split("</tr>")[0]
-    assert ">fenced<" in row_of_3
+def test_dump_dom_shows_brokers_directories_topics_and_records(tmp_path):
+    with BackgroundCluster(brokers=3, log_dirs=2, control_port=0) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        admin.create_topics([NewTopic("shown", 2, 2)])
+        admin.close()
+        bg.run(bg.cluster.fence_broker(3))
+        bg.run(bg.cluster.fail_log_dir(2, 1))
+        failed = bg.call(lambda: bg.cluster.list_brokers()[1]["directories"][1]["id"])
+        dom = subprocess.run(chromium_args(tmp_path) + ["--dump-dom", bg.cluster.control_server.url + "/"],
+                             capture_output=True, text=True, timeout=60).stdout
+    rows = {broker: dom[dom.index(f'data-broker="{broker}"'):].split("</tr>")[0] for broker in (1, 2, 3)}
+    assert ">fenced<" in rows[3] and ">unfenced<" in rows[1]
+    assert f"{failed} (offline)" in rows[2] and rows[1].count("(offline)") == 0
     assert 'data-partition="shown-0"' in dom and 'data-partition="shown-1"' in dom
     assert "TopicRecord" in dom and "BrokerRegistrationChangeRecord" in dom
     assert 'id="reassignments"' in dom  # the section, with nothing in progress

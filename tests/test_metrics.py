@@ -140,6 +140,15 @@ def test_throttled_reassignment_drains_to_zero(bg, admin):
     assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 0
 
 
+def test_offline_log_directories_are_counted():
+    with BackgroundCluster(brokers=2, log_dirs=2, metrics_port=0) as bg:
+        assert total(scrape(bg), "kraftwire_offline_log_directories") == 0
+        bg.run(bg.cluster.fail_log_dir(1, 0))
+        assert total(scrape(bg), "kraftwire_offline_log_directories") == 1
+        bg.run(bg.cluster.restore_log_dir(1, 0))
+        assert total(scrape(bg), "kraftwire_offline_log_directories") == 0
+
+
 def test_clusters_in_one_process_count_separately(bg, admin):
     with BackgroundCluster(brokers=1, metrics_port=0) as other:
         admin.create_topics([NewTopic("only-here", 2, 1)])
