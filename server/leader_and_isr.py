@@ -7,8 +7,8 @@ controller used in migration mode (reference §2.11): ``isKRaftController`` true
 ``AddingReplicas``/``RemovingReplicas``, ``IsNew`` for a broker that is new to the partition, topics
 grouped with their ids, ``LiveLeaders`` the leaders' endpoints.
 
-Shortly after a commit (a 10 ms linger that also gathers the commits that follow it), each changed
-partition is sent to the brokers that host it now or hosted it when
+Shortly after a commit (a linger of 10 ms, plus 10 ms per 1000 changed partitions up to 200 ms, that
+also gathers the commits that follow it), each changed partition is sent to the brokers that host it now or hosted it when
 last told (so removed replicas learn they are gone), in INCREMENTAL requests of at most 1000
 partitions. A broker that is unfenced gets a FULL request with every partition it hosts: that is how a
 restarted broker picks its replicas up again. Requests to a broker go one at a time, in commit order,
@@ -33,7 +33,11 @@ INCREMENTAL = 1
 FULL = 2
 UNFENCE = -1
 KRAFT_CONTROLLER_EPOCH = -1  # per-partition ControllerEpoch in KRaft's mapping
-PUBLISH_LINGER_S = 0.01  # gather commits for this long; the writes' own answers go out first
+# Commits are gathered for 10 ms, plus 10 ms per 1000 changed partitions (at most 200 ms): the writes'
+# own answers go out before the brokers' LeaderAndIsr work takes the loop.
+PUBLISH_LINGER_S = 0.01
+LINGER_PER_PARTITION_S = 0.00001
+MAX_LINGER_S = 0.2
 MAX_PARTITIONS_PER_REQUEST = 1000  # INCREMENTAL requests are cut so that no one blocks the loop for long
 
 PartitionState = LeaderAndIsrRequest.LeaderAndIsrPartitionState
@@ -101,7 +105,8 @@ class LeaderAndIsrPublisher:
                 self._full.add(record.broker_id)
         if (self._dirty or self._full) and not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_later(PUBLISH_LINGER_S, self._publish)
+            linger = min(PUBLISH_LINGER_S + len(self._dirty) * LINGER_PER_PARTITION_S, MAX_LINGER_S)
+            asyncio.get_running_loop().call_later(linger, self._publish)
 
     def _publish(self) -> None:
         self._scheduled = False
