@@ -8,11 +8,15 @@ index named twice is listed twice; a topic left with nothing is omitted. Each en
 ``Replicas`` with ``AddingReplicas`` and ``RemovingReplicas``. There are no partition-level errors.
 
 Order: topics in creation order, partitions by index (Kafka lists "all" from a hash map, in an order it
-does not specify).
+does not specify). The answer to "all" is encoded once per committed image version.
 """
 from __future__ import annotations
 
+import weakref
+
 from codec.messages import ListPartitionReassignmentsResponse
+
+from .api03_metadata import EncodedBody
 
 API_KEY = 46
 FORWARD = True
@@ -45,7 +49,18 @@ def decide(image, request) -> ListPartitionReassignmentsResponse:
     return ListPartitionReassignmentsResponse(error_message=None, topics=topics)
 
 
+_encoded = weakref.WeakKeyDictionary()  # image -> (its version, api version, EncodedBody) of "all"
+
+
 def on_controller(node, context, request):
     if request.topics is not None and not request.topics:
         return ListPartitionReassignmentsResponse(error_message=None)
-    return decide(node.controller.committed, request)
+    image = node.controller.committed
+    if request.topics is not None:
+        return decide(image, request)
+    cached = _encoded.get(image)
+    if cached is None or cached[:2] != (image.version, context.api_version):
+        body = bytearray()
+        decide(image, request).encode_into(body, context.api_version)
+        cached = _encoded[image] = (image.version, context.api_version, EncodedBody(bytes(body)))
+    return cached[2]
