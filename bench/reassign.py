@@ -4,9 +4,10 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
 1. Latency. A 3-broker cluster (``BackgroundCluster``, the code ``kraftwire serve`` runs, on its own
    thread) with two 5,000-partition topics on broker 1, each partition 1 PB so nothing completes. Each
    run times one kafka-python ``alter_partition_reassignments`` call moving all 10,000 partitions to
-   broker 2 (one request, one atomic batch of 10,000 records, answered after commit), then
-   ``list_partition_reassignments()`` of the 10,000 ongoing ones ``--lists`` times, then cancels them
-   all (untimed) and waits for the cluster to settle. Medians over ``--runs``.
+   broker 2 (one request, one atomic batch of 10,000 records, answered after it is committed, that is
+   fsync'd, in the metadata log), then ``list_partition_reassignments()`` of the 10,000 ongoing ones
+   ``--lists`` times, then cancels them all (untimed); the cluster gets 2 s after each of those bulk
+   changes to finish the brokers' LeaderAndIsr work. Medians over all runs.
 2. Move time. For speed 1 and 100: ``--partitions`` partitions of one topic on broker 1 move to broker 2
    under a leader throttle on broker 1 (``leader.replication.throttled.replicas=*``). The model is
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
@@ -34,6 +35,7 @@ from server.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
 MiB = 1024 * 1024
 HUGE = str(10 ** 15)
 TOPIC_PARTITIONS = 5000
+SETTLE_S = 2.0
 
 
 def wait_until(bg, predicate, timeout=600.0, interval=0.01) -> None:
@@ -68,7 +70,7 @@ def latency(runs: int, lists: int) -> dict:
             result = admin.alter_partition_reassignments(move)
             alters.append(time.perf_counter() - start)
             assert len(result) == len(move) and not any(result.values())
-            time.sleep(0.5)  # let the LeaderAndIsr pushes and copies start before timing lists
+            time.sleep(SETTLE_S)  # the brokers' LeaderAndIsr work and the copies' start, before timing lists
             for _ in range(lists):
                 start = time.perf_counter()
                 listed = admin.list_partition_reassignments()
@@ -76,7 +78,7 @@ def latency(runs: int, lists: int) -> dict:
                 assert len(listed) == len(move)
             assert not any(admin.alter_partition_reassignments(cancel).values())
             wait_until(bg, no_reassignment)
-            time.sleep(0.5)
+            time.sleep(SETTLE_S)  # the cancel's LeaderAndIsr work, before the next timed alter
         admin.close()
     return {"log": log_kind, "alter_ms": [a * 1000 for a in alters], "list_ms": [l * 1000 for l in listings]}
 
