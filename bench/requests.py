@@ -1,0 +1,370 @@
+"""Request throughput and latency of kraftwire's transport, against a bare uvloop framed echo server.
+
+Three processes on the 2-core machine: the server under test (a kraftwire cluster, 3 brokers, the code
+``kraftwire serve`` runs; or the echo server) pinned to CPU 0, and this process, the load generator,
+pinned to CPU 1. The generator keeps ``--connections`` TCP connections with one request in flight each
+(a closed loop, as admin clients do), writes pre-encoded requests whose correlation id it patches in, and
+times each answer. The echo server speaks the same framing and answers every request with one fixed
+small frame carrying its correlation id: the ceiling for a Python asyncio server on that core.
+
+Cases, each run ``--rounds`` times alternately against kraftwire and the echo server (medians reported):
+ApiVersions v3 and Metadata v12 (all topics of an empty cluster). Then Metadata v12 for ``--topics`` x
+``--partitions`` (replication factor 3): over the wire (served from the cached encoding), and the broker's
+Metadata handler timed in-process with the cache hit vs the response built and encoded afresh.
+
+Also printed: the server process's CPU use (near 100 % means the server was the limit), its CPU time per
+request, and the generator's own CPU use (near 100 % means the generator was the limit).
+
+Run: python bench/requests.py [--connections 64] [--seconds 3] [--rounds 3]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import time
+import timeit
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import uvloop  # noqa: E402
+
+import codec  # noqa: E402
+from codec import records as rec  # noqa: E402
+from codec.messages import (ApiVersionsRequest, ApiVersionsResponse, MetadataRequest,  # noqa: E402
+                            MetadataResponse, RequestHeader, ResponseHeader)
+
+_SIZE = struct.Struct(">i")
+_CORRELATION = struct.Struct(">i")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+SERVER_CPU, GENERATOR_CPU = 0, 1
+ECHO_BODY = bytes(12)  # a fixed small response body (an ApiVersions v3 error answer is about that size)
+
+
+# --- servers (run in their own process) ---------------------------------------------------------
+
+
+class _Echo(asyncio.Protocol):
+    """Same framing as Kafka: 4-byte size, then the request; answers size + correlation id + ECHO_BODY."""
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.buffer = bytearray()
+
+    def data_received(self, data):
+        buffer = self.buffer
+        buffer += data
+        start, out = 0, bytearray()
+        while len(buffer) - start >= 4:
+            end = start + 4 + _SIZE.unpack_from(buffer, start)[0]
+            if len(buffer) < end:
+                break
+            out += _SIZE.pack(4 + len(ECHO_BODY)) + buffer[start + 8:start + 12] + ECHO_BODY
+            start = end
+        del buffer[:start]
+        if out:
+            self.transport.write(bytes(out))
+
+
+def seed_topics(topics: int, partitions: int):
+    """A decision creating ``topics`` x ``partitions`` with replicas on brokers 1-3, for controller.write."""
+    def decide(image):
+        records = []
+        for t in range(topics):
+            topic_id = uuid.uuid4()
+            records.append((rec.TopicRecord(name=f"bench-{t:03d}", topic_id=topic_id), None))
+            for p in range(partitions):
+                replicas = [(p + k) % 3 + 1 for k in range(3)]
+                records.append((rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=replicas, isr=replicas,
+                                                    leader=replicas[0], leader_epoch=0, partition_epoch=0), None))
+        return records, None
+    return decide
+
+
+async def serve(kind: str, topics: int, partitions: int) -> None:
+    """Start the server on ephemeral ports, print ``ready`` and its ports, serve until SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    if kind == "echo":
+        server = await loop.create_server(_Echo, "127.0.0.1", 0)
+        print("ready", server.sockets[0].getsockname()[1], flush=True)
+        await stop.wait()
+        server.close()
+        return
+    from server.cluster import Cluster
+    cluster = Cluster(brokers=3)
+    await cluster.start()
+    if topics:
+        await cluster.controller.write(seed_topics(topics, partitions))
+        await settle()
+    print("ready", *(b.port for b in cluster.brokers), flush=True)
+    await stop.wait()
+    await cluster.stop()
+
+
+async def settle(limit: float = 60.0) -> None:
+    """Wait until the loop has been idle for a while (the new partitions' LeaderAndIsr pushes are done)."""
+    loop = asyncio.get_running_loop()
+    deadline, quiet = loop.time() + limit, 0
+    while quiet < 10 and loop.time() < deadline:
+        start = loop.time()
+        await asyncio.sleep(0.05)
+        quiet = quiet + 1 if loop.time() - start < 0.06 else 0
+
+
+# --- load generator ----------------------------------------------------------------------------
+
+
+def request_frame(request, version: int) -> bytes:
+    out = bytearray(b"\0\0\0\0")
+    RequestHeader(request_api_key=request.API_KEY, request_api_version=version, correlation_id=0,
+                  client_id="bench").encode_into(out, codec.request_header_version(request.API_KEY, version))
+    request.encode_into(out, version)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+class _Load(asyncio.Protocol):
+    """One connection, one request in flight: send, wait for the whole answer, record, send again."""
+
+    def __init__(self, frame: bytes, run: "_Run"):
+        self.frame = bytearray(frame)
+        self.run = run
+        self.buffer = bytearray()
+        self.correlation_id = 0
+        self.sent_ns = 0
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def send(self):
+        self.correlation_id += 1
+        _CORRELATION.pack_into(self.frame, 8, self.correlation_id)
+        self.sent_ns = time.perf_counter_ns()
+        self.transport.write(self.frame)  # reused only after its answer came: it has been sent by then
+
+    def data_received(self, data):
+        if self.buffer:
+            self.buffer += data
+            data = self.buffer
+        if len(data) < 8:
+            return self._keep(data)
+        size, correlation_id = _SIZE_AND_CORRELATION.unpack_from(data, 0)
+        if len(data) < 4 + size:
+            return self._keep(data)
+        now = time.perf_counter_ns()
+        if correlation_id != self.correlation_id or len(data) != 4 + size:
+            raise RuntimeError("not exactly one answer, with the request's correlation id")
+        self.buffer = bytearray()
+        run = self.run
+        if run.measuring:
+            run.latencies_ns.append(now - self.sent_ns)
+        if not run.stopped:
+            self.send()
+        else:
+            run.idle(self)
+
+    def _keep(self, data):
+        if data is not self.buffer:
+            self.buffer += data
+
+    def connection_lost(self, exc):
+        if not self.run.stopped:
+            self.run.failed.set_exception(ConnectionError(f"server closed a connection: {exc}"))
+
+
+class _Run:
+    def __init__(self):
+        self.measuring = False
+        self.stopped = False
+        self.latencies_ns: list[int] = []
+        self.waiting: set = set()
+        self.all_idle: asyncio.Future | None = None
+        self.failed = asyncio.get_running_loop().create_future()
+
+    def idle(self, connection):
+        self.waiting.discard(connection)
+        if not self.waiting and not self.all_idle.done():
+            self.all_idle.set_result(None)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(ports: list[int], frame: bytes, connections: int, seconds: float, server_pid: int) -> dict:
+    loop = asyncio.get_running_loop()
+    run = _Run()
+    conns = []
+    for i in range(connections):
+        _, protocol = await loop.create_connection(lambda: _Load(frame, run), "127.0.0.1", ports[i % len(ports)])
+        conns.append(protocol)
+    for c in conns:
+        c.send()
+    await asyncio.sleep(min(1.0, seconds / 3))  # warm-up
+    run.measuring = True
+    cpu0, own0, t0 = cpu_seconds(server_pid), time.process_time(), time.perf_counter()
+    await asyncio.wait([run.failed, asyncio.ensure_future(asyncio.sleep(seconds))], return_when=asyncio.FIRST_COMPLETED)
+    if run.failed.done():
+        run.failed.result()
+    run.measuring = False
+    elapsed, cpu, own = time.perf_counter() - t0, cpu_seconds(server_pid) - cpu0, time.process_time() - own0
+    run.stopped = True
+    run.waiting = set(conns)
+    run.all_idle = loop.create_future()
+    await asyncio.wait_for(run.all_idle, 10)
+    for c in conns:
+        c.transport.close()
+    latencies = sorted(run.latencies_ns)
+    return {"rps": len(latencies) / elapsed, "p50_ms": latencies[len(latencies) // 2] / 1e6,
+            "p99_ms": latencies[int(len(latencies) * 0.99)] / 1e6, "server_cpu": cpu / elapsed,
+            "server_us": cpu / len(latencies) * 1e6, "load_cpu": own / elapsed}
+
+
+async def one_answer(port: int, request, version: int, response_cls):
+    """Send one request and decode its answer (checks the bytes the load will get are right)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request_frame(request, version))
+    size = _SIZE.unpack(await reader.readexactly(4))[0]
+    data = await reader.readexactly(size)
+    writer.close()
+    _, pos = ResponseHeader.decode_from(data, 0, codec.response_header_version(request.API_KEY, version))
+    return response_cls.decode(data[pos:], version), size
+
+
+class Server:
+    """A server process (kraftwire cluster or echo) pinned to SERVER_CPU."""
+
+    def __init__(self, kind: str, topics: int = 0, partitions: int = 0):
+        self.kind = kind
+        self.command = [sys.executable, __file__, "--serve", kind, "--topics", str(topics),
+                        "--partitions", str(partitions)]
+
+    def __enter__(self):
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        words = self.process.stdout.readline().split()
+        if not words or words[0] != "ready":
+            raise RuntimeError(f"{self.kind} server did not start")
+        self.ports = [int(p) for p in words[1:]]
+        self.port = self.ports[0]
+        return self
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def handler_timing(topics: int, partitions: int, runs: int) -> tuple[float, float, int]:
+    """In-process: the broker's Metadata handler, cache hit vs built and encoded afresh (median ms)."""
+    from server.apis import api03_metadata
+    from server.cluster import Cluster
+    from server.transport import RequestContext
+
+    async def measure():
+        async with Cluster(brokers=3) as cluster:
+            await cluster.controller.write(seed_topics(topics, partitions))
+            broker = cluster.broker(1)
+            context = RequestContext(3, 12, 0, "bench", None, broker.listener)
+            request = MetadataRequest(topics=None)
+            body = api03_metadata.on_broker(broker, context, request)
+
+            def hit():
+                out = bytearray()
+                api03_metadata.on_broker(broker, context, request).encode_into(out, 12)
+
+            def fresh():
+                broker.metadata_cache.clear()
+                hit()
+
+            hit(), fresh()  # warm-up
+            return (statistics.median(timeit.repeat(hit, number=1, repeat=runs)) * 1000,
+                    statistics.median(timeit.repeat(fresh, number=1, repeat=runs)) * 1000, len(body.data))
+    return uvloop.run(measure())
+
+
+def summarize(results: list[dict]) -> dict:
+    return {key: statistics.median(r[key] for r in results) for key in results[0]}
+
+
+def print_row(name: str, r: dict, ceiling: dict | None = None) -> None:
+    ratio = f"{r['rps'] / ceiling['rps']:>8.0%}" if ceiling else f"{'':>8}"
+    print(f"  {name:<46}{r['rps']:>9,.0f}{ratio}{r['p50_ms']:>8.2f}{r['p99_ms']:>8.2f}"
+          f"{r['server_cpu']:>8.0%}{r['server_us']:>9.1f}{r['load_cpu']:>8.0%}")
+
+
+async def bench(args) -> None:
+    cases = [("ApiVersions v3", ApiVersionsRequest(client_software_name="bench", client_software_version="1"), 3,
+              ApiVersionsResponse),
+             ("Metadata v12, all topics (none)", MetadataRequest(topics=None), 12, MetadataResponse)]
+    print(f"  {'case':<46}{'req/s':>9}{'of echo':>8}{'p50 ms':>8}{'p99 ms':>8}{'srv CPU':>8}"
+          f"{'srv us/req':>11}{'gen CPU':>8}")
+    for name, request, version, response_cls in cases:
+        frame = request_frame(request, version)
+        ours, echo = [], []
+        for _ in range(args.rounds):
+            with Server("kraftwire") as server:
+                answer, size = await one_answer(server.port, request, version, response_cls)
+                assert getattr(answer, "error_code", 0) == 0
+                ours.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
+            with Server("echo") as server:
+                echo.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
+        ceiling, mine = summarize(echo), summarize(ours)
+        print_row(f"{name}: kraftwire ({size + 4} B answers)", mine, ceiling)
+        print_row(f"{name}: bare uvloop echo ({len(ECHO_BODY) + 8} B)", ceiling)
+        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, "
+              f"server CPU per request {ceiling['server_us'] / mine['server_us']:.0%} as efficient")
+
+    request = MetadataRequest(topics=None)
+    with Server("kraftwire", args.topics, args.partitions) as server:
+        answer, size = await one_answer(server.port, request, 12, MetadataResponse)
+        assert len(answer.topics) == args.topics
+        big = await load(server.ports, request_frame(request, 12), args.connections, args.seconds, server.process.pid)
+    print_row(f"Metadata v12, {args.topics}x{args.partitions} ({size + 4:,} B), cached", big)
+    print(f"    = {big['rps'] * (size + 4) / 1e6:,.0f} MB/s of answers")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=3.0, help="measured time of each run (after a warm-up)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per case and server, alternating")
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--serve", choices=["kraftwire", "echo"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    cpus = os.sched_getaffinity(0)
+    pin = len(cpus) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= cpus
+    if args.serve:
+        if pin:
+            os.sched_setaffinity(0, {SERVER_CPU})
+        uvloop.run(serve(args.serve, args.topics, args.partitions))
+        return 0
+    if pin:
+        os.sched_setaffinity(0, {GENERATOR_CPU})
+    print(f"command: python bench/requests.py --connections {args.connections} --seconds {args.seconds:g} "
+          f"--rounds {args.rounds} --topics {args.topics} --partitions {args.partitions}")
+    print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if pin else "not pinned (< 2 CPUs)")
+    print(f"{args.connections} connections, 1 request in flight each; medians of {args.rounds} rounds\n")
+    uvloop.run(bench(args))
+    hit, fresh, size = handler_timing(args.topics, args.partitions, 20)
+    print(f"\nMetadata handler in-process, {args.topics}x{args.partitions} ({size:,} B body): "
+          f"cached {hit:.3f} ms, built fresh {fresh:.2f} ms ({fresh / hit:,.0f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
