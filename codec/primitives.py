@@ -30,6 +30,15 @@ def packer(code: str, count: int) -> struct.Struct:
     return s
 
 
+SMALL_ARRAY = 64
+
+
+def small_unpackers(code: str) -> tuple:
+    """``unpack_from`` of n big-endian values of one type, indexed by n < SMALL_ARRAY: Kafka's arrays
+    are mostly short, and indexing beats ``packer``'s keyed lookup in the decoders' inner loop."""
+    return tuple(packer(code, n).unpack_from for n in range(SMALL_ARRAY))
+
+
 # --- varints -------------------------------------------------------------------------------------
 
 def read_uvarint(buf: bytes, pos: int, max_bytes: int = 5) -> tuple[int, int]:
@@ -192,6 +201,19 @@ def emit_write_length(e, compact: bool, code: str, length_expr: str, out: str) -
 
 # --- uuid ----------------------------------------------------------------------------------------
 
+UUID_CACHE_SIZE = 1 << 16
+uuid_cache: dict[bytes, uuid.UUID] = {}
+
+
+def uuid_from_bytes(raw: bytes) -> uuid.UUID:
+    """``uuid.UUID(bytes=raw)``, shared through a bounded cache: the same topic and directory ids come
+    back in record after record, and building a UUID costs more than decoding the rest of most records."""
+    if len(uuid_cache) >= UUID_CACHE_SIZE:
+        uuid_cache.clear()
+    value = uuid_cache[raw] = uuid.UUID(bytes=raw)
+    return value
+
+
 class Uuid(Construct):
     def _parse(self, stream, context, path):
         return uuid.UUID(bytes=stream_read(stream, 16, path))
@@ -202,7 +224,8 @@ class Uuid(Construct):
 
     def emit_decode(self, e, target):
         e.line("if pos + 16 > len(buf): raise MalformedError('truncated uuid', pos)")
-        e.line(f"{target} = UUID(bytes=buf[pos:pos + 16]); pos += 16")
+        e.line("_u = buf[pos:pos + 16]; pos += 16")
+        e.line(f"{target} = uuid_cache.get(_u) or uuid_from_bytes(_u)")
 
     def emit_encode(self, e, expr, out):
         e.line(f"{out} += {expr}.bytes")
@@ -302,7 +325,9 @@ class Array(Construct):
         with e.block():
             if isinstance(self.element, Fixed):
                 code, size = self.element.code, self.element.size
-                e.line(f"{target} = packer({code!r}, _n).unpack_from(buf, pos); pos += {size} * _n")
+                unpack = e.module.const(small_unpackers(code), "UNPACK")
+                e.line(f"{target} = ({unpack}[_n] if _n < {SMALL_ARRAY} else packer({code!r}, _n).unpack_from)"
+                       f"(buf, pos); pos += {size} * _n")
             else:
                 items = e.var("items")
                 item = e.var("item")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import crc32c
@@ -49,21 +48,33 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     return bytes(out)
 
 
-def decode_frame(data: bytes) -> tuple[Message, int]:
-    """Decode a framed metadata record that must fill ``data``; returns (record, record version)."""
-    frame, pos = read_uvarint(data, 0)
-    if frame != FRAME_VERSION:
-        raise MalformedError(f"unsupported metadata frame version {frame}", 0)
-    record_type, pos = read_uvarint(data, pos)
-    version, pos = read_uvarint(data, pos)
+_frame_decoders: dict[int, object] = {}  # record type << 16 | version -> compiled body decoder
+
+
+def _frame_decoder(record_type: int, version: int, pos: int):
     cls = METADATA_TYPES.get(record_type)
     if cls is None:
         raise MalformedError(f"unknown metadata record type {record_type}", pos)
     if version not in cls.VALID_VERSIONS:
         raise MalformedError(f"{cls.__name__} has no version {version}", pos)
-    record, end = cls.decode_from(data, pos, version)
+    decoder = _frame_decoders[record_type << 16 | version] = cls._codec(version)[0]
+    return decoder
+
+
+def decode_frame(data: bytes) -> tuple[Message, int]:
+    """Decode a framed metadata record that must fill ``data``; returns (record, record version)."""
+    if len(data) > 3 and data[0] == FRAME_VERSION and data[1] < 0x80 and data[2] < 0x80:
+        record_type, version, pos = data[1], data[2], 3  # the usual one-byte type and version
+    else:
+        frame, pos = read_uvarint(data, 0)
+        if frame != FRAME_VERSION:
+            raise MalformedError(f"unsupported metadata frame version {frame}", 0)
+        record_type, pos = read_uvarint(data, pos)
+        version, pos = read_uvarint(data, pos)
+    decoder = _frame_decoders.get(record_type << 16 | version) or _frame_decoder(record_type, version, pos)
+    record, end = decoder(data, pos)
     if end != len(data):
-        raise MalformedError(f"{len(data) - end} bytes left over after {cls.__name__}", end)
+        raise MalformedError(f"{len(data) - end} bytes left over after {type(record).__name__}", end)
     return record, version
 
 
@@ -92,16 +103,14 @@ ATTR_CONTROL = 0x20
 NO_PRODUCER_ID = -1
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     offset: int
     timestamp: int
     key: bytes | None
     value: bytes | None
 
 
-@dataclass(frozen=True)
-class Batch:
+class Batch(NamedTuple):
     """One v2 record batch as read from a log: where it is, its header fields, and its records."""
 
     position: int  # byte position of the batch in the buffer it was read from
@@ -211,32 +220,64 @@ def read_batch(buf: bytes, pos: int) -> Batch:
 
 
 def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch_pos: int) -> tuple[Record, ...]:
+    """The records of a batch body. This is the hot loop of every replay, so the varints, nearly all one
+    or two bytes long in a metadata log, are decoded inline (zig-zag: (raw >> 1) ^ -(raw & 1)); longer
+    ones go through ``read_varint``."""
     records = []
     p = 0
+    size = len(body)
     try:
         for _ in range(count):
-            length, p = read_varint(body, p)
+            b = body[p]
+            if b < 0x80:
+                length, p = (b >> 1) ^ -(b & 1), p + 1
+            elif body[p + 1] < 0x80:
+                raw = (b & 0x7F) | (body[p + 1] << 7)
+                length, p = (raw >> 1) ^ -(raw & 1), p + 2
+            else:
+                length, p = read_varint(body, p)
             end = p + length
-            if length < 0 or end > len(body):
+            if length < 0 or end > size:
                 raise MalformedError("record length beyond its batch", batch_pos)
-            p += 1  # record attributes
-            ts_delta, p = read_varint(body, p, 10)
-            offset_delta, p = read_varint(body, p)
-            parts = []
-            for _part in range(2):
+            b = body[p + 1]  # after the attributes byte: the timestamp delta
+            if b < 0x80:
+                ts_delta, p = (b >> 1) ^ -(b & 1), p + 2
+            else:
+                ts_delta, p = read_varint(body, p + 1, 10)
+            b = body[p]
+            if b < 0x80:
+                offset_delta, p = (b >> 1) ^ -(b & 1), p + 1
+            elif body[p + 1] < 0x80:
+                raw = (b & 0x7F) | (body[p + 1] << 7)
+                offset_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
+            else:
+                offset_delta, p = read_varint(body, p)
+            if body[p] == 1:  # the null key of every metadata record
+                key, p = None, p + 1
+            else:
                 n, p = read_varint(body, p)
-                if n < 0:
-                    parts.append(None)
-                else:
-                    parts.append(body[p:p + n])
-                    p += n
-            headers, p = read_varint(body, p)
+                key, p = (None, p) if n < 0 else (body[p:p + n], p + n)
+            b = body[p]
+            if b < 0x80:
+                n, p = (b >> 1) ^ -(b & 1), p + 1
+            elif body[p + 1] < 0x80:
+                raw = (b & 0x7F) | (body[p + 1] << 7)
+                n, p = (raw >> 1) ^ -(raw & 1), p + 2
+            else:
+                n, p = read_varint(body, p)
+            value, p = (None, p) if n < 0 else (body[p:p + n], p + n)
+            if body[p] == 0:
+                headers, p = 0, p + 1
+            else:
+                headers, p = read_varint(body, p)
             if headers != 0 or p != end:
                 raise MalformedError("record headers are not supported in metadata records", batch_pos)
-            records.append(Record(base_offset + offset_delta, base_ts + ts_delta, parts[0], parts[1]))
+            records.append(Record(base_offset + offset_delta, base_ts + ts_delta, key, value))
     except MalformedError as exc:
         raise MalformedError(exc.what, batch_pos) from None
-    if p != len(body):
+    except IndexError:
+        raise MalformedError("truncated record", batch_pos) from None
+    if p != size:
         raise MalformedError("bytes left over after the records of a batch", batch_pos)
     return tuple(records)
 

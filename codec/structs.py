@@ -32,6 +32,8 @@ from .primitives import (
     emit_read_uvarint,
     emit_write_uvarint,
     read_uvarint,
+    uuid_cache,
+    uuid_from_bytes,
     write_uvarint,
 )
 from .schema import FieldSpec, StructSpec
@@ -61,6 +63,8 @@ class ModuleState:
             "pack": struct.pack,
             "struct_error": struct.error,
             "UUID": uuid.UUID,
+            "uuid_cache": uuid_cache,
+            "uuid_from_bytes": uuid_from_bytes,
             "MalformedError": MalformedError,
             "EncodeError": EncodeError,
             "read_uvarint": read_uvarint,

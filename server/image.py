@@ -100,7 +100,7 @@ class TopicState:
 
 
 def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
-    if not directories or all(d == MIGRATING for d in directories):
+    if not directories or not any(d.int for d in directories):  # all MIGRATING (0), without UUID.__eq__
         return (MIGRATING,) * len(replicas)
     return tuple(directories)
 
