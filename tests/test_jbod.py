@@ -16,6 +16,8 @@ from kafka.errors import (KafkaStorageError, LogDirNotFoundError, NoError, Repli
                           UnknownTopicOrPartitionError)
 
 from codec import records as rec
+from codec.messages import DescribeLogDirsRequest
+from server.client import KafkaClient
 from server.cluster import BackgroundCluster
 from server.image import UNASSIGNED
 from server.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
@@ -109,6 +111,24 @@ def test_describe_log_dirs_shows_each_brokers_own_directories_and_replicas(bg, a
             assert result["usable_bytes"] == result["total_bytes"] - used
     (one,) = admin.describe_log_dirs({"spread": [0]}, brokers=[1])
     assert {entry for found in logs(one).values() for entry in found} == {("spread", 0, False)}
+
+
+def test_describe_log_dirs_at_every_version(bg, admin):
+    create(admin, bg, "versions", {0: [1, 2]})
+
+    async def describe_all_versions():
+        broker = bg.cluster.broker(1)
+        client = KafkaClient(broker.host, broker.port, "jbod-test")
+        try:
+            return [await client.send(DescribeLogDirsRequest(topics=None), version) for version in range(6)]
+        finally:
+            await client.close()
+
+    for version, answer in enumerate(bg.run(describe_all_versions())):
+        assert [r.log_dir for r in answer.results] == sorted(directories_of(bg, 1))
+        assert {(t.name, p.partition_index) for r in answer.results for t in r.topics for p in t.partitions} == {
+            ("versions", 0)}
+        assert [r.total_bytes for r in answer.results] == [1 << 40 if version >= 4 else -1] * 2
 
 
 def test_single_directory_brokers_need_no_assignment():
@@ -245,7 +265,7 @@ def test_failing_the_last_directory_stops_the_broker(bg, admin):
     bg.run(bg.cluster.fail_log_dir(1, 0))
     bg.run(bg.cluster.fail_log_dir(1, 1))
     assert not bg.call(lambda: bg.cluster.broker(1).running)
-    until(lambda: partitions(admin, "last")[0]["leader_id"] == 2, timeout=20)
+    until(lambda: image(bg).brokers[1].fenced and image(bg).topic("last").partitions[0].leader == 2, timeout=20)
 
 
 def test_serve_with_two_log_directories(tmp_path):
