@@ -363,6 +363,7 @@ class RaftLog:
 
     def _roll(self, segment: Segment, base: int) -> Segment:
         segment.sync(index_too=True)
+        self._publish_synced_lengths()  # the old segment is whole on disk before a newer one exists
         segment.close()
         new = Segment(self.directory, base, self.config.index_interval_bytes)
         new.open_for_append()
@@ -443,8 +444,8 @@ class RaftLog:
         try:
             path = await loop.run_in_executor(self._snapshot_io, write_snapshot, self.directory, snapshot,
                                               self._committed_timestamp, _now_ms(), image.to_records())
-        except OSError as exc:
-            log.error("could not write snapshot %s: %s", snapshot.file_name, exc)
+        except Exception:  # the log goes on without this snapshot; the next one is due as usual
+            log.exception("could not write snapshot %s", snapshot.file_name)
             return None
         self._snapshot = (snapshot, path)
         log.info("wrote snapshot %s", path.name)
