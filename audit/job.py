@@ -26,14 +26,15 @@ import argparse
 import os
 import sys
 import zlib
+from array import array
 from collections import Counter
 from functools import partial
-from itertools import chain
+from itertools import accumulate, chain, repeat
 from operator import itemgetter
 
 from audit import local, report, tables
 from audit.options import add_arguments, window_bounds
-from audit.reader import SplitStats, read_split
+from audit.reader import KEY_BYTES, SplitStats, read_split
 from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, Window, replay_partition
 from audit.results import SMALL_TABLES, AuditResult, conclude
 from audit.splits import DEFAULT_SPLIT_BYTES, plan
@@ -115,26 +116,43 @@ def _identity(target: int) -> int:
 
 
 def _route(n: int, splits):
-    """Map side: (replay partition, (split index, {key: raw records})) per partition the split feeds,
+    """Map side: (replay partition, (split index, packed records)) for each partition the split feeds,
     then (n, (split index, (global raw records, split stats)))."""
     for split in splits:
         stats = SplitStats(split.index, split.name)
-        by_key: dict[bytes, list] = {}
+        targets: dict[bytes, int] = {}
+        routed: dict[int, list] = {}
         global_raws = []
         for key, raw in read_split(split, stats):
             if key:
-                group = by_key.get(key)
-                if group is None:
-                    group = by_key[key] = []
-                group.append(raw)
+                target = targets.get(key)
+                if target is None:
+                    target = targets[key] = zlib.crc32(key) % n
+                    routed.setdefault(target, [])
+                routed[target].append((key, *raw))
             else:
                 global_raws.append(raw)
-        targets: dict[int, dict] = {}
-        for key, group in by_key.items():
-            targets.setdefault(zlib.crc32(key) % n, {})[key] = group
-        for target, groups in targets.items():
-            yield target, (split.index, groups)
+        for target, records in routed.items():
+            yield target, (split.index, pack(records))
         yield n, (split.index, (global_raws, stats))
+
+
+def pack(records: list[tuple]) -> tuple:
+    """(key, raw record...) tuples as a few arrays and two bytes objects: pickling those costs a small
+    fraction of pickling the tuples, which would otherwise be the shuffle's main cost."""
+    keys, offsets, timestamps, epochs, controls, snapshots, values = zip(*records)
+    return (b"".join(keys), array("q", offsets), array("q", timestamps), array("i", epochs), array("h", controls),
+            snapshots[0], array("i", map(len, values)), b"".join(values))
+
+
+def unpack(packed: tuple):
+    """The (key, raw record) pairs of ``pack``, in their order."""
+    keys, offsets, timestamps, epochs, controls, snapshot, lengths, blob = packed
+    ends = list(accumulate(lengths))
+    values = [blob[start:end] for start, end in zip(chain((0,), ends), ends)]
+    key_ends = range(KEY_BYTES, len(keys) + 1, KEY_BYTES)
+    return zip([keys[end - KEY_BYTES:end] for end in key_ends],
+               zip(offsets, timestamps, epochs, controls, repeat(snapshot), values))
 
 
 def _global_records(items):
@@ -147,15 +165,17 @@ def _replay(n: int, topics, window: Window, out: str, index: int, items):
     if index == n:
         return
     by_key: dict[bytes, list] = {}
-    for _, (split_index, groups) in items:
-        for key, raws in groups.items():
-            by_key.setdefault(key, []).append((split_index, raws))
+    for _, (_, packed) in sorted(items, key=lambda item: item[1][0]):  # in split order, so in log order
+        for key, raw in unpack(packed):
+            raws = by_key.get(key)
+            if raws is None:
+                raws = by_key[key] = []
+            raws.append(raw)
     output = Output(window)
     writer = tables.TableWriter(out, index, ensure=BIG_TABLES)
     known = topics.value
-    for key, parts in by_key.items():
-        parts.sort(key=itemgetter(0))
-        replay_partition(key, chain.from_iterable(raws for _, raws in parts), known, output)
+    for key, raws in by_key.items():
+        replay_partition(key, raws, known, output)
         if len(output.rows["records"]) >= local.FLUSH_ROWS:
             local.write_big(writer, output)
     local.write_big(writer, output)

@@ -29,7 +29,8 @@ from .splits import Split
 GLOBAL = b""
 PARTITION_RECORD_TYPES = frozenset({rec.PartitionRecord.API_KEY, rec.PartitionChangeRecord.API_KEY})
 _FRAME_BYTES = 3  # frame version, record type and record version: one uvarint byte each here
-_KEY_END = _FRAME_BYTES + 4 + 16
+KEY_BYTES = 4 + 16
+_KEY_END = _FRAME_BYTES + KEY_BYTES
 _OFFSETS = struct.Struct(">qiibIhi")  # base offset ... last offset delta, unverified
 _CONTROL_TYPE = struct.Struct(">hh")
 
