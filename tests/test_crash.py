@@ -14,7 +14,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,30 +25,12 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import ConfigResource, NewTopic
 
 from tests.raft_helpers import partition_dir
+from tests.served import free_ports
 
 KILLS = 24
 TIME_BUDGET_S = 75
 MIN_KILLS = 20
 BROKERS = 3
-
-
-def free_ports(count: int) -> int:
-    """A base port with ``count`` consecutive free ports after it."""
-    rng = random.Random()
-    while True:
-        base = rng.randrange(20000, 60000)
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                sockets.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
 
 
 class Server:
@@ -247,6 +228,14 @@ def check(admin, expected: Expected) -> None:
                                    f"partition {state}, reassignment {ongoing.get(key)}")
 
 
+def check_server(server: Server, expected: Expected) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, client_id="crash-check")
+    try:
+        check(admin, expected)
+    finally:
+        admin.close()
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
     rng = random.Random(int(os.environ.get("CRASH_SEED", time.time_ns())))
@@ -262,11 +251,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             time.sleep(rng.uniform(0.0, 0.6))
         else:
             server.wait_ready()
-            admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, client_id="crash-check")
-            try:
-                check(admin, expected)
-            finally:
-                admin.close()
+            check_server(server, expected)
             dead = threading.Event()
             timer = threading.Timer(rng.uniform(0.2, 1.5), lambda: (server.kill(), dead.set()))
             timer.start()
@@ -281,11 +266,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
 
     server.start()
     server.wait_ready()
-    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, client_id="crash-check")
-    try:
-        check(admin, expected)
-    finally:
-        admin.close()
+    check_server(server, expected)
     assert server.stop() == 0
     verify = subprocess.run([sys.executable, "-m", "server.cli", "log", "verify", str(data_dir)],
                             capture_output=True, text=True, timeout=60)

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from codec import records as rec
-from server.raft import RaftLog, StorageError
+from server.raft import LogFailedError, RaftLog, StorageError
 from server.raft.quorum import Quorum
 from server.raft.segments import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
@@ -36,6 +36,15 @@ async def test_appends_commit_and_survive_a_restart(tmp_path):
     assert len(image.topic("a").partitions) == 3
     assert log.high_watermark == log.end_offset == 6  # a second LeaderChange at offset 5
     await log.close()
+
+
+async def test_appends_after_close_fail(tmp_path):
+    log, _ = await open_log(tmp_path)
+    committed = log.append(topic_write("before"))[1]
+    await log.close()
+    assert await committed == 4  # what was appended before close still commits
+    with pytest.raises(LogFailedError, match="closed"):
+        await log.append(topic_write("after"))[1]
 
 
 async def test_epoch_rises_on_every_start_and_leader_change_opens_it(tmp_path):

@@ -120,7 +120,7 @@ class RaftLog:
         self._unacked: deque[_Append] = deque()  # fsync'd here, not yet below the high watermark
         self._flushing: asyncio.Task | None = None
         self._snapshotting: asyncio.Task | None = None
-        self._failed: BaseException | None = None
+        self._failed: str | None = None  # why appends are refused: a failed write, or the log is closed
         self._segments: list[Segment] = []
         self._replay_from = 0  # index of the first segment with records at or past the snapshot
         self._snapshot: tuple[SnapshotId, Path] | None = None
@@ -180,9 +180,10 @@ class RaftLog:
 
     def _read_synced_lengths(self) -> dict[str, int]:
         try:
-            return json.loads((self.directory / SYNCED_LENGTHS).read_text())
+            synced = json.loads((self.directory / SYNCED_LENGTHS).read_text())
         except (OSError, ValueError):
             return {}
+        return synced if isinstance(synced, dict) else {}
 
     def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
         """Check every batch from the segment holding ``start`` on; cut a torn tail; returns the epoch
@@ -326,7 +327,7 @@ class RaftLog:
         loop = asyncio.get_running_loop()
         entry.future = loop.create_future()
         if self._failed is not None:
-            entry.future.set_exception(LogFailedError(f"the metadata log failed earlier: {self._failed}"))
+            entry.future.set_exception(LogFailedError(self._failed))
             return entry.future
         self.end_offset = entry.last + 1
         self._pending.append(entry)
@@ -408,7 +409,7 @@ class RaftLog:
 
     def _fail(self, exc: BaseException, group: list[_Append]) -> None:
         log.critical("metadata log write failed, accepting no more appends: %s", exc)
-        self._failed = exc
+        self._failed = f"an earlier write of the metadata log failed: {exc}"
         error = LogFailedError(f"cannot write the metadata log: {exc}")
         for entry in [*self._unacked, *group, *self._pending]:
             if not entry.future.done():
@@ -497,7 +498,8 @@ class RaftLog:
     # --- shutting down ------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Finish the writes under way (their appends commit), then close the files."""
+        """Finish the writes under way (their appends commit), then close the files; later appends fail."""
+        self._failed = self._failed or "the metadata log is closed"
         if self._flushing is not None:
             await self._flushing
         if self._snapshotting is not None:
