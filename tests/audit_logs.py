@@ -63,6 +63,21 @@ class Log:
         return self.change(topic_id, index, replicas=replicas, directories=dirs(replicas), adding_replicas=adding,
                             removing_replicas=removing, **fields)
 
+    def reassign(self, topic_id: uuid.UUID, index: int, times: tuple[int, int, int], merged: list[int],
+                 adding: list[int], removing: list[int], caught_up: list[int], leader: int) -> tuple[int, int]:
+        """A reassignment as Kafka logs it: it starts (the merged replicas), the ISR grows to
+        ``caught_up``, then it completes (the removing replicas leave; ``leader`` leads). ``times`` are
+        the three moments in ms; returns the offsets of the start and of the completion."""
+        self.at(times[0])
+        start = self.move(topic_id, index, merged, adding=adding, removing=removing)
+        self.at(times[1])
+        self.change(topic_id, index, isr=caught_up)
+        self.at(times[2])
+        final = [b for b in merged if b not in removing]
+        end = self.move(topic_id, index, final, isr=[b for b in caught_up if b not in removing], leader=leader,
+                        adding=[], removing=[])
+        return start, end
+
     def config(self, resource_type: int, name: str, key: str, value: str | None) -> int:
         return self.put(r.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=value))
 
@@ -170,12 +185,8 @@ def scenario_log(directory, **writer_options) -> dict[str, int]:
     at["rate_1"] = log.config(4, "1", "leader.replication.throttled.rate", THROTTLE_RATE)
     at["rate_4"] = log.config(4, "4", "follower.replication.throttled.rate", THROTTLE_RATE)
     # 2-5.5 s: orders-0 [1,2,3] -> [4,2,3]: start, 4 joins the ISR, completion (leader 1 leaves: 4 leads)
-    log.at(2000)
-    at["a_start"] = log.move(ORDERS, 0, [4, 2, 3, 1], removing=[1], adding=[4])
-    log.at(5000)
-    log.change(ORDERS, 0, isr=[1, 2, 3, 4])
-    log.at(5500)
-    at["a_end"] = log.move(ORDERS, 0, [4, 2, 3], isr=[2, 3, 4], leader=4, removing=[], adding=[])
+    at["a_start"], at["a_end"] = log.reassign(ORDERS, 0, (2000, 5000, 5500), [4, 2, 3, 1], adding=[4], removing=[1],
+                                              caught_up=[1, 2, 3, 4], leader=4)
     # 6 s: --verify removes the throttles
     log.at(6000)
     at["unthrottle"] = log.put(*(

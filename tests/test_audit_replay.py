@@ -104,12 +104,8 @@ def test_reassignment_completes_with_kafka_epochs(tmp_path):
 
     def build(log):
         log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [3, 2, 1]))
-        log.at(1000)
-        marks["start"] = log.move(TOPIC, 0, [0, 2, 1, 3], removing=[3], adding=[0])
-        log.at(4000)
-        log.change(TOPIC, 0, isr=[3, 2, 1, 0])
-        log.at(4500)
-        marks["end"] = log.move(TOPIC, 0, [0, 2, 1], isr=[2, 1, 0], leader=0, removing=[], adding=[])
+        marks["start"], marks["end"] = log.reassign(TOPIC, 0, (1000, 4000, 4500), [0, 2, 1, 3], adding=[0],
+                                                    removing=[3], caught_up=[3, 2, 1, 0], leader=0)
 
     result = audit(tmp_path, build)
     ra = only(result.rows("reassignments"))
