@@ -13,11 +13,15 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
    reassigning, times the speed.
 
+Besides wall times, the CPU time of this process during each call is printed: client and cluster share
+the process and the GIL, so it approximates the wall time on an otherwise idle machine.
+
 Run: python bench/reassign.py [--runs 5] [--lists 5]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -64,23 +68,26 @@ def latency(runs: int, lists: int) -> dict:
         move = {TopicPartition(n, i): [2] for n in names for i in range(TOPIC_PARTITIONS)}
         cancel = {tp: None for tp in move}
         log_kind = type(bg.cluster.log).__name__
-        alters, listings = [], []
+        alters, listings, alter_cpu, list_cpu = [], [], [], []
         for _ in range(runs):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             result = admin.alter_partition_reassignments(move)
             alters.append(time.perf_counter() - start)
+            alter_cpu.append(time.process_time() - cpu)
             assert len(result) == len(move) and not any(result.values())
             time.sleep(SETTLE_S)  # the brokers' LeaderAndIsr work and the copies' start, before timing lists
             for _ in range(lists):
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 listed = admin.list_partition_reassignments()
                 listings.append(time.perf_counter() - start)
+                list_cpu.append(time.process_time() - cpu)
                 assert len(listed) == len(move)
             assert not any(admin.alter_partition_reassignments(cancel).values())
             wait_until(bg, no_reassignment)
             time.sleep(SETTLE_S)  # the cancel's LeaderAndIsr work, before the next timed alter
         admin.close()
-    return {"log": log_kind, "alter_ms": [a * 1000 for a in alters], "list_ms": [l * 1000 for l in listings]}
+    return {"log": log_kind, "alter_ms": [a * 1000 for a in alters], "list_ms": [l * 1000 for l in listings],
+            "alter_cpu_ms": [a * 1000 for a in alter_cpu], "list_cpu_ms": [l * 1000 for l in list_cpu]}
 
 
 def move_time(speed: float, partitions: int, size: int, throttle: int) -> dict:
@@ -113,6 +120,10 @@ def main() -> None:
           f"(runs: {', '.join(f'{v:.1f}' for v in figures['alter_ms'])})")
     print(f"list 10,000 ongoing (kafka-python): p50 {statistics.median(figures['list_ms']):.1f} ms "
           f"(min {min(figures['list_ms']):.1f}, max {max(figures['list_ms']):.1f}, n={len(figures['list_ms'])})")
+    print(f"CPU time of this process (client and cluster threads; under the GIL, about the wall time on an idle "
+          f"machine): alter p50 {statistics.median(figures['alter_cpu_ms']):.1f} ms, "
+          f"list p50 {statistics.median(figures['list_cpu_ms']):.1f} ms")
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     cases = [(1.0, 10, 10 * MiB, 50 * MiB), (100.0, 10, 1024 * MiB, 50 * MiB)]
     for speed, partitions, size, throttle in cases:
         result = move_time(speed, partitions, size, throttle)
