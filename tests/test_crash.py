@@ -56,9 +56,10 @@ class Server:
         threading.Thread(target=self._watch, args=(self.process,), daemon=True).start()
 
     def _watch(self, process) -> None:
-        for line in process.stdout:
-            if line.startswith("kraftwire ready"):
-                self.ready.set()
+        with process.stdout:
+            for line in process.stdout:
+                if line.startswith("kraftwire ready"):
+                    self.ready.set()
 
     def wait_ready(self, timeout: float = 30) -> None:
         if not self.ready.wait(timeout):
@@ -85,7 +86,10 @@ class Server:
 def lose_unsynced_data(data_dir, rng: random.Random) -> str:
     """Cut the active segment back to a random length no shorter than what was fsync'd."""
     directory = partition_dir(data_dir)
-    synced = json.loads((directory / "synced-lengths.json").read_text())
+    report = directory / "synced-lengths.json"
+    if not report.exists():  # killed in its first start-up, before the log had fsync'd anything
+        return "nothing fsync'd yet"
+    synced = json.loads(report.read_text())
     cuts = []
     for name, synced_bytes in synced.items():
         path = directory / name
@@ -236,11 +240,20 @@ def check_server(server: Server, expected: Expected) -> None:
         admin.close()
 
 
+@pytest.fixture
+def server(tmp_path):
+    server = Server(tmp_path / "data", tmp_path / "server.stderr")
+    yield server
+    if server.process is not None and server.process.poll() is None:
+        server.kill()
+
+
 @pytest.mark.slow
-def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
-    rng = random.Random(int(os.environ.get("CRASH_SEED", time.time_ns())))
-    data_dir = tmp_path / "data"
-    server = Server(data_dir, tmp_path / "server.stderr")
+def test_sigkill_at_random_moments_loses_nothing_acknowledged(server):
+    seed = int(os.environ.get("CRASH_SEED", time.time_ns()))
+    print(f"CRASH_SEED={seed}")  # shown when the test fails, to replay the same choices
+    rng = random.Random(seed)
+    data_dir = server.data_dir
     expected = Expected()
     driver = Driver(expected, rng)
     started = time.monotonic()
