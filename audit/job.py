@@ -35,7 +35,7 @@ from operator import itemgetter
 from audit import local, report, tables
 from audit.options import add_arguments, window_bounds
 from audit.reader import KEY_BYTES, SplitStats, read_split
-from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, Window, replay_partition
+from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, Window, merge_urp, replay_partition
 from audit.results import SMALL_TABLES, AuditResult, conclude
 from audit.splits import DEFAULT_SPLIT_BYTES, plan
 
@@ -98,16 +98,16 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
     topics.unpersist()
 
     small = {name: output.drain(name) for name in SMALL_TABLES}
-    urp_deltas = list(output.urp_deltas)
+    urp = output.urp
     record_types = Counter(output.record_types)
     big_counts = Counter(global_counts)
     for result in results:
         for name in SMALL_TABLES:
             small[name].extend(result["rows"][name])
-        urp_deltas.extend(result["urp"])
+        merge_urp(urp, result["urp"])
         record_types.update(result["types"])
         big_counts.update(result["counts"])
-    return conclude(out, window, log_plan, stats, glob, small, urp_deltas, record_types, dict(big_counts),
+    return conclude(out, window, log_plan, stats, glob, small, urp, record_types, dict(big_counts),
                     f"spark {sc.master}")
 
 
@@ -179,7 +179,7 @@ def _replay(n: int, topics, window: Window, out: str, index: int, items):
         if len(output.rows["records"]) >= local.FLUSH_ROWS:
             local.write_big(writer, output)
     local.write_big(writer, output)
-    yield {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp_deltas,
+    yield {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp,
            "types": output.record_types, "counts": writer.close()}
 
 

@@ -54,7 +54,7 @@ def run(directories: list[str], out: str, window: Window = EVERYTHING,
     write_big(writer, output)
     big_counts = writer.close()
     small = {name: output.drain(name) for name in SMALL_TABLES}
-    return conclude(out, window, log_plan, all_stats, glob, small, output.urp_deltas, output.record_types,
+    return conclude(out, window, log_plan, all_stats, glob, small, output.urp, output.record_types,
                     big_counts, "local")
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 import json
 import uuid
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
+from operator import itemgetter
 from collections import Counter
 from dataclasses import dataclass
 
@@ -45,6 +47,7 @@ Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, v
 
 MIGRATING = uuid.UUID(int=0)
 LEADER_UNCHANGED = -2
+NEVER = -1 << 63  # below any timestamp
 NO_LEADER = -1
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
@@ -113,8 +116,17 @@ class Output:
     def __init__(self, window: Window = EVERYTHING):
         self.window = window
         self.rows: dict[str, list] = {name: [] for name in COLUMNS}
-        self.urp_deltas: list[tuple] = []  # (offset, timestamp, d under-replicated, d offline)
+        self.urp: dict[int, list] = {}  # timestamp -> [last offset, change of under-replicated, of offline]
         self.record_types: Counter = Counter()
+
+    def count_urp(self, offset: int, timestamp: int, under: int, offline: int) -> None:
+        entry = self.urp.get(timestamp)
+        if entry is None:
+            self.urp[timestamp] = [offset, under, offline]
+        else:
+            entry[0] = max(entry[0], offset)
+            entry[1] += under
+            entry[2] += offline
 
     def drain(self, table: str) -> list:
         rows = self.rows[table]
@@ -395,7 +407,7 @@ class PartitionReplay:
         under = len(isr) < len(replicas) - len(removing)
         offline = leader == NO_LEADER
         if under != self.under_replicated or offline != self.offline:
-            self.out.urp_deltas.append((offset, timestamp, under - self.under_replicated, offline - self.offline))
+            self.out.count_urp(offset, timestamp, under - self.under_replicated, offline - self.offline)
             self.under_replicated, self.offline = under, offline
 
     def _violation(self, offset, timestamp, kind, detail) -> None:
@@ -411,7 +423,7 @@ class PartitionReplay:
         if self.reassignment is not None:
             self._close(offset, timestamp, "deleted", None)
         if self.under_replicated or self.offline:
-            self.out.urp_deltas.append((offset, timestamp, -self.under_replicated, -self.offline))
+            self.out.count_urp(offset, timestamp, -self.under_replicated, -self.offline)
         self.state = None
         self.broken = frozenset()
         self.under_replicated = self.offline = False
@@ -621,23 +633,19 @@ class _Intervals:
     and the last end time among them (timestamps follow log order)."""
 
     def __init__(self, spans: list[tuple]):
-        spans = sorted(spans, key=lambda s: s[0])
-        self.starts = [s[0] for s in spans]
-        self.ends = sorted(s[1] for s in spans if s[1] is not None)
-        running = [s[0] for s in spans if s[1] is None]
-        self.first_running = min(running) if running else None
-        self.last_end_time: list = []  # over spans[:i + 1]
-        latest = None
-        for s in spans:
-            if s[2] is not None and (latest is None or s[2] > latest):
-                latest = s[2]
-            self.last_end_time.append(latest)
+        spans.sort(key=itemgetter(0))
+        starts, ends, end_times = zip(*spans) if spans else ((), (), ())
+        self.starts = starts
+        self.ends = sorted(e for e in ends if e is not None)
+        self.first_running = next((s for s, e in zip(starts, ends) if e is None), None)
+        self.last_end_time = list(accumulate((NEVER if t is None else t for t in end_times), max))  # of spans[:i + 1]
 
     def overlapping(self, first: int, last: int | None) -> tuple[int, bool, int | None]:
         started = len(self.starts) if last is None else bisect_right(self.starts, last)
         count = started - bisect_left(self.ends, first)  # started by ``last``, minus those ended before ``first``
         running = self.first_running is not None and (last is None or self.first_running <= last)
-        return count, running, self.last_end_time[started - 1] if count else None
+        latest = self.last_end_time[started - 1] if count else NEVER
+        return count, running, None if latest == NEVER else latest
 
 
 def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestamp: int | None,
@@ -647,25 +655,29 @@ def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestam
     a rate (any broker for the cluster-wide default ""). A throttle that stayed after the last of them
     ended lingered that long; one still set at the end of the log with none in flight is left behind."""
     c = _R["reassignments"]
-    by_topic: dict[str, list] = {}
-    by_broker: dict[str, list] = {}
-    every = []
+    topic, original, target = c["topic"], c["original_replicas"], c["target_replicas"]
+    start, end, end_time = c["start_offset"], c["end_offset"], c["end_time"]
+    throttled = {(key[0], key[1]) for key, *_ in episodes}
+    every = any(resource == (BROKER_RESOURCE, "") for resource in throttled)
+    spans: dict[tuple, list] = {resource: [] for resource in throttled}
     for ra in reassignments:
-        span = (ra[c["start_offset"]], ra[c["end_offset"]], ra[c["end_time"]])
-        every.append(span)
-        by_topic.setdefault(ra[c["topic"]], []).append(span)
-        for broker in set(ra[c["original_replicas"]]) | set(ra[c["target_replicas"]]):
-            by_broker.setdefault(str(broker), []).append(span)
-    indexes = {TOPIC_RESOURCE: {name: _Intervals(spans) for name, spans in by_topic.items()},
-               BROKER_RESOURCE: {name: _Intervals(spans) for name, spans in by_broker.items()}}
-    indexes[BROKER_RESOURCE][""] = _Intervals(every)
-    nothing = _Intervals([])
+        span = (ra[start], ra[end], ra[end_time])
+        if every:
+            spans[BROKER_RESOURCE, ""].append(span)
+        on_topic = spans.get((TOPIC_RESOURCE, ra[topic]))
+        if on_topic is not None:
+            on_topic.append(span)
+        for broker in {*ra[original], *ra[target]}:
+            on_broker = spans.get((BROKER_RESOURCE, str(broker)))
+            if on_broker is not None:
+                on_broker.append(span)
+    indexes = {resource: _Intervals(found) for resource, found in spans.items()}
     rows = []
     for key, value, set_offset, set_time, removed_offset, removed_time, removed_by in episodes:
         resource_type, name, config = key
         if not window.overlaps(set_offset, set_time, removed_offset, removed_time):
             continue
-        needed, running, last_end = indexes[resource_type].get(name, nothing).overlapping(set_offset, removed_offset)
+        needed, running, last_end = indexes[resource_type, name].overlapping(set_offset, removed_offset)
         until = removed_time if removed_time is not None else end_timestamp
         since = set_time if last_end is None else max(last_end, set_time)
         lingered = None if running or until is None else max(0, until - since)
@@ -675,17 +687,25 @@ def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestam
     return rows
 
 
-def under_replicated_rows(deltas: list[tuple], window: Window = EVERYTHING) -> list[tuple]:
-    """The number of under-replicated and of leaderless partitions after every offset where one changed."""
-    totals: dict[int, list] = {}
-    for offset, timestamp, under, offline in deltas:
-        entry = totals.setdefault(offset, [timestamp, 0, 0])
-        entry[1] += under
-        entry[2] += offline
+def merge_urp(into: dict[int, list], other: dict[int, list]) -> None:
+    """Add the under-replicated counts of another replay (``Output.urp``) to ``into``."""
+    for timestamp, (offset, under, offline) in other.items():
+        entry = into.get(timestamp)
+        if entry is None:
+            into[timestamp] = [offset, under, offline]
+        else:
+            entry[0] = max(entry[0], offset)
+            entry[1] += under
+            entry[2] += offline
+
+
+def under_replicated_rows(changes: dict[int, list], window: Window = EVERYTHING) -> list[tuple]:
+    """The number of under-replicated and of leaderless partitions at every timestamp (a batch's append
+    time) where one changed, with the last offset at that time."""
     rows = []
     under = offline = 0
-    for offset in sorted(totals):
-        timestamp, d_under, d_offline = totals[offset]
+    for timestamp in sorted(changes):
+        offset, d_under, d_offline = changes[timestamp]
         under += d_under
         offline += d_offline
         if (d_under or d_offline) and window.contains(offset, timestamp):

@@ -35,7 +35,7 @@ class AuditResult:
 
 
 def conclude(out: str, window: Window, plan: Plan, stats: list[SplitStats], glob: GlobalReplay,
-             partition_rows: dict[str, list], urp_deltas: list[tuple], record_types: Counter,
+             partition_rows: dict[str, list], urp: dict[int, list], record_types: Counter,
              big_counts: dict[str, int], engine: str) -> AuditResult:
     """``partition_rows`` holds the small-table rows the partition replays produced (violations of
     the global replay are in ``glob.out``); ``big_counts`` the rows written to the big tables."""
@@ -49,7 +49,7 @@ def conclude(out: str, window: Window, plan: Plan, stats: list[SplitStats], glob
     small["violations"] += found
     end_timestamp = max((s.max_timestamp for s in stats if s.max_timestamp is not None), default=None)
     small["throttles"] = throttle_rows(glob.episodes, small["reassignments"], end_timestamp, window)
-    small["under_replicated"] = under_replicated_rows(urp_deltas, window)
+    small["under_replicated"] = under_replicated_rows(urp, window)
     for name in ("reassignments", "rf_changes"):
         small[name] = in_window(name, small[name], window)
     for name, key in _SORT_KEYS.items():

@@ -18,7 +18,7 @@ from pyspark.sql.functions import length
 
 from audit import local, tables
 from audit.reader import SplitStats, read_split
-from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, replay_partition
+from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, merge_urp, replay_partition
 from audit.results import SMALL_TABLES, conclude
 from audit.splits import plan
 
@@ -91,7 +91,7 @@ def _replay(topics, window, out, batches):
     if raws:
         replay_partition(key, raws, known, output)
     local.write_big(writer, output)
-    result = {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp_deltas,
+    result = {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp,
               "types": output.record_types, "counts": writer.close()}
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(result)], pa.binary())], names=["result"])
 
@@ -118,12 +118,12 @@ def run_arrow(spark, directories, out, split_bytes, window=EVERYTHING) -> dict:
     replayed = (raw.where(length("key") > 0).repartition(n, "key").sortWithinPartitions("key", "split", "seq")
                 .mapInArrow(partial(_replay, topics, window, out), "result binary"))
     small = {name: output.drain(name) for name in SMALL_TABLES}
-    urp, types = list(output.urp_deltas), Counter(output.record_types)
+    urp, types = output.urp, Counter(output.record_types)
     for row in replayed.collect():
         result = pickle.loads(row.result)
         for name in SMALL_TABLES:
             small[name].extend(result["rows"][name])
-        urp.extend(result["urp"])
+        merge_urp(urp, result["urp"])
         types.update(result["types"])
         counts.update(result["counts"])
     stats = [SplitStats(s.index, s.name) for s in log_plan.splits]  # offsets and findings not gathered here

@@ -89,9 +89,10 @@ def test_scenario_tables_from_spark(spark, tmp_path):
     offline = [(d["offset"], d["broker_id"], d["directory"], d["cause"])
                for d in directories if d["event"] == "offline"]
     assert offline == [(at["dir_offline"] + 3, 2, str(dir_of(2)), "broker_change")]
-    assert [(u["offset"], u["under_replicated"], u["offline"]) for u in result.rows("under_replicated")] == [
-        (at["c_start"], 1, 0), (at["c_end"], 0, 0), (at["fence"] + 1, 1, 0), (at["fence"] + 2, 2, 0),
-        (at["fence"] + 3, 3, 0), (at["fence"] + 4, 4, 0), (at["delete"], 3, 0)]
+    assert [(u["offset"], u["timestamp"], u["under_replicated"], u["offline"])
+            for u in result.rows("under_replicated")] == [
+        (at["c_start"], t(10), 1, 0), (at["c_end"], t(13), 0, 0), (at["fence"] + 4, t(17), 4, 0),
+        (at["delete"], t(19), 3, 0)]
 
     # the big tables: every record once, every partition change with its state; read back by Spark itself
     records = spark.read.parquet(str(out / "parquet" / "records"))
