@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -17,6 +19,7 @@ from server.raft import LogCorruptError, RaftLog
 from server.raft.log import SYNCED_LENGTHS
 from server.raft.tools import read_log
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
+from tests.served import free_ports
 
 
 async def build_log(data_dir, writes: int, **config) -> None:
@@ -170,3 +173,17 @@ async def test_an_unusable_newest_snapshot_falls_back_to_an_older_one(tmp_path):
     log, image = await open_log(tmp_path)
     assert state(image) == expected
     await log.close()
+
+
+def test_serve_refuses_to_start_on_a_damaged_log_and_says_where(pristine, scratch):
+    data_dir = copy_of(pristine, scratch)
+    target = segments(data_dir)[0]
+    position, size, base, _count = batches(target)[1]
+    flip(target, position + size - 2, 3)
+    port = free_ports(4)
+    result = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--data-dir", str(data_dir),
+                             "--port", str(port + 1), "--controller-port", str(port), "--log-level", "WARNING"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"cannot start: damaged record batch in {target} at byte {position} (offset {base})" in result.stderr
+    assert "refusing to start" in result.stderr
