@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from codec import records as rec
 
@@ -72,8 +73,10 @@ class BrokerState:
         return not self.log_dirs or directory in self.log_dirs
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
+class PartitionState(NamedTuple):
+    """A partition's registration. A named tuple: it is built for every record applied, twice (the
+    working and the committed image), and a tuple builds in a fifth of a frozen dataclass's time."""
+
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     removing: tuple[int, ...]
