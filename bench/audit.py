@@ -410,7 +410,9 @@ def run_measurement(kind: str, args) -> dict:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{kind} failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["load"] = os.getloadavg()[0]  # other work on the machine competes for the same cores
+    return result
 
 
 def main() -> int:
@@ -437,8 +439,8 @@ def main() -> int:
         results[kind] = run_measurement(kind, args)
         r = results[kind]
         session = f", session start {r['session_s']:.1f} s" if "session_s" in r else ""
-        print(f"{kind:16} {r['run_s']:7.1f} s  {info['records'] / r['run_s'] / 1000:6.0f} k records/s{session}",
-              flush=True)
+        print(f"{kind:16} {r['run_s']:7.1f} s  {info['records'] / r['run_s'] / 1000:6.0f} k records/s{session}"
+              f"  (1-min load average after: {r['load']:.1f})", flush=True)
     reference = results["local"]["rows"]
     for kind, r in results.items():
         if r["rows"] != reference:
