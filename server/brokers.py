@@ -15,7 +15,6 @@ from .partition_change import Election, build_change
 
 FENCE = 1
 UNFENCE = -1
-REGISTRATION_CHANGE_VERSION = 0  # Kafka writes v0 for fence/unfence
 UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
 
 
@@ -32,7 +31,7 @@ def fence_broker(image: MetadataImage, broker_id: int) -> list:
     if broker is None or broker.fenced:
         return []
     records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE),
-                REGISTRATION_CHANGE_VERSION)]
+                None)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
     led_or_in_sync = [(topic.topic_id, index) for topic, index, state in image.partitions()
                       if broker_id in state.isr or state.leader == broker_id]
@@ -58,7 +57,7 @@ def unfence_broker(image: MetadataImage, broker_id: int) -> list:
     if broker is None or not broker.fenced:
         return []
     records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
-                                                   fenced=UNFENCE), REGISTRATION_CHANGE_VERSION)]
+                                                   fenced=UNFENCE), None)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
     for topic, index, state in image.partitions():
         if state.leader == NO_LEADER and broker_id in state.replicas:

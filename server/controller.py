@@ -22,12 +22,10 @@ from codec import records as rec
 
 from .image import MetadataImage
 from .log import Entry, MetadataLog
+from .record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
 
 log = logging.getLogger("kraftwire.controller")
 
-METADATA_VERSION_FEATURE = "metadata.version"
-# 3.9-IV0: directory assignment (KIP-858) is on; ELR records (4.0-IV1) are not written.
-METADATA_VERSION_LEVEL = 21
 Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
 
 
@@ -78,6 +76,7 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
+            records = [(record, version_for(record) if version is None else version) for record, version in records]
             base, committed = self.log.append(records)
             for i, (record, _version) in enumerate(records):
                 self.working.apply(record, base + i)

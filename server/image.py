@@ -17,17 +17,14 @@ from typing import NamedTuple
 
 from codec import records as rec
 
+from .record_versions import version_for
+
 MIGRATING = uuid.UUID(int=0)
 UNASSIGNED = uuid.UUID(int=1)
 LOST = uuid.UUID(int=2)
 RESERVED_DIRECTORY_LIMIT = 100  # ids with msb 0 and lsb below this are reserved (DirectoryId)
 
 # record versions a snapshot is written at (metadata.version 3.9-IV0: directories, no ELR)
-FEATURE_LEVEL_RECORD_VERSION = 0
-REGISTER_BROKER_RECORD_VERSION = 3
-TOPIC_RECORD_VERSION = 0
-PARTITION_RECORD_VERSION = 1
-CONFIG_RECORD_VERSION = 0
 
 LEADER_UNCHANGED = -2
 NO_LEADER = -1
@@ -176,8 +173,11 @@ class MetadataImage:
         """The image as (record, version) pairs, the content of a snapshot: applied in order to an empty
         image they rebuild this one. Features, brokers (with their fencing state), topics each followed
         by their partitions, then configs, as Kafka's image writer orders them."""
+        return ((record, version_for(record)) for record in self._snapshot_records())
+
+    def _snapshot_records(self):
         for name, level in sorted(self.features.items()):
-            yield rec.FeatureLevelRecord(name=name, feature_level=level), FEATURE_LEVEL_RECORD_VERSION
+            yield rec.FeatureLevelRecord(name=name, feature_level=level)
         for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
             yield rec.RegisterBrokerRecord(
                 broker_id=b.broker_id, incarnation_id=b.incarnation_id,
@@ -187,19 +187,19 @@ class MetadataImage:
                 features=[rec.RegisterBrokerRecord.BrokerFeature(name=n, min_supported_version=lo,
                                                                  max_supported_version=hi)
                           for n, lo, hi in b.features],
-                log_dirs=list(b.log_dirs)), REGISTER_BROKER_RECORD_VERSION
+                log_dirs=list(b.log_dirs))
         for topic in self.topics.values():
-            yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id), TOPIC_RECORD_VERSION
+            yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id)
             for index, p in topic.partitions.items():
                 yield rec.PartitionRecord(
                     partition_id=index, topic_id=topic.topic_id, replicas=p.replicas, isr=p.isr,
                     removing_replicas=p.removing, adding_replicas=p.adding, leader=p.leader,
                     leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
-                    partition_epoch=p.partition_epoch, directories=p.directories), PARTITION_RECORD_VERSION
+                    partition_epoch=p.partition_epoch, directories=p.directories)
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
-                                       value=value), CONFIG_RECORD_VERSION
+                                       value=value)
 
     # --- applying records ------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ from codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 
 from . import apis
 from .client import KafkaClient, KafkaClientError
-from .controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, Controller
+from .controller import Controller
+from .record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .leader_and_isr import LeaderAndIsrPublisher
 from .log_dirs import LogDir, LogDirManager
 from .replication import ReplicaManager, ReplicationNetwork
@@ -32,7 +33,6 @@ log = logging.getLogger("kraftwire.broker")
 LISTENER_NAME = "PLAINTEXT"
 PLAINTEXT = 0
 STALE_BROKER_EPOCH = 77
-MIN_METADATA_VERSION = 7
 
 
 class ControllerNode:

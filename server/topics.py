@@ -24,7 +24,6 @@ METADATA_TOPIC = "__cluster_metadata"
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
 # MetadataVersion 3.9-IV0 writes partition records with Directories and without ELR fields.
-PARTITION_RECORD_VERSION = 1
 
 _MAX_NAME_LENGTH = 249
 _LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -128,4 +127,4 @@ def partition_record(image: MetadataImage, topic_id: uuid.UUID, partition_id: in
         partition_id=partition_id, topic_id=topic_id, replicas=list(replicas), isr=list(isr),
         removing_replicas=[], adding_replicas=[], leader=isr[0], leader_recovery_state=0, leader_epoch=0,
         partition_epoch=0, directories=[default_directory(image.brokers, b) for b in replicas]),
-        PARTITION_RECORD_VERSION)
+        None)

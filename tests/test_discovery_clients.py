@@ -23,7 +23,7 @@ from codec import records as rec
 from codec.messages import ApiVersionsRequest
 from server import apis
 from server.client import KafkaClient
-from server.controller import METADATA_VERSION_LEVEL
+from server.record_versions import METADATA_VERSION_LEVEL
 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 

@@ -12,11 +12,10 @@ import weakref
 
 from codec.messages import ApiVersionsResponse
 
-from ..controller import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL
+from ..record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .api03_metadata import EncodedBody
 
 API_KEY = 18
-MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
 
 
 _encoded = weakref.WeakKeyDictionary()  # listener -> {api version: (image, its version, EncodedBody)}

@@ -46,7 +46,6 @@ from ..topics import (MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, ZERO_UUID, a
 API_KEY = 19
 FORWARD = True
 MAX_PARTITIONS_PER_BATCH = 10_000
-TOPIC_RECORD_VERSION = CONFIG_RECORD_VERSION = 0
 Result = CreateTopicsResponse.CreatableTopicResult
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
 
@@ -121,9 +120,9 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     dynamic = configs.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
-    records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), TOPIC_RECORD_VERSION))
+    records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), None))
     records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=topic.name, name=key, value=value),
-                 CONFIG_RECORD_VERSION) for key, value in dynamic.items()]
+                 None) for key, value in dynamic.items()]
     records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
     return Result(name=topic.name, topic_id=topic_id, error_code=0, error_message=None, topic_config_error_code=0,
                   num_partitions=len(replicas), replication_factor=len(replicas[0]),

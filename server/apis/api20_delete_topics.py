@@ -25,7 +25,6 @@ from ..topics import RNG, ZERO_UUID, split_duplicates
 
 API_KEY = 20
 FORWARD = True
-REMOVE_TOPIC_RECORD_VERSION = 0
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 UNKNOWN_TOPIC_ID_MESSAGE = "This server does not host this topic ID."
 Result = DeleteTopicsResponse.DeletableTopicResult
@@ -75,7 +74,7 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
     for topic_id, name in doomed.items():
         answer(name, topic_id)
     rng.shuffle(results)
-    records = [(rec.RemoveTopicRecord(topic_id=topic_id), REMOVE_TOPIC_RECORD_VERSION) for topic_id in doomed]
+    records = [(rec.RemoveTopicRecord(topic_id=topic_id), None) for topic_id in doomed]
     return records, DeleteTopicsResponse(throttle_time_ms=0, responses=results)
 
 

@@ -35,7 +35,6 @@ API_KEY = 43
 FORWARD = True
 PREFERRED, UNCLEAN = 0, 1
 ELECTIONS = {PREFERRED: Election.PREFERRED, UNCLEAN: Election.UNCLEAN}
-PARTITION_CHANGE_RECORD_VERSION = 1  # MetadataVersion 3.9-IV0: with Directories, without ELR
 STOCK_MESSAGES = {
     ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
     PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
@@ -94,7 +93,7 @@ def decide(image: MetadataImage, request):
                 code, message, change = elect(image, topic_name, partition_id, election_type)
                 decided[key] = code, message
                 if change is not None:
-                    records.append((change, PARTITION_CHANGE_RECORD_VERSION))
+                    records.append((change, None))
             code, message = decided[key]
             if request.topic_partitions is None and code == ELECTION_NOT_NEEDED:
                 continue

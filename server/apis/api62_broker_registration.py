@@ -24,7 +24,6 @@ from ..image import is_reserved_directory
 
 API_KEY = 62
 INCONSISTENT_CLUSTER_ID, DUPLICATE_BROKER_REGISTRATION, INVALID_REGISTRATION = 104, 101, 119
-REGISTER_BROKER_RECORD_VERSION = 3  # with LogDirs (3.7-IV2+)
 
 
 class RegistrationError(Exception):
@@ -77,7 +76,7 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
                   for f in request.features],
         rack=request.rack, fenced=existing.fenced if amending else True,
         in_controlled_shutdown=amending and existing.in_controlled_shutdown, log_dirs=request.log_dirs)
-    records.append((register, REGISTER_BROKER_RECORD_VERSION))
+    records.append((register, None))
     return records, BrokerRegistrationResponse(broker_epoch=epoch)
 
 

@@ -23,8 +23,6 @@ from ..brokers import fence_broker, move_off_broker, unfence_broker
 
 API_KEY = 63
 STALE_BROKER_EPOCH = 77
-IN_CONTROLLED_SHUTDOWN_VERSION = 1
-LOG_DIRS_VERSION = 2  # BrokerRegistrationChangeRecord with LogDirs
 
 
 def decide(image, request):
@@ -48,7 +46,7 @@ def offline_directories(image, broker, offline) -> list:
         records += move_off_broker(image, broker_id, hosted_there)
     remaining = [d for d in broker.log_dirs if d not in offline]
     records.append((rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
-                                                       log_dirs=remaining), LOG_DIRS_VERSION))
+                                                       log_dirs=remaining), None))
     return records
 
 
@@ -60,7 +58,7 @@ def _lifecycle(image, broker, request):
         if not broker.in_controlled_shutdown:
             records.append((rec.BrokerRegistrationChangeRecord(broker_id=broker.broker_id, broker_epoch=broker.epoch,
                                                                in_controlled_shutdown=1),
-                            IN_CONTROLLED_SHUTDOWN_VERSION))
+                            None))
             records += fence_broker(image, broker.broker_id)[1:]  # the partition moves, not the fence itself
         return records, BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced, should_shut_down=True)
     if request.want_fence:
