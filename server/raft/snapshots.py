@@ -24,6 +24,7 @@ from .storage import StorageError, fsync_dir
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
+MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
 MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 _NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
@@ -73,7 +74,7 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
         pending_bytes = 0
         for record, version in records:
             frame = encode_frame(record, version)
-            if pending and pending_bytes + len(frame) > MAX_BATCH_BYTES:
+            if len(pending) == MAX_BATCH_RECORDS or (pending and pending_bytes + len(frame) > MAX_BATCH_BYTES):
                 out.write(encode_batch(offset, epoch, now_ms, pending))
                 offset += len(pending)
                 pending, pending_bytes = [], 0
