@@ -226,9 +226,9 @@ class Churn:
         others = [b for b in range(1, BROKERS + 1) if b not in p.replicas]
         target = list(p.replicas)
         roll = self.rng.random()
-        if roll < 0.05 and len(target) > 2:  # RF down: a removal that completes at once when in sync
-            target.remove(self.rng.choice([b for b in target if b != p.leader]))
-        elif roll < 0.10:  # RF up
+        if len(target) > 2 and (roll < 0.05 or (len(target) > RF and roll < 0.5) or not others):
+            target.remove(self.rng.choice([b for b in target if b != p.leader]))  # RF down: completes at once
+        elif roll < 0.10 and len(target) <= RF:  # RF up
             target.append(self.rng.choice(others))
         else:
             target[self.rng.randrange(len(target))] = self.rng.choice(others)
@@ -359,7 +359,7 @@ class Churn:
 def generate(log_dir: Path, records: int) -> dict:
     marker = log_dir / "bench.json"
     wanted = {"records": records, "brokers": BROKERS, "topics": TOPICS, "partitions": PARTITIONS_PER_TOPIC,
-              "generator": 4}
+              "generator": 5}
     if marker.exists() and json.loads(marker.read_text()).get("wanted") == wanted:
         return json.loads(marker.read_text())
     shutil.rmtree(log_dir, ignore_errors=True)
