@@ -12,7 +12,8 @@ the broker reports the real one (AssignmentSender, Kafka's AssignmentsManager).
 
 AlterReplicaLogDirs starts a future replica in the target directory that copies the current one at
 ``replica.alter.log.dirs.io.max.bytes.per.second`` (a broker config; every move of the broker shares
-it, and none goes faster than the broker's simulated ``kraftwire.replication.bandwidth.bytes.per.second``).
+it, and none goes faster than the broker's simulated ``kraftwire.replication.bandwidth.bytes.per.second``),
+and none while replication is paused on the broker (``ReplicationNetwork.pause``).
 Once it has caught up with the current replica the broker reports the new directory, and when the
 controller has accepted it the future replica replaces the current one. Sizes count bytes; offsets are
 bytes too (one offset per byte), so OffsetLag is the bytes a log still lacks.
@@ -216,6 +217,7 @@ class LogDirManager:
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
+        network.add_pace_listener(self._changed)
 
     def directory(self, path_or_index) -> LogDir:
         """A directory by its index in the broker's list, its path, or its id."""
@@ -405,7 +407,8 @@ class LogDirManager:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        copying = [f for f in self.futures.values() if not f.caught_up] if self.broker.running else []
+        moving = self.broker.running and not self.network.is_paused(self.broker.broker_id)
+        copying = [f for f in self.futures.values() if not f.caught_up] if moving else []
         for future in self.futures.values():
             future.rate = 0.0
         if not copying:

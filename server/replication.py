@@ -19,6 +19,13 @@ Rates are max-min fair over those shared limits (``allocate_rates``) and are rec
 starts or ends or a config changes; between those events they are constant, so a copy's end is known in
 advance and timed exactly. Simulated time runs ``speed`` times faster than the wall clock.
 
+Two controls act on the data plane at run time. ``pause(broker)`` stops every copy to or from the
+broker (it leads or follows) and ``resume(broker)`` lets them go on from the bytes they had; a paused
+copy's rate is 0, so it stands still and its end is not timed. ``set_speed`` changes how fast simulated
+time runs from now on: the simulated clock keeps counting from where it was (it never jumps), so copies
+keep their bytes and only their ends are timed anew. Whoever else times copies by ``now()`` (the log
+directories' future replicas) hears of both through ``add_pace_listener``.
+
 A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
 replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
 copied.
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import uuid
 from dataclasses import dataclass, field
 
@@ -110,6 +118,12 @@ def allocate_rates(demands: dict, capacities: dict) -> dict:
     return rates
 
 
+def _checked_speed(speed) -> float:
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) or speed <= 0:
+        raise ValueError("the speed must be a positive number")
+    return float(speed)
+
+
 def partition_size(image: MetadataImage, topic_name: str) -> int:
     return configs.topic_value(image.topic_configs(topic_name), image.broker_configs(""),
                                configs.PARTITION_SIZE_BYTES)
@@ -148,9 +162,10 @@ class ReplicationNetwork:
     """The cluster's simulated data plane (see the module docstring)."""
 
     def __init__(self, image_source, speed: float = 1.0):
-        if speed <= 0:
-            raise ValueError("speed must be positive")
-        self.speed = speed
+        self._speed = _checked_speed(speed)
+        self._clock_origin = (0.0, 0.0)  # (loop time, simulated time) from which now() counts at speed
+        self._paused: set[int] = set()
+        self._pace_listeners: list = []
         self._image = image_source
         self.managers: dict[int, ReplicaManager] = {}
         self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
@@ -159,9 +174,51 @@ class ReplicationNetwork:
         self._recompute_scheduled = False
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
 
+    @property
+    def speed(self) -> float:
+        """How many simulated seconds pass in one second of the wall clock."""
+        return self._speed
+
     def now(self) -> float:
         """Simulated seconds."""
-        return asyncio.get_running_loop().time() * self.speed
+        return self._simulated_at(asyncio.get_running_loop().time())
+
+    def _simulated_at(self, loop_time: float) -> float:
+        origin_loop_time, origin = self._clock_origin
+        return origin + (loop_time - origin_loop_time) * self._speed
+
+    def set_speed(self, speed: float) -> None:
+        """Run simulated time ``speed`` times faster than the wall clock from now on; the simulated
+        clock goes on from where it is, and every copy's end is timed again."""
+        speed = _checked_speed(speed)
+        loop_time = asyncio.get_running_loop().time()
+        self._clock_origin = (loop_time, self._simulated_at(loop_time))
+        self._speed = speed
+        self._pace_changed()
+
+    def is_paused(self, broker_id: int) -> bool:
+        return broker_id in self._paused
+
+    def pause(self, broker_id: int) -> None:
+        """Stop every copy to or from ``broker_id`` where it stands, until ``resume``."""
+        if broker_id not in self._paused:
+            self._paused.add(broker_id)
+            self._pace_changed()
+
+    def resume(self, broker_id: int) -> None:
+        if broker_id in self._paused:
+            self._paused.discard(broker_id)
+            self._pace_changed()
+
+    def add_pace_listener(self, listener) -> None:
+        """``listener()`` is called after a pause, a resume or a speed change, to settle and time anew
+        other copies timed by ``now()``."""
+        self._pace_listeners.append(listener)
+
+    def _pace_changed(self) -> None:
+        self.changed()  # settles at the rates the copies still carry (those before the change), then rates anew
+        for listener in self._pace_listeners:
+            listener()
 
     def settle(self) -> None:
         """Bring every copying replica's bytes up to now (before reading replica sizes)."""
@@ -264,7 +321,8 @@ class ReplicationNetwork:
             copy.rate = 0.0
             leader, follower = replica.leader, copy.follower
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader < 0 or leader == follower \
-                    or not self._running(leader) or not self._running(follower):
+                    or not self._running(leader) or not self._running(follower) \
+                    or leader in self._paused or follower in self._paused:
                 continue
             limits = [("out", leader), ("in", follower)]
             for limit in limits:
@@ -285,7 +343,7 @@ class ReplicationNetwork:
             self._timer = None
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
         if finishing:
-            self._timer = asyncio.get_running_loop().call_later(max(min(finishing), 0.0) / self.speed, self._tick)
+            self._timer = asyncio.get_running_loop().call_later(max(min(finishing), 0.0) / self._speed, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
