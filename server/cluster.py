@@ -221,6 +221,22 @@ class Cluster:
             [] if image.broker_configs(str(broker_id)).get(configs.REPLICATION_BANDWIDTH) == value
             else [(record, None)], None))
 
+    async def pause_replication(self, broker_id: int) -> None:
+        """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)
+        where it stands, until ``resume_replication``; kept across a stop and start of the broker."""
+        self.broker(broker_id)
+        self.network.pause(broker_id)
+
+    async def resume_replication(self, broker_id: int) -> None:
+        """Let the broker's copies go on from the bytes they had."""
+        self.broker(broker_id)
+        self.network.resume(broker_id)
+
+    async def set_speed(self, speed: float) -> None:
+        """Run simulated replication ``speed`` times faster than real time from now on (ValueError
+        unless a positive number); the simulated clock and every copy's progress go on without a jump."""
+        self.network.set_speed(speed)
+
     def inject_error(self, api_key: int, error_code: int, count: int = 1, topic: str | None = None,
                      partition: int | None = None) -> InjectedError:
         """Answer the next ``count`` requests of ``api_key`` on any broker (naming ``topic`` and

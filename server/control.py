@@ -11,6 +11,9 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
     POST /api/brokers/{id}/unfence
     PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    POST /api/brokers/{id}/replication/pause   no bytes move to or from its replicas (leading, following,
+                                               or moving between its log directories) until resumed
+    POST /api/brokers/{id}/replication/resume  they go on from where they stood
     POST /api/brokers/{id}/log-dirs/{dir}/fail     a log directory (its index from 0, or its id) fails:
                                                    leadership and ISR move off its replicas
     POST /api/brokers/{id}/log-dirs/{dir}/restore  it works again; the broker re-registers with it
@@ -19,6 +22,8 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
                                               "count": 1, "topic": null, "partition": null}
     DELETE /api/errors                       disarm them all
     POST /api/reassignments/wait             {"timeout": 30}: returns once no partition is reassigning
+    PUT  /api/speed                          {"speed": 50}: simulated replication runs that many times
+                                             faster than real time from now on (progress goes on, no jump)
 
 Bad requests get a 4xx and ``{"error": "..."}``: an unknown broker 404, a body that is not JSON or a
 bad value 400, an unknown endpoint 404, a wrong method 405; a wait that times out 504.
@@ -82,6 +87,7 @@ def describe_broker(cluster: "Cluster", node) -> dict:
         "fenced": registration is None or registration.fenced,
         "in_controlled_shutdown": registration is not None and registration.in_controlled_shutdown,
         "want_fence": node.want_fence, "epoch": registration.epoch if registration else None,
+        "replication_paused": cluster.network.is_paused(node.broker_id),
         "directories": [{"id": str(d.directory_id), "path": d.path,
                          "online": registration is not None and registration.has_online_dir(d.directory_id)}
                         for d in node.log_manager.directories],
@@ -154,6 +160,10 @@ class ControlPlane:
             ("POST", "/api/brokers/{broker_id}/fence"): self._broker_action(self.cluster.fence_broker),
             ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
+            ("POST", "/api/brokers/{broker_id}/replication/pause"):
+                self._broker_action(self.cluster.pause_replication),
+            ("POST", "/api/brokers/{broker_id}/replication/resume"):
+                self._broker_action(self.cluster.resume_replication),
             ("POST", "/api/brokers/{broker_id}/log-dirs/{directory}/fail"):
                 self._log_dir_action(self.cluster.fail_log_dir),
             ("POST", "/api/brokers/{broker_id}/log-dirs/{directory}/restore"):
@@ -162,6 +172,7 @@ class ControlPlane:
             ("POST", "/api/errors"): self.inject_error,
             ("DELETE", "/api/errors"): self.clear_errors,
             ("POST", "/api/reassignments/wait"): self.wait_for_reassignments,
+            ("PUT", "/api/speed"): self.set_speed,
         })
 
     def _broker_id(self, text: str) -> int:
@@ -219,6 +230,13 @@ class ControlPlane:
             raise HttpError(400, str(exc)) from None
         return self._broker_answer(broker)
 
+    async def set_speed(self, request: Request) -> Response:
+        try:
+            await self.cluster.set_speed(request.json().get("speed"))
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        return Response.json({"speed": self.cluster.network.speed})
+
     def injected_errors(self, request: Request) -> Response:
         return Response.json([rule.to_dict() for rule in self.cluster.faults.armed])
 
@@ -266,7 +284,7 @@ _STYLE = """
 body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; } h2 { font-size: 1.1em; margin-top: 1.4em; }
 table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: left; }
-.fenced, .offline { color: #b00; } .ok { color: #070; } .muted { color: #777; }
+.fenced, .offline, .paused { color: #b00; } .ok { color: #070; } .muted { color: #777; }
 code { font-size: 12px; }
 """
 
@@ -301,8 +319,9 @@ def _broker_rows(brokers: list[dict]) -> list[str]:
         dirs = "<br>".join(f'<code class="{"ok" if d["online"] else "offline"}">{_e(d["id"])}'
                            f'{"" if d["online"] else " (offline)"}</code> <span class="muted">{_e(d["path"])}</span>'
                            for d in b["directories"])
+        replication = '<td class="paused">paused</td>' if b["replication_paused"] else '<td class="ok">on</td>'
         rows.append(f'<tr data-broker="{b["id"]}"><td>{b["id"]}</td><td>{_e(b["host"])}:{b["port"]}</td>'
-                    f'<td>{_e(b["rack"] or "-")}</td><td class="{status_class}">{status}</td>'
+                    f'<td>{_e(b["rack"] or "-")}</td><td class="{status_class}">{status}</td>{replication}'
                     f'<td>{_e(b["epoch"] if b["epoch"] is not None else "-")}</td><td>{dirs}</td></tr>')
     return rows
 
@@ -313,8 +332,8 @@ def render_view(state: dict) -> str:
              f'{_e(state["controller"]["host"])}:{state["controller"]["port"]}; metadata offset '
              f'{state["metadata"]["image_offset"]} (high watermark {state["metadata"]["high_watermark"]})</p>',
              "<h2>Brokers</h2>",
-             _table(["id", "address", "rack", "state", "epoch", "directories"], _broker_rows(state["brokers"]),
-                    "brokers")]
+             _table(["id", "address", "rack", "state", "replication", "epoch", "directories"],
+                    _broker_rows(state["brokers"]), "brokers")]
 
     parts.append(f'<h2>Reassignments</h2><p class="muted">simulation speed x{state["speed"]:g}</p>')
     if state["reassignments"]:
