@@ -48,7 +48,7 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     return bytes(out)
 
 
-_frame_decoders: dict[int, object] = {}  # record type << 16 | version -> compiled body decoder
+_frame_decoders: dict[bytes, object] = {}  # a frame's first 3 bytes (version, type, record version) -> decoder
 
 
 def _frame_decoder(record_type: int, version: int, pos: int):
@@ -57,21 +57,23 @@ def _frame_decoder(record_type: int, version: int, pos: int):
         raise MalformedError(f"unknown metadata record type {record_type}", pos)
     if version not in cls.VALID_VERSIONS:
         raise MalformedError(f"{cls.__name__} has no version {version}", pos)
-    decoder = _frame_decoders[record_type << 16 | version] = cls._codec(version)[0]
-    return decoder
+    return cls._codec(version)[0]
 
 
 def decode_frame(data: bytes) -> tuple[Message, int]:
     """Decode a framed metadata record that must fill ``data``; returns (record, record version)."""
-    if len(data) > 3 and data[0] == FRAME_VERSION and data[1] < 0x80 and data[2] < 0x80:
-        record_type, version, pos = data[1], data[2], 3  # the usual one-byte type and version
+    decoder = _frame_decoders.get(data[:3])  # the usual frame: three one-byte varints
+    if decoder is not None:
+        version, pos = data[2], 3
     else:
         frame, pos = read_uvarint(data, 0)
         if frame != FRAME_VERSION:
             raise MalformedError(f"unsupported metadata frame version {frame}", 0)
         record_type, pos = read_uvarint(data, pos)
         version, pos = read_uvarint(data, pos)
-    decoder = _frame_decoders.get(record_type << 16 | version) or _frame_decoder(record_type, version, pos)
+        decoder = _frame_decoder(record_type, version, pos)
+        if pos == 3:
+            _frame_decoders[data[:3]] = decoder
     record, end = decoder(data, pos)
     if end != len(data):
         raise MalformedError(f"{len(data) - end} bytes left over after {type(record).__name__}", end)

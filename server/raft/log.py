@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from codec import MalformedError
-from codec.records import LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
+from codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from .quorum import Quorum, ReplicaProgress
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
@@ -263,7 +263,8 @@ class RaftLog:
     # --- reading ------------------------------------------------------------------------------------
 
     def replay(self) -> Iterator[tuple[int, object]]:
-        """Committed metadata records: the snapshot's (at offset end - 1) then the log's tail."""
+        """Committed metadata records: the snapshot's (at offset end - 1) then the log's tail. Appends
+        commit whole, so the high watermark falls between batches."""
         start = 0
         if self._snapshot is not None:
             snapshot, path = self._snapshot
@@ -279,15 +280,17 @@ class RaftLog:
                     position += batch.size
                     if batch.base_offset >= limit:
                         return
-                    if batch.is_control or batch.next_offset <= start:
+                    if batch.attributes & ATTR_CONTROL or batch.next_offset <= start:
                         continue
-                    for record in batch.records:
-                        if start <= record.offset < limit:
-                            try:
-                                yield record.offset, decode_frame(record.value)[0]
-                            except MalformedError as exc:
-                                raise LogCorruptError(f"{segment.path}: record at offset {record.offset} cannot be "
-                                                      f"decoded: {exc.what}") from None
+                    records = batch.records if batch.base_offset >= start else [
+                        r for r in batch.records if r.offset >= start]
+                    offset = batch.base_offset
+                    try:
+                        for offset, _timestamp, _key, value in records:
+                            yield offset, decode_frame(value)[0]
+                    except MalformedError as exc:
+                        raise LogCorruptError(f"{segment.path}: record at offset {offset} cannot be decoded: "
+                                              f"{exc.what}") from None
 
     def synced_lengths(self) -> dict[str, int]:
         """Bytes of each segment file known to be fsync'd."""
