@@ -23,8 +23,11 @@ off by default (the audit reads the whole history); with ``retention_bytes`` or 
 segments wholly below the newest snapshot are deleted, or moved to ``archive_dir``.
 
 Differences from Kafka: one voter only (the quorum code takes a voter set, so more can join later);
-no ``.timeindex`` files; index files are not pre-allocated; damage in the middle of the log stops
-start-up instead of truncating the log there.
+no ``.timeindex`` files; index files are not pre-allocated, and are fsync'd at roll and close rather
+than with every commit (recovery rebuilds them); segments roll by size only (no ``segment.ms``);
+damage in the middle of the log stops start-up instead of truncating the log there;
+``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the log
+start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
 """
 from __future__ import annotations
 
