@@ -187,3 +187,22 @@ def test_high_watermark_is_the_end_a_majority_has_past_the_epoch_start():
     assert quorum.update_voter(3, 130, now_ms=0) and quorum.high_watermark == 120
     quorum.update_voter(2, 105, now_ms=0)  # progress never moves back
     assert quorum.high_watermark == 120
+
+
+async def test_retention_by_time_deletes_old_segments_below_the_snapshot_and_older_snapshots(tmp_path):
+    log, image = await open_log(tmp_path, segment_bytes=8_000, retention_ms=0)
+    for i in range(60):
+        await log.append(topic_write(f"old{i:03d}", 2))[1]
+    first = await log.snapshot()
+    for i in range(60):
+        await log.append(topic_write(f"new{i:03d}", 2))[1]
+    second = await log.snapshot()
+    before = state(image)
+    await log.close()
+    bases = [int(p.stem) for p in segments(tmp_path)]
+    assert bases[0] > first.end_offset  # every segment wholly below the newest snapshot is gone
+    assert bases[0] <= second.end_offset and all(base > second.end_offset for base in bases[1:])
+    assert [p.name for p in partition_dir(tmp_path).glob("*.checkpoint")] == [second.file_name]
+    log, image = await open_log(tmp_path)
+    assert state(image) == before
+    await log.close()
