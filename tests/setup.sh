@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # command the tests run -> Debian package that provides it
 apt_needs=(
   "kcat:kcat"
+  "chromium:chromium"
 )
 
 missing=()
