@@ -10,9 +10,10 @@ A thin shell around ``audit.replay`` (see audit/README.md for running it on a cl
 3. job 1 reads partition N: the driver replays the global records (topics, brokers, configs) and
    broadcasts the topics;
 4. job 2 (the shuffle is reused, not redone) replays every partition key of partitions 0..N-1 in
-   offset order, each task writing its part of the big tables (records, partition_states) straight
-   from Python and returning the small ones;
-5. the driver joins what came back (``audit.results``) and writes the small tables.
+   offset order, each task writing its part of the partition tables (records, partition_states,
+   reassignments, rf_changes) straight from Python and returning its violations and a ``Digest``;
+5. the driver joins what came back (``audit.results``: throttles against the reassignments'
+   spans, under-replicated counts) and writes the other tables.
 
 Pickled RDDs rather than DataFrames: the bench (bench/README.md) measured both; the rows never enter
 the JVM except as opaque shuffle bytes.
@@ -35,8 +36,9 @@ from operator import itemgetter
 from audit import local, report, tables
 from audit.options import add_arguments, window_bounds
 from audit.reader import KEY_BYTES, SplitStats, read_split
-from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, Window, merge_urp, replay_partition
-from audit.results import SMALL_TABLES, AuditResult, conclude
+from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, merge_urp,
+                          replay_partition)
+from audit.results import AuditResult, conclude
 from audit.splits import DEFAULT_SPLIT_BYTES, plan
 
 LOCAL_SETTINGS = {
@@ -94,20 +96,22 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
 
     sc.setJobDescription("kraftwire audit: replay partitions")
     topics = sc.broadcast(glob.topics)
-    results = grouped.mapPartitionsWithIndex(partial(_replay, n, topics, window, out)).collect()
+    end_timestamp = max((s.max_timestamp for s in stats if s.max_timestamp is not None), default=None)
+    results = grouped.mapPartitionsWithIndex(partial(_replay, n, topics, window, end_timestamp, out)).collect()
     topics.unpersist()
 
-    small = {name: output.drain(name) for name in SMALL_TABLES}
+    violations = []
+    digest = Digest(window)
     urp = output.urp
     record_types = Counter(output.record_types)
-    big_counts = Counter(global_counts)
+    counts = Counter(global_counts)
     for result in results:
-        for name in SMALL_TABLES:
-            small[name].extend(result["rows"][name])
+        violations.extend(result["violations"])
+        digest.merge(result["digest"])
         merge_urp(urp, result["urp"])
         record_types.update(result["types"])
-        big_counts.update(result["counts"])
-    return conclude(out, window, log_plan, stats, glob, small, urp, record_types, dict(big_counts),
+        counts.update(result["counts"])
+    return conclude(out, window, log_plan, stats, glob, violations, digest, urp, record_types, dict(counts),
                     f"spark {sc.master}")
 
 
@@ -160,7 +164,7 @@ def _global_records(items):
         yield value
 
 
-def _replay(n: int, topics, window: Window, out: str, index: int, items):
+def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str, index: int, items):
     """Reduce side: replay every partition key of this Spark partition in offset order."""
     if index == n:
         return
@@ -172,14 +176,15 @@ def _replay(n: int, topics, window: Window, out: str, index: int, items):
                 raws = by_key[key] = []
             raws.append(raw)
     output = Output(window)
-    writer = tables.TableWriter(out, index, ensure=BIG_TABLES)
+    writer = tables.TableWriter(out, index, ensure=PARTITION_TABLES)
+    digest = Digest(window)
     known = topics.value
     for key, raws in by_key.items():
         replay_partition(key, raws, known, output)
         if len(output.rows["records"]) >= local.FLUSH_ROWS:
-            local.write_big(writer, output)
-    local.write_big(writer, output)
-    yield {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp,
+            local.write_partition_tables(writer, output, digest, end_timestamp)
+    local.write_partition_tables(writer, output, digest, end_timestamp)
+    yield {"violations": output.drain("violations"), "digest": digest, "urp": output.urp,
            "types": output.record_types, "counts": writer.close()}
 
 

@@ -12,8 +12,8 @@ from collections import defaultdict
 
 from . import tables
 from .reader import SplitStats, read_split
-from .replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, PartitionReplay, Window
-from .results import SMALL_TABLES, AuditResult, conclude
+from .replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, PartitionReplay, Window
+from .results import AuditResult, conclude
 from .splits import DEFAULT_SPLIT_BYTES, plan
 
 FLUSH_ROWS = 50_000
@@ -28,7 +28,8 @@ def run(directories: list[str], out: str, window: Window = EVERYTHING,
     topics = glob.topics
     partitions: dict[bytes, PartitionReplay] = {}
     by_topic: dict[uuid.UUID, list[PartitionReplay]] = defaultdict(list)
-    writer = tables.TableWriter(out, 0, ensure=BIG_TABLES)
+    writer = tables.TableWriter(out, 0, ensure=PARTITION_TABLES)
+    digest = Digest(window)
     records = output.rows["records"]
     all_stats = []
     for split in log_plan.splits:
@@ -46,18 +47,23 @@ def run(directories: list[str], out: str, window: Window = EVERYTHING,
                     for replay in by_topic.get(deleted, ()):
                         replay.delete(raw[0], raw[1])
             if len(records) >= FLUSH_ROWS:
-                write_big(writer, output)
+                write_partition_tables(writer, output, digest, None)
                 records = output.rows["records"]
         all_stats.append(stats)
     for replay in partitions.values():
         replay.finish()
-    write_big(writer, output)
-    big_counts = writer.close()
-    small = {name: output.drain(name) for name in SMALL_TABLES}
-    return conclude(out, window, log_plan, all_stats, glob, small, output.urp, output.record_types,
-                    big_counts, "local")
+    end_timestamp = max((s.max_timestamp for s in all_stats if s.max_timestamp is not None), default=None)
+    write_partition_tables(writer, output, digest, end_timestamp)
+    return conclude(out, window, log_plan, all_stats, glob, output.drain("violations"), digest, output.urp,
+                    output.record_types, writer.close(), "local")
 
 
-def write_big(writer: tables.TableWriter, output: Output) -> None:
-    for table in BIG_TABLES:
-        writer.write(table, output.drain(table))
+def write_partition_tables(writer: tables.TableWriter, output: Output, digest: Digest,
+                           end_timestamp: int | None) -> None:
+    """Write the partition tables' rows gathered so far (reassignments and RF changes in the window,
+    after the digest took them in); ``end_timestamp`` is the log's, for reassignments still running."""
+    writer.write("records", output.drain("records"))
+    writer.write("partition_states", output.drain("partition_states"))
+    reassignments, rf_changes = digest.add(output.drain("reassignments"), output.drain("rf_changes"), end_timestamp)
+    writer.write("reassignments", reassignments)
+    writer.write("rf_changes", rf_changes)

@@ -32,6 +32,7 @@ that broke it) with the offset and a detail.
 """
 from __future__ import annotations
 
+import heapq
 import json
 import uuid
 from bisect import bisect_left, bisect_right
@@ -75,8 +76,16 @@ COLUMNS = {
     "directories": ("offset", "timestamp", "broker_id", "directory", "event", "cause"),
     "under_replicated": ("offset", "timestamp", "under_replicated", "offline"),
 }
-BIG_TABLES = ("records", "partition_states")  # one row per record: written as they come
+# written by whoever replays the partitions (each Spark task its part); the others by the driver
+PARTITION_TABLES = ("records", "partition_states", "reassignments", "rf_changes")
 _R = {name: {c: i for i, c in enumerate(cols)} for name, cols in COLUMNS.items()}
+_NONE_FIRST = -1  # offsets and partitions are never negative
+ROW_ORDER = {  # the order tables are shown and compared in
+    "violations": lambda r: (_NONE_FIRST if r[0] is None else r[0], r[2], r[3] or "",
+                             _NONE_FIRST if r[5] is None else r[5]),
+    "reassignments": lambda r: (r[3], r[0] or "", r[2]),
+    "rf_changes": lambda r: (r[3], r[0] or "", r[2]),
+}
 
 
 def violation(offset, timestamp, kind, *, topic=None, topic_id=None, partition=None, broker=None, detail=None,
@@ -627,6 +636,63 @@ _GLOBAL_HANDLERS = {
 # --- joins at the end -------------------------------------------------------------------------------
 
 
+class Digest:
+    """What the end of an audit needs from the reassignments and RF changes the partition replays
+    write themselves; mergeable, so that each Spark task sends one back instead of the rows:
+
+    * ``spans``: (start offset, end offset or None, end time, topic, brokers) of every reassignment,
+      for the throttle join (``throttle_rows``);
+    * within the window: reassignments by outcome, the durations of completed and cancelled ones, the
+      ``SAMPLE`` first reassignments and RF changes (by offset), the ``LONGEST`` reassignments (a running
+      one lasting to the end of the log) and the number of RF changes."""
+
+    SAMPLE = 200
+    LONGEST = 60
+
+    def __init__(self, window: Window = EVERYTHING):
+        self.window = window
+        self.spans: list[tuple] = []
+        self.outcomes: Counter = Counter()
+        self.durations: dict[str, list] = {"completed": [], "cancelled": []}
+        self.first: list[tuple] = []
+        self.longest: list[tuple] = []  # (length in ms, row)
+        self.rf_changes = 0
+        self.rf_first: list[tuple] = []
+
+    def add(self, reassignments: list[tuple], rf_changes: list[tuple], end_timestamp: int | None):
+        """Take in rows; returns (reassignments, RF changes) within the window: the rows to write."""
+        self.spans.extend((ra[3], ra[5], ra[6], ra[0], tuple({*ra[8], *ra[9]})) for ra in reassignments)
+        shown = in_window("reassignments", reassignments, self.window)
+        for ra in shown:
+            self.outcomes[ra[7]] += 1
+            if ra[7] in self.durations:
+                self.durations[ra[7]].append(ra[15])
+        self.first = heapq.nsmallest(self.SAMPLE, self.first + shown, key=ROW_ORDER["reassignments"])
+        lasted = [(_lasted(ra, end_timestamp), ra) for ra in shown]
+        self.longest = heapq.nlargest(self.LONGEST, self.longest + lasted, key=itemgetter(0))
+        rf_shown = in_window("rf_changes", rf_changes, self.window)
+        self.rf_changes += len(rf_shown)
+        self.rf_first = heapq.nsmallest(self.SAMPLE, self.rf_first + rf_shown, key=ROW_ORDER["rf_changes"])
+        return shown, rf_shown
+
+    def merge(self, other: "Digest") -> None:
+        self.spans.extend(other.spans)
+        self.outcomes.update(other.outcomes)
+        for outcome, durations in other.durations.items():
+            self.durations[outcome].extend(durations)
+        self.first = heapq.nsmallest(self.SAMPLE, self.first + other.first, key=ROW_ORDER["reassignments"])
+        self.longest = heapq.nlargest(self.LONGEST, self.longest + other.longest, key=itemgetter(0))
+        self.rf_changes += other.rf_changes
+        self.rf_first = heapq.nsmallest(self.SAMPLE, self.rf_first + other.rf_first, key=ROW_ORDER["rf_changes"])
+
+
+def _lasted(ra: tuple, end_timestamp: int | None) -> int:
+    if ra[4] is None:
+        return 0
+    end = ra[6] if ra[6] is not None else end_timestamp
+    return 0 if end is None else end - ra[4]
+
+
 class _Intervals:
     """Reassignments (start offset, end offset or None while running, end time) of one resource,
     answering "which of them overlap [first, last]" in O(log n): how many, whether one still runs,
@@ -648,30 +714,28 @@ class _Intervals:
         return count, running, None if latest == NEVER else latest
 
 
-def throttle_rows(episodes: list[list], reassignments: list[tuple], end_timestamp: int | None,
+def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int | None,
                   window: Window = EVERYTHING) -> list[tuple]:
     """One row per throttle episode (a config set, until deleted or the end of the log) with the
     reassignments that needed it: on the topic for a replicas list, moving to or from the broker for
     a rate (any broker for the cluster-wide default ""). A throttle that stayed after the last of them
-    ended lingered that long; one still set at the end of the log with none in flight is left behind."""
-    c = _R["reassignments"]
-    topic, original, target = c["topic"], c["original_replicas"], c["target_replicas"]
-    start, end, end_time = c["start_offset"], c["end_offset"], c["end_time"]
+    ended lingered that long; one still set at the end of the log with none in flight is left behind.
+    ``spans`` are ``Digest.spans``."""
     throttled = {(key[0], key[1]) for key, *_ in episodes}
-    every = any(resource == (BROKER_RESOURCE, "") for resource in throttled)
-    spans: dict[tuple, list] = {resource: [] for resource in throttled}
-    for ra in reassignments:
-        span = (ra[start], ra[end], ra[end_time])
+    every = (BROKER_RESOURCE, "") in throttled
+    by_resource: dict[tuple, list] = {resource: [] for resource in throttled}
+    for start, end, end_time, topic, brokers in spans:
+        span = (start, end, end_time)
         if every:
-            spans[BROKER_RESOURCE, ""].append(span)
-        on_topic = spans.get((TOPIC_RESOURCE, ra[topic]))
+            by_resource[BROKER_RESOURCE, ""].append(span)
+        on_topic = by_resource.get((TOPIC_RESOURCE, topic))
         if on_topic is not None:
             on_topic.append(span)
-        for broker in {*ra[original], *ra[target]}:
-            on_broker = spans.get((BROKER_RESOURCE, str(broker)))
+        for broker in brokers:
+            on_broker = by_resource.get((BROKER_RESOURCE, str(broker)))
             if on_broker is not None:
                 on_broker.append(span)
-    indexes = {resource: _Intervals(found) for resource, found in spans.items()}
+    indexes = {resource: _Intervals(found) for resource, found in by_resource.items()}
     rows = []
     for key, value, set_offset, set_time, removed_offset, removed_time, removed_by in episodes:
         resource_type, name, config = key

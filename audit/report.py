@@ -13,10 +13,10 @@ from collections import Counter
 from datetime import datetime, timezone
 
 from . import storage, tables
+from .replay import Digest
 from .results import AuditResult
 
-GANTT_ROWS = 60  # more bars than this are unreadable: the longest are shown
-TABLE_ROWS = 200
+TABLE_ROWS = Digest.SAMPLE
 PLOT_POINTS = 2000  # an SVG with millions of steps would not load
 OUTCOME_COLOURS = {"completed": "#2a9d8f", "cancelled": "#e9c46a", "superseded": "#8d99ae", "running": "#e76f51",
                    "deleted": "#6d597a"}
@@ -49,19 +49,18 @@ def summary(result: AuditResult) -> str:
     window = log["window"]
     if window["from"] is not None or window["to"] is not None:
         lines.append(f"  reporting {window['by']} {window['from']} .. {window['to']}")
-    reassignments = result.rows("reassignments")
-    outcomes = Counter(r["outcome"] for r in reassignments)
-    lines.append(f"  reassignments: {len(reassignments)} (" + ", ".join(
+    digest = result.digest
+    outcomes = digest.outcomes
+    lines.append(f"  reassignments: {sum(outcomes.values())} (" + ", ".join(
         f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o]) + ")")
-    durations = sorted(r["duration_ms"] for r in reassignments if r["outcome"] == "completed")
+    durations = sorted(digest.durations["completed"])
     if durations:
         lines.append(f"    completed in: median {span(durations[len(durations) // 2])}, "
                      f"p95 {span(durations[int(len(durations) * 0.95)])}, max {span(durations[-1])}")
-    rf = result.rows("rf_changes")
-    lines.append(f"  replication-factor changes: {len(rf)}")
+    lines.append(f"  replication-factor changes: {digest.rf_changes}")
     lines += [f"    {r['topic']}-{r['partition']} {r['rf_before']} -> {r['rf_after']} at offset {r['offset']} "
               f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})"
-              for r in rf[:10]]
+              for r in _dicts("rf_changes", digest.rf_first[:10])]
     throttles = result.rows("throttles")
     left = [t for t in throttles if t["left_behind"]]
     lines.append(f"  throttles: {len(throttles)} set, {len(left)} left behind")
@@ -99,24 +98,26 @@ def write_html(result: AuditResult) -> str:
 
 def render_html(result: AuditResult) -> str:
     log = result.log
-    reassignments = result.rows("reassignments")
+    digest = result.digest
+    total = sum(digest.outcomes.values())
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>kraftwire audit</title>", _STYLE, "</head><body>",
         "<h1>Metadata log audit</h1>",
         f"<pre>{html.escape(summary(result))}</pre>",
         "<h2>Reassignments</h2>",
-        _figure("reassignment-gantt", _gantt(reassignments, log["last_timestamp"]),
-                f"Reassignments over time, coloured by outcome"
-                + (f" (the {GANTT_ROWS} longest of {len(reassignments)})" if len(reassignments) > GANTT_ROWS else "")),
-        _figure("duration-histogram", _histogram(reassignments), "Durations of completed and cancelled reassignments"),
+        _figure("reassignment-gantt", _gantt(_dicts("reassignments", [ra for _, ra in digest.longest]),
+                                             log["last_timestamp"]),
+                "Reassignments over time, coloured by outcome"
+                + (f" (the {len(digest.longest)} longest of {total})" if total > len(digest.longest) else "")),
+        _figure("duration-histogram", _histogram(digest.durations),
+                "Durations of completed and cancelled reassignments"),
         _figure("under-replicated", _under_replicated(result.rows("under_replicated"), log),
                 "Under-replicated and leaderless partitions over time"),
-        _table("Replication-factor changes", result, "rf_changes"),
-        _table("Throttles", result, "throttles"),
-        _table("Violations", result, "violations"),
-        _table("Broker events", result, "brokers"),
-        _table("Directory events", result, "directories"),
-        _table("Reassignments", result, "reassignments"),
+        _table("Replication-factor changes", "rf_changes", digest.rf_first, digest.rf_changes),
+        *(_table(title, name, result.tables[name], len(result.tables[name])) for title, name in (
+            ("Throttles", "throttles"), ("Violations", "violations"), ("Broker events", "brokers"),
+            ("Directory events", "directories"))),
+        _table("Reassignments", "reassignments", digest.first, total),
         "</body></html>",
     ]
     return "\n".join(parts)
@@ -157,8 +158,7 @@ def _gantt(reassignments: list[dict], end: int | None) -> str:
     def finish(r):  # a running reassignment lasts to the end of the log
         return r["end_time"] if r["end_time"] is not None else max(end or 0, r["start_time"])
 
-    timed = [r for r in reassignments if r["start_time"] is not None]
-    shown = sorted(sorted(timed, key=lambda r: finish(r) - r["start_time"], reverse=True)[:GANTT_ROWS],
+    shown = sorted((r for r in reassignments if r["start_time"] is not None),
                    key=lambda r: (r["start_time"], r["topic"] or "", r["partition"]))
     fig = Figure(figsize=(10, max(2.0, 0.25 * len(shown) + 1)))
     ax = fig.subplots()
@@ -179,19 +179,18 @@ def _gantt(reassignments: list[dict], end: int | None) -> str:
     return _svg(fig)
 
 
-def _histogram(reassignments: list[dict]) -> str:
+def _histogram(durations: dict[str, list]) -> str:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8, 3.5))
     ax = fig.subplots()
-    ended = [r for r in reassignments if r["outcome"] in ("completed", "cancelled") and r["duration_ms"] is not None]
-    if not ended:
+    if not any(durations.values()):
         ax.text(0.5, 0.5, "no finished reassignments", ha="center", va="center", transform=ax.transAxes)
     else:
-        for outcome in ("completed", "cancelled"):
-            values = [r["duration_ms"] / 1000 for r in ended if r["outcome"] == outcome]
+        for outcome, values in durations.items():
             if values:
-                ax.hist(values, bins=40, alpha=0.8, label=outcome, color=OUTCOME_COLOURS[outcome])
+                ax.hist([v / 1000 for v in values if v is not None], bins=40, alpha=0.8, label=outcome,
+                        color=OUTCOME_COLOURS[outcome])
         ax.legend(fontsize=8)
     ax.set_xlabel("duration (s)")
     ax.set_ylabel("reassignments")
@@ -236,8 +235,12 @@ def _peaks(rows: list[dict], points: int = PLOT_POINTS) -> list[dict]:
              "offline": max(r["offline"] for r in run)} for run in runs]
 
 
-def _table(title: str, result: AuditResult, name: str) -> str:
-    rows = result.tables[name]
+def _dicts(table: str, rows: list[tuple]) -> list[dict]:
+    return [dict(zip(tables.SCHEMAS[table].names, row)) for row in rows]
+
+
+def _table(title: str, name: str, rows: list[tuple], total: int) -> str:
+    """The first rows of a table (``total`` rows in all)."""
     schema = tables.SCHEMAS[name]
     timestamps = {i for i, f in enumerate(schema) if str(f.type).startswith("timestamp")}
     head = "".join(f"<th>{html.escape(f.name)}</th>" for f in schema)
@@ -246,6 +249,7 @@ def _table(title: str, result: AuditResult, name: str) -> str:
         cells = [when(v) if i in timestamps else ("" if v is None else list(v) if isinstance(v, tuple) else v)
                  for i, v in enumerate(row)]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    more = f"<p>{len(rows) - TABLE_ROWS} more rows in the {name} table.</p>" if len(rows) > TABLE_ROWS else ""
-    return (f"<h2 id='{name}'>{html.escape(title)} ({len(rows)})</h2>"
+    shown = min(len(rows), TABLE_ROWS)
+    more = f"<p>{total - shown} more rows in the {name} table.</p>" if total > shown else ""
+    return (f"<h2 id='{name}'>{html.escape(title)} ({total})</h2>"
             f"<table><tr>{head}</tr>{''.join(body)}</table>{more}")

@@ -1,6 +1,11 @@
 """The end of an audit, whichever engine ran the replay: join the global and per-partition results,
-write the small tables and ``summary.json``, and hand back what the console summary and the HTML
-report show."""
+write the driver's tables and ``summary.json``, and hand back what the console summary and the HTML
+report show.
+
+The partition tables (records, partition states, reassignments, RF changes) are written by whoever
+replayed the partitions; what the end needs of them comes as a ``Digest``. ``AuditResult.rows`` reads
+them back from the Parquet files when asked.
+"""
 from __future__ import annotations
 
 import json
@@ -9,56 +14,56 @@ from dataclasses import dataclass, field
 
 from . import storage, tables
 from .reader import SplitStats, gap_detail
-from .replay import (BIG_TABLES, COLUMNS, GlobalReplay, Window, in_window, throttle_rows, under_replicated_rows,
-                     violation)
+from .replay import (COLUMNS, PARTITION_TABLES, ROW_ORDER, Digest, GlobalReplay, Window, throttle_rows,
+                     under_replicated_rows, violation)
 from .splits import Plan
 
-SMALL_TABLES = tuple(name for name in COLUMNS if name not in BIG_TABLES)
-_SORT_KEYS = {
-    "violations": lambda r: (r[0] if r[0] is not None else -1, r[2], r[3] or "", r[5] if r[5] is not None else -1),
-    "reassignments": lambda r: (r[3], r[0] or "", r[2]),
-    "rf_changes": lambda r: (r[3], r[0] or "", r[2]),
-}
+DRIVER_TABLES = tuple(name for name in COLUMNS if name not in PARTITION_TABLES)
 
 
 @dataclass
 class AuditResult:
     out: str
     window: Window
-    tables: dict[str, list[tuple]]  # the small tables, as written
-    counts: dict[str, int]  # rows written per table, the big ones included
+    tables: dict[str, list[tuple]]  # the driver's tables, as written
+    digest: Digest  # of the reassignments and RF changes
+    counts: dict[str, int]  # rows written per table
     log: dict = field(default_factory=dict)  # facts about the log read
 
     def rows(self, table: str) -> list[dict]:
-        """A small table as dicts by column name."""
-        return [dict(zip(COLUMNS[table], row)) for row in self.tables[table]]
+        """A table as dicts by column name, read back from OUT for the partition tables (lists as
+        tuples, timestamps as ms), in ``ROW_ORDER`` where the table has one."""
+        if table in self.tables:
+            return [dict(zip(COLUMNS[table], row)) for row in self.tables[table]]
+        found = tables.read_rows(self.out, table)
+        if table in ROW_ORDER:
+            found.sort(key=ROW_ORDER[table])
+        return [dict(zip(COLUMNS[table], row)) for row in found]
 
 
 def conclude(out: str, window: Window, plan: Plan, stats: list[SplitStats], glob: GlobalReplay,
-             partition_rows: dict[str, list], urp: dict[int, list], record_types: Counter,
-             big_counts: dict[str, int], engine: str) -> AuditResult:
-    """``partition_rows`` holds the small-table rows the partition replays produced (violations of
-    the global replay are in ``glob.out``); ``big_counts`` the rows written to the big tables."""
+             partition_violations: list[tuple], digest: Digest, urp: dict[int, list], record_types: Counter,
+             partition_counts: dict[str, int], engine: str) -> AuditResult:
+    """``partition_violations`` are those the partition replays found (the global replay's are in
+    ``glob.out``); ``partition_counts`` the rows they wrote."""
     stats = sorted(stats, key=lambda s: s.index)
     found = list(plan.findings)
     for s in stats:
         found.extend(s.findings)
     found.extend(_gaps_between(plan, stats))
     found = [f for f in found if window.contains(f[0] if f[0] is not None else -1, f[1])]
-    small = {name: list(glob.out.rows[name]) + list(partition_rows.get(name, ())) for name in SMALL_TABLES}
-    small["violations"] += found
     end_timestamp = max((s.max_timestamp for s in stats if s.max_timestamp is not None), default=None)
-    small["throttles"] = throttle_rows(glob.episodes, small["reassignments"], end_timestamp, window)
-    small["under_replicated"] = under_replicated_rows(urp, window)
-    for name in ("reassignments", "rf_changes"):
-        small[name] = in_window(name, small[name], window)
-    for name, key in _SORT_KEYS.items():
-        small[name].sort(key=key)
+    driver = {name: list(glob.out.rows[name]) for name in DRIVER_TABLES}
+    driver["violations"] += partition_violations + found
+    driver["violations"].sort(key=ROW_ORDER["violations"])
+    driver["throttles"] = throttle_rows(glob.episodes, digest.spans, end_timestamp, window)
+    driver["under_replicated"] = under_replicated_rows(urp, window)
 
     writer = tables.TableWriter(out, 0)
-    for name in SMALL_TABLES:
-        writer.write(name, small[name])
-    counts = dict(big_counts, **writer.close())
+    for name in DRIVER_TABLES:
+        writer.write(name, driver[name])
+    counts = {name: partition_counts.get(name, 0) for name in PARTITION_TABLES}
+    counts.update(writer.close())
     offsets = [s.next_offset for s in stats if s.next_offset is not None]
     log = {
         "engine": engine,
@@ -75,12 +80,11 @@ def conclude(out: str, window: Window, plan: Plan, stats: list[SplitStats], glob
         "topics": len(glob.topics.by_id),
         "window": {"from": window.lo, "to": window.hi, "by": "time" if window.by_time else "offset"},
     }
-    summary = {"log": log, "rows": counts,
-               "outcomes": dict(Counter(r[7] for r in small["reassignments"])),
-               "violations": dict(Counter(r[2] for r in small["violations"])),
-               "throttles_left_behind": sum(1 for r in small["throttles"] if r[-1])}
+    summary = {"log": log, "rows": counts, "outcomes": dict(digest.outcomes),
+               "violations": dict(Counter(r[2] for r in driver["violations"])),
+               "throttles_left_behind": sum(1 for r in driver["throttles"] if r[-1])}
     storage.write_bytes(storage.join(out, "summary.json"), json.dumps(summary, indent=2).encode())
-    return AuditResult(out, window, small, counts, log)
+    return AuditResult(out, window, driver, digest, counts, log)
 
 
 def _gaps_between(plan: Plan, stats: list[SplitStats]) -> list[tuple]:

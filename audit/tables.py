@@ -75,6 +75,22 @@ def _array(values: tuple, kind: pa.DataType) -> pa.Array:
                                     pa.array(list(chain.from_iterable(values)), kind.value_type))
 
 
+def read_rows(out: str, table: str) -> list[tuple]:
+    """Every row of a table under OUT, as the replay made it: lists as tuples, timestamps as ms."""
+    schema = SCHEMAS[table]
+    fs, path = storage.resolve(table_uri(out, table, "parquet"))
+    data = pq.read_table(path, filesystem=fs, schema=schema)
+    columns = []
+    for f, column in zip(schema, data.columns):
+        if pa.types.is_timestamp(f.type):
+            column = column.cast(pa.int64())
+        values = column.to_pylist()
+        if pa.types.is_list(f.type):
+            values = [None if v is None else tuple(v) for v in values]
+        columns.append(values)
+    return list(zip(*columns))
+
+
 def json_lines(table: str, rows: list[tuple]) -> str:
     return "".join(map(_LINES[table], rows))
 

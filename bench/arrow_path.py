@@ -18,8 +18,8 @@ from pyspark.sql.functions import length
 
 from audit import local, tables
 from audit.reader import SplitStats, read_split
-from audit.replay import BIG_TABLES, EVERYTHING, GlobalReplay, Output, merge_urp, replay_partition
-from audit.results import SMALL_TABLES, conclude
+from audit.replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, merge_urp, replay_partition
+from audit.results import conclude
 from audit.splits import plan
 
 SCHEMA = pa.schema([("key", pa.binary()), ("split", pa.int32()), ("seq", pa.int32()), ("offset", pa.int64()),
@@ -70,12 +70,13 @@ def _raws(batch: pa.RecordBatch):
     return list(zip(*columns))
 
 
-def _replay(topics, window, out, batches):
+def _replay(topics, window, end_timestamp, out, batches):
     from pyspark import TaskContext
 
     part = TaskContext.get().partitionId()
     output = Output(window)
-    writer = tables.TableWriter(out, part, ensure=BIG_TABLES)
+    writer = tables.TableWriter(out, part, ensure=PARTITION_TABLES)
+    digest = Digest(window)
     known = topics.value
     key, raws = None, []
     for batch in batches:
@@ -87,11 +88,11 @@ def _replay(topics, window, out, batches):
                 key, raws = k, []
             raws.append(raw)
         if len(output.rows["records"]) >= local.FLUSH_ROWS:
-            local.write_big(writer, output)
+            local.write_partition_tables(writer, output, digest, end_timestamp)
     if raws:
         replay_partition(key, raws, known, output)
-    local.write_big(writer, output)
-    result = {"rows": {name: output.drain(name) for name in SMALL_TABLES}, "urp": output.urp,
+    local.write_partition_tables(writer, output, digest, end_timestamp)
+    result = {"violations": output.drain("violations"), "digest": digest, "urp": output.urp,
               "types": output.record_types, "counts": writer.close()}
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(result)], pa.binary())], names=["result"])
 
@@ -116,15 +117,16 @@ def run_arrow(spark, directories, out, split_bytes, window=EVERYTHING) -> dict:
     n = max(len(log_plan.splits), 2 * spark.sparkContext.defaultParallelism)
     topics = spark.sparkContext.broadcast(glob.topics)
     replayed = (raw.where(length("key") > 0).repartition(n, "key").sortWithinPartitions("key", "split", "seq")
-                .mapInArrow(partial(_replay, topics, window, out), "result binary"))
-    small = {name: output.drain(name) for name in SMALL_TABLES}
+                .mapInArrow(partial(_replay, topics, window, None, out), "result binary"))
+    violations, digest = [], Digest(window)
     urp, types = output.urp, Counter(output.record_types)
     for row in replayed.collect():
         result = pickle.loads(row.result)
-        for name in SMALL_TABLES:
-            small[name].extend(result["rows"][name])
+        violations.extend(result["violations"])
+        digest.merge(result["digest"])
         merge_urp(urp, result["urp"])
         types.update(result["types"])
         counts.update(result["counts"])
     stats = [SplitStats(s.index, s.name) for s in log_plan.splits]  # offsets and findings not gathered here
-    return conclude(out, window, log_plan, stats, glob, small, urp, types, dict(counts), "arrow").counts
+    return conclude(out, window, log_plan, stats, glob, violations, digest, urp, types, dict(counts),
+                    "arrow").counts
