@@ -45,7 +45,6 @@ LOCAL_SETTINGS = {
     "spark.ui.enabled": "false",
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
-    "spark.python.worker.reuse": "true",
 }
 
 

@@ -2,8 +2,8 @@
 
 It reads the splits in log order and feeds every record as it comes, global records to the
 ``GlobalReplay`` and partition records to their ``PartitionReplay`` (a topic's deletion reaches its
-partitions at its offset), so it holds one state per partition, never the log. Big tables are
-written as they grow, as part 0.
+partitions at its offset), so it holds one state per partition, never the log. The partition tables
+are written as they grow, as part 0.
 """
 from __future__ import annotations
 
