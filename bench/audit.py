@@ -493,8 +493,9 @@ def main() -> int:
         for kind in kinds:
             r = run_measurement(kind, args)
             session = f", session start {r['session_s']:.1f} s" if "session_s" in r else ""
-            print(f"{kind:16} run {round_}: {r['run_s']:7.1f} s, {info['records'] / r['run_s'] / 1000:4.0f} k records/s,"
-                  f" {r['cpu_s']:6.1f} CPU s{session} (1-min load average after: {r['load']:.1f})", flush=True)
+            rate = info["records"] / r["run_s"] / 1000
+            print(f"{kind:16} run {round_}: {r['run_s']:7.1f} s, {rate:4.0f} k records/s, {r['cpu_s']:6.1f} CPU s"
+                  f"{session} (1-min load average after: {r['load']:.1f})", flush=True)
             if kind not in results or r["run_s"] < results[kind]["run_s"]:
                 results[kind] = r
     reference = results["local"]["rows"]
