@@ -86,12 +86,16 @@ class Replica:
 
 @dataclass(eq=False)
 class Copy:
-    """A follower replica fetching its partition from the leader."""
+    """A follower replica fetching its partition from the leader. ``started_at`` and ``finished_at`` are
+    the simulated times it first moved bytes and came to hold the whole partition (None until then),
+    worked out from the rates: exact however late the event loop gets round to them."""
 
     replica: Replica
     follower: int
     size: float = 0.0
     rate: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
 
 
 def allocate_rates(demands: dict, capacities: dict) -> dict:
@@ -300,6 +304,9 @@ class ReplicationNetwork:
             elapsed = now - self._settled_at
             for copy in self.copies.values():
                 if copy.rate:
+                    left = copy.size - copy.replica.log_bytes
+                    if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
+                        copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
                     copy.replica.log_bytes = min(copy.size, copy.replica.log_bytes + copy.rate * elapsed)
         self._settled_at = now
 
@@ -337,7 +344,12 @@ class ReplicationNetwork:
                         capacities[limits[-1]] = rate
             demands[key] = limits
         for key, rate in allocate_rates(demands, capacities).items():
-            self.copies[key].rate = rate
+            copy = self.copies[key]
+            copy.rate = rate
+            if rate > 0:
+                copy.finished_at = None
+                if copy.started_at is None:
+                    copy.started_at = self._settled_at
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -2,8 +2,8 @@
 from leaders, ISR healing after a restart, and throttle auto-removal.
 
 Requests go over TCP with kraftwire's own client (what brokers and the controller use between them);
-configs are written as committed ConfigRecords through the controller. Durations are compared as
-ratios only.
+configs are written as committed ConfigRecords through the controller. Durations are simulated time,
+from the copies' own start and end: never the wall clock, which the machine's load stretches.
 """
 from __future__ import annotations
 
@@ -62,22 +62,26 @@ async def cluster_of(request):
 
 
 async def test_throttled_move_takes_as_long_as_its_rate_says(cluster_of, client):
-    """100 MiB at 100 MiB/s, then at a 25 MiB/s leader throttle: four times as long."""
-    await create(cluster_of, "free", [[1]])
-    await create(cluster_of, "slow", [[1]], {LEADER_REPLICAS: "*"})
+    """100 MiB at 100 MiB/s, then at a 25 MiB/s leader throttle: four times as long, in simulated time
+    (the copy's own start and end, which the machine's load cannot stretch)."""
+    topic_ids = {"free": await create(cluster_of, "free", [[1]]),
+                 "slow": await create(cluster_of, "slow", [[1]], {LEADER_REPLICAS: "*"})}
     await set_configs(cluster_of, BROKER, "1", {LEADER_RATE: str(25 * MiB)})
-    loop = asyncio.get_running_loop()
     durations = {}
     for topic in ("free", "slow"):
-        start = loop.time()
+        await cluster_of.pause_replication(2)  # broker 2's copy waits, so the test cannot miss it
         await reassign(client, topic, {0: [2]})
-        if topic == "slow":
-            await cluster_of.wait_until(lambda image: any(p["rate"] for p in cluster_of.reassignment_progress().values()))
-            (progress,) = cluster_of.reassignment_progress().values()
-            assert progress["rate"] == 25 * MiB and progress["bytes_moved"] + progress["bytes_left"] == 100 * MiB
-        await cluster_of.wait_until(lambda image: not reassigning(cluster_of, topic), timeout=20)
-        durations[topic] = loop.time() - start
-    assert 3.0 < durations["slow"] / durations["free"] < 5.0
+        key = (topic_ids[topic], 0, 2)
+        await cluster_of.wait_until(lambda image: key in cluster_of.network.copies
+                                    and cluster_of.network.copies[key].size > 0, timeout=30)
+        copy = cluster_of.network.copies[key]  # it leaves the network once broker 2 leads
+        await cluster_of.resume_replication(2)
+        (progress,) = cluster_of.reassignment_progress().values()
+        assert progress["rate"] == {"free": 100, "slow": 25}[topic] * MiB
+        assert progress["bytes_moved"] + progress["bytes_left"] == 100 * MiB
+        await cluster_of.wait_until(lambda image: not reassigning(cluster_of, topic), timeout=60)
+        durations[topic] = copy.finished_at - copy.started_at
+    assert durations == {"free": pytest.approx(1.0), "slow": pytest.approx(4.0)}
 
 
 async def test_throttle_rate_is_shared_and_only_listed_replicas_are_throttled(cluster_of, client):
