@@ -7,8 +7,6 @@ from the copies' own start and end: never the wall clock, which the machine's lo
 """
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, CreateTopicsRequest,
@@ -132,7 +130,7 @@ async def test_throttle_auto_removal(cluster_of, client, enabled):
     await cluster_of.wait_until(lambda image: not reassigning(cluster_of, "moving"), timeout=20)
     await reassign(client, "moving", {1: [4]})
     await cluster_of.wait_until(lambda image: not reassigning(cluster_of, "moving", 1), timeout=20)
-    await asyncio.sleep(0.05)
+    await create(cluster_of, "after", [[3]])  # a write made now commits after the cleaner's removals, if any
     image = cluster_of.controller.committed
     if enabled:
         assert not any(k in image.topic_configs("moving") for k in throttles)
@@ -190,8 +188,8 @@ async def test_alter_partition_over_the_wire(cluster_of):
 
 async def test_leader_and_isr_answers_stale_epochs(cluster_of):
     topic_id = await create(cluster_of, "t", [[1, 2]])
-    await asyncio.sleep(0.05)
-    broker = KafkaClient(cluster_of.brokers[1].host, cluster_of.brokers[1].port, "test")
+    await cluster_of.wait_until(lambda image: (topic_id, 0) in cluster_of.broker(2).replica_manager.replicas)
+    broker = KafkaClient(cluster_of.broker(2).host, cluster_of.broker(2).port, "test")
     stale = LeaderAndIsrRequest.LeaderAndIsrPartitionState(
         partition_index=0, controller_epoch=-1, leader=1, leader_epoch=-1, isr=[1, 2], partition_epoch=0,
         replicas=[1, 2])
