@@ -11,7 +11,8 @@ from server.cluster import BackgroundCluster
 from server.raft import RaftConfig
 
 PARTITION_BYTES = 6_000_000
-BANDWIDTH = 3_000_000  # bytes/s: the copy takes about two seconds
+SLOW_BANDWIDTH = 100_000  # bytes/s: a minute's copy, seen under way however loaded the machine is
+FAST_BANDWIDTH = 30_000_000  # then the rest drains in a fifth of a second
 SNAPSHOT_EVERY_RECORDS = 20
 
 
@@ -115,26 +116,33 @@ def test_throttled_reassignment_drains_to_zero(bg, admin):
     admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1]},
                                   topic_configs={"kraftwire.partition.size.bytes": str(PARTITION_BYTES)})])
     for broker in (1, 2):
-        bg.run(bg.cluster.set_bandwidth(broker, BANDWIDTH))
+        bg.run(bg.cluster.set_bandwidth(broker, SLOW_BANDWIDTH))
     assert total(scrape(bg), "kraftwire_ongoing_reassignments") == 0
     admin.alter_partition_reassignments({TopicPartition("moving", 0): [2]})
 
     seen = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        samples = scrape(bg)
-        seen.append((total(samples, "kraftwire_ongoing_reassignments"),
-                     total(samples, "kraftwire_reassignment_bytes_left"),
-                     total(samples, "kraftwire_reassignment_bytes_moved")))
-        if seen[-1][0] == 0:
-            break
-        time.sleep(0.1)
+
+    def sample_until(condition, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            samples = scrape(bg)
+            seen.append((total(samples, "kraftwire_ongoing_reassignments"),
+                         total(samples, "kraftwire_reassignment_bytes_left"),
+                         total(samples, "kraftwire_reassignment_bytes_moved")))
+            if condition(*seen[-1]):
+                return
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.05)
+
+    sample_until(lambda ongoing, left, moved: moved > 0)  # under way
+    for broker in (1, 2):
+        bg.run(bg.cluster.set_bandwidth(broker, FAST_BANDWIDTH))
+    sample_until(lambda ongoing, left, moved: ongoing == 0)
     moving = [s for s in seen if s[0] == 1]
-    assert moving, "the reassignment was never seen in progress"
-    assert any(0 < left < PARTITION_BYTES for _, left, _ in moving)
+    assert any(0 < left < PARTITION_BYTES for _, left, _ in moving), seen
     # the copy's size is known from the loop turn after the reassignment starts (0 and 0 before that)
     lefts = [left for _, left, moved in moving if left or moved]
-    assert lefts == sorted(lefts, reverse=True)  # then bytes left only fall
+    assert lefts == sorted(lefts, reverse=True), seen  # then bytes left only fall
     assert all(abs(left + moved - PARTITION_BYTES) <= 1 for _, left, moved in moving if left or moved), seen
     assert seen[-1] == (0, 0, 0)
     assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 0
