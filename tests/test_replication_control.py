@@ -48,7 +48,7 @@ def finish(bg, admin, topic: str) -> None:
 @pytest.mark.parametrize("paused", [2, 1], ids=["follower", "leader"])
 def test_paused_replication_stands_still_and_resumes_where_it_stopped(bg, admin, paused):
     size = 20 * MiB
-    throttled_move(admin, "held", size, 10 * MiB)
+    throttled_move(admin, "held", size, 256 << 10)  # 80 s: still under way when paused, however loaded the machine
     until(lambda: moved(bg) > 0)
 
     status, broker = call(bg, "POST", f"/api/brokers/{paused}/replication/pause")
@@ -70,6 +70,7 @@ def test_paused_replication_stands_still_and_resumes_where_it_stopped(bg, admin,
     assert status == 200 and not broker["replication_paused"]
     after = progress(bg)
     assert after is None or held["bytes_moved"] <= after["bytes_moved"] <= size
+    admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "2", configs={FOLLOWER_RATE: str(100 * MiB)})])
     finish(bg, admin, "held")
 
 
