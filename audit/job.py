@@ -36,8 +36,8 @@ from operator import itemgetter
 from audit import local, report, tables
 from audit.options import add_arguments, window_bounds
 from audit.reader import KEY_BYTES, SplitStats, read_split
-from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, merge_urp,
-                          replay_partition)
+from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
+                          merge_urp, replay_partition)
 from audit.results import AuditResult, conclude
 from audit.splits import DEFAULT_SPLIT_BYTES, plan
 
@@ -71,12 +71,14 @@ def session(master: str | None = None, settings: dict[str, str] | None = None, p
     return spark
 
 
+@few_collections()
 def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
         split_bytes: int = DEFAULT_SPLIT_BYTES, partitions: int | None = None) -> AuditResult:
     sc = spark.sparkContext
     log_plan = plan(directories, split_bytes)
     tables.clear(out)
-    n = partitions or max(len(log_plan.splits), 2 * sc.defaultParallelism)
+    cores = sc.defaultParallelism
+    n = partitions or -(-max(len(log_plan.splits), 4 * cores) // cores) * cores  # whole waves of tasks
     routed = sc.parallelize(log_plan.splits, max(1, len(log_plan.splits))).mapPartitions(partial(_route, n))
     grouped = routed.partitionBy(n + 1, _identity)
 
@@ -121,23 +123,24 @@ def _identity(target: int) -> int:
 def _route(n: int, splits):
     """Map side: (replay partition, (split index, packed records)) for each partition the split feeds,
     then (n, (split index, (global raw records, split stats)))."""
-    for split in splits:
-        stats = SplitStats(split.index, split.name)
-        targets: dict[bytes, int] = {}
-        routed: dict[int, list] = {}
-        global_raws = []
-        for key, raw in read_split(split, stats):
-            if key:
-                target = targets.get(key)
-                if target is None:
-                    target = targets[key] = zlib.crc32(key) % n
-                    routed.setdefault(target, [])
-                routed[target].append((key, *raw))
-            else:
-                global_raws.append(raw)
-        for target, records in routed.items():
-            yield target, (split.index, pack(records))
-        yield n, (split.index, (global_raws, stats))
+    with few_collections():
+        for split in splits:
+            stats = SplitStats(split.index, split.name)
+            targets: dict[bytes, int] = {}
+            routed: dict[int, list] = {}
+            global_raws = []
+            for key, raw in read_split(split, stats):
+                if key:
+                    target = targets.get(key)
+                    if target is None:
+                        target = targets[key] = zlib.crc32(key) % n
+                        routed.setdefault(target, [])
+                    routed[target].append((key, *raw))
+                else:
+                    global_raws.append(raw)
+            for target, records in routed.items():
+                yield target, (split.index, pack(records))
+            yield n, (split.index, (global_raws, stats))
 
 
 def pack(records: list[tuple]) -> tuple:
@@ -167,24 +170,25 @@ def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str,
     """Reduce side: replay every partition key of this Spark partition in offset order."""
     if index == n:
         return
-    by_key: dict[bytes, list] = {}
-    for _, (_, packed) in sorted(items, key=lambda item: item[1][0]):  # in split order, so in log order
-        for key, raw in unpack(packed):
-            raws = by_key.get(key)
-            if raws is None:
-                raws = by_key[key] = []
-            raws.append(raw)
-    output = Output(window)
-    writer = tables.TableWriter(out, index, ensure=PARTITION_TABLES)
-    digest = Digest(window)
-    known = topics.value
-    for key, raws in by_key.items():
-        replay_partition(key, raws, known, output)
-        if len(output.rows["records"]) >= local.FLUSH_ROWS:
-            local.write_partition_tables(writer, output, digest, end_timestamp)
-    local.write_partition_tables(writer, output, digest, end_timestamp)
-    yield {"violations": output.drain("violations"), "digest": digest, "urp": output.urp,
-           "types": output.record_types, "counts": writer.close()}
+    with few_collections():
+        by_key: dict[bytes, list] = {}
+        for _, (_, packed) in sorted(items, key=lambda item: item[1][0]):  # in split order, so in log order
+            for key, raw in unpack(packed):
+                raws = by_key.get(key)
+                if raws is None:
+                    raws = by_key[key] = []
+                raws.append(raw)
+        output = Output(window)
+        writer = tables.TableWriter(out, index, ensure=PARTITION_TABLES)
+        digest = Digest(window)
+        known = topics.value
+        for key, raws in by_key.items():
+            replay_partition(key, raws, known, output)
+            if len(output.rows["records"]) >= local.FLUSH_ROWS:
+                local.write_partition_tables(writer, output, digest, end_timestamp)
+        local.write_partition_tables(writer, output, digest, end_timestamp)
+        yield {"violations": output.drain("violations"), "digest": digest, "urp": output.urp,
+               "types": output.record_types, "counts": writer.close()}
 
 
 def run_command(args: argparse.Namespace) -> int:

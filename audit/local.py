@@ -12,13 +12,15 @@ from collections import defaultdict
 
 from . import tables
 from .reader import SplitStats, read_split
-from .replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, PartitionReplay, Window
+from .replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, PartitionReplay, Window,
+                     few_collections)
 from .results import AuditResult, conclude
 from .splits import DEFAULT_SPLIT_BYTES, plan
 
 FLUSH_ROWS = 50_000
 
 
+@few_collections()
 def run(directories: list[str], out: str, window: Window = EVERYTHING,
         split_bytes: int = DEFAULT_SPLIT_BYTES) -> AuditResult:
     log_plan = plan(directories, split_bytes)

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cut segments into splits of about this many MiB at .index positions "
                         f"(default {DEFAULT_SPLIT_MIB})")
     p.add_argument("--partitions", type=int, default=None,
-                   help="Spark partitions for the per-partition replay (default: max(splits, 2 x cores))")
+                   help="Spark partitions for the per-partition replay (default: max(splits, 4 x cores), "
+                        "rounded up to a multiple of the cores)")
 
 
 def parse_bound(text: str | None) -> tuple[int | None, bool | None]:

@@ -32,6 +32,7 @@ that broke it) with the offset and a detail.
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 import uuid
@@ -39,6 +40,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from operator import itemgetter
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from codec import MalformedError
@@ -141,6 +143,19 @@ class Output:
         rows = self.rows[table]
         self.rows[table] = []
         return rows
+
+
+@contextmanager
+def few_collections():
+    """Run with Python's cyclic garbage collector seldom: a replay allocates millions of short-lived
+    tuples and makes no cycles, and with the default thresholds the collector keeps rescanning the
+    long-lived partition states (~15 % of the time on a 1M-record log)."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 # --- decoding ---------------------------------------------------------------------------------------
