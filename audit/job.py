@@ -7,11 +7,12 @@ A thin shell around ``audit.replay`` (see audit/README.md for running it on a cl
    codec; records are grouped by partition key, the key's hash picks one of N replay partitions, and
    the records that concern no single partition go to partition N. Values stay undecoded bytes, and a
    task emits one pickled group per replay partition, so the shuffle moves few, large objects;
-3. job 1 reads partition N: the driver replays the global records (topics, brokers, configs) and
-   broadcasts the topics;
+3. job 1 reads partition N for the split stats and the topic records: the driver broadcasts the
+   topics (names, deletions), all a partition's replay needs from the rest of the log;
 4. job 2 (the shuffle is reused, not redone) replays every partition key of partitions 0..N-1 in
    offset order, each task writing its part of the partition tables (records, partition_states,
-   reassignments, rf_changes) straight from Python and returning its violations and a ``Digest``;
+   reassignments, rf_changes) straight from Python and returning its violations and a ``Digest``,
+   while partition N's task replays the global records (topics, brokers, configs, control records);
 5. the driver joins what came back (``audit.results``: throttles against the reassignments'
    spans, under-replicated counts) and writes the other tables.
 
@@ -31,11 +32,10 @@ from array import array
 from collections import Counter
 from functools import partial
 from itertools import accumulate, chain, repeat
-from operator import itemgetter
 
 from audit import local, report, tables
 from audit.options import add_arguments, window_bounds
-from audit.reader import KEY_BYTES, SplitStats, read_split
+from audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
 from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
                           merge_urp, replay_partition)
 from audit.results import AuditResult, conclude
@@ -82,36 +82,34 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
     routed = sc.parallelize(log_plan.splits, max(1, len(log_plan.splits))).mapPartitions(partial(_route, n))
     grouped = routed.partitionBy(n + 1, _identity)
 
-    sc.setJobDescription("kraftwire audit: read splits, collect the global records")
-    collected = sorted(sc.runJob(grouped, _global_records, [n]), key=itemgetter(0))
-    output = Output(window)
-    glob = GlobalReplay(output)
+    sc.setJobDescription("kraftwire audit: read splits, collect the topics")
     stats = []
-    for _, (raws, split_stats) in collected:
-        for raw in raws:
-            glob.feed(raw)
+    topic_replay = GlobalReplay(Output())
+    for split_stats, topic_raws in sorted(sc.runJob(grouped, _topic_records, [n]), key=lambda r: r[0].index):
         stats.append(split_stats)
-    writer = tables.TableWriter(out, n)
-    writer.write("records", output.drain("records"))
-    global_counts = writer.close()
+        for raw in topic_raws:
+            topic_replay.feed(raw)
 
     sc.setJobDescription("kraftwire audit: replay partitions")
-    topics = sc.broadcast(glob.topics)
+    topics = sc.broadcast(topic_replay.topics)
     end_timestamp = max((s.max_timestamp for s in stats if s.max_timestamp is not None), default=None)
     results = grouped.mapPartitionsWithIndex(partial(_replay, n, topics, window, end_timestamp, out)).collect()
     topics.unpersist()
 
+    glob = next(result["global"] for result in results if "global" in result)
     violations = []
     digest = Digest(window)
-    urp = output.urp
-    record_types = Counter(output.record_types)
-    counts = Counter(global_counts)
+    urp: dict[int, list] = {}
+    record_types = Counter(glob.out.record_types)
+    counts = Counter()
     for result in results:
+        counts.update(result["counts"])
+        if "global" in result:
+            continue
         violations.extend(result["violations"])
         digest.merge(result["digest"])
         merge_urp(urp, result["urp"])
         record_types.update(result["types"])
-        counts.update(result["counts"])
     return conclude(out, window, log_plan, stats, glob, violations, digest, urp, record_types, dict(counts),
                     f"spark {sc.master}")
 
@@ -161,16 +159,19 @@ def unpack(packed: tuple):
                zip(offsets, timestamps, epochs, controls, repeat(snapshot), values))
 
 
-def _global_records(items):
-    for _, value in items:
-        yield value
+def _topic_records(items):
+    """Job 1, on partition N: each split's stats and its topic records (what the replays need first)."""
+    for _, (_, (global_raws, stats)) in items:
+        yield stats, [raw for raw in global_raws if is_topic_record(raw)]
 
 
 def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str, index: int, items):
-    """Reduce side: replay every partition key of this Spark partition in offset order."""
-    if index == n:
-        return
+    """Reduce side: replay every partition key of this Spark partition in offset order; partition N
+    replays the global records meanwhile."""
     with few_collections():
+        if index == n:
+            yield _replay_global(window, out, index, items)
+            return
         by_key: dict[bytes, list] = {}
         for _, (_, packed) in sorted(items, key=lambda item: item[1][0]):  # in split order, so in log order
             for key, raw in unpack(packed):
@@ -189,6 +190,17 @@ def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str,
         local.write_partition_tables(writer, output, digest, end_timestamp)
         yield {"violations": output.drain("violations"), "digest": digest, "urp": output.urp,
                "types": output.record_types, "counts": writer.close()}
+
+
+def _replay_global(window: Window, out: str, index: int, items) -> dict:
+    output = Output(window)
+    glob = GlobalReplay(output)
+    for _, (_, (raws, _)) in sorted(items, key=lambda item: item[1][0]):
+        for raw in raws:
+            glob.feed(raw)
+    writer = tables.TableWriter(out, index)
+    writer.write("records", output.drain("records"))
+    return {"global": glob, "counts": writer.close()}
 
 
 def run_command(args: argparse.Namespace) -> int:

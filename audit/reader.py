@@ -49,6 +49,15 @@ class SplitStats:
     findings: list = field(default_factory=list)
 
 
+TOPIC_RECORD_TYPES = frozenset({rec.TopicRecord.API_KEY, rec.RemoveTopicRecord.API_KEY})
+
+
+def is_topic_record(raw: Raw) -> bool:
+    """Whether a raw record is a TopicRecord or RemoveTopicRecord, without decoding it."""
+    value = raw[5]
+    return raw[3] < 0 and len(value) > 1 and value[0] == rec.FRAME_VERSION and value[1] in TOPIC_RECORD_TYPES
+
+
 def partition_key(value: bytes) -> bytes:
     if len(value) >= _KEY_END and value[0] == rec.FRAME_VERSION and value[1] in PARTITION_RECORD_TYPES:
         return value[_FRAME_BYTES:_KEY_END]
