@@ -24,13 +24,14 @@ def broker_ports(bootstrap: str) -> list[int]:
 
 
 def write_toml(directory: Path, brokers: int, port: int) -> None:
+    """Brokers from ``port`` on, the controller on ``port - 1``."""
     (directory / "kraftwire.toml").write_text(
-        f'brokers = {brokers}\nport = {port}\ncontroller-port = {free_ports(1)}\ndata_dir = "state"\n'
+        f'brokers = {brokers}\nport = {port}\ncontroller-port = {port - 1}\ndata_dir = "state"\n'
         f'log-level = "info"\n')
 
 
 def test_a_kraftwire_toml_alone_starts_the_cluster(tmp_path):
-    port = free_ports(2)
+    port = free_ports(3) + 1
     write_toml(tmp_path, 2, port)
     served = Served(tmp_path)
     try:
@@ -41,7 +42,7 @@ def test_a_kraftwire_toml_alone_starts_the_cluster(tmp_path):
 
 
 def test_environment_overrides_the_file_and_flags_override_both(tmp_path):
-    port = free_ports(3)
+    port = free_ports(4) + 1
     for run, flags, brokers in (("flag", ["--brokers", "3"], 3), ("environment", [], 2)):
         (tmp_path / run).mkdir()
         write_toml(tmp_path / run, 1, port)
@@ -53,8 +54,7 @@ def test_environment_overrides_the_file_and_flags_override_both(tmp_path):
 
 
 def test_json_logs(tmp_path):
-    port = free_ports(1)
-    served = Served(tmp_path, "--brokers", "1", "--port", str(port), "--controller-port", str(free_ports(1)),
+    served = Served(tmp_path, "--brokers", "1", "--port", "0", "--controller-port", "0",
                     "--data-dir", "d", env={"KRAFTWIRE_LOG_FORMAT": "json"})
     logged = served.stop()
     entries = [json.loads(line) for line in logged.splitlines() if line.strip()]

@@ -121,7 +121,8 @@ def test_the_image_commands_work_when_run_directly(tmp_path):
     """ENTRYPOINT + CMD with the image's ENV and the compose environment (ports and the data directory
     moved to free ones here), then the HEALTHCHECK command with the same environment."""
     stage = dockerfile_stages()["kraftwire"]
-    port, controller_port = free_ports(3), free_ports(1)
+    controller_port = free_ports(4)
+    port = controller_port + 1
     environment = {**image_env(stage), **compose()["services"]["kraftwire"]["environment"],
                    "KRAFTWIRE_PORT": str(port), "KRAFTWIRE_CONTROLLER_PORT": str(controller_port),
                    "KRAFTWIRE_METRICS_PORT": "0", "KRAFTWIRE_CONTROL_PORT": "0",

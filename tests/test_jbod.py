@@ -23,7 +23,7 @@ from server.image import UNASSIGNED
 from server.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
 from server.raft.storage import read_properties, parse_kafka_uuid
 from server.raft.tools import Problem, partition_directory, read_log
-from served import Served, free_ports
+from served import Served
 from test_control_plane import call, until
 
 MiB = 1 << 20
@@ -271,8 +271,8 @@ def test_failing_the_last_directory_stops_the_broker(bg, admin):
 
 
 def test_serve_with_two_log_directories(tmp_path):
-    served = Served(tmp_path, "--brokers", "1", "--port", str(free_ports(1)), "--controller-port",
-                    str(free_ports(1)), "--log-dirs", "2", "--log-dir-capacity-bytes", str(1 << 30))
+    served = Served(tmp_path, "--brokers", "1", "--port", "0", "--controller-port", "0", "--log-dirs", "2",
+                    "--log-dir-capacity-bytes", str(1 << 30))
     try:
         client = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="jbod-test")
         try:
