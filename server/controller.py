@@ -8,7 +8,8 @@ from the log's commit notifications. Everything runs on one asyncio loop, so a d
 never interleave with another write: no locks.
 
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
-heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other.
+heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other. Time the event loop
+stood still does not count against a session (the heartbeats sent meanwhile could not be read yet).
 """
 from __future__ import annotations
 
@@ -103,8 +104,15 @@ class Controller:
 
         interval = min(1.0, self.session_timeout_ms / 4000)
         while True:
+            planned = time.monotonic() + interval
             await asyncio.sleep(interval)
             now = time.monotonic()
+            # Time the loop stood still past the planned wake-up (CPU starvation, a long callback) is given
+            # back to every session: the heartbeats sent meanwhile are still unread. Kafka's request threads
+            # note a heartbeat when it arrives, whatever the controller's event loop is doing.
+            stalled = max(now - planned, 0.0)
+            for broker_id in self._sessions:
+                self._sessions[broker_id] += stalled
             for broker_id, deadline in list(self._sessions.items()):
                 if deadline <= now:
                     del self._sessions[broker_id]

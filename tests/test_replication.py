@@ -111,11 +111,11 @@ async def test_removed_replicas_are_deleted_and_new_ones_created(cluster_of, cli
 async def test_isr_heals_after_a_broker_restart(cluster_of):
     await create(cluster_of, "t", [[1, 2, 3], [3, 1, 2]])
     await cluster_of.broker(3).stop()
-    await cluster_of.wait_until(lambda image: all(3 not in s.isr for _, _, s in image.partitions()), timeout=10)
+    await cluster_of.wait_until(lambda image: all(3 not in s.isr for _, _, s in image.partitions()), timeout=30)
     assert cluster_of.controller.committed.topic("t").partitions[1].leader == 1
     await cluster_of.broker(3).start()
     await cluster_of.wait_until(lambda image: all(sorted(s.isr) == [1, 2, 3] for _, _, s in image.partitions()),
-                                timeout=10)
+                                timeout=30)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
