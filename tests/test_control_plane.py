@@ -28,7 +28,7 @@ def call(bg, method: str, path: str, body=None, raw: bytes | None = None) -> tup
         return refused.code, json.loads(refused.read())
 
 
-def until(condition, timeout: float = 15.0):
+def until(condition, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"

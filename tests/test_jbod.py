@@ -267,7 +267,7 @@ def test_failing_the_last_directory_stops_the_broker(bg, admin):
     bg.run(bg.cluster.fail_log_dir(1, 0))
     bg.run(bg.cluster.fail_log_dir(1, 1))
     assert not bg.call(lambda: bg.cluster.broker(1).running)
-    until(lambda: image(bg).brokers[1].fenced and image(bg).topic("last").partitions[0].leader == 2, timeout=20)
+    until(lambda: image(bg).brokers[1].fenced and image(bg).topic("last").partitions[0].leader == 2, timeout=30)
 
 
 def test_serve_with_two_log_directories(tmp_path):

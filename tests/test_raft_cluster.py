@@ -18,7 +18,7 @@ from server.raft.storage import read_properties
 def test_kafka_python_describes_the_single_voter_quorum(bg_cluster):
     admin = KafkaAdminClient(bootstrap_servers=bg_cluster.bootstrap, client_id="quorum-test")
     admin.create_topics([NewTopic("quorum-topic", 3, 2)])
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while True:  # every broker has heartbeated since the topic's records committed
         quorum = admin.describe_metadata_quorum()
         [partition] = quorum["topics"][0]["partitions"]

@@ -53,7 +53,7 @@ def partition(bg, topic: str, index: int = 0):
     return bg.call(lambda: bg.cluster.controller.committed.topic(topic).partitions[index])
 
 
-def wait_until(bg, predicate, timeout=10.0):
+def wait_until(bg, predicate, timeout=30.0):
     deadline = time.monotonic() + timeout
     while not bg.call(lambda: predicate(bg.cluster.controller.committed)):
         assert time.monotonic() < deadline, "the cluster did not reach the expected state"
