@@ -80,8 +80,13 @@ class Page:
         return result["result"].get("value")
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
+        """Close the browser as a user would (it removes its temporary files then); kill it if it hangs."""
+        try:
+            os.write(self._to_browser, json.dumps({"id": next(self._ids), "method": "Browser.close"}).encode() + b"\0")
+            self.process.wait(30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
         os.close(self._to_browser)
         os.close(self._from_browser)
 
