@@ -33,7 +33,7 @@ from collections import Counter
 from functools import partial
 from itertools import accumulate, chain, repeat
 
-from audit import local, report, tables
+from audit import local, report, storage, tables
 from audit.options import add_arguments, window_bounds
 from audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
 from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
@@ -204,15 +204,21 @@ def _replay_global(window: Window, out: str, index: int, items) -> dict:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run the audit the options describe; prints the summary (and writes the report with --html)."""
-    lo, hi, by_time = window_bounds(args)
-    window = Window(lo, hi, by_time)
+    """Run the audit the options describe; prints the summary (and writes the report with --html).
+    Returns 2, with a message, when the options or the directories do not make sense."""
+    try:
+        window = Window(*window_bounds(args))
+        missing = [d for d in args.log_dirs if not storage.exists(d)]
+        if missing:
+            raise ValueError(f"no such directory: {', '.join(missing)}")
+    except ValueError as exc:
+        print(f"kraftwire audit: {exc}", file=sys.stderr)
+        return 2
     split_bytes = int(args.split_mib * (1 << 20))
     if args.local:
         result = local.run(args.log_dirs, args.out, window, split_bytes)
     else:
-        settings = dict(item.split("=", 1) for item in args.conf)
-        spark = session(args.master, settings)
+        spark = session(args.master, dict(args.conf))
         try:
             result = run(spark, args.log_dirs, args.out, window, split_bytes, args.partitions)
         finally:

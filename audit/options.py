@@ -17,13 +17,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="where the tables go (path or URI); earlier tables there are replaced")
     p.add_argument("--master", default=None,
                    help="Spark master (default: the one spark-submit was given, else local[*])")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=_setting,
                    help="extra Spark setting, e.g. spark.driver.memory=4g (repeatable)")
     p.add_argument("--local", action="store_true",
                    help="replay in this one process without Spark (same tables)")
-    p.add_argument("--from", dest="start", default=None, metavar="OFFSET|TIME",
+    p.add_argument("--from", dest="start", default=(None, None), metavar="OFFSET|TIME", type=parse_bound,
                    help="report from this offset, or time (ISO 8601, UTC unless it says otherwise)")
-    p.add_argument("--to", dest="end", default=None, metavar="OFFSET|TIME",
+    p.add_argument("--to", dest="end", default=(None, None), metavar="OFFSET|TIME", type=parse_bound,
                    help="report up to this offset or time, inclusive (the replay still starts at the beginning)")
     p.add_argument("--html", action="store_true", help="also write OUT/report.html with plots")
     p.add_argument("--split-mib", type=float, default=DEFAULT_SPLIT_MIB,
@@ -34,11 +34,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "rounded up to a multiple of the cores)")
 
 
-def parse_bound(text: str | None) -> tuple[int | None, bool | None]:
+def _setting(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not equals or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+def parse_bound(text: str) -> tuple[int, bool]:
     """(value, is a time) for a --from/--to value: an integer is an offset, anything else an ISO time
     converted to epoch milliseconds."""
-    if text is None:
-        return None, None
     if text.lstrip("-").isdigit():
         return int(text), False
     try:
@@ -51,10 +56,9 @@ def parse_bound(text: str | None) -> tuple[int | None, bool | None]:
 
 
 def window_bounds(args: argparse.Namespace) -> tuple[int | None, int | None, bool]:
-    """(lo, hi, by time) from --from/--to; both must be offsets or both times."""
-    lo, lo_time = parse_bound(args.start)
-    hi, hi_time = parse_bound(args.end)
+    """(lo, hi, by time) from --from/--to; ValueError unless both are offsets or both times."""
+    (lo, lo_time), (hi, hi_time) = args.start, args.end
     kinds = {k for k in (lo_time, hi_time) if k is not None}
     if len(kinds) > 1:
-        raise argparse.ArgumentTypeError("--from and --to must both be offsets or both be times")
+        raise ValueError("--from and --to must both be offsets or both be times")
     return lo, hi, bool(kinds and kinds.pop())

@@ -43,16 +43,17 @@ def summary(result: AuditResult) -> str:
     log = result.log
     lines = [f"kraftwire audit ({log['engine']}): {len(log['files'])} file(s), {log['splits']} split(s)"
              + (f", starting from snapshot {log['snapshot']}" if log["snapshot"] else ""),
-             f"  log: {log['records']:,} records, offsets {log['start_offset']}..{log['end_offset'] - 1}, "
-             f"{when(log['first_timestamp'])} .. {when(log['last_timestamp'])}, {log['topics']} topic(s), "
-             f"{log['leader_changes']} leader change(s)"]
+             f"  log: {log['records']:,} records"
+             + (f", offsets {log['start_offset']}..{log['end_offset'] - 1}, {when(log['first_timestamp'])} .. "
+                f"{when(log['last_timestamp'])}" if log["records"] else "")
+             + f", {log['topics']} topic(s), {log['leader_changes']} leader change(s)"]
     window = log["window"]
     if window["from"] is not None or window["to"] is not None:
         lines.append(f"  reporting {window['by']} {window['from']} .. {window['to']}")
     digest = result.digest
     outcomes = digest.outcomes
-    lines.append(f"  reassignments: {sum(outcomes.values())} (" + ", ".join(
-        f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o]) + ")")
+    by_outcome = ", ".join(f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o])
+    lines.append(f"  reassignments: {sum(outcomes.values())}" + (f" ({by_outcome})" if by_outcome else ""))
     durations = sorted(digest.durations["completed"])
     if durations:
         lines.append(f"    completed in: median {span(durations[len(durations) // 2])}, "

@@ -475,6 +475,12 @@ def test_cli_local_audit_and_serve_does_not_load_spark(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "violations: 9" in done.stdout and "reporting offset 20 .. 30" in done.stdout
+    for wrong, message in (([str(tmp_path / "nowhere")], "no such directory"),
+                           ([str(tmp_path / "log"), "--from", "12", "--to", "2026-01-01"], "both be offsets"),
+                           ([str(tmp_path / "log"), "--from", "yesterday"], "neither an offset nor")):
+        refused = subprocess.run([sys.executable, "-m", "server.cli", "audit", *wrong, "--out", str(tmp_path / "x"),
+                                  "--local"], capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
     probe = ("import contextlib, io, sys, server.cli\n"
              "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
              "    server.cli.main(['audit', '--help'])\n"
@@ -482,3 +488,11 @@ def test_cli_local_audit_and_serve_does_not_load_spark(tmp_path):
              "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert loaded.stdout.strip() == "[]", loaded.stderr
+
+
+def test_an_empty_directory_gives_empty_tables(tmp_path):
+    (tmp_path / "log").mkdir()
+    result = local.run([str(tmp_path / "log")], str(tmp_path / "out"))
+    assert set(result.counts.values()) == {0} and result.log["records"] == 0
+    for table in COLUMNS:
+        assert pq.read_table(tmp_path / "out" / "parquet" / table).num_rows == 0, table
