@@ -33,13 +33,13 @@ from collections import Counter
 from functools import partial
 from itertools import accumulate, chain, repeat
 
-from audit import local, report, storage, tables
-from audit.options import add_arguments, window_bounds
-from audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
-from audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
+from kraftwire.audit import local, report, storage, tables
+from kraftwire.audit.options import add_arguments, window_bounds
+from kraftwire.audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
+from kraftwire.audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
                           merge_urp, replay_partition)
-from audit.results import AuditResult, conclude
-from audit.splits import DEFAULT_SPLIT_BYTES, plan
+from kraftwire.audit.results import AuditResult, conclude
+from kraftwire.audit.splits import DEFAULT_SPLIT_BYTES, plan
 
 LOCAL_SETTINGS = {
     "spark.ui.enabled": "false",

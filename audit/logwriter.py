@@ -14,8 +14,8 @@ import os
 import struct
 from pathlib import Path
 
-from codec import records as rec
-from codec.message import Message
+from kraftwire.codec import records as rec
+from kraftwire.codec.message import Message
 
 INDEX_ENTRY = struct.Struct(">ii")
 INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes

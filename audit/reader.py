@@ -19,8 +19,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from codec import MalformedError
-from codec import records as rec
+from kraftwire.codec import MalformedError
+from kraftwire.codec import records as rec
 
 from . import storage
 from .replay import Raw, violation

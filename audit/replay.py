@@ -43,8 +43,8 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from codec import MalformedError
-from codec import records as rec
+from kraftwire.codec import MalformedError
+from kraftwire.codec import records as rec
 
 Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, value bytes)
 

@@ -16,11 +16,11 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.functions import length
 
-from audit import local, tables
-from audit.reader import SplitStats, read_split
-from audit.replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, merge_urp, replay_partition
-from audit.results import conclude
-from audit.splits import plan
+from kraftwire.audit import local, tables
+from kraftwire.audit.reader import SplitStats, read_split
+from kraftwire.audit.replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, merge_urp, replay_partition
+from kraftwire.audit.results import conclude
+from kraftwire.audit.splits import plan
 
 SCHEMA = pa.schema([("key", pa.binary()), ("split", pa.int32()), ("seq", pa.int32()), ("offset", pa.int64()),
                     ("timestamp", pa.int64()), ("epoch", pa.int32()), ("control", pa.int16()),

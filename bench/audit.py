@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from audit.logwriter import LogWriter  # noqa: E402
-from codec import records as rec  # noqa: E402
+from kraftwire.audit.logwriter import LogWriter  # noqa: E402
+from kraftwire.codec import records as rec  # noqa: E402
 
 BROKERS = 12
 TOPICS = 100
@@ -428,7 +428,7 @@ def own_cpu_seconds() -> float:
 
 
 def measure(kind: str, log_dir: str, out: str, split_mib: float) -> dict:
-    from audit import job, local
+    from kraftwire.audit import job, local
 
     split_bytes = int(split_mib * (1 << 20))
     if kind == "local":

@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codec import records as rec  # noqa: E402
-from server.controller import Controller  # noqa: E402
-from server.image import MetadataImage  # noqa: E402
-from server.raft import RaftConfig, RaftLog  # noqa: E402
+from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.server.controller.active_controller import Controller  # noqa: E402
+from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
+from kraftwire.server.raft import RaftConfig, RaftLog  # noqa: E402
 
 NODE_ID = 3000
 BROKERS = (1, 2, 3)

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from kafka import KafkaAdminClient, TopicPartition  # noqa: E402
 
-from codec import records as rec  # noqa: E402
-from server.cluster import BackgroundCluster  # noqa: E402
-from server.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
+from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.server.host.cluster import BackgroundCluster  # noqa: E402
+from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
 
 MiB = 1024 * 1024
 HUGE = str(10 ** 15)

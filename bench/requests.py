@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 import uvloop  # noqa: E402
 
 import codec  # noqa: E402
-from codec import records as rec  # noqa: E402
-from codec.messages import (ApiVersionsRequest, ApiVersionsResponse, MetadataRequest,  # noqa: E402
+from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.messages import (ApiVersionsRequest, ApiVersionsResponse, MetadataRequest,  # noqa: E402
                             MetadataResponse, RequestHeader, ResponseHeader)
 
 _SIZE = struct.Struct(">i")
@@ -100,7 +100,7 @@ async def serve(kind: str, topics: int, partitions: int) -> None:
         await stop.wait()
         server.close()
         return
-    from server.cluster import Cluster
+    from kraftwire.server.host.cluster import Cluster
     cluster = Cluster(brokers=3)
     await cluster.start()
     if topics:
@@ -270,9 +270,9 @@ class Server:
 
 def handler_timing(topics: int, partitions: int, runs: int) -> tuple[float, float, int]:
     """In-process: the broker's Metadata handler, cache hit vs built and encoded afresh (median ms)."""
-    from server.apis import api03_metadata
-    from server.cluster import Cluster
-    from server.transport import RequestContext
+    from kraftwire.server.apis import api03_metadata
+    from kraftwire.server.host.cluster import Cluster
+    from kraftwire.server.wire.transport import RequestContext
 
     async def measure():
         async with Cluster(brokers=3) as cluster:

@@ -5,6 +5,6 @@
 from .message import build_message_class
 from .schema import load_package
 
-ALL = {name: build_message_class(spec) for name, spec in load_package("kraftwire_schemas.messages").items()}
+ALL = {name: build_message_class(spec) for name, spec in load_package("kraftwire.schemas.messages").items()}
 globals().update(ALL)
 __all__ = sorted(ALL)

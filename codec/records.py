@@ -21,7 +21,7 @@ from .primitives import read_uvarint, read_varint, write_uvarint, write_varint
 from .schema import load_package
 
 ALL: dict[str, type[Message]] = {
-    name: build_message_class(spec) for name, spec in load_package("kraftwire_schemas.records").items()
+    name: build_message_class(spec) for name, spec in load_package("kraftwire.schemas.records").items()
 }
 globals().update(ALL)
 

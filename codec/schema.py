@@ -185,7 +185,7 @@ def parse_message(text: str) -> MessageSpec:
 
 
 def load_package(package: str) -> dict[str, MessageSpec]:
-    """Every ``*.json`` schema of a schema package (``kraftwire_schemas.messages`` or ``.records``)."""
+    """Every ``*.json`` schema of a schema package (``kraftwire.schemas.messages`` or ``.records``)."""
     specs = {}
     for entry in sorted(resources.files(package).iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".json"):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from audit.logwriter import LogWriter
-from codec import records as r
+from kraftwire.audit.logwriter import LogWriter
+from kraftwire.codec import records as r
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from server.cluster import BackgroundCluster, Cluster
+from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 
 @pytest.fixture

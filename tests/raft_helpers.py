@@ -6,11 +6,11 @@ import random
 import uuid
 from pathlib import Path
 
-from codec import records as rec
-from codec.records import check_batch
-from server.image import MetadataImage
-from server.raft import RaftConfig, RaftLog
-from server.raft.log import PARTITION_DIR
+from kraftwire.codec import records as rec
+from kraftwire.codec.records import check_batch
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.raft import RaftConfig, RaftLog
+from kraftwire.server.raft.log import PARTITION_DIR
 
 NODE_ID = 3000
 

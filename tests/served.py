@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from server import config_file
+from kraftwire.server.host import config_file
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -43,7 +43,7 @@ class Served:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(config_file.ENV_PREFIX)}
         environment.update(env or {})
         environment["PYTHONPATH"] = str(REPO)
-        self.process = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", *args], cwd=cwd,
+        self.process = subprocess.Popen([sys.executable, "-m", "kraftwire", "serve", *args], cwd=cwd,
                                         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 30
         while True:

@@ -11,12 +11,12 @@ import uuid
 import pyarrow.parquet as pq
 import pytest
 
-from audit import local, splits
-from audit.options import parse_bound
-from audit.replay import COLUMNS, Window
-from audit.logwriter import LogWriter, write_snapshot
+from kraftwire.audit import local, splits
+from kraftwire.audit.options import parse_bound
+from kraftwire.audit.replay import COLUMNS, Window
+from kraftwire.audit.logwriter import LogWriter, write_snapshot
 from audit_logs import T0, Log, dir_of, dirs, partition, planted_log
-from codec import records as r
+from kraftwire.codec import records as r
 
 TOPIC = uuid.UUID("11111111-2222-4333-8444-555555555555")
 CLUSTER_DEFAULT = ""
@@ -470,7 +470,7 @@ def test_json_lines_mirror_parquet_and_a_data_dir_is_accepted(tmp_path):
 
 def test_cli_local_audit_and_serve_does_not_load_spark(tmp_path):
     planted_log(tmp_path / "log")
-    done = subprocess.run([sys.executable, "-m", "server.cli", "audit", str(tmp_path / "log"), "--out",
+    done = subprocess.run([sys.executable, "-m", "kraftwire", "audit", str(tmp_path / "log"), "--out",
                            str(tmp_path / "out"), "--local", "--from", "20", "--to", "30"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -478,12 +478,12 @@ def test_cli_local_audit_and_serve_does_not_load_spark(tmp_path):
     for wrong, message in (([str(tmp_path / "nowhere")], "no such directory"),
                            ([str(tmp_path / "log"), "--from", "12", "--to", "2026-01-01"], "both be offsets"),
                            ([str(tmp_path / "log"), "--from", "yesterday"], "neither an offset nor")):
-        refused = subprocess.run([sys.executable, "-m", "server.cli", "audit", *wrong, "--out", str(tmp_path / "x"),
+        refused = subprocess.run([sys.executable, "-m", "kraftwire", "audit", *wrong, "--out", str(tmp_path / "x"),
                                   "--local"], capture_output=True, text=True, timeout=120)
         assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
-    probe = ("import contextlib, io, sys, server.cli\n"
+    probe = ("import contextlib, io, sys, kraftwire.server.host.cli as cli\n"
              "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
-             "    server.cli.main(['audit', '--help'])\n"
+             "    cli.main(['audit', '--help'])\n"
              "heavy = ('pyspark', 'pyarrow', 'pandas', 'matplotlib')\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

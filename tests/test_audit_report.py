@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from matplotlib import image
 
-from audit import local, report
+from kraftwire.audit import local, report
 from audit_logs import scenario_log
 
 CHROMIUM = shutil.which("chromium")

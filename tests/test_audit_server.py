@@ -10,9 +10,9 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource
 
-from audit import job, local
-from audit.replay import COLUMNS
-from server.cluster import BackgroundCluster
+from kraftwire.audit import job, local
+from kraftwire.audit.replay import COLUMNS
+from kraftwire.server.host.cluster import BackgroundCluster
 
 pytestmark = pytest.mark.spark
 

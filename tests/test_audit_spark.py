@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from audit import job, local
-from audit.replay import COLUMNS
+from kraftwire.audit import job, local
+from kraftwire.audit.replay import COLUMNS
 from audit_logs import EVENTS, ORDERS, SCRATCH, T0, THROTTLE_RATE, dir_of, planted_log, scenario_log
 
 pytestmark = pytest.mark.spark

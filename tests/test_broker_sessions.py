@@ -2,11 +2,11 @@
 event loop stood too still to read (a starved machine, a long callback)."""
 import time
 
-from codec import records as rec
-from codec.messages import CreateTopicsRequest
-from server.brokers import FENCE
-from server.client import KafkaClient
-from server.cluster import Cluster
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import CreateTopicsRequest
+from kraftwire.server.controller.broker_lifecycle import FENCE
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.host.cluster import Cluster
 
 
 async def test_a_stalled_event_loop_fences_no_broker():

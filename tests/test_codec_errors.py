@@ -14,9 +14,9 @@ import uuid
 
 import pytest
 
-from codec import EncodeError, MalformedError, UnsupportedVersionError
-from codec import messages as m
-from codec import records as r
+from kraftwire.codec import EncodeError, MalformedError, UnsupportedVersionError
+from kraftwire.codec import messages as m
+from kraftwire.codec import records as r
 
 TOPIC = uuid.UUID("00112233445566778899aabbccddeeff")
 DIR = uuid.UUID("aa" * 16)

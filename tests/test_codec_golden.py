@@ -18,9 +18,9 @@ import warnings
 
 import pytest
 
-import codec
-from codec import messages as m
-from codec import records as r
+from kraftwire import codec
+from kraftwire.codec import messages as m
+from kraftwire.codec import records as r
 
 with warnings.catch_warnings():  # importing kafka loads its schemas with a deprecated resources API
     warnings.simplefilter("ignore", DeprecationWarning)

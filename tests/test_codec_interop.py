@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codec import messages, records
+from kraftwire.codec import messages, records
 from test_codec_roundtrip import message_strategy, struct_class
 
 # kafka-python loads its schema resources at import time with importlib.resources.read_text,

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import codec
-from codec import messages, records
-from codec.schema import FieldSpec, StructSpec
+from kraftwire import codec
+from kraftwire.codec import messages, records
+from kraftwire.codec.schema import FieldSpec, StructSpec
 
 INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),

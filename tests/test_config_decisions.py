@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import uuid
 
-from codec import records as rec
-from codec.messages import (AlterConfigsRequest, DescribeConfigsRequest, DescribeConfigsResponse,
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import (AlterConfigsRequest, DescribeConfigsRequest, DescribeConfigsResponse,
                             IncrementalAlterConfigsRequest)
-from server.apis import api32_describe_configs as describe_api
-from server.apis import api33_alter_configs as legacy_api
-from server.apis import api44_incremental_alter_configs as incremental_api
-from server.configs import LONG_MAX, TOPIC_CONFIGS, AlterOp, ConfigSource, ConfigType
-from server.image import MetadataImage
+from kraftwire.server.apis import api32_describe_configs as describe_api
+from kraftwire.server.apis import api33_alter_configs as legacy_api
+from kraftwire.server.apis import api44_incremental_alter_configs as incremental_api
+from kraftwire.server.metadata.configs import LONG_MAX, TOPIC_CONFIGS, AlterOp, ConfigSource, ConfigType
+from kraftwire.server.metadata.image import MetadataImage
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = AlterOp.SET, AlterOp.DELETE, AlterOp.APPEND, AlterOp.SUBTRACT

@@ -11,8 +11,8 @@ import pytest
 from kafka import KafkaAdminClient
 from served import Served, free_ports
 
-from server import config_file
-from server.cli import main
+from kraftwire.server.host import config_file
+from kraftwire.server.host.cli import main
 
 
 def broker_ports(bootstrap: str) -> list[int]:

@@ -3,14 +3,14 @@ Kafka's codes and texts, incremental operations and typed accessors."""
 
 import pytest
 
-from server import configs
-from server.configs import (
+from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.configs import (
     BROKER, BROKER_CONFIGS, DEFAULT_BROKER_BANDWIDTH, DEFAULT_PARTITION_SIZE_BYTES, LONG_MAX, TOPIC,
     TOPIC_CONFIGS, AlterOp, ConfigSource, ConfigType, apply_incremental, broker_value, describe,
     legacy_alter_ops, throttled_replicas, topic_value, validate_broker_changes, validate_topic_changes,
     validate_topic_creation,
 )
-from server.errors import INVALID_CONFIG, INVALID_REQUEST, KafkaError
+from kraftwire.server.metadata.errors import INVALID_CONFIG, INVALID_REQUEST, KafkaError
 
 SET, DELETE, APPEND, SUBTRACT = AlterOp.SET, AlterOp.DELETE, AlterOp.APPEND, AlterOp.SUBTRACT
 MAX = str(LONG_MAX)

@@ -18,9 +18,9 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResource, NewTopic
 
-from codec import messages
-from server.client import KafkaClient
-from server.configs import LONG_MAX
+from kraftwire.codec import messages
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.metadata.configs import LONG_MAX
 
 TOPIC, BROKER = 2, 4
 LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"

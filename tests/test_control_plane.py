@@ -9,8 +9,8 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-import codec
-from server.faults import error_response
+from kraftwire import codec
+from kraftwire.server.host.fault_injection import error_response
 
 
 NOT_CONTROLLER = 41

@@ -48,7 +48,7 @@ class Server:
         self.ready.clear()
         with open(self.stderr_path, "a") as stderr:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--data-dir", str(self.data_dir),
+                [sys.executable, "-m", "kraftwire", "serve", "--data-dir", str(self.data_dir),
                  "--brokers", str(BROKERS), "--port", "0", "--controller-port", "0",
                  "--log-segment-bytes", "16384", "--snapshot-every-records", "120", "--speed", "50",
                  "--log-level", "WARNING"], stdout=subprocess.PIPE, stderr=stderr, text=True)
@@ -275,7 +275,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(server):
     server.wait_ready()
     check_server(server, expected)
     assert server.stop() == 0
-    verify = subprocess.run([sys.executable, "-m", "server.cli", "log", "verify", str(data_dir)],
+    verify = subprocess.run([sys.executable, "-m", "kraftwire", "log", "verify", str(data_dir)],
                             capture_output=True, text=True, timeout=60)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     acked = sum(t["created"] == "acked" for t in expected.topics.values())

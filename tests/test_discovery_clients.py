@@ -18,12 +18,12 @@ from aiokafka.admin import AIOKafkaAdminClient
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient
 
-import codec
-from codec import records as rec
-from codec.messages import ApiVersionsRequest
-from server import apis
-from server.client import KafkaClient
-from server.record_versions import METADATA_VERSION_LEVEL
+from kraftwire import codec
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import ApiVersionsRequest
+from kraftwire.server import apis
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.metadata.record_versions import METADATA_VERSION_LEVEL
 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 

@@ -18,8 +18,8 @@ import yaml
 from kafka import KafkaAdminClient
 from served import Served, free_ports
 
-from server import config_file
-from server.cli import main
+from kraftwire.server.host import config_file
+from kraftwire.server.host.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 DOCKER = REPO / "docker"
@@ -112,9 +112,9 @@ def test_dockerfile_copies_only_what_exists_and_is_not_ignored():
     for source in sources:
         assert (REPO / source).exists(), source
         assert not any(fnmatch(source, pattern) for pattern in ignored), source
-    packages = {p.split(".")[0] for p in __import__("tomllib").loads((REPO / "pyproject.toml").read_text())
-                ["tool"]["setuptools"]["packages"]}
-    assert packages - {"kraftwire_schemas"} <= set(sources)  # everything pip install . needs is copied
+    folders = {folder.split("/")[0] for folder in __import__("tomllib").loads((REPO / "pyproject.toml").read_text())
+               ["tool"]["setuptools"]["package-dir"].values()}
+    assert folders <= set(sources)  # every folder pip install . maps onto a package is copied
 
 
 def test_the_image_commands_work_when_run_directly(tmp_path):
@@ -135,7 +135,7 @@ def test_the_image_commands_work_when_run_directly(tmp_path):
     def run_probe() -> subprocess.CompletedProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith(config_file.ENV_PREFIX)}
         env.update(environment, PYTHONPATH=str(REPO))
-        return subprocess.run([sys.executable, "-m", "server.cli", *probe[1:]], env=env, cwd=tmp_path,
+        return subprocess.run([sys.executable, "-m", "kraftwire", *probe[1:]], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=30)
 
     served = Served(tmp_path, *entrypoint[2:], env=environment)
@@ -159,7 +159,7 @@ def test_the_image_commands_work_when_run_directly(tmp_path):
     # the audit service's command over the data the cluster left (--local: the same replay without Spark)
     audit = [argument.replace("/data", str(tmp_path / "data")).replace("/reports", str(tmp_path / "reports"))
              for argument in compose()["services"]["audit"]["command"]]
-    done = subprocess.run([sys.executable, "-m", "server.cli", *audit, "--local"], cwd=tmp_path, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "kraftwire", *audit, "--local"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "reports" / "audit" / "report.html").is_file()

@@ -15,14 +15,14 @@ from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import (KafkaStorageError, LogDirNotFoundError, NoError, ReplicaNotAvailableError,
                           UnknownTopicOrPartitionError)
 
-from codec import records as rec
-from codec.messages import DescribeLogDirsRequest
-from server.client import KafkaClient
-from server.cluster import BackgroundCluster
-from server.image import UNASSIGNED
-from server.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
-from server.raft.storage import read_properties, parse_kafka_uuid
-from server.raft.tools import Problem, partition_directory, read_log
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import DescribeLogDirsRequest
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.metadata.image import UNASSIGNED
+from kraftwire.server.broker.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
+from kraftwire.server.raft.storage import read_properties, parse_kafka_uuid
+from kraftwire.server.raft.tools import Problem, partition_directory, read_log
 from served import Served
 from test_control_plane import call, until
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import uuid
 
-from codec import records as rec
-from codec.messages import AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest
-from server.record_versions import version_for
-from server.apis import api03_metadata as metadata
-from server.apis import api62_broker_registration as registration
-from server.apis import api63_broker_heartbeat as heartbeat
-from server.apis import api73_assign_replicas_to_dirs as assign
-from server.image import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED, MetadataImage
-from server.partition_change import default_directory
-from server.raft.storage import kafka_uuid, parse_kafka_uuid
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.server.metadata.record_versions import version_for
+from kraftwire.server.apis import api03_metadata as metadata
+from kraftwire.server.apis import api62_broker_registration as registration
+from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
+from kraftwire.server.apis import api73_assign_replicas_to_dirs as assign
+from kraftwire.server.metadata.image import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED, MetadataImage
+from kraftwire.server.controller.partition_change import default_directory
+from kraftwire.server.raft.storage import kafka_uuid, parse_kafka_uuid
 from topic_records import add_topic, apply_all
 
 Request = AssignReplicasToDirsRequest

@@ -15,7 +15,7 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 
 
 CHROMIUM = shutil.which("chromium")

@@ -11,14 +11,14 @@ import uuid
 
 import pytest
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 from tests.raft_helpers import batches, open_log, partition_dir, segments
 
 TOPIC_ID = uuid.UUID("6e1f3c52-6d8b-4c55-9d7c-0123456789ab")
 
 
 def kraftwire(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "kraftwire", *args], capture_output=True, text=True, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.cluster import BackgroundCluster
-from server.raft import RaftConfig
+from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.raft import RaftConfig
 
 PARTITION_BYTES = 6_000_000
 SLOW_BANDWIDTH = 100_000  # bytes/s: a minute's copy, seen under way however loaded the machine is

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from server.errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
-from server.placement import place
+from kraftwire.server.metadata.errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
+from kraftwire.server.controller.placement import place
 
 
 class JavaMockRandom(random.Random):

@@ -8,11 +8,11 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, NewTopic
 
-from codec.messages import DescribeQuorumRequest
-from server.client import KafkaClient
-from server.cluster import BackgroundCluster, Cluster
-from server.raft import StorageError
-from server.raft.storage import read_properties
+from kraftwire.codec.messages import DescribeQuorumRequest
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.host.cluster import BackgroundCluster, Cluster
+from kraftwire.server.raft import StorageError
+from kraftwire.server.raft.storage import read_properties
 
 
 def test_kafka_python_describes_the_single_voter_quorum(bg_cluster):

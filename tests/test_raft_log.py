@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from codec import records as rec
-from server.raft import LogFailedError, RaftLog, StorageError
-from server.raft.quorum import Quorum
-from server.raft.segments import index_entries
+from kraftwire.codec import records as rec
+from kraftwire.server.raft import LogFailedError, RaftLog, StorageError
+from kraftwire.server.raft.quorum import Quorum
+from kraftwire.server.raft.segments import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from codec import records as rec
-from server.image import MetadataImage
-from server.raft import LogCorruptError, RaftLog
-from server.raft.log import SYNCED_LENGTHS
-from server.raft.tools import read_log
+from kraftwire.codec import records as rec
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.raft import LogCorruptError, RaftLog
+from kraftwire.server.raft.log import SYNCED_LENGTHS
+from kraftwire.server.raft.tools import read_log
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 from tests.served import free_ports
 
@@ -181,7 +181,7 @@ def test_serve_refuses_to_start_on_a_damaged_log_and_says_where(pristine, scratc
     position, size, base, _count = batches(target)[1]
     flip(target, position + size - 2, 3)
     port = free_ports(4)
-    result = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--data-dir", str(data_dir),
+    result = subprocess.run([sys.executable, "-m", "kraftwire", "serve", "--data-dir", str(data_dir),
                              "--port", str(port + 1), "--controller-port", str(port), "--log-level", "WARNING"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 
 NODE_DIR = Path(__file__).parent / "node"
 pytestmark = pytest.mark.skipif(shutil.which("node") is None or not (NODE_DIR / "node_modules" / "kafkajs").is_dir(),

@@ -19,7 +19,7 @@ from kafka.errors import (InvalidReplicationAssignmentError, NoReassignmentInPro
                           UnknownTopicOrPartitionError)
 from kafka.protocol.admin import AlterPartitionReassignmentsRequest as KafkaAlterRequest
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 
 HUGE = {"kraftwire.partition.size.bytes": str(10 ** 15)}
 Topic = KafkaAlterRequest.ReassignableTopic

@@ -5,15 +5,15 @@ ListPartitionReassignments, build_change, throttle removal, rate sharing) run wi
 """
 from __future__ import annotations
 
-from codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
+from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
                             ListPartitionReassignmentsRequest)
-from server.apis import api45_alter_partition_reassignments as alter
-from server.apis import api46_list_partition_reassignments as listing
-from server.apis import api56_alter_partition as alter_partition
-from server.image import LEADER_UNCHANGED
-from server.partition_change import build_change
-from server.replication import allocate_rates
-from server.throttle_cleanup import throttle_removals
+from kraftwire.server.apis import api45_alter_partition_reassignments as alter
+from kraftwire.server.apis import api46_list_partition_reassignments as listing
+from kraftwire.server.apis import api56_alter_partition as alter_partition
+from kraftwire.server.metadata.image import LEADER_UNCHANGED
+from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.broker.replication import allocate_rates
+from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from topic_records import BROKER, TOPIC, add_topic, apply_all, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
@@ -369,7 +369,7 @@ def test_throttle_removals_only_when_enabled_and_unneeded():
     throttles = {"leader.replication.throttled.replicas": "0:1", "follower.replication.throttled.replicas": "0:4"}
     add_topic(image, "done", {0: {"replicas": [1, 2, 3]}}, configs=throttles)
     add_topic(image, "busy", {0: {"replicas": [2, 3, 4], "adding": [4], "removing": [1]}}, configs=throttles)
-    from codec import records as rec
+    from kraftwire.codec import records as rec
     for broker in ("1", "4"):
         image.apply(rec.ConfigRecord(resource_type=BROKER, resource_name=broker,
                                      name="leader.replication.throttled.rate", value="1000"), image.offset + 1)

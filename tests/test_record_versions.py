@@ -1,9 +1,9 @@
 """The metadata log on disk holds each record at the version Kafka writes at metadata.version 3.9-IV0."""
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from codec import records as rec
-from server.cluster import BackgroundCluster
-from server.record_versions import version_for
+from kraftwire.codec import records as rec
+from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.metadata.record_versions import version_for
 
 
 def _logged_records(data_dir):

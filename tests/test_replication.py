@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, CreateTopicsRequest,
+from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, CreateTopicsRequest,
                             LeaderAndIsrRequest, ListPartitionReassignmentsRequest)
-from server.client import KafkaClient
-from server.cluster import Cluster
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.server.host.cluster import Cluster
 from topic_records import BROKER, TOPIC, set_configs
 
 MiB = 1024 * 1024

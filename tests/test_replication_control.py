@@ -9,7 +9,7 @@ from kafka import KafkaAdminClient, TopicPartition, TopicPartitionReplica
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import NoError
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 from test_control_plane import admin, bg, call, until  # noqa: F401 (fixtures: a 3-broker cluster, its client)
 
 MiB = 1 << 20

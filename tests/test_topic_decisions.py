@@ -6,16 +6,16 @@ import uuid
 
 import pytest
 
-from codec import records as rec
-from codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
-from server.record_versions import version_for
-from server.apis import api19_create_topics as create_topics
-from server.apis import api20_delete_topics as delete_topics
-from server.apis import api37_create_partitions as create_partitions
-from server.apis import api43_elect_leaders as elect_leaders
-from server.brokers import fence_broker
-from server.image import BROKER_RESOURCE, NO_LEADER, TOPIC_RESOURCE, MetadataImage
-from server.topics import invalid_name_reason, new_topic_id
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
+from kraftwire.server.metadata.record_versions import version_for
+from kraftwire.server.apis import api19_create_topics as create_topics
+from kraftwire.server.apis import api20_delete_topics as delete_topics
+from kraftwire.server.apis import api37_create_partitions as create_partitions
+from kraftwire.server.apis import api43_elect_leaders as elect_leaders
+from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.metadata.image import BROKER_RESOURCE, NO_LEADER, TOPIC_RESOURCE, MetadataImage
+from kraftwire.server.controller.topics import invalid_name_reason, new_topic_id
 
 Topic = CreateTopicsRequest.CreatableTopic
 Assignment = CreateTopicsRequest.CreatableReplicaAssignment

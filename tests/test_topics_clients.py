@@ -14,7 +14,7 @@ from aiokafka.errors import InvalidPartitionsError
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 
 TIMEOUT = 15  # seconds a confluent-kafka call may take before the test gives up on it
 

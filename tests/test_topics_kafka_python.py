@@ -18,7 +18,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
-from server.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import BackgroundCluster
 
 KAFKA_PYTHON = shutil.which("kafka-python", path=os.path.dirname(sys.executable)) or shutil.which("kafka-python")
 

@@ -12,11 +12,11 @@ import struct
 
 import pytest
 
-import codec
-from codec.messages import (ApiVersionsRequest, ApiVersionsResponse, BrokerHeartbeatRequest,
+from kraftwire import codec
+from kraftwire.codec.messages import (ApiVersionsRequest, ApiVersionsResponse, BrokerHeartbeatRequest,
                             BrokerHeartbeatResponse, DescribeClusterRequest, ListPartitionReassignmentsRequest,
                             MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader)
-from server.transport import MAX_FRAME_BYTES
+from kraftwire.server.wire.transport import MAX_FRAME_BYTES
 
 METADATA, API_VERSIONS, BROKER_HEARTBEAT = 3, 18, 63
 UNSUPPORTED_VERSION, STALE_BROKER_EPOCH = 35, 77

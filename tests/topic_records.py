@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from codec import records as rec
-from server.image import MetadataImage
-from server.partition_change import default_directory
+from kraftwire.codec import records as rec
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.controller.partition_change import default_directory
 
 TOPIC = 2
 BROKER = 4

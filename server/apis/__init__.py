@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-import codec
+from kraftwire import codec
 
 MODULES = {}
 for _info in pkgutil.iter_modules(__path__):

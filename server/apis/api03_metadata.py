@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import random
 
-from codec.messages import MetadataResponse
+from kraftwire.codec.messages import MetadataResponse
 
-from ..image import NO_LEADER
+from kraftwire.server.metadata.image import NO_LEADER
 
 API_KEY = 3
 NONE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID = 0, 5, 3, 100

@@ -1,7 +1,7 @@
 """LeaderAndIsr (4): the controller tells a broker the leader, ISR and replicas of its partitions.
 
 Who: only kraftwire's controller, on broker listeners (KRaft brokers never receive it; kraftwire pushes
-it to its simulated brokers on every committed partition change, see ``server.leader_and_isr``).
+it to its simulated brokers on every committed partition change, see ``kraftwire.server.controller.leader_and_isr_publisher``).
 v0-1 carry flat partition states named by topic; v2+ group them by topic, v5+ with topic ids; v3+
 carry AddingReplicas/RemovingReplicas. The broker's replica manager answers per partition:
 STALE_CONTROLLER_EPOCH (11) for a leader epoch older than it has, and the whole request with 11 when the

@@ -10,9 +10,9 @@ image version and served from that cache.
 """
 import weakref
 
-from codec.messages import ApiVersionsResponse
+from kraftwire.codec.messages import ApiVersionsResponse
 
-from ..record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
+from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .api03_metadata import EncodedBody
 
 API_KEY = 18

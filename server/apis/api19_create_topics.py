@@ -31,15 +31,15 @@ from __future__ import annotations
 
 import random
 
-from codec import records as rec
-from codec.messages import CreateTopicsResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import CreateTopicsResponse
 
-from .. import configs
-from ..errors import (INVALID_CONFIG, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR,
+from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.errors import (INVALID_CONFIG, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR,
                       INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, TOPIC_ALREADY_EXISTS,
                       UNKNOWN_SERVER_ERROR, KafkaError)
-from ..image import MetadataImage
-from ..topics import (MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, ZERO_UUID, active_replicas,
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, ZERO_UUID, active_replicas,
                       check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id,
                       partition_record, place_partitions, split_duplicates)
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import random
 
-from codec import records as rec
-from codec.messages import DeleteTopicsResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import DeleteTopicsResponse
 
-from ..errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
-from ..image import MetadataImage
-from ..topics import RNG, ZERO_UUID, split_duplicates
+from kraftwire.server.metadata.errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.controller.topics import RNG, ZERO_UUID, split_duplicates
 
 API_KEY = 20
 FORWARD = True

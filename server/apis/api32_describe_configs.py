@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 
-from codec.messages import DescribeConfigsResponse
+from kraftwire.codec.messages import DescribeConfigsResponse
 
-from .. import configs
-from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
+from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
                       KafkaError)
-from ..topics import invalid_name_reason
+from kraftwire.server.controller.topics import invalid_name_reason
 
 API_KEY = 32
 Result = DescribeConfigsResponse.DescribeConfigsResult

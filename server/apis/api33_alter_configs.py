@@ -13,9 +13,9 @@ atomic batch, or nothing under ``ValidateOnly``.
 """
 from __future__ import annotations
 
-from codec.messages import AlterConfigsResponse
+from kraftwire.codec.messages import AlterConfigsResponse
 
-from .. import configs
+from kraftwire.server.metadata import configs
 from . import api44_incremental_alter_configs as incremental
 
 API_KEY = 33

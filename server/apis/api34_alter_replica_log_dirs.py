@@ -8,12 +8,12 @@ LOG_DIR_NOT_FOUND (57); an offline target directory, or a replica in an offline 
 KAFKA_STORAGE_ERROR (56); a partition this broker does not host REPLICA_NOT_AVAILABLE (9) if it exists
 (the directory is remembered for when the replica arrives) and UNKNOWN_TOPIC_OR_PARTITION (3)
 otherwise; a move while any directory of the broker is offline KAFKA_STORAGE_ERROR. Otherwise NONE: the
-replica is already there, or a future replica starts copying into the target (server/log_dirs.py). A
+replica is already there, or a future replica starts copying into the target (server/broker/log_dirs.py). A
 partition named twice takes the last path, as Kafka's map of partition to directory does.
 """
 from __future__ import annotations
 
-from codec.messages import AlterReplicaLogDirsResponse
+from kraftwire.codec.messages import AlterReplicaLogDirsResponse
 
 API_KEY = 34
 

@@ -10,7 +10,7 @@ directory is KAFKA_STORAGE_ERROR (56) with nothing else, as in Kafka. The top-le
 """
 from __future__ import annotations
 
-from codec.messages import DescribeLogDirsResponse
+from kraftwire.codec.messages import DescribeLogDirsResponse
 
 API_KEY = 35
 

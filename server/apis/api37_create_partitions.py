@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import random
 
-from codec.messages import CreatePartitionsResponse
+from kraftwire.codec.messages import CreatePartitionsResponse
 
-from ..errors import (INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST, UNKNOWN_SERVER_ERROR,
+from kraftwire.server.metadata.errors import (INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST, UNKNOWN_SERVER_ERROR,
                       UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
-from ..image import MetadataImage
-from ..topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manual_assignment, manual_isr,
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manual_assignment, manual_isr,
                       partition_record, place_partitions, split_duplicates)
 
 API_KEY = 37

@@ -24,12 +24,12 @@ is elected once and both entries get that result (Kafka would write the same cha
 """
 from __future__ import annotations
 
-from codec.messages import ElectLeadersResponse
+from kraftwire.codec.messages import ElectLeadersResponse
 
-from ..errors import (ELECTION_NOT_NEEDED, ELIGIBLE_LEADERS_NOT_AVAILABLE, INVALID_REQUEST,
+from kraftwire.server.metadata.errors import (ELECTION_NOT_NEEDED, ELIGIBLE_LEADERS_NOT_AVAILABLE, INVALID_REQUEST,
                       PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION)
-from ..image import NO_LEADER, MetadataImage
-from ..partition_change import Election, build_change
+from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.server.controller.partition_change import Election, build_change
 
 API_KEY = 43
 FORWARD = True

@@ -31,13 +31,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from codec import records as rec
-from codec.messages import IncrementalAlterConfigsResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import IncrementalAlterConfigsResponse
 
-from .. import configs
-from ..errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, UNKNOWN_SERVER_ERROR,
+from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, UNKNOWN_SERVER_ERROR,
                       UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
-from ..topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
+from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
 API_KEY = 44

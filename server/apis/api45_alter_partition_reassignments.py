@@ -34,14 +34,14 @@ Kafka's.
 """
 from __future__ import annotations
 
-from codec.messages import AlterPartitionReassignmentsResponse
-from codec.records import PartitionChangeRecord
+from kraftwire.codec.messages import AlterPartitionReassignmentsResponse
+from kraftwire.codec.records import PartitionChangeRecord
 
-from ..brokers import election_for
-from ..errors import (INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, UNKNOWN_SERVER_ERROR,
+from kraftwire.server.controller.broker_lifecycle import election_for
+from kraftwire.server.metadata.errors import (INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, UNKNOWN_SERVER_ERROR,
                       UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
-from ..partition_change import Election, build_change
-from ..topics import check_manual_assignment
+from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.topics import check_manual_assignment
 
 API_KEY = 45
 FORWARD = True

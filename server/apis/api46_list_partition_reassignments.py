@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import weakref
 
-from codec.messages import ListPartitionReassignmentsResponse
+from kraftwire.codec.messages import ListPartitionReassignmentsResponse
 
 from .api03_metadata import EncodedBody
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 
-from codec.messages import DescribeQuorumResponse
+from kraftwire.codec.messages import DescribeQuorumResponse
 
 API_KEY = 55
 FORWARD = True

@@ -19,12 +19,12 @@ the answer carries the resulting leader, ISR, epochs and recovery state.
 """
 from __future__ import annotations
 
-from codec.messages import AlterPartitionResponse
+from kraftwire.codec.messages import AlterPartitionResponse
 
-from ..brokers import election_for
-from ..errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
-from ..image import LEADER_UNCHANGED, merged_partition
-from ..partition_change import LEADER_RECOVERING, build_change
+from kraftwire.server.controller.broker_lifecycle import election_for
+from kraftwire.server.metadata.errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.server.metadata.image import LEADER_UNCHANGED, merged_partition
+from kraftwire.server.controller.partition_change import LEADER_RECOVERING, build_change
 
 API_KEY = 56
 

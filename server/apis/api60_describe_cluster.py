@@ -7,7 +7,7 @@ must be CONTROLLERS (2) and lists the controller. The wrong endpoint type gets
 UNSUPPORTED_ENDPOINT_TYPE (124). Authorized operations are not tracked (left at Kafka's "not
 requested" value).
 """
-from codec.messages import DescribeClusterResponse
+from kraftwire.codec.messages import DescribeClusterResponse
 
 from .api03_metadata import live_broker_id
 

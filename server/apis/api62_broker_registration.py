@@ -16,11 +16,11 @@ broker brings a restored log directory back).
 """
 from __future__ import annotations
 
-from codec import records as rec
-from codec.messages import BrokerRegistrationResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import BrokerRegistrationResponse
 
-from ..brokers import fence_broker
-from ..image import is_reserved_directory
+from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.metadata.image import is_reserved_directory
 
 API_KEY = 62
 INCONSISTENT_CLUSTER_ID, DUPLICATE_BROKER_REGISTRATION, INVALID_REGISTRATION = 104, 101, 119

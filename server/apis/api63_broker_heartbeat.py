@@ -16,10 +16,10 @@ broker does not own, or already offline, are ignored; the broker stays unfenced.
 """
 from __future__ import annotations
 
-from codec import records as rec
-from codec.messages import BrokerHeartbeatResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import BrokerHeartbeatResponse
 
-from ..brokers import fence_broker, move_off_broker, unfence_broker
+from kraftwire.server.controller.broker_lifecycle import fence_broker, move_off_broker, unfence_broker
 
 API_KEY = 63
 STALE_BROKER_EPOCH = 77

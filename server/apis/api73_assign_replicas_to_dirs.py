@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import logging
 
-from codec.messages import AssignReplicasToDirsResponse
+from kraftwire.codec.messages import AssignReplicasToDirsResponse
 
-from ..brokers import move_off_broker
-from ..errors import NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
-from ..partition_change import build_change
+from kraftwire.server.controller.broker_lifecycle import move_off_broker
+from kraftwire.server.metadata.errors import NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.server.controller.partition_change import build_change
 
 API_KEY = 73
 NONE = 0

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from codec import MalformedError
-from codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
+from kraftwire.codec import MalformedError
+from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from .quorum import Quorum, ReplicaProgress
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state

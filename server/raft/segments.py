@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from codec import MalformedError
-from codec.records import ATTR_CONTROL, BatchHeader, check_batch
+from kraftwire.codec import MalformedError
+from kraftwire.codec.records import ATTR_CONTROL, BatchHeader, check_batch
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"

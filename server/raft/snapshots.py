@@ -15,8 +15,8 @@ import secrets
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
-from codec import MalformedError
-from codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, control_batch, decode_frame,
+from kraftwire.codec import MalformedError
+from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, control_batch, decode_frame,
                            decode_value, encode_batch, encode_frame, read_batch)
 
 from .segments import Damage, mapped, walk

@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, TextIO
 
-from codec import MalformedError
-from codec.model import Struct
-from codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
+from kraftwire.codec import MalformedError
+from kraftwire.codec.model import Struct
+from kraftwire.codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
 
 from .log import PARTITION_DIR
 from .segments import INDEX_ENTRY, LOG_SUFFIX, Damage, index_entries, mapped, parse_base_offset, walk

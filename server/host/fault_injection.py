@@ -20,10 +20,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-import codec
-from codec.model import Struct
+from kraftwire import codec
+from kraftwire.codec.model import Struct
 
-from .transport import Listener
+from kraftwire.server.wire.transport import Listener
 
 INJECTED_MESSAGE = None  # clients print the code's stock message, as for most Kafka errors
 TOPIC_KEYS = ("name", "topic", "topic_name", "resource_name")

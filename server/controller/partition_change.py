@@ -26,9 +26,9 @@ from __future__ import annotations
 import uuid
 from enum import Enum
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from .image import LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED, BrokerState, PartitionState
+from kraftwire.server.metadata.image import LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED, BrokerState, PartitionState
 
 Brokers = dict[int, BrokerState]
 

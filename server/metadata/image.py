@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
 from .record_versions import version_for
 

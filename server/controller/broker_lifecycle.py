@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from .image import NO_LEADER, TOPIC_RESOURCE, BROKER_RESOURCE, MetadataImage
+from kraftwire.server.metadata.image import NO_LEADER, TOPIC_RESOURCE, BROKER_RESOURCE, MetadataImage
 from .partition_change import Election, build_change
 
 FENCE = 1

@@ -30,7 +30,7 @@ A replica that was in the ISR when its broker learnt of it holds the whole parti
 replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
 copied.
 
-Each replica lives in one of its broker's log directories (server/log_dirs.py places it, KIP-858); a
+Each replica lives in one of its broker's log directories (server/broker/log_dirs.py places it, KIP-858); a
 replica whose directory is offline is not served: its LeaderAndIsr entries answer KAFKA_STORAGE_ERROR
 (56), it copies nothing and, as a leader, proposes nothing, until the directory is restored.
 """
@@ -42,13 +42,13 @@ import math
 import uuid
 from dataclasses import dataclass, field
 
-from codec import records as rec
-from codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 
-from . import configs
-from .client import KafkaClientError
-from .errors import KAFKA_STORAGE_ERROR
-from .image import MetadataImage
+from kraftwire.server.metadata import configs
+from kraftwire.server.wire.client import KafkaClientError
+from kraftwire.server.metadata.errors import KAFKA_STORAGE_ERROR
+from kraftwire.server.metadata.image import MetadataImage
 
 log = logging.getLogger("kraftwire.replication")
 
@@ -77,7 +77,7 @@ class Replica:
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
     log_bytes: float = 0.0
-    log_dir: object = None  # the server.log_dirs.LogDir holding it; None until placed
+    log_dir: object = None  # the log_dirs.LogDir holding it; None until placed
 
     @property
     def key(self) -> tuple[uuid.UUID, int]:

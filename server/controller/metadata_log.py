@@ -4,14 +4,14 @@ A log hands out offsets at append time and resolves the returned future once the
 committed (durable on a majority of the voters). Committed records are delivered, in order, to the
 commit listeners; that is how the controller's committed image advances. ``replay`` yields what is
 already committed at start-up (a snapshot's records, then the log after it). The implementation is
-``server.raft.RaftLog``, the durable, Raft-style log in KRaft's on-disk format.
+``kraftwire.server.raft.RaftLog``, the durable, Raft-style log in KRaft's on-disk format.
 """
 from __future__ import annotations
 
 import asyncio
 from typing import Callable, Iterator, Protocol
 
-from codec.message import Message
+from kraftwire.codec.message import Message
 
 Entry = tuple[Message, int | None]  # a record and the version to write it at (None: the latest)
 CommitListener = Callable[[list[tuple[int, Message]]], None]
@@ -36,7 +36,7 @@ class MetadataLog(Protocol):
     def add_commit_listener(self, listener: CommitListener) -> None: ...
 
     def describe(self):
-        """The quorum as the leader sees it (``server.raft.QuorumDescription``), for DescribeQuorum."""
+        """The quorum as the leader sees it (``kraftwire.server.raft.QuorumDescription``), for DescribeQuorum."""
 
     def observe(self, replica_id: int, end_offset: int) -> None:
         """An observer (a broker) reported how far its metadata log goes."""

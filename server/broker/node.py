@@ -1,4 +1,4 @@
-"""The processes of a cluster, as asyncio objects in one process: simulated brokers and the controller.
+"""A simulated broker, as an asyncio object: its listener, its session with the controller, its replicas.
 
 A simulated broker is a real wire peer of the controller: it registers with BrokerRegistration and
 keeps its session with BrokerHeartbeat over TCP, and relays controller-bound requests (CreateTopics,
@@ -6,7 +6,7 @@ reassignments, ...) to the controller listener, as KRaft brokers forward them. F
 DescribeCluster, DescribeConfigs) it uses the controller's committed image: a KRaft broker reads its
 own replica of the metadata log; here every broker shares the one committed image of the process.
 
-A broker has one or more log directories (server/log_dirs.py): it registers the online ones, reports
+A broker has one or more log directories (server/broker/log_dirs.py): it registers the online ones, reports
 failed ones in every heartbeat (OfflineLogDirs, at once when one fails), and re-registers (same
 incarnation, so the registration is amended) when one is restored.
 """
@@ -16,17 +16,15 @@ import asyncio
 import logging
 import uuid
 
-from codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 
-from . import apis
-from .client import KafkaClient, KafkaClientError
-from .controller import Controller
-from .record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
-from .leader_and_isr import LeaderAndIsrPublisher
+from kraftwire.server import apis
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.controller.active_controller import Controller
+from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .log_dirs import LogDir, LogDirManager
 from .replication import ReplicaManager, ReplicationNetwork
-from .throttle_cleanup import ThrottleCleaner
-from .transport import Listener
+from kraftwire.server.wire.transport import Listener
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -35,36 +33,8 @@ PLAINTEXT = 0
 STALE_BROKER_EPOCH = 77
 
 
-class ControllerNode:
-    """The controller's own listener: broker lifecycle RPCs and the requests brokers forward."""
-
-    def __init__(self, controller: Controller, host: str, port: int):
-        self.controller = controller
-        self.node_id = controller.node_id
-        self.host = host
-        handlers = {key: (lambda ctx, req, m=module: m.on_controller(self, ctx, req))
-                    for key, module in apis.controller_apis().items()}
-        versions = {key: apis.served_versions(key) for key in handlers}
-        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, versions)
-        self.leader_and_isr = LeaderAndIsrPublisher(controller)
-        self.throttle_cleaner = ThrottleCleaner(controller)
-
-    @property
-    def port(self) -> int:
-        return self.listener.port
-
-    async def start(self) -> None:
-        await self.listener.start()
-        self.leader_and_isr.start()
-        self.throttle_cleaner.start()
-
-    async def stop(self) -> None:
-        await self.leader_and_isr.stop()
-        await self.listener.stop()
-
-
 class BrokerNode:
-    def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node: ControllerNode,
+    def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node,
                  rack: str | None = None, log_dirs: list[LogDir] | None = None,
                  heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None,
                  advertised_host: str | None = None):

@@ -19,11 +19,11 @@ import time
 import uuid
 from typing import Callable
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from .image import MetadataImage
-from .log import Entry, MetadataLog
-from .record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.image import MetadataImage
+from .metadata_log import Entry, MetadataLog
+from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
 
 log = logging.getLogger("kraftwire.controller")
 
@@ -100,7 +100,7 @@ class Controller:
         return self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
-        from .brokers import fence_broker  # the decision lives with the other broker-lifecycle rules
+        from .broker_lifecycle import fence_broker  # the decision lives with the other broker-lifecycle rules
 
         interval = min(1.0, self.session_timeout_ms / 4000)
         while True:

@@ -10,8 +10,8 @@ import socket
 import struct
 import sys
 
-import codec
-from codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
+from kraftwire import codec
+from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
 
 API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Sequence
 
-from .errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
+from kraftwire.server.metadata.errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
 
 
 class _BrokerCycle:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from . import configs
-from .image import MetadataImage
+from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.image import MetadataImage
 
 TOPIC_KEYS = (configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS)
 BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)

@@ -7,9 +7,9 @@
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
-``speed`` runs the simulated replication (``server.replication``) that many times faster than real time.
+``speed`` runs the simulated replication (``kraftwire.server.broker.replication``) that many times faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
-(server/metrics.py) and the control plane with its live view (server/control.py); the control
+(server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
 ``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
 bound to 0.0.0.0 in a container.
@@ -26,20 +26,21 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from . import configs
-from .brokers import fence_broker
-from .control import ControlPlane, RecentRecords, describe_broker
-from .controller import Controller
-from .faults import ErrorInjector, InjectedError
-from .log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
+from kraftwire.server.metadata import configs
+from kraftwire.server.controller.broker_lifecycle import fence_broker
+from .control_plane import ControlPlane, RecentRecords, describe_broker
+from kraftwire.server.controller.active_controller import Controller
+from .fault_injection import ErrorInjector, InjectedError
+from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from .metrics import ClusterMetrics
-from .nodes import BrokerNode, ControllerNode
-from .raft import RaftConfig, RaftLog
-from .raft.storage import directory_id, load_meta_properties
-from .replication import ReplicationNetwork
-from .transport import Listener
+from kraftwire.server.broker.node import BrokerNode
+from kraftwire.server.controller.node import ControllerNode
+from kraftwire.server.raft import RaftConfig, RaftLog
+from kraftwire.server.raft.storage import directory_id, load_meta_properties
+from kraftwire.server.broker.replication import ReplicationNetwork
+from kraftwire.server.wire.transport import Listener
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -150,7 +151,7 @@ class Cluster:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)
 
-    # --- control plane (the same operations over HTTP: server/control.py) ---------------------------------
+    # --- control plane (the same operations over HTTP: server/host/control_plane.py) ---------------------------------
 
     def list_brokers(self) -> list[dict]:
         """Every broker: address, running, registered, fenced, directories (online or not)."""
@@ -240,7 +241,7 @@ class Cluster:
     def inject_error(self, api_key: int, error_code: int, count: int = 1, topic: str | None = None,
                      partition: int | None = None) -> InjectedError:
         """Answer the next ``count`` requests of ``api_key`` on any broker (naming ``topic`` and
-        ``partition`` when given) with ``error_code``, in the API's response shape (server/faults.py)."""
+        ``partition`` when given) with ``error_code``, in the API's response shape (server/host/fault_injection.py)."""
         return self.faults.inject(api_key, error_code, count, topic, partition)
 
     async def wait_for_reassignments(self, timeout: float = 30.0) -> None:

@@ -40,16 +40,16 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-import codec
-from codec.message import Message
+from kraftwire import codec
+from kraftwire.codec.message import Message
 
-from . import configs
+from kraftwire.server.metadata import configs
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name
 
 if TYPE_CHECKING:
     from .cluster import Cluster
-    from .controller import Controller
+    from kraftwire.server.controller.active_controller import Controller
 
 RECENT_RECORDS = 40
 REFRESH_MS = 500

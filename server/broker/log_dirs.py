@@ -21,7 +21,7 @@ bytes too (one offset per byte), so OffsetLag is the bytes a log still lacks.
 A failed directory takes its replicas offline (they stop copying and are not served), drops the
 future replicas in it or of replicas in it, and is reported in every heartbeat (OfflineLogDirs). A
 broker whose last online directory fails stops, as Kafka's halts. Restoring a directory brings its
-replicas back (the broker then re-registers with it online, see server/nodes.py).
+replicas back (the broker then re-registers with it online, see server/broker/node.py).
 
 Deliberate differences from Kafka: a failed Kafka directory comes back only with a broker restart;
 here ``restore`` brings it back in place and the broker amends its registration (same incarnation), so
@@ -39,12 +39,12 @@ import random
 import uuid
 from dataclasses import dataclass, field
 
-from codec import records as rec
-from codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse
 
-from . import configs
-from .client import KafkaClientError
-from .errors import (INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR, LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE,
+from kraftwire.server.metadata import configs
+from kraftwire.server.wire.client import KafkaClientError
+from kraftwire.server.metadata.errors import (INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR, LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE,
                      UNKNOWN_TOPIC_OR_PARTITION)
 from .replication import CAUGHT_UP_SLACK, Replica, partition_size
 

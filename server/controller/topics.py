@@ -12,10 +12,10 @@ import random
 import uuid
 from collections.abc import Iterable, Sequence
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
-from .errors import INVALID_REPLICA_ASSIGNMENT, KafkaError
-from .image import MetadataImage
+from kraftwire.server.metadata.errors import INVALID_REPLICA_ASSIGNMENT, KafkaError
+from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import default_directory
 from .placement import place
 

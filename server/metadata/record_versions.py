@@ -11,7 +11,7 @@ one place.
 """
 from __future__ import annotations
 
-from codec import records as rec
+from kraftwire.codec import records as rec
 
 METADATA_VERSION_FEATURE = "metadata.version"
 METADATA_VERSION_LEVEL = 21  # 3.9-IV0

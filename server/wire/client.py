@@ -10,8 +10,8 @@ import asyncio
 import itertools
 import struct
 
-import codec
-from codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
+from kraftwire import codec
+from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
 
 _SIZE = struct.Struct(">i")
 

@@ -1,5 +1,5 @@
 """The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
-``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/config_file.py); ``kraftwire healthcheck``
+``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/host/config_file.py); ``kraftwire healthcheck``
 asks a broker for its ApiVersions;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""
@@ -15,9 +15,9 @@ import uvloop
 
 from . import config_file, healthcheck
 from .cluster import Cluster
-from .log_dirs import DEFAULT_CAPACITY_BYTES
-from .raft import RaftConfig, StorageError
-from .raft import tools as log_tools
+from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.raft import RaftConfig, StorageError
+from kraftwire.server.raft import tools as log_tools
 
 
 def _serve_parser(sub) -> argparse.ArgumentParser:
@@ -104,7 +104,7 @@ def _log_parser(sub) -> None:
 
 
 def _audit_parser(sub) -> None:
-    from audit.options import add_arguments  # argparse only
+    from kraftwire.audit.options import add_arguments  # argparse only
 
     add_arguments(sub.add_parser(
         "audit", help="audit a metadata log with Spark: reassignments, RF changes, throttles, violations",
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             return log_tools.dump(args.dir, as_json=args.json)
         return log_tools.verify(args.dir)
     if args.command == "audit":
-        from audit.job import run_command  # Spark, pyarrow and matplotlib load only for an audit
+        from kraftwire.audit.job import run_command  # Spark, pyarrow and matplotlib load only for an audit
 
         return run_command(args)
     return 2

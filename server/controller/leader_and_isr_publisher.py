@@ -21,11 +21,11 @@ import asyncio
 import logging
 import uuid
 
-from codec import records as rec
-from codec.messages import LeaderAndIsrRequest
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import LeaderAndIsrRequest
 
-from .client import KafkaClient, KafkaClientError
-from .image import NO_LEADER, MetadataImage
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
 
 log = logging.getLogger("kraftwire.leader_and_isr")
 

@@ -31,8 +31,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-import codec
-from codec.messages import ApiVersionsResponse, RequestHeader
+from kraftwire import codec
+from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
 
 log = logging.getLogger("kraftwire.transport")
 

@@ -1,0 +1,38 @@
+"""The controller node: the active controller's own listener, and the commit listeners that run beside it
+(LeaderAndIsr pushes to the brokers, throttle clean-up)."""
+from __future__ import annotations
+
+from kraftwire.server import apis
+from kraftwire.server.wire.transport import Listener
+
+from .active_controller import Controller
+from .leader_and_isr_publisher import LeaderAndIsrPublisher
+from .throttle_cleanup import ThrottleCleaner
+
+
+class ControllerNode:
+    """The controller's own listener: broker lifecycle RPCs and the requests brokers forward."""
+
+    def __init__(self, controller: Controller, host: str, port: int):
+        self.controller = controller
+        self.node_id = controller.node_id
+        self.host = host
+        handlers = {key: (lambda ctx, req, m=module: m.on_controller(self, ctx, req))
+                    for key, module in apis.controller_apis().items()}
+        versions = {key: apis.served_versions(key) for key in handlers}
+        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, versions)
+        self.leader_and_isr = LeaderAndIsrPublisher(controller)
+        self.throttle_cleaner = ThrottleCleaner(controller)
+
+    @property
+    def port(self) -> int:
+        return self.listener.port
+
+    async def start(self) -> None:
+        await self.listener.start()
+        self.leader_and_isr.start()
+        self.throttle_cleaner.start()
+
+    async def stop(self) -> None:
+        await self.leader_and_isr.stop()
+        await self.listener.stop()
