@@ -46,7 +46,8 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.metadata.errors import (INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR, LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE,
                      UNKNOWN_TOPIC_OR_PARTITION)
-from .replication import CAUGHT_UP_SLACK, Replica, partition_size
+from .replica_manager import Replica
+from .replication_network import CAUGHT_UP_SLACK, partition_size
 
 log = logging.getLogger("kraftwire.log_dirs")
 

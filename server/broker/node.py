@@ -23,7 +23,8 @@ from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .log_dirs import LogDir, LogDirManager
-from .replication import ReplicaManager, ReplicationNetwork
+from .replica_manager import ReplicaManager
+from .replication_network import ReplicationNetwork
 from kraftwire.server.wire.transport import Listener
 
 log = logging.getLogger("kraftwire.broker")

@@ -7,7 +7,7 @@
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
-``speed`` runs the simulated replication (``kraftwire.server.broker.replication``) that many times faster than real time.
+``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
@@ -39,7 +39,7 @@ from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.raft import RaftConfig, RaftLog
 from kraftwire.server.raft.storage import directory_id, load_meta_properties
-from kraftwire.server.broker.replication import ReplicationNetwork
+from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.wire.transport import Listener
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
