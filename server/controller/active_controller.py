@@ -10,6 +10,10 @@ never interleave with another write: no locks.
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
 heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other. Time the event loop
 stood still does not count against a session (the heartbeats sent meanwhile could not be read yet).
+On start, every broker the log holds as registered and unfenced gets a session that starts then, as a
+newly active Kafka controller gives them (BrokerHeartbeatManager): one that never heartbeats again is
+fenced after the timeout and its leaderships move. Such an inherited session does not make a new
+incarnation's registration a duplicate, so the restarted process's own brokers re-register at once.
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ class Controller:
         self.committed = MetadataImage()
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
+        self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
         self._commit_listeners: list[Callable[[list[tuple[int, object]]], None]] = []
         self._expiry_task: asyncio.Task | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
@@ -56,6 +61,7 @@ class Controller:
         if METADATA_VERSION_FEATURE not in self.working.features:
             await self.write(lambda image: ([(rec.FeatureLevelRecord(
                 name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL), None)], None))
+        self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
     async def stop(self) -> None:
@@ -90,14 +96,21 @@ class Controller:
 
     # --- broker sessions -----------------------------------------------------------------------------
 
+    def _inherit_sessions(self) -> None:
+        for broker_id, broker in self.committed.brokers.items():
+            if not broker.fenced:
+                self.touch_session(broker_id)
+                self._inherited.add(broker_id)
+
     def touch_session(self, broker_id: int) -> None:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
+        self._inherited.discard(broker_id)
 
     def end_session(self, broker_id: int) -> None:
         self._sessions.pop(broker_id, None)
 
     def session_alive(self, broker_id: int) -> bool:
-        return self._sessions.get(broker_id, 0) > time.monotonic()
+        return broker_id not in self._inherited and self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
         from .broker_lifecycle import fence_broker  # the decision lives with the other broker-lifecycle rules
