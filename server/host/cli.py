@@ -46,6 +46,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--control-port", type=int, default=None,
                    help="serve the HTTP control plane and the live view at http://HOST:PORT/ "
                         "(default: off; 0: any free port)")
+    p.add_argument("--throttle-auto-remove", action=argparse.BooleanOptionalAction, default=None,
+                   help="set the cluster-default broker config kraftwire.throttle.auto.remove.enable at start: "
+                        "remove a reassignment's throttle configs once no reassignment needs them "
+                        "(default: as the metadata log has it, off in a new cluster)")
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -72,7 +76,8 @@ async def _serve(args) -> int:
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
                           metrics_port=args.metrics_port, control_port=args.control_port,
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
-                          log_dir_capacity_bytes=args.log_dir_capacity_bytes)
+                          log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                          throttle_auto_remove=args.throttle_auto_remove)
         await cluster.start()
     except (StorageError, ValueError) as exc:  # damaged storage, or a setting out of range
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)

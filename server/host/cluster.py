@@ -17,6 +17,10 @@ bound to 0.0.0.0 in a container.
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
 ``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
+
+``throttle_auto_remove`` (None: leave as the log has it) sets the cluster-default broker config
+``kraftwire.throttle.auto.remove.enable`` at start, the same record ``kafka-configs --entity-default``
+writes, so it shows in DescribeConfigs and can be changed later like any dynamic config.
 """
 from __future__ import annotations
 
@@ -55,12 +59,13 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, throttle_auto_remove: bool | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
+        self._throttle_auto_remove = throttle_auto_remove
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
         cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
@@ -113,6 +118,9 @@ class Cluster:
         await asyncio.gather(*(b.start() for b in self.brokers))
         await self.wait_until(lambda image: all(
             (b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in self.brokers), ready_timeout)
+        if self._throttle_auto_remove is not None:
+            await self._set_broker_config("", configs.THROTTLE_AUTO_REMOVE_ENABLE,
+                                          str(self._throttle_auto_remove).lower())
         for server in self._http_servers:
             await server.start()
 
@@ -215,12 +223,14 @@ class Cluster:
         self.broker(broker_id)
         if bytes_per_second is not None and (type(bytes_per_second) is not int or bytes_per_second < 1):
             raise ValueError("the bandwidth must be a whole number of bytes per second, at least 1")
-        value = None if bytes_per_second is None else str(bytes_per_second)
-        record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id),
-                                  name=configs.REPLICATION_BANDWIDTH, value=value)
+        await self._set_broker_config(str(broker_id), configs.REPLICATION_BANDWIDTH,
+                                      None if bytes_per_second is None else str(bytes_per_second))
+
+    async def _set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
+        """Write one dynamic broker config (None deletes it; "" is the cluster default) unless it is so."""
+        record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=resource_name, name=name, value=value)
         await self.controller.write(lambda image: (
-            [] if image.broker_configs(str(broker_id)).get(configs.REPLICATION_BANDWIDTH) == value
-            else [(record, None)], None))
+            [] if image.broker_configs(resource_name).get(name) == value else [(record, None)], None))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)
