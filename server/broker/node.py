@@ -57,6 +57,7 @@ class BrokerNode:
             self, log_dirs or [LogDir(uuid.uuid4(), f"/kraftwire/broker-{broker_id}/logs-0")],
             self.replica_manager.network)
         controller.add_commit_listener(self.log_manager.on_commit)
+        controller.add_commit_listener(self.replica_manager.on_commit)
         handlers = {}
         for key, module in apis.broker_apis().items():
             if getattr(module, "FORWARD", False):

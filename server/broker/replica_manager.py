@@ -24,8 +24,10 @@ import logging
 import uuid
 from dataclasses import dataclass
 
+from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 
+from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.metadata.errors import KAFKA_STORAGE_ERROR
 from kraftwire.server.metadata.image import MetadataImage
@@ -123,6 +125,8 @@ class ReplicaManager:
         if replica is None:
             replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
                                                    state.leader_epoch, state.partition_epoch, (), ())
+            if self.broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
+                replica.log_bytes = float(partition_size(image, topic_name))
         replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
                                                                         state.partition_epoch)
         replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
@@ -133,14 +137,29 @@ class ReplicaManager:
         return NONE
 
     def serve(self, image, replica: Replica) -> None:
-        """Act on a replica's state: lead it, or copy it from its leader."""
-        if self.broker_id in replica.isr:
-            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, replica.topic_name)))
+        """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
         if replica.leader == self.broker_id:
+            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, replica.topic_name)))
             self.network.unfollow(self.broker_id, replica.key)
             self.follower_caught_up(replica.key)
         else:
             self.network.follow(self.broker_id, replica)
+
+    def on_commit(self, committed) -> None:
+        """A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
+        size at once (writes land there first) and followers copy the difference from it; a smaller size
+        truncates every replica. Commit listener of the broker's metadata."""
+        resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
+                   if isinstance(record, rec.ConfigRecord) and record.name == configs.PARTITION_SIZE_BYTES}
+        if not resized:
+            return
+        self.network.settle()  # bytes copied so far count at the old size
+        image = self.broker.image
+        for replica in self.replicas.values():
+            if replica.topic_id in image.topics and replica.topic_name in resized:
+                size = float(partition_size(image, replica.topic_name))
+                replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
+        self.network.changed()
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
         replica = self.replicas.pop(key)

@@ -51,6 +51,15 @@ DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
 
 
+def seconds_left(copies: list[dict]) -> float | None:
+    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
+    there is none yet, or one with bytes left does not move."""
+    if not copies:
+        return None
+    waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
+    return None if None in waits else max(waits, default=0.0)
+
+
 class Cluster:
     def __init__(self, brokers: int = 3, *, host: str = "127.0.0.1", port: int = 0, controller_port: int = 0,
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
@@ -136,8 +145,11 @@ class Cluster:
 
     def reassignment_progress(self) -> dict:
         """Each reassigning partition's data movement: ``{(topic, partition): {"adding": [...],
-        "bytes_moved", "bytes_left", "rate"}}``, bytes summed over its adding replicas' copies and the
-        rate in bytes per second of simulated time."""
+        "removing": [...], "bytes_moved", "bytes_left", "rate", "seconds_left", "copies": [...]}}``: bytes
+        and rates (bytes per second of simulated time) summed over its adding replicas' copies, each copy
+        also listed. ``seconds_left`` is simulated time until its slowest copy is done at the current
+        rates (a reassignment ends when its last copy does): None while a copy with bytes left stands
+        still."""
         copies = {(c["topic"], c["partition"], c["follower"]): c for c in self.network.progress()}
         progress = {}
         for topic, index, state in self.controller.committed.partitions():
@@ -148,7 +160,10 @@ class Cluster:
                 "adding": list(state.adding), "removing": list(state.removing),
                 "bytes_moved": sum(c["bytes_moved"] for c in moving),
                 "bytes_left": sum(c["bytes_left"] for c in moving),
-                "rate": sum(c["rate"] for c in moving)}
+                "rate": sum(c["rate"] for c in moving),
+                "seconds_left": seconds_left(moving),
+                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate")}
+                           for c in moving]}
         return progress
 
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:

@@ -102,16 +102,16 @@ def _throttles(image) -> list[dict]:
 
 
 def _reassignments(cluster: "Cluster") -> list[dict]:
-    """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time at the current
-    rate and simulation speed (None while nothing moves)."""
+    """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
+    slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
     image = cluster.controller.committed
     speed = cluster.network.speed
     listed = []
     for (topic, partition), progress in sorted(cluster.reassignment_progress().items()):
-        rate, left = progress["rate"], progress["bytes_left"]
+        simulated = progress["seconds_left"]
         listed.append({"topic": topic, "partition": partition,
                        "replicas": list(image.topic(topic).partitions[partition].replicas), **progress,
-                       "seconds_left": left / rate / speed if rate > 0 else None})
+                       "seconds_left": None if simulated is None else simulated / speed})
     return listed
 
 
@@ -135,6 +135,7 @@ def cluster_state(cluster: "Cluster") -> dict:
         "topics": topics,
         "speed": cluster.network.speed,
         "reassignments": _reassignments(cluster),
+        "catching_up": [c for c in cluster.network.progress() if c["bytes_left"] > 0],
         "throttles": _throttles(image),
         "injected_errors": [rule.to_dict() for rule in cluster.faults.armed],
         "recent_records": cluster.recent_records.to_list(),
