@@ -45,7 +45,7 @@ from kraftwire.codec.message import Message
 
 from kraftwire.server.metadata import configs
 from .httpd import HttpError, HttpServer, Request, Response
-from .metrics import api_name
+from .metrics import api_name, under_replicated_partition
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -122,7 +122,8 @@ def cluster_state(cluster: "Cluster") -> dict:
         partitions = [{"partition": index, "leader": state.leader, "leader_epoch": state.leader_epoch,
                        "replicas": list(state.replicas), "isr": list(state.isr),
                        "adding": list(state.adding), "removing": list(state.removing),
-                       "directories": [str(d) for d in state.directories]}
+                       "directories": [str(d) for d in state.directories],
+                       "under_replicated": under_replicated_partition(state)}
                       for index, state in sorted(topic.partitions.items())]
         topics.append({"name": topic.name, "id": str(topic.topic_id), "partitions": partitions})
     return {
@@ -352,12 +353,15 @@ def render_view(state: dict) -> str:
     else:
         parts.append('<p class="muted" id="throttles">none</p>')
 
-    parts.append("<h2>Topics</h2>")
+    under = sum(p["under_replicated"] for t in state["topics"] for p in t["partitions"])
+    parts.append(f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
+                 f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>')
     rows = [f'<tr data-partition="{_e(t["name"])}-{p["partition"]}"><td>{_e(t["name"])}</td><td>{p["partition"]}'
             f'</td><td>{p["leader"] if p["leader"] >= 0 else "<span class=offline>none</span>"}</td>'
-            f'<td>{_ids(p["replicas"])}</td><td>{_ids(p["isr"])}</td></tr>'
+            f'<td>{_ids(p["replicas"])}</td><td>{_ids(p["isr"])}</td>'
+            f'<td>{"<span class=fenced>under-replicated</span>" if p["under_replicated"] else ""}</td></tr>'
             for t in state["topics"] for p in t["partitions"]]
-    parts.append(_table(["topic", "partition", "leader", "replicas", "isr"], rows, "topics") if rows
+    parts.append(_table(["topic", "partition", "leader", "replicas", "isr", ""], rows, "topics") if rows
                  else '<p class="muted" id="topics">no topics</p>')
 
     if state["injected_errors"]:
