@@ -420,7 +420,7 @@ class LogDirManager:
         for future in copying:
             future.rate = share
         left = min(max(f.replica.log_bytes - f.copied, 0.0) for f in copying)
-        self._timer = asyncio.get_running_loop().call_later(left / share / self.network.speed, self._tick)
+        self._timer = self.network.call_later(left / share, self._tick)
 
     def _tick(self) -> None:
         self._timer = None

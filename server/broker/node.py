@@ -49,6 +49,7 @@ class BrokerNode:
         self._controller_node = controller_node
         self.metadata_cache: dict = {}
         self.epoch = -1
+        self.new_incarnation_id = uuid.uuid4  # the cluster's seeded ids in deterministic mode
         self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
@@ -95,7 +96,7 @@ class BrokerNode:
     async def start(self) -> None:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
-        self.incarnation_id = uuid.uuid4()
+        self.incarnation_id = self.new_incarnation_id()
         self.client = KafkaClient(self._controller_node.host, self._controller_node.port, f"broker-{self.broker_id}")
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())

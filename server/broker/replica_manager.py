@@ -83,6 +83,11 @@ class ReplicaManager:
     def running(self) -> bool:
         return self.broker.running
 
+    @property
+    def idle(self) -> bool:
+        """No AlterPartition is waiting to be sent or answered."""
+        return not (self._to_propose or self._proposing or self._flush_scheduled)
+
     def leaders(self) -> list[Replica]:
         return [r for r in self.replicas.values() if r.leader == self.broker_id]
 

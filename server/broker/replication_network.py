@@ -23,6 +23,11 @@ copy's rate is 0, so it stands still and its end is not timed. ``set_speed`` cha
 time runs from now on: the simulated clock keeps counting from where it was (it never jumps), so copies
 keep their bytes and only their ends are timed anew. Whoever else times copies by ``now()`` (the log
 directories' future replicas) hears of both through ``add_pace_listener``.
+
+With ``virtual_clock`` simulated time does not follow the wall clock at all: it stands still until
+``run_next_timer`` moves it to the next timer (a copy's end) and runs that, so a test decides when
+data moves (``Cluster.advance``). Everyone times copies with ``call_later`` in simulated seconds, which
+is the event loop's timer in the normal mode and the virtual clock's in this one.
 """
 from __future__ import annotations
 
@@ -130,19 +135,31 @@ class _Limits:
         return listed == "all" or (partition, broker_id) in listed
 
 
+class _VirtualTimer:
+    """A timer of the virtual clock, run by ``ReplicationNetwork.run_next_timer``."""
+
+    def __init__(self, when: float, callback: Callable[[], None]):
+        self.when, self.callback, self.cancelled = when, callback, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class ReplicationNetwork:
     """The cluster's simulated data plane (see the module docstring)."""
 
-    def __init__(self, image_source, speed: float = 1.0):
+    def __init__(self, image_source, speed: float = 1.0, virtual_clock: bool = False):
         self._speed = _checked_speed(speed)
         self._clock_origin = (0.0, 0.0)  # (loop time, simulated time) from which now() counts at speed
+        self._virtual_now: float | None = 0.0 if virtual_clock else None
+        self._virtual_timers: list[_VirtualTimer] = []
         self._paused: set[int] = set()
         self._pace_listeners: list = []
         self._image = image_source
         self._members: dict[int, _Member] = {}
         self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
         self._settled_at: float | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = None
         self._recompute_scheduled = False
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
 
@@ -159,7 +176,43 @@ class ReplicationNetwork:
 
     def now(self) -> float:
         """Simulated seconds."""
+        if self._virtual_now is not None:
+            return self._virtual_now
         return self._simulated_at(asyncio.get_running_loop().time())
+
+    @property
+    def virtual_clock(self) -> bool:
+        return self._virtual_now is not None
+
+    def call_later(self, simulated_seconds: float, callback: Callable[[], None]):
+        """Call ``callback`` once that many simulated seconds have passed; returns a handle to ``cancel``."""
+        if self._virtual_now is None:
+            return asyncio.get_running_loop().call_later(max(simulated_seconds, 0.0) / self._speed, callback)
+        timer = _VirtualTimer(self._virtual_now + max(simulated_seconds, 0.0), callback)
+        self._virtual_timers.append(timer)
+        return timer
+
+    def run_next_timer(self, until: float) -> bool:
+        """Virtual clock: move to the earliest timer due by ``until`` and run it; False if there is none."""
+        self._virtual_timers = [t for t in self._virtual_timers if not t.cancelled]
+        due = min(self._virtual_timers, key=lambda t: t.when, default=None)
+        if due is None or due.when > until:
+            return False
+        self._virtual_timers.remove(due)
+        self._virtual_now = max(self._virtual_now, due.when)
+        due.callback()
+        return True
+
+    def move_clock_to(self, until: float) -> None:
+        """Virtual clock: let simulated time reach ``until`` (timers due by then must have run)."""
+        self._settle()
+        self._virtual_now = max(self._virtual_now, until)
+        self._settle()
+
+    @property
+    def idle(self) -> bool:
+        """No change of copies waits to be accounted for in this turn of the event loop."""
+        return not self._recompute_scheduled
 
     def _simulated_at(self, loop_time: float) -> float:
         origin_loop_time, origin = self._clock_origin
@@ -328,7 +381,7 @@ class ReplicationNetwork:
             self._timer = None
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
         if finishing:
-            self._timer = asyncio.get_running_loop().call_later(max(min(finishing), 0.0) / self._speed, self._tick)
+            self._timer = self.call_later(min(finishing), self._tick)
 
     def _tick(self) -> None:
         self._timer = None

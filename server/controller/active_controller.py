@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 from typing import Callable
@@ -36,11 +37,12 @@ Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
 
 class Controller:
     def __init__(self, log_: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
-                 session_timeout_ms: int = 9000):
+                 session_timeout_ms: int = 9000, rng: random.Random | None = None):
         self.log = log_
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
+        self.rng = rng or random.Random()  # every random choice of the decisions (placement, topic ids)
         self.committed = MetadataImage()
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline

@@ -50,6 +50,12 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="set the cluster-default broker config kraftwire.throttle.auto.remove.enable at start: "
                         "remove a reassignment's throttle configs once no reassignment needs them "
                         "(default: as the metadata log has it, off in a new cluster)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="deterministic mode: seed every random choice (placement, topic ids) and id; the "
+                        "brokers start one after another (default: random)")
+    p.add_argument("--virtual-clock", action="store_true", default=False,
+                   help="simulated data movement waits for POST /api/clock/advance instead of following "
+                        "the wall clock (with --control-port)")
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -77,7 +83,8 @@ async def _serve(args) -> int:
                           metrics_port=args.metrics_port, control_port=args.control_port,
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                           log_dir_capacity_bytes=args.log_dir_capacity_bytes,
-                          throttle_auto_remove=args.throttle_auto_remove)
+                          throttle_auto_remove=args.throttle_auto_remove, seed=args.seed,
+                          virtual_clock=args.virtual_clock)
         await cluster.start()
     except (StorageError, ValueError) as exc:  # damaged storage, or a setting out of range
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)

@@ -21,13 +21,24 @@ Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/br
 ``throttle_auto_remove`` (None: leave as the log has it) sets the cluster-default broker config
 ``kraftwire.throttle.auto.remove.enable`` at start, the same record ``kafka-configs --entity-default``
 writes, so it shows in DescribeConfigs and can be changed later like any dynamic config.
+
+Deterministic mode, for test suites: ``seed`` drives every random choice that reaches the metadata
+log (replica placement, topic ids, the order of DeleteTopics results) and every id the cluster makes
+(cluster id, log directory ids, broker incarnations), and the brokers start one after another, so two
+runs with the same seed and the same client calls write the same records (their batches' timestamps
+aside). ``virtual_clock`` stops simulated time: data moves only when the test calls ``advance(seconds)``
+or ``run_until_reassignments_done()``, so a reassignment can be seen in progress without sleeping.
+The virtual clock governs data movement only; heartbeats and sessions keep the wall clock.
 """
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import random
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 from kraftwire.codec import records as rec
@@ -49,6 +60,8 @@ from kraftwire.server.wire.transport import Listener
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
+QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
+QUIET_INTERVAL_S = 0.01  # ... this far apart (the LeaderAndIsr linger is 10 ms)
 
 
 def seconds_left(copies: list[dict]) -> float | None:
@@ -68,39 +81,47 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, throttle_auto_remove: bool | None = None):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, throttle_auto_remove: bool | None = None,
+                 seed: int | None = None, virtual_clock: bool = False):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
         self._throttle_auto_remove = throttle_auto_remove
+        self.seed = seed
+        ids = random.Random(f"kraftwire-ids-{seed}") if seed is not None else None
+        new_uuid = uuid.uuid4 if ids is None else lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
-        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
-                                     session_timeout_ms=session_timeout_ms)
+                                     session_timeout_ms=session_timeout_ms,
+                                     rng=None if seed is None else random.Random(seed))
         self.controller_node = ControllerNode(self.controller, host, controller_port)
-        self.network = ReplicationNetwork(lambda: self.controller.committed, speed)
+        self.network = ReplicationNetwork(lambda: self.controller.committed, speed, virtual_clock)
         self.controller.add_commit_listener(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes),
+                       rack=racks[i],
+                       log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid),
                        heartbeat_interval_ms=heartbeat_interval_ms,
                        network=self.network, advertised_host=advertised_host)
             for i in range(brokers)
         ]
+        for node in self.brokers:
+            node.new_incarnation_id = new_uuid
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
         self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
-        return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
+        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]
 
     def broker(self, broker_id: int) -> BrokerNode:
         if not 1 <= broker_id <= len(self.brokers):
@@ -124,14 +145,22 @@ class Cluster:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         await self.controller.start()
         await self.controller_node.start()
-        await asyncio.gather(*(b.start() for b in self.brokers))
-        await self.wait_until(lambda image: all(
-            (b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in self.brokers), ready_timeout)
+        if self.seed is None:
+            await asyncio.gather(*(b.start() for b in self.brokers))
+        else:  # one after another, each registered and unfenced before the next: the same records each run
+            for node in self.brokers:
+                await node.start()
+                await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
+        await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
         if self._throttle_auto_remove is not None:
             await self._set_broker_config("", configs.THROTTLE_AUTO_REMOVE_ENABLE,
                                           str(self._throttle_auto_remove).lower())
         for server in self._http_servers:
             await server.start()
+
+    @staticmethod
+    def _unfenced(image, nodes) -> bool:
+        return all((b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in nodes)
 
     async def stop(self) -> None:
         for server in self._http_servers:
@@ -273,6 +302,54 @@ class Cluster:
         """Wait until no partition has adding or removing replicas; TimeoutError otherwise."""
         await self.wait_until(lambda image: not any(state.reassigning for _t, _i, state in image.partitions()),
                               timeout)
+
+    # --- the virtual clock (``virtual_clock=True``) ---------------------------------------------------
+
+    async def advance(self, seconds: float, timeout: float = 30.0) -> None:
+        """Move simulated time ``seconds`` on, copy by copy: at each copy's end the cluster reacts (ISR
+        changes, reassignments completing, LeaderAndIsr pushes) before time moves further. Returns once
+        the cluster is quiet at the new time. ValueError without a virtual clock or for negative time."""
+        if not self.network.virtual_clock:
+            raise ValueError("advance needs a cluster with virtual_clock=True")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise ValueError("seconds must be a finite number, at least 0")
+        until = self.network.now() + seconds
+        await self._quiesce(timeout)
+        while self.network.run_next_timer(until):
+            await self._quiesce(timeout)
+        self.network.move_clock_to(until)
+
+    async def run_until_reassignments_done(self, timeout: float = 30.0) -> float:
+        """Move simulated time on until no partition is reassigning; returns the simulated seconds that
+        took. RuntimeError if a reassignment cannot finish (nothing of it moves: a paused or stopped
+        broker, a throttle of 0)."""
+        if not self.network.virtual_clock:
+            raise ValueError("run_until_reassignments_done needs a cluster with virtual_clock=True")
+        started = self.network.now()
+        await self._quiesce(timeout)
+        while any(state.reassigning for _t, _i, state in self.controller.committed.partitions()):
+            if not self.network.run_next_timer(math.inf):
+                raise RuntimeError("the reassignments in progress cannot finish: none of their copies moves")
+            await self._quiesce(timeout)
+        return self.network.now() - started
+
+    def _idle(self) -> bool:
+        return (self.network.idle and self.controller_node.leader_and_isr.idle
+                and self.log.end_offset == self.log.high_watermark
+                and all(b.replica_manager.idle for b in self.brokers))
+
+    async def _quiesce(self, timeout: float) -> None:
+        """Wait until writes, LeaderAndIsr pushes and AlterPartition proposals are all answered and the
+        committed offset stayed put over a few turns (what one sets off may set off another)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        quiet, last = 0, None
+        while quiet < QUIET_TURNS:
+            await asyncio.sleep(QUIET_INTERVAL_S)
+            offset = self.controller.committed.offset
+            quiet = quiet + 1 if self._idle() and offset == last else 0
+            last = offset
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("the cluster did not come to rest in time")
 
     async def __aenter__(self) -> "Cluster":
         await self.start()

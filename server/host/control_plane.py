@@ -24,6 +24,9 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/reassignments/wait             {"timeout": 30}: returns once no partition is reassigning
     PUT  /api/speed                          {"speed": 50}: simulated replication runs that many times
                                              faster than real time from now on (progress goes on, no jump)
+    POST /api/clock/advance                  {"seconds": 5}: with a virtual clock (``--virtual-clock``), move
+                                             simulated time on and answer once the cluster is at rest;
+                                             {"until": "reassignments-done"} moves it until none is left
 
 Bad requests get a 4xx and ``{"error": "..."}``: an unknown broker 404, a body that is not JSON or a
 bad value 400, an unknown endpoint 404, a wrong method 405; a wait that times out 504.
@@ -115,6 +118,11 @@ def _reassignments(cluster: "Cluster") -> list[dict]:
     return listed
 
 
+def _clock(cluster: "Cluster") -> dict:
+    """The simulated clock: virtual (moved by the test) or following the wall clock, and its reading."""
+    return {"virtual": cluster.network.virtual_clock, "seconds": cluster.network.now()}
+
+
 def cluster_state(cluster: "Cluster") -> dict:
     image = cluster.controller.committed
     topics = []
@@ -135,6 +143,8 @@ def cluster_state(cluster: "Cluster") -> dict:
         "brokers": cluster.list_brokers(),
         "topics": topics,
         "speed": cluster.network.speed,
+        "clock": _clock(cluster),
+        "seed": cluster.seed,
         "reassignments": _reassignments(cluster),
         "catching_up": [c for c in cluster.network.progress() if c["bytes_left"] > 0],
         "throttles": _throttles(image),
@@ -175,6 +185,7 @@ class ControlPlane:
             ("DELETE", "/api/errors"): self.clear_errors,
             ("POST", "/api/reassignments/wait"): self.wait_for_reassignments,
             ("PUT", "/api/speed"): self.set_speed,
+            ("POST", "/api/clock/advance"): self.advance_clock,
         })
 
     def _broker_id(self, text: str) -> int:
@@ -238,6 +249,25 @@ class ControlPlane:
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         return Response.json({"speed": self.cluster.network.speed})
+
+    async def advance_clock(self, request: Request) -> Response:
+        body = request.json()
+        if not self.cluster.network.virtual_clock:
+            raise HttpError(409, "this cluster's clock is not virtual (kraftwire serve --virtual-clock)")
+        try:
+            if body.get("until") == "reassignments-done":
+                await self.cluster.run_until_reassignments_done()
+            elif "until" in body:
+                raise HttpError(400, 'until must be "reassignments-done"')
+            else:
+                await self.cluster.advance(body.get("seconds"))
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        except RuntimeError as exc:  # a reassignment that cannot finish
+            raise HttpError(409, str(exc)) from None
+        except TimeoutError as exc:
+            raise HttpError(504, str(exc)) from None
+        return Response.json({"clock": _clock(self.cluster)})
 
     def injected_errors(self, request: Request) -> Response:
         return Response.json([rule.to_dict() for rule in self.cluster.faults.armed])

@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 META_PROPERTIES = "meta.properties"
 META_VERSION = "1"
@@ -77,7 +78,8 @@ def write_properties(path: Path, values: dict[str, str]) -> None:
     atomic_write(path, ("\n".join(lines) + "\n").encode())
 
 
-def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) -> dict[str, str]:
+def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int,
+                         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> dict[str, str]:
     """Read ``directory/meta.properties``, creating it on first use; returns its values.
 
     ``cluster_id`` None adopts the stored cluster id (or makes a new one); a different stored cluster id
@@ -87,8 +89,8 @@ def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) 
     path = directory / META_PROPERTIES
     if not path.exists():
         values = {"version": META_VERSION, "node.id": str(node_id),
-                  "cluster.id": cluster_id or kafka_uuid(uuid.uuid4()),
-                  "directory.id": kafka_uuid(uuid.uuid4())}
+                  "cluster.id": cluster_id or kafka_uuid(new_uuid()),
+                  "directory.id": kafka_uuid(new_uuid())}
         write_properties(path, values)
         return values
     values = read_properties(path)
@@ -109,6 +111,7 @@ def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) 
     return values
 
 
-def directory_id(directory: Path, cluster_id: str, node_id: int) -> uuid.UUID:
-    """The stable id of a log directory (created on first use)."""
-    return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id)["directory.id"])
+def directory_id(directory: Path, cluster_id: str, node_id: int,
+                 new_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> uuid.UUID:
+    """The stable id of a log directory (created on first use, from ``new_uuid``)."""
+    return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id, new_uuid)["directory.id"])
