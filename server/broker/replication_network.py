@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from .replica_manager import Replica
 
 UNLIMITED = float(configs.LONG_MAX)
+THROUGHPUT_WINDOW_S = 300.0  # simulated seconds of per-broker throughput kept for the live view
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 
 
@@ -162,6 +164,8 @@ class ReplicationNetwork:
         self._timer = None
         self._recompute_scheduled = False
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
+        # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
+        self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
 
     def register_broker(self, broker_id: int, is_running: Callable[[], bool],
                         on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]) -> None:
@@ -318,6 +322,28 @@ class ReplicationNetwork:
                  "bytes_left": max(int(c.size) - int(c.replica.log_bytes), 0), "rate": c.rate}
                 for c in self.copies.values()]
 
+    def throughput(self) -> dict:
+        """Each broker's replication throughput over the last ``THROUGHPUT_WINDOW_S`` simulated seconds:
+        rates are constant between changes, so the changes alone (``[time, {broker: [received, sent]}]``,
+        bytes per simulated second) describe it exactly; the first may lie before the window."""
+        return {"now": self.now(), "window_seconds": THROUGHPUT_WINDOW_S,
+                "changes": [[at, {b: list(r) for b, r in rates.items()}] for at, rates in self._throughput]}
+
+    def _record_throughput(self) -> None:
+        rates: dict[int, tuple[float, float]] = {}
+        for copy in self.copies.values():
+            if copy.rate > 0:
+                received, sent = rates.get(copy.follower, (0.0, 0.0))
+                rates[copy.follower] = (received + copy.rate, sent)
+                received, sent = rates.get(copy.replica.leader, (0.0, 0.0))
+                rates[copy.replica.leader] = (received, sent + copy.rate)
+        if self._throughput and self._throughput[-1][1] == rates:
+            return
+        now = self._settled_at if self._settled_at is not None else 0.0
+        self._throughput.append((now, rates))
+        while len(self._throughput) > 1 and self._throughput[1][0] <= now - THROUGHPUT_WINDOW_S:
+            self._throughput.popleft()
+
     # --- the clock ------------------------------------------------------------------------------
 
     def _settle(self) -> None:
@@ -376,6 +402,7 @@ class ReplicationNetwork:
                 copy.finished_at = None
                 if copy.started_at is None:
                     copy.started_at = self._settled_at
+        self._record_throughput()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
