@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 apt_needs=(
   "kcat:kcat"
   "chromium:chromium"
+  "curl:curl"
 )
 
 missing=()
