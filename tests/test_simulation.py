@@ -3,6 +3,8 @@ catch up from it, only needed catch-up moves bytes, and a reassignment's time le
 
 Through kafka-python (IncrementalAlterConfigs, DescribeLogDirs, AlterPartitionReassignments) and the
 control plane's /api/state, against a BackgroundCluster."""
+import urllib.request
+
 import pytest
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, KafkaAdminClient, NewTopic
@@ -58,6 +60,8 @@ def test_a_bigger_partition_grows_on_its_leader_and_its_follower_catches_up(bg, 
     assert (copy["topic"], copy["follower"], copy["leader"], copy["rate"]) == ("orders", 2, 1, MiB)
     caught_up = [c for c in call(bg, "GET", "/api/state")[1]["catching_up"] if c["topic"] == "orders"]
     assert [(c["follower"], c["leader"]) for c in caught_up] == [(2, 1)]
+    with urllib.request.urlopen(bg.cluster.control_server.url + "/view", timeout=10) as answer:
+        assert 'data-catch-up="orders-0-2"' in answer.read().decode()  # the live view lists it
 
     alter(admin, "TOPIC", "orders", {SIZE: str(50 * MiB)})  # smaller: every replica truncates
     until(lambda: hosted(admin, 2, "orders") == {0: (50 * MiB, 0)})

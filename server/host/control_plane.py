@@ -382,6 +382,15 @@ def render_view(state: dict) -> str:
     else:
         parts.append('<p class="muted" id="reassignments">none in progress</p>')
 
+    reassigning = {(r["topic"], r["partition"], b) for r in state["reassignments"] for b in r["adding"]}
+    catching_up = [c for c in state["catching_up"] if (c["topic"], c["partition"], c["follower"]) not in reassigning]
+    if catching_up:  # followers copying what a bigger partition size added on their leader
+        parts.append("<h2>Followers catching up</h2>")
+        parts.append(_table(["topic", "partition", "copy", "moved", "left", "rate"], [
+            f'<tr data-catch-up="{_e(c["topic"])}-{c["partition"]}-{c["follower"]}"><td>{_e(c["topic"])}</td>'
+            f'<td>{c["partition"]}</td><td>{c["leader"]}&rarr;{c["follower"]}</td><td>{_bytes(c["bytes_moved"])}</td>'
+            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up], "catching-up"))
+
     parts.append("<h2>Throttles</h2>")
     if state["throttles"]:
         parts.append(_table(["resource", "name", "config", "value"], [
