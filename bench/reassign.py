@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from kafka import KafkaAdminClient, TopicPartition  # noqa: E402
 
+from kraftwire.codec import ErrorCode  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.server.host.cluster import BackgroundCluster  # noqa: E402
 from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
@@ -56,7 +57,7 @@ def no_reassignment(image) -> bool:
 
 def create(admin, name, partitions, broker, configs) -> None:
     result = admin.create_topics({name: {"assignments": {i: [broker] for i in range(partitions)}, "configs": configs}})
-    assert result["topics"][0]["error_code"] == 0, result
+    assert result["topics"][0]["error_code"] == ErrorCode.NONE, result
 
 
 def latency(runs: int, lists: int) -> dict:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import uvloop  # noqa: E402
 
-import codec  # noqa: E402
+from kraftwire import codec  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import (ApiVersionsRequest, ApiVersionsResponse, MetadataRequest,  # noqa: E402
                             MetadataResponse, RequestHeader, ResponseHeader)
@@ -318,7 +318,7 @@ async def bench(args) -> None:
         for _ in range(args.rounds):
             with Server("kraftwire") as server:
                 answer, size = await one_answer(server.port, request, version, response_cls)
-                assert getattr(answer, "error_code", 0) == 0
+                assert getattr(answer, "error_code", codec.ErrorCode.NONE) == codec.ErrorCode.NONE
                 ours.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
             with Server("echo") as server:
                 echo.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))

@@ -123,7 +123,7 @@ class MessageSpec:
     control_record_type: int | None = None
 
 
-def _strip_comments(text: str) -> str:
+def strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
@@ -135,7 +135,7 @@ def _default_text(value) -> str | None:
 
 
 def parse_message(text: str) -> MessageSpec:
-    raw = json.loads(_strip_comments(text))
+    raw = json.loads(strip_comments(text))
     structs: dict[str, StructSpec] = {}
     common = {c["name"]: c for c in raw.get("commonStructs", ())}
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 
 from kraftwire.codec.messages import DescribeQuorumResponse
+from kraftwire.codec import ErrorCode
 
 API_KEY = 55
 FORWARD = True
@@ -25,7 +26,6 @@ METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
 CONTROLLER_LISTENER = "CONTROLLER"
 NO_DIRECTORY_ID = uuid.UUID(int=0)
-UNKNOWN_TOPIC_OR_PARTITION = 3
 UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
 
 Topic = DescribeQuorumResponse.TopicData
@@ -52,7 +52,7 @@ def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuoru
     if not _names_metadata_partition(request):
         return DescribeQuorumResponse(error_message=None, topics=[
             Topic(topic_name=t.topic_name, partitions=[
-                Partition(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                Partition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           error_message=UNKNOWN_TOPIC_OR_PARTITION_MESSAGE) for p in t.partitions])
             for t in request.topics])
     partition = Partition(partition_index=METADATA_PARTITION, error_message=None, leader_id=quorum.leader_id,

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import BrokerHeartbeatResponse
+from kraftwire.codec import ErrorCode
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker, move_off_broker, unfence_broker
 
 API_KEY = 63
-STALE_BROKER_EPOCH = 77
 
 
 def decide(image, request):
     broker = image.brokers.get(request.broker_id)
     if broker is None or broker.epoch != request.broker_epoch:
-        return [], BrokerHeartbeatResponse(error_code=STALE_BROKER_EPOCH, is_fenced=True)
+        return [], BrokerHeartbeatResponse(error_code=ErrorCode.STALE_BROKER_EPOCH, is_fenced=True)
     records, response = _lifecycle(image, broker, request)
     return records + offline_directories(image, broker, request.offline_log_dirs), response
 
@@ -71,7 +71,7 @@ def _lifecycle(image, broker, request):
 async def on_controller(node, context, request):
     controller = node.controller
     response = await controller.write(lambda image: decide(image, request))
-    if response.error_code == 0:
+    if response.error_code == ErrorCode.NONE:
         controller.touch_session(request.broker_id)
         # the broker's metadata log ends after the last offset it applied (DescribeQuorum's observers)
         controller.log.observe(request.broker_id, request.current_metadata_offset + 1)

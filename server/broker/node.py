@@ -17,6 +17,7 @@ import logging
 import uuid
 
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec import ErrorCode
 
 from kraftwire.server import apis
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
@@ -30,7 +31,6 @@ log = logging.getLogger("kraftwire.broker")
 
 LISTENER_NAME = "PLAINTEXT"
 PLAINTEXT = 0
-STALE_BROKER_EPOCH = 77
 
 
 class BrokerNode:
@@ -125,7 +125,7 @@ class BrokerNode:
         while True:
             try:
                 response = await self.client.send(request)
-                if response.error_code == 0:
+                if response.error_code == ErrorCode.NONE:
                     self.epoch = response.broker_epoch
                     return
                 log.warning("broker %d: registration refused with error %d", self.broker_id, response.error_code)
@@ -139,7 +139,7 @@ class BrokerNode:
             broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
             want_fence=self.want_fence,
             offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online]))
-        if response.error_code == STALE_BROKER_EPOCH:
+        if response.error_code == ErrorCode.STALE_BROKER_EPOCH:
             await self._register()
         return response
 

@@ -33,11 +33,11 @@ from typing import Awaitable, Callable
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
+from kraftwire.codec import ErrorCode
 
 log = logging.getLogger("kraftwire.transport")
 
 MAX_FRAME_BYTES = 100 * 1024 * 1024
-UNSUPPORTED_VERSION = 35
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -78,7 +78,7 @@ class Listener:
                        for key, (low, high) in versions.items() for version in range(low, high + 1)}
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(versions.items())]
-        self._api_versions = ApiVersionsResponse(error_code=0, api_keys=keys)
+        self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.observer: Observer | None = None  # e.g. the metrics' request counter
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
@@ -110,7 +110,7 @@ class Listener:
 
     def unsupported_api_versions_body(self):
         low, high = self.versions[API_VERSIONS]
-        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=[
+        return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
