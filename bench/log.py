@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
 from kraftwire.server.controller.active_controller import Controller  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 from kraftwire.server.raft import RaftConfig, RaftLog  # noqa: E402
@@ -101,7 +102,7 @@ def history(total: int, rng: random.Random):
                                                         adding_replicas=[], removing_replicas=[
                                                             b for b in BROKERS if b not in target]), None))
             else:
-                batch.append((rec.ConfigRecord(resource_type=2, resource_name=name,
+                batch.append((rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name,
                                                name="leader.replication.throttled.replicas",
                                                value=rng.choice([None, "0:1,1:2"])), None))
         written += size

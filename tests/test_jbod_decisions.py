@@ -9,12 +9,13 @@ import uuid
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED
 from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api03_metadata as metadata
 from kraftwire.server.apis import api62_broker_registration as registration
 from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
 from kraftwire.server.apis import api73_assign_replicas_to_dirs as assign
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
 from kraftwire.server.raft.storage import kafka_uuid, parse_kafka_uuid
 from topic_records import add_topic, apply_all

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
                             ListPartitionReassignmentsRequest)
+from kraftwire.codec.constants import LEADER_UNCHANGED
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.apis import api46_list_partition_reassignments as listing
 from kraftwire.server.apis import api56_alter_partition as alter_partition
-from kraftwire.server.metadata.image import LEADER_UNCHANGED
 from kraftwire.server.controller.partition_change import build_change
 from kraftwire.server.broker.replication import allocate_rates
 from kraftwire.server.controller.throttle_cleanup import throttle_removals

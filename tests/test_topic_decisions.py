@@ -8,13 +8,14 @@ import pytest
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
+from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
 from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api19_create_topics as create_topics
 from kraftwire.server.apis import api20_delete_topics as delete_topics
 from kraftwire.server.apis import api37_create_partitions as create_partitions
 from kraftwire.server.apis import api43_elect_leaders as elect_leaders
 from kraftwire.server.controller.broker_lifecycle import fence_broker
-from kraftwire.server.metadata.image import BROKER_RESOURCE, NO_LEADER, TOPIC_RESOURCE, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import invalid_name_reason, new_topic_id
 
 Topic = CreateTopicsRequest.CreatableTopic
@@ -79,7 +80,7 @@ def test_create_writes_topic_configs_then_partitions_in_one_batch():
     assert result.topic_id == topic_record.topic_id
     assert (result.num_partitions, result.replication_factor, result.topic_config_error_code) == (3, 2, 0)
     assert (config_record.resource_type, config_record.resource_name, config_record.name, config_record.value) == (
-        TOPIC_RESOURCE, "orders", "retention.ms", "1000")
+        ConfigResourceType.TOPIC, "orders", "retention.ms", "1000")
     for index, (partition, _) in enumerate(records[2:]):
         assert partition.partition_id == index and partition.topic_id == topic_record.topic_id
         assert len(set(partition.replicas)) == 2
@@ -108,7 +109,7 @@ def test_minus_one_takes_the_cluster_defaults():
     image = cluster()
     topic = created(image, "plain")
     assert len(topic.partitions) == 1 and len(topic.partitions[0].replicas) == 1
-    apply(image, [(rec.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value), 0)
+    apply(image, [(rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="", name=name, value=value), 0)
                   for name, value in (("num.partitions", "4"), ("default.replication.factor", "3"))])
     topic = created(image, "wide")
     assert len(topic.partitions) == 4 and all(len(p.replicas) == 3 for p in topic.partitions.values())

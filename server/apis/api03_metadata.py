@@ -17,11 +17,10 @@ import random
 
 from kraftwire.codec.messages import MetadataResponse
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 
-from kraftwire.server.metadata.image import NO_LEADER
 
 API_KEY = 3
-ZERO_UUID_INT = 0
 Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
 
@@ -67,7 +66,7 @@ def build_response(image, request, version: int, broker) -> MetadataResponse:
     else:
         topics = []
         for entry in wanted:
-            if entry.name is None and entry.topic_id.int != ZERO_UUID_INT:
+            if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
                 missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
             else:

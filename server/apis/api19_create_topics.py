@@ -36,10 +36,9 @@ from kraftwire.codec.messages import CreateTopicsResponse
 
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType, ZERO_UUID
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, ZERO_UUID, active_replicas,
-                      check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id,
-                      partition_record, place_partitions, split_duplicates)
+from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, active_replicas, check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id, partition_record, place_partitions, split_duplicates
 
 API_KEY = 19
 FORWARD = True
@@ -103,7 +102,7 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
 
 
 def _effective_configs(image: MetadataImage, name: str, dynamic: dict[str, str]) -> list[ResultConfig]:
-    entries = configs.describe(configs.TOPIC, name, dynamic, image.broker_configs(""))
+    entries = configs.describe(ConfigResourceType.TOPIC, name, dynamic, image.broker_configs(""))
     return [ResultConfig(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                          is_sensitive=e.is_sensitive) for e in sorted(entries, key=lambda e: e.name)]
 
@@ -119,7 +118,7 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
     records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), None))
-    records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=topic.name, name=key, value=value),
+    records += [(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value),
                  None) for key, value in dynamic.items()]
     records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
     return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None, topic_config_error_code=ErrorCode.NONE,

@@ -20,13 +20,14 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import DeleteTopicsResponse
 
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.topics import RNG, ZERO_UUID, split_duplicates
+from kraftwire.server.controller.topics import RNG, split_duplicates
 
 API_KEY = 20
 FORWARD = True
-UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
-UNKNOWN_TOPIC_ID_MESSAGE = "This server does not host this topic ID."
+UNKNOWN_TOPIC_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
+UNKNOWN_TOPIC_ID_MESSAGE = ErrorCode.UNKNOWN_TOPIC_ID.message
 Result = DeleteTopicsResponse.DeletableTopicResult
 
 

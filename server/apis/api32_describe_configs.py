@@ -29,6 +29,7 @@ from kraftwire.codec.messages import DescribeConfigsResponse
 
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.controller.topics import invalid_name_reason
 
 API_KEY = 32
@@ -37,9 +38,8 @@ Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
 Synonym = DescribeConfigsResponse.DescribeConfigsSynonym
 
 # ConfigResource.Type: the ids Kafka knows; kraftwire keeps configs only for TOPIC and BROKER.
-RESOURCE_TYPE_NAMES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
-INVALID_REQUEST_TEXT = ("This most likely occurs because of a request being malformed by the client library or "
-                        "the message was sent to an incompatible broker. See the broker logs for more details.")
+RESOURCE_TYPE_NAMES = {t: t.name for t in ConfigResourceType if t != ConfigResourceType.UNKNOWN}
+INVALID_REQUEST_TEXT = ErrorCode.INVALID_REQUEST.message
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
@@ -66,14 +66,14 @@ def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, 
     """The config entries of one resource; raises KafkaError for a resource Kafka would refuse."""
     resource_type, name = resource.resource_type, resource.resource_name
     cluster_defaults = image.broker_configs("")
-    if resource_type == configs.TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         reason = invalid_name_reason(name)
         if reason is not None:
             raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
         if image.topic(name) is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
         dynamic = image.topic_configs(name)
-    elif resource_type == configs.BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         if name:
             requested = parse_broker_id(name)
             if requested is None:

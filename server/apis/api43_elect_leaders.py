@@ -27,18 +27,14 @@ from __future__ import annotations
 from kraftwire.codec.messages import ElectLeadersResponse
 
 from kraftwire.codec import ErrorCode
-from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.codec.constants import NO_LEADER
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import Election, build_change
 
 API_KEY = 43
 FORWARD = True
 PREFERRED, UNCLEAN = 0, 1
 ELECTIONS = {PREFERRED: Election.PREFERRED, UNCLEAN: Election.UNCLEAN}
-STOCK_MESSAGES = {
-    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-}
 TopicResult = ElectLeadersResponse.ReplicaElectionResult
 PartitionResult = ElectLeadersResponse.PartitionResult
 
@@ -59,11 +55,11 @@ def elect(image: MetadataImage, topic_name: str, partition_id: int, election_typ
     if change is None:
         return _refusal(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
                         else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    return 0, None, change
+    return ErrorCode.NONE, None, change
 
 
-def _refusal(code: int):
-    return code, STOCK_MESSAGES[code], None
+def _refusal(code: ErrorCode):
+    return code, code.message, None
 
 
 def decide(image: MetadataImage, request):

@@ -36,6 +36,7 @@ from kraftwire.codec.messages import IncrementalAlterConfigsResponse
 
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
@@ -75,12 +76,12 @@ def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int
         try:
             ops = ops_of(image, resource)
             configs.check_operations(ops)
-            if resource.resource_type == configs.BROKER:
+            if resource.resource_type == ConfigResourceType.BROKER:
                 name = resource.resource_name
                 if name:
                     _check_own_broker_id(name, broker_id)
                 configs.validate_broker_changes(name, image.broker_configs(name), ops)
-            elif resource.resource_type != configs.TOPIC:
+            elif resource.resource_type != ConfigResourceType.TOPIC:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
         except KafkaError as error:
             refused[index] = (error.code, error.message)
@@ -135,13 +136,13 @@ def _broker_changes(image, name: str, current, ops, controller_id: int) -> dict[
 def _resource_records(image, resource_type: int, name: str, ops, controller_id: int) -> list:
     """The ConfigRecords of one resource's changes; raises KafkaError when the controller refuses them."""
     current = image.configs.get((resource_type, name), {})
-    if resource_type == configs.TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         updated = _topic_changes(image, name, current, ops)
-    elif resource_type == configs.BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         updated = _broker_changes(image, name, current, ops, controller_id)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {RESOURCE_TYPE_NAMES[resource_type]}")
-    always = resource_type == configs.BROKER  # KAFKA-14136: brokers reload on every record
+    always = resource_type == ConfigResourceType.BROKER  # KAFKA-14136: brokers reload on every record
     return [(rec.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=updated.get(key)), None)
             for key, _, _ in ops if always or updated.get(key) != current.get(key)]
 

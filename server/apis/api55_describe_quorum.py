@@ -15,18 +15,16 @@ kraft.version 0, so voters have no directory id) and ``Nodes`` with the voters' 
 """
 from __future__ import annotations
 
-import uuid
-
 from kraftwire.codec.messages import DescribeQuorumResponse
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
 
 API_KEY = 55
 FORWARD = True
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
 CONTROLLER_LISTENER = "CONTROLLER"
-NO_DIRECTORY_ID = uuid.UUID(int=0)
-UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
+UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
 
 Topic = DescribeQuorumResponse.TopicData
 Partition = DescribeQuorumResponse.PartitionData
@@ -42,7 +40,7 @@ def _names_metadata_partition(request) -> bool:
 
 
 def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=NO_DIRECTORY_ID,
+    return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 

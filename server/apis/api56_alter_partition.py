@@ -23,14 +23,14 @@ from kraftwire.codec.messages import AlterPartitionResponse
 
 from kraftwire.server.controller.broker_lifecycle import election_for
 from kraftwire.codec import ErrorCode
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, merged_partition
-from kraftwire.server.controller.partition_change import LEADER_RECOVERING, build_change
+from kraftwire.codec.constants import LEADER_RECOVERED, LEADER_RECOVERING, LEADER_UNCHANGED
+from kraftwire.server.metadata.image import merged_partition
+from kraftwire.server.controller.partition_change import build_change
 
 API_KEY = 56
 
 TOPIC_IDS_VERSION = 2
 BROKER_EPOCHS_VERSION = 3
-LEADER_RECOVERED = 0
 
 TopicResult = AlterPartitionResponse.TopicData
 PartitionResult = AlterPartitionResponse.PartitionData

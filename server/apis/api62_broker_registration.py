@@ -19,9 +19,9 @@ from __future__ import annotations
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import BrokerRegistrationResponse
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import is_reserved_directory
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker
-from kraftwire.server.metadata.image import is_reserved_directory
 
 API_KEY = 62
 

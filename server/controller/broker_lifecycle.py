@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
 
-from kraftwire.server.metadata.image import NO_LEADER, TOPIC_RESOURCE, BROKER_RESOURCE, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import Election, build_change
 
 FENCE = 1
@@ -20,9 +21,9 @@ UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
 
 def election_for(image: MetadataImage, topic_name: str) -> Election:
     """UNCLEAN where the topic (or the cluster default) allows unclean leader election."""
-    value = image.configs.get((TOPIC_RESOURCE, topic_name), {}).get(UNCLEAN_ELECTION_KEY)
+    value = image.configs.get((ConfigResourceType.TOPIC, topic_name), {}).get(UNCLEAN_ELECTION_KEY)
     if value is None:
-        value = image.configs.get((BROKER_RESOURCE, ""), {}).get(UNCLEAN_ELECTION_KEY, "false")
+        value = image.configs.get((ConfigResourceType.BROKER, ""), {}).get(UNCLEAN_ELECTION_KEY, "false")
     return Election.UNCLEAN if value.lower() == "true" else Election.ONLINE
 
 

@@ -23,9 +23,10 @@ import uuid
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import LeaderAndIsrRequest
+from kraftwire.codec.constants import NO_LEADER
 
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
-from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 
 log = logging.getLogger("kraftwire.leader_and_isr")
 

@@ -16,6 +16,7 @@ import asyncio
 import uuid
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage
@@ -42,11 +43,11 @@ def throttle_removals(image: MetadataImage, topics, brokers) -> list:
     records = []
     for name in sorted(set(topics) - busy_topics):
         present = image.topic_configs(name) if name in image.topic_ids else {}
-        records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=name, name=key, value=None), None)
+        records += [(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name, name=key, value=None), None)
                     for key in TOPIC_KEYS if key in present]
     for broker_id in sorted(set(brokers) - busy_brokers):
         present = image.broker_configs(str(broker_id))
-        records += [(rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id), name=key,
+        records += [(rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(broker_id), name=key,
                                       value=None), None)
                     for key in BROKER_KEYS if key in present]
     return records

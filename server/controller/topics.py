@@ -19,7 +19,6 @@ from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import default_directory
 from .placement import place
 
-ZERO_UUID = uuid.UUID(int=0)
 METADATA_TOPIC = "__cluster_metadata"
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000

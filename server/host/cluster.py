@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.controller.broker_lifecycle import fence_broker
@@ -216,7 +217,7 @@ class Cluster:
         if bytes_per_second is not None and (type(bytes_per_second) is not int or bytes_per_second < 1):
             raise ValueError("the bandwidth must be a whole number of bytes per second, at least 1")
         value = None if bytes_per_second is None else str(bytes_per_second)
-        record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id),
+        record = rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(broker_id),
                                   name=configs.REPLICATION_BANDWIDTH, value=value)
         await self.controller.write(lambda image: (
             [] if image.broker_configs(str(broker_id)).get(configs.REPLICATION_BANDWIDTH) == value

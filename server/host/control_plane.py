@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from kraftwire import codec
 from kraftwire.codec.message import Message
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from .httpd import HttpError, HttpServer, Request, Response
@@ -57,7 +58,7 @@ DEFAULT_WAIT_SECONDS = 30.0
 THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
                     configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
                     configs.REPLICATION_BANDWIDTH)
-_RESOURCE_NAMES = {2: "topic", 4: "broker"}
+_RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
 
 
 class RecentRecords:

@@ -25,13 +25,13 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kraftwire.codec.constants import NO_LEADER
 from kraftwire import codec
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .httpd import HttpServer, Response
-from kraftwire.server.metadata.image import NO_LEADER
 from kraftwire.server.raft.snapshots import list_snapshots
 
 if TYPE_CHECKING:

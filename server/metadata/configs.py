@@ -32,9 +32,8 @@ from itertools import dropwhile
 from typing import Literal, NamedTuple
 
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 
-TOPIC = 2
-BROKER = 4
 
 
 class ConfigType(IntEnum):
@@ -457,9 +456,9 @@ _SYNONYM_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _catalogue(resource_type: int) -> dict[str, ConfigKey]:
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         return TOPIC_CONFIGS
-    if resource_type == BROKER:
+    if resource_type == ConfigResourceType.BROKER:
         return BROKER_CONFIGS
     raise ValueError(f"no dynamic configs for resource type {resource_type}")
 
@@ -581,13 +580,13 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     def selected(names):
         return [name for name in names if not keys or name in keys]
 
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         rows = [_topic_row(name, dynamic, broker_defaults) for name in selected(TOPIC_CONFIGS)]
-    elif resource_type == BROKER and resource_name == "":
+    elif resource_type == ConfigResourceType.BROKER and resource_name == "":
         names = [name for name in BROKER_CONFIGS if name in dynamic]
         names += sorted(dynamic.keys() - BROKER_CONFIGS.keys())
         rows = [_cluster_default_row(name, dynamic) for name in selected(names)]
-    elif resource_type == BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         names = [*BROKER_CONFIGS, *sorted((dynamic.keys() | broker_defaults.keys()) - BROKER_CONFIGS.keys())]
         rows = [_broker_row(name, resource_name, dynamic, broker_defaults) for name in selected(names)]
     else:
@@ -677,7 +676,7 @@ def validate_topic_changes(current: Mapping[str, str], ops: Sequence[Op],
     topic's new dynamic configs. Raises KafkaError: INVALID_REQUEST for malformed operations,
     INVALID_CONFIG for anything Kafka's LogConfig rejects."""
     check_operations(ops)
-    updated = apply_incremental(TOPIC, current, ops)
+    updated = apply_incremental(ConfigResourceType.TOPIC, current, ops)
     _check_records(current, updated, ops, only_changes=True)
     unknown = next((name for name in updated if name not in TOPIC_CONFIGS), None)
     if unknown is not None:
@@ -723,7 +722,7 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
             if key.type is not ConfigType.LIST:
                 raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Config value {AlterOp(op).name.lower()} is not allowed for config key: {name}")
-    updated = apply_incremental(BROKER, current, ops)
+    updated = apply_incremental(ConfigResourceType.BROKER, current, ops)
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
