@@ -37,8 +37,11 @@ from kraftwire.codec.messages import CreateTopicsResponse
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType, ZERO_UUID
+from kraftwire.codec.log_layout import METADATA_TOPIC
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, active_replicas, check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id, partition_record, place_partitions, split_duplicates
+from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas,
+                      check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id,
+                      partition_record, place_partitions, split_duplicates)
 
 API_KEY = 19
 FORWARD = True

@@ -18,11 +18,10 @@ from __future__ import annotations
 from kraftwire.codec.messages import DescribeQuorumResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ZERO_UUID
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 
 API_KEY = 55
 FORWARD = True
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
 CONTROLLER_LISTENER = "CONTROLLER"
 UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
 

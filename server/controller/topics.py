@@ -19,7 +19,7 @@ from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import default_directory
 from .placement import place
 
-METADATA_TOPIC = "__cluster_metadata"
+
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
 # MetadataVersion 3.9-IV0 writes partition records with Directories and without ELR fields.

@@ -8,7 +8,9 @@
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
 """
-from .log import PARTITION_DIR, LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
+from kraftwire.codec.log_layout import PARTITION_DIR
+
+from .log import LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
 from .storage import StorageError
 
 __all__ = ["PARTITION_DIR", "LogCorruptError", "LogFailedError", "QuorumDescription", "RaftConfig", "RaftLog",
