@@ -1,7 +1,8 @@
 """Load Kafka-style JSON schemas (``schemas/``) into a small typed model.
 
 The model is pure data: which fields a struct has, in which versions each field exists, is nullable or
-tagged, and what its default is. The code generator (``codec.generator``) turns it into codecs.
+tagged, and what its default is. ``codec.generate`` declares a class per schema from it, and
+``codec.structs`` turns it into codecs.
 """
 from __future__ import annotations
 
