@@ -97,7 +97,6 @@ HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 batch header
 HEADER_SIZE = HEADER.size
 CRC_START = 21  # the CRC covers everything from the attributes field on
 ATTR_COMPRESSION_MASK = 0x07
-ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
 NO_PRODUCER_ID = -1
 
