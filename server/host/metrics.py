@@ -62,7 +62,7 @@ class _RequestStats:
 
     def observe(self, api_key: int, version: int, response, arrived: float) -> None:
         elapsed = time.perf_counter() - arrived
-        key = (api_key, version, getattr(response, "error_code", 0))
+        key = (api_key, version, getattr(response, "error_code", codec.ErrorCode.NONE))
         counts = self.counts
         counts[key] = counts.get(key, 0) + 1
         latency = self.latencies.get(api_key)
