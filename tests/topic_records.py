@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
 
-TOPIC = 2
-BROKER = 4
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 
 
 def image_with_brokers(*broker_ids: int, fenced=(), shutting_down=()) -> MetadataImage:
