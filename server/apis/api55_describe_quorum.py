@@ -20,7 +20,6 @@ import uuid
 from kraftwire.codec.messages import DescribeQuorumResponse
 
 API_KEY = 55
-FORWARD = True
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
 CONTROLLER_LISTENER = "CONTROLLER"

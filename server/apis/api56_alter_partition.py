@@ -25,6 +25,7 @@ from kraftwire.server.controller.broker_lifecycle import election_for
 from kraftwire.server.metadata.errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.server.metadata.image import LEADER_UNCHANGED, merged_partition
 from kraftwire.server.controller.partition_change import LEADER_RECOVERING, build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 56
 
@@ -77,7 +78,7 @@ def partition_error(image, sender: int, state, partition, isr: list[tuple[int, i
 def decide(image, request, version: int):
     sender = image.brokers.get(request.broker_id)
     if sender is None or sender.epoch != request.broker_epoch:
-        return [], AlterPartitionResponse(error_code=STALE_BROKER_EPOCH)
+        return ControllerResult([], AlterPartitionResponse(error_code=STALE_BROKER_EPOCH))
     records = []
     results = []
     for entry in request.topics:
@@ -100,7 +101,7 @@ def decide(image, request, version: int):
                                   leader_recovery_state=partition.leader_recovery_state,
                                   election=election_for(image, topic.name))
             if change is not None:
-                records.append((change, None))
+                records.append(change)
                 if change.leader not in (LEADER_UNCHANGED, request.broker_id):
                     partitions.append(PartitionResult(partition_index=index, error_code=NEW_LEADER_ELECTED))
                     continue
@@ -109,7 +110,7 @@ def decide(image, request, version: int):
                 partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch, isr=state.isr,
                 leader_recovery_state=state.leader_recovery_state, partition_epoch=state.partition_epoch))
         results.append(TopicResult(topic_name=entry.topic_name, topic_id=entry.topic_id, partitions=partitions))
-    return records, AlterPartitionResponse(topics=results)
+    return ControllerResult(records, AlterPartitionResponse(topics=results))
 
 
 async def on_controller(node, context, request):

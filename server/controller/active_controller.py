@@ -1,6 +1,6 @@
 """The active controller: the one writer of the metadata log.
 
-All state changes go through ``write``: a pure decision ``(image, ...) -> (records, response)`` runs
+All state changes go through ``write``: a pure decision ``(image, ...) -> ControllerResult`` runs
 against the *working* image (committed records plus those appended but not yet committed), its records
 are appended as one atomic batch and applied to the working image at once, and the response is returned
 only after the batch commits. The *committed* image, which every read is served from, advances only
@@ -22,12 +22,14 @@ from typing import Callable
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
-from .metadata_log import Entry, MetadataLog
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from .broker_lifecycle import fence_broker
+from .metadata_log import MetadataLog
+from .result import ControllerResult
 
 log = logging.getLogger("kraftwire.controller")
 
-Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
+Decision = Callable[[MetadataImage], ControllerResult]
 
 
 class Controller:
@@ -54,8 +56,8 @@ class Controller:
         self.log.add_commit_listener(self._on_commit)
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
-            await self.write(lambda image: ([(rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL), None)], None))
+            await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
+                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL)]))
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
     async def stop(self) -> None:
@@ -77,9 +79,8 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
-            records = [(record, version_for(record) if version is None else version) for record, version in records]
-            base, committed = self.log.append(records)
-            for i, (record, _version) in enumerate(records):
+            base, committed = self.log.append([(record, version_for(record)) for record in records])
+            for i, record in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1
             appended = time.perf_counter()
@@ -93,15 +94,10 @@ class Controller:
     def touch_session(self, broker_id: int) -> None:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
 
-    def end_session(self, broker_id: int) -> None:
-        self._sessions.pop(broker_id, None)
-
     def session_alive(self, broker_id: int) -> bool:
         return self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
-        from .broker_lifecycle import fence_broker  # the decision lives with the other broker-lifecycle rules
-
         interval = min(1.0, self.session_timeout_ms / 4000)
         while True:
             planned = time.monotonic() + interval
@@ -120,4 +116,4 @@ class Controller:
                     if broker is not None and not broker.fenced:
                         log.info("broker %d missed its heartbeats for %d ms: fencing it",
                                  broker_id, self.session_timeout_ms)
-                        await self.write(lambda image, b=broker_id: (fence_broker(image, b), None))
+                        await self.write(lambda image, b=broker_id: ControllerResult(fence_broker(image, b)))
