@@ -23,26 +23,27 @@ from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
 from .metadata_log import MetadataLog
 from .result import ControllerResult
 
-log = logging.getLogger("kraftwire.controller")
+logger = logging.getLogger("kraftwire.controller")
 
 Decision = Callable[[MetadataImage], ControllerResult]
 
 
 class Controller:
-    def __init__(self, log_: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
+    def __init__(self, metadata_log: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
                  session_timeout_ms: int = 9000):
-        self.log = log_
+        self.log = metadata_log
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
         self.committed = MetadataImage()
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
-        self._commit_listeners: list[Callable[[list[tuple[int, object]]], None]] = []
+        self._commit_listeners: list[CommitListener] = []
         self._expiry_task: asyncio.Task | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
@@ -65,7 +66,7 @@ class Controller:
             self._expiry_task.cancel()
         await self.log.close()
 
-    def add_commit_listener(self, listener) -> None:
+    def add_commit_listener(self, listener: CommitListener) -> None:
         """Called with [(offset, record)] after each commit, once the committed image has them."""
         self._commit_listeners.append(listener)
 
@@ -114,6 +115,6 @@ class Controller:
                     del self._sessions[broker_id]
                     broker = self.working.brokers.get(broker_id)
                     if broker is not None and not broker.fenced:
-                        log.info("broker %d missed its heartbeats for %d ms: fencing it",
-                                 broker_id, self.session_timeout_ms)
+                        logger.info("broker %d missed its heartbeats for %d ms: fencing it",
+                                    broker_id, self.session_timeout_ms)
                         await self.write(lambda image, b=broker_id: ControllerResult(fence_broker(image, b)))
