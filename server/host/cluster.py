@@ -56,10 +56,7 @@ class CommittedImageView:
 
     def __init__(self, controller: Controller):
         self._controller = controller
-
-    @property
-    def cluster_id(self) -> str:
-        return self._controller.cluster_id
+        self.cluster_id = controller.cluster_id
 
     @property
     def image(self) -> MetadataImage:
