@@ -42,9 +42,9 @@ from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas,
                       check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id,
                       partition_record, place_partitions, split_duplicates)
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 19
-FORWARD = True
 MAX_PARTITIONS_PER_BATCH = 10_000
 Result = CreateTopicsResponse.CreatableTopicResult
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
@@ -120,9 +120,9 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     dynamic = configs.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
-    records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), None))
-    records += [(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value),
-                 None) for key, value in dynamic.items()]
+    records.append(rec.TopicRecord(name=topic.name, topic_id=topic_id))
+    records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value)
+                for key, value in dynamic.items()]
     records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
     return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None, topic_config_error_code=ErrorCode.NONE,
                   num_partitions=len(replicas), replication_factor=len(replicas[0]),
@@ -145,14 +145,15 @@ def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[_failed(t.name, code, message) for t in request.topics])
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, CreateTopicsResponse); no records when validating only or nothing was created."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
+    """The records and CreateTopicsResponse; no records when validating only or nothing was created."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     wanted = set(unique) - {METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in wanted]
     defaults = default_partitions_and_replication(image)
     if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
-        return [], _refused(request, ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+        return ControllerResult([], _refused(request, ErrorCode.POLICY_VIOLATION,
+                                             "Excessively large number of partitions per request."))
     records: list = []
     results = []
     for topic in topics:
@@ -162,14 +163,14 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
         except KafkaError as exc:
             results.append(_failed(topic.name, exc.code, exc.message))
     if len(records) > MAX_RECORDS_PER_USER_OP:
-        return [], _refused(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        return ControllerResult([], _refused(request, ErrorCode.UNKNOWN_SERVER_ERROR, None))
     results += [_failed(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
     if METADATA_TOPIC in unique:
         results.append(_failed(METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
                                f"Creation of internal topic {METADATA_TOPIC} is prohibited."))
     if request.validate_only:
         records = []
-    return records, CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    return ControllerResult(records, CreateTopicsResponse(throttle_time_ms=0, topics=results))
 
 
 async def on_controller(node, context, request):

@@ -23,16 +23,16 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import RNG, split_duplicates
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 20
-FORWARD = True
 UNKNOWN_TOPIC_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
 UNKNOWN_TOPIC_ID_MESSAGE = ErrorCode.UNKNOWN_TOPIC_ID.message
 Result = DeleteTopicsResponse.DeletableTopicResult
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, DeleteTopicsResponse)."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
+    """The RemoveTopicRecords and DeleteTopicsResponse."""
     results = []
 
     def answer(name, topic_id, code=0, message=None):
@@ -75,8 +75,8 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
     for topic_id, name in doomed.items():
         answer(name, topic_id)
     rng.shuffle(results)
-    records = [(rec.RemoveTopicRecord(topic_id=topic_id), None) for topic_id in doomed]
-    return records, DeleteTopicsResponse(throttle_time_ms=0, responses=results)
+    records = [rec.RemoveTopicRecord(topic_id=topic_id) for topic_id in doomed]
+    return ControllerResult(records, DeleteTopicsResponse(throttle_time_ms=0, responses=results))
 
 
 async def on_controller(node, context, request):

@@ -29,9 +29,9 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manual_assignment, manual_isr,
                       partition_record, place_partitions, split_duplicates)
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 37
-FORWARD = True
 Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
@@ -69,8 +69,8 @@ def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list
             for offset, (replicas, isr) in enumerate(zip(replica_lists, isrs))]
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, CreatePartitionsResponse); no records when validating only."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
+    """The records and CreatePartitionsResponse; no records when validating only."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name in duplicates]
@@ -86,7 +86,7 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
             results.append(Result(name=request_topic.name, error_code=exc.code, error_message=exc.message))
     if request.validate_only:
         records = []
-    return records, CreatePartitionsResponse(throttle_time_ms=0, results=results)
+    return ControllerResult(records, CreatePartitionsResponse(throttle_time_ms=0, results=results))
 
 
 async def on_controller(node, context, request):

@@ -30,9 +30,9 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 43
-FORWARD = True
 PREFERRED, UNCLEAN = 0, 1
 ELECTIONS = {PREFERRED: Election.PREFERRED, UNCLEAN: Election.UNCLEAN}
 TopicResult = ElectLeadersResponse.ReplicaElectionResult
@@ -62,16 +62,16 @@ def _refusal(code: ErrorCode):
     return code, code.message, None
 
 
-def decide(image: MetadataImage, request):
-    """(records, ElectLeadersResponse)."""
+def decide(image: MetadataImage, request) -> ControllerResult:
+    """The PartitionChangeRecords and ElectLeadersResponse."""
     election_type = request.election_type
     if election_type not in ELECTIONS:
         message = f"Unknown election type {election_type}"
         results = [TopicResult(topic=t.topic, partition_result=[
             PartitionResult(partition_id=p, error_code=ErrorCode.INVALID_REQUEST, error_message=message) for p in t.partitions])
             for t in request.topic_partitions or ()]
-        return [], ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST,
-                                        replica_election_results=results)
+        return ControllerResult([], ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST,
+                                                         replica_election_results=results))
 
     if request.topic_partitions is None:
         wanted = [(name, sorted(image.topic(name).partitions)) for name in sorted(image.topic_ids)]
@@ -88,13 +88,14 @@ def decide(image: MetadataImage, request):
                 code, message, change = elect(image, topic_name, partition_id, election_type)
                 decided[key] = code, message
                 if change is not None:
-                    records.append((change, None))
+                    records.append(change)
             code, message = decided[key]
             if request.topic_partitions is None and code == ErrorCode.ELECTION_NOT_NEEDED:
                 continue
             partition_results.append(PartitionResult(partition_id=partition_id, error_code=code, error_message=message))
         results.append(TopicResult(topic=topic_name, partition_result=partition_results))
-    return records, ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=results)
+    return ControllerResult(records, ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
+                                                          replica_election_results=results))
 
 
 async def on_controller(node, context, request):

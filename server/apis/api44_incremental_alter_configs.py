@@ -38,6 +38,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
+from kraftwire.server.controller.result import ControllerResult
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
 API_KEY = 44
@@ -143,7 +144,7 @@ def _resource_records(image, resource_type: int, name: str, ops, controller_id: 
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {RESOURCE_TYPE_NAMES[resource_type]}")
     always = resource_type == ConfigResourceType.BROKER  # KAFKA-14136: brokers reload on every record
-    return [(rec.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=updated.get(key)), None)
+    return [rec.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=updated.get(key))
             for key, _, _ in ops if always or updated.get(key) != current.get(key)]
 
 
@@ -167,13 +168,13 @@ def decide_resources(image, resources, ops_of: OpsOf, controller_id: int) -> tup
 
 
 def decide(image, request, controller_id: int, ops_of: OpsOf = incremental_ops,
-           response_cls=IncrementalAlterConfigsResponse):
-    """(records, response) of the controller ``controller_id`` for a whole request."""
+           response_cls=IncrementalAlterConfigsResponse) -> ControllerResult:
+    """The records and response of the controller ``controller_id`` for a whole request."""
     records, outcomes = decide_resources(image, request.resources, ops_of, controller_id)
     if len(records) > MAX_RECORDS_PER_USER_OP:
         records, outcomes = [], [TOO_MANY_RECORDS] * len(outcomes)
     response = build_response(response_cls, request.resources, outcomes)
-    return ([] if request.validate_only else records), response
+    return ControllerResult([] if request.validate_only else records, response)
 
 
 async def on_broker(broker, context, request):

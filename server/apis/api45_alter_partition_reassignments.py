@@ -41,9 +41,9 @@ from kraftwire.server.controller.broker_lifecycle import election_for
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.topics import check_manual_assignment
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 45
-FORWARD = True
 
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
@@ -140,8 +140,8 @@ def change_for(image, name: str, partition, plans: _Plans):
     return plans.change(topic, partition.partition_index, state, partition.replicas)
 
 
-def decide(image, request):
-    """(records, response) for a non-empty request, every entry judged against ``image``."""
+def decide(image, request) -> ControllerResult:
+    """The records and response for a non-empty request, every entry judged against ``image``."""
     allow = request.allow_replication_factor_change
     plans = _Plans(image, allow)
     records = []
@@ -155,14 +155,14 @@ def decide(image, request):
                 if change is not None:
                     if len(records) >= MAX_RECORDS_PER_REQUEST:
                         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
-                    records.append((change, None))
+                    records.append(change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message
             partitions.append(PartitionResponse(partition_index=partition.partition_index, error_code=code,
                                                 error_message=message))
         responses.append(TopicResponse(name=entry.name, partitions=partitions))
-    return records, AlterPartitionReassignmentsResponse(allow_replication_factor_change=allow, error_message=None,
-                                                        responses=responses)
+    return ControllerResult(records, AlterPartitionReassignmentsResponse(
+        allow_replication_factor_change=allow, error_message=None, responses=responses))
 
 
 async def on_controller(node, context, request):

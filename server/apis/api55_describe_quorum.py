@@ -21,7 +21,6 @@ from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 
 API_KEY = 55
-FORWARD = True
 CONTROLLER_LISTENER = "CONTROLLER"
 UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
 

@@ -26,6 +26,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import LEADER_RECOVERED, LEADER_RECOVERING, LEADER_UNCHANGED
 from kraftwire.server.metadata.image import merged_partition
 from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 56
 
@@ -71,7 +72,7 @@ def partition_error(image, sender: int, state, partition, isr: list[tuple[int, i
 def decide(image, request, version: int):
     sender = image.brokers.get(request.broker_id)
     if sender is None or sender.epoch != request.broker_epoch:
-        return [], AlterPartitionResponse(error_code=ErrorCode.STALE_BROKER_EPOCH)
+        return ControllerResult([], AlterPartitionResponse(error_code=ErrorCode.STALE_BROKER_EPOCH))
     records = []
     results = []
     for entry in request.topics:
@@ -94,7 +95,7 @@ def decide(image, request, version: int):
                                   leader_recovery_state=partition.leader_recovery_state,
                                   election=election_for(image, topic.name))
             if change is not None:
-                records.append((change, None))
+                records.append(change)
                 if change.leader not in (LEADER_UNCHANGED, request.broker_id):
                     partitions.append(PartitionResult(partition_index=index, error_code=ErrorCode.NEW_LEADER_ELECTED))
                     continue
@@ -103,7 +104,7 @@ def decide(image, request, version: int):
                 partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch, isr=state.isr,
                 leader_recovery_state=state.leader_recovery_state, partition_epoch=state.partition_epoch))
         results.append(TopicResult(topic_name=entry.topic_name, topic_id=entry.topic_id, partitions=partitions))
-    return records, AlterPartitionResponse(topics=results)
+    return ControllerResult(records, AlterPartitionResponse(topics=results))
 
 
 async def on_controller(node, context, request):

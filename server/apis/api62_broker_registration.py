@@ -22,6 +22,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import is_reserved_directory
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 62
 
@@ -49,7 +50,7 @@ def _check_directories(image, request) -> None:
 
 
 def decide(image, request, version: int, cluster_id: str, session_alive: bool):
-    """(records, response) for a registration; ``session_alive``: the id's current session is live."""
+    """The records and response of a registration; ``session_alive``: the id's current session is live."""
     try:
         if request.cluster_id != cluster_id:
             raise RegistrationError(ErrorCode.INCONSISTENT_CLUSTER_ID,
@@ -62,7 +63,7 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
         if version >= 2:
             _check_directories(image, request)
     except RegistrationError as exc:
-        return [], BrokerRegistrationResponse(error_code=exc.code)
+        return ControllerResult([], BrokerRegistrationResponse(error_code=exc.code))
     amending = existing is not None and existing.incarnation_id == request.incarnation_id
     records = fence_broker(image, request.broker_id) if existing is not None and not amending else []
     epoch = existing.epoch if amending else image.offset + 1 + len(records)
@@ -76,8 +77,8 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
                   for f in request.features],
         rack=request.rack, fenced=existing.fenced if amending else True,
         in_controlled_shutdown=amending and existing.in_controlled_shutdown, log_dirs=request.log_dirs)
-    records.append((register, None))
-    return records, BrokerRegistrationResponse(broker_epoch=epoch)
+    records.append(register)
+    return ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch))
 
 
 async def on_controller(node, context, request):

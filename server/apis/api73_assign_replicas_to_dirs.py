@@ -27,6 +27,7 @@ from kraftwire.codec.messages import AssignReplicasToDirsResponse
 from kraftwire.server.controller.broker_lifecycle import move_off_broker
 from kraftwire.codec import ErrorCode
 from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 73
 
@@ -49,7 +50,7 @@ def decide(image, request):
     stale = stale_epoch_message(image, request.broker_id, request.broker_epoch)
     if stale is not None:
         log.info("AssignReplicasToDirs from broker %d refused: %s", request.broker_id, stale)
-        return [], Response(error_code=ErrorCode.STALE_BROKER_EPOCH)
+        return ControllerResult([], Response(error_code=ErrorCode.STALE_BROKER_EPOCH))
     broker_id = request.broker_id
     broker = image.brokers[broker_id]
     records = []
@@ -76,14 +77,14 @@ def decide(image, request):
                     moved = state.directories[:slot] + (entry.id,) + state.directories[slot + 1:]
                     change = build_change(image.brokers, topic.topic_id, index, state, directories=moved)
                     if change is not None:
-                        records.append((change, None))
+                        records.append(change)
                     if offline:
                         to_move_off[(topic.topic_id, index)] = None
                 partitions.append(Response.PartitionData(partition_index=index, error_code=code))
             topics.append(Response.TopicData(topic_id=topic_entry.topic_id, partitions=partitions))
         directories.append(Response.DirectoryData(id=entry.id, topics=topics))
     records += move_off_broker(image, broker_id, to_move_off)
-    return records, Response(directories=directories)
+    return ControllerResult(records, Response(directories=directories))
 
 
 async def on_controller(node, context, request):

@@ -31,8 +31,7 @@ def fence_broker(image: MetadataImage, broker_id: int) -> list:
     broker = image.brokers.get(broker_id)
     if broker is None or broker.fenced:
         return []
-    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE),
-                None)]
+    records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
     led_or_in_sync = [(topic.topic_id, index) for topic, index, state in image.partitions()
                       if broker_id in state.isr or state.leader == broker_id]
@@ -49,7 +48,7 @@ def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=No
         change = build_change(brokers or image.brokers, topic_id, index, topic.partitions[index],
                               ineligible=frozenset({broker_id}), election=election_for(image, topic.name))
         if change is not None:
-            records.append((change, None))
+            records.append(change)
     return records
 
 
@@ -57,12 +56,11 @@ def unfence_broker(image: MetadataImage, broker_id: int) -> list:
     broker = image.brokers.get(broker_id)
     if broker is None or not broker.fenced:
         return []
-    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
-                                                   fenced=UNFENCE), None)]
+    records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=UNFENCE)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
     for topic, index, state in image.partitions():
         if state.leader == NO_LEADER and broker_id in state.replicas:
             change = build_change(brokers, topic.topic_id, index, state, election=election_for(image, topic.name))
             if change is not None:
-                records.append((change, None))
+                records.append(change)
     return records

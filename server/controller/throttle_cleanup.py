@@ -20,6 +20,7 @@ from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage
+from .result import ControllerResult
 
 TOPIC_KEYS = (configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS)
 BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)
@@ -43,12 +44,12 @@ def throttle_removals(image: MetadataImage, topics, brokers) -> list:
     records = []
     for name in sorted(set(topics) - busy_topics):
         present = image.topic_configs(name) if name in image.topic_ids else {}
-        records += [(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name, name=key, value=None), None)
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name, name=key, value=None)
                     for key in TOPIC_KEYS if key in present]
     for broker_id in sorted(set(brokers) - busy_brokers):
         present = image.broker_configs(str(broker_id))
-        records += [(rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(broker_id), name=key,
-                                      value=None), None)
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(broker_id), name=key,
+                                     value=None)
                     for key in BROKER_KEYS if key in present]
     return records
 
@@ -93,4 +94,4 @@ class ThrottleCleaner:
                     ended_brokers |= self._reassigning.pop(key)[1]
         if ended_topics or ended_brokers:
             asyncio.ensure_future(self.controller.write(
-                lambda working: (throttle_removals(working, ended_topics, ended_brokers), None)))
+                lambda working: ControllerResult(throttle_removals(working, ended_topics, ended_brokers))))

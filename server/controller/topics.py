@@ -121,9 +121,8 @@ def place_partitions(image: MetadataImage, start_partition: int, count: int, rep
 
 def partition_record(image: MetadataImage, topic_id: uuid.UUID, partition_id: int, replicas: Sequence[int],
                      isr: Sequence[int]):
-    """The (PartitionRecord, version) entry of a new partition: its first in-sync replica leads."""
-    return (rec.PartitionRecord(
+    """The PartitionRecord of a new partition: its first in-sync replica leads."""
+    return rec.PartitionRecord(
         partition_id=partition_id, topic_id=topic_id, replicas=list(replicas), isr=list(isr),
         removing_replicas=[], adding_replicas=[], leader=isr[0], leader_recovery_state=0, leader_epoch=0,
-        partition_epoch=0, directories=[default_directory(image.brokers, b) for b in replicas]),
-        None)
+        partition_epoch=0, directories=[default_directory(image.brokers, b) for b in replicas])

@@ -45,6 +45,7 @@ from kraftwire.codec.message import Message
 from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
+from kraftwire.codec import KafkaError
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name
 
@@ -227,8 +228,8 @@ class ControlPlane:
         broker = self._broker_id(broker_id)
         try:
             await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
-        except ValueError as exc:
-            raise HttpError(400, str(exc)) from None
+        except KafkaError as exc:
+            raise HttpError(400, exc.message) from None
         return self._broker_answer(broker)
 
     async def set_speed(self, request: Request) -> Response:
