@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED, MIGRATING,
-                                       NO_LEADER, ConfigResourceType)
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       MIGRATING, NO_LEADER, ConfigResourceType)
 
 Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, value bytes)
 

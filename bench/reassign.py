@@ -98,7 +98,8 @@ def move_time(speed: float, partitions: int, size: int, throttle: int) -> dict:
         create(admin, "moving", partitions, 1, {"kraftwire.partition.size.bytes": str(size),
                                                 "leader.replication.throttled.replicas": "*"})
         bg.run(bg.cluster.controller.write(lambda image: ([(rec.ConfigRecord(
-            resource_type=ConfigResourceType.BROKER, resource_name="1", name="leader.replication.throttled.rate", value=str(throttle)),
+            resource_type=ConfigResourceType.BROKER, resource_name="1", name="leader.replication.throttled.rate",
+            value=str(throttle)),
             None)], None)))
         start = time.perf_counter()
         admin.alter_partition_reassignments({TopicPartition("moving", i): [2] for i in range(partitions)})

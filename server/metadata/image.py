@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED, LOST,
-                                       MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
 from .record_versions import version_for
 
@@ -103,7 +103,8 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
         removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
         adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
         leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        leader_recovery_state=state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
+        leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
+                               else r.leader_recovery_state),
         leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         partition_epoch=state.partition_epoch + 1,
         directories=_directories(directories, replicas))
