@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import ConfigResourceType, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED, MIGRATING, NO_LEADER
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       MIGRATING, NO_LEADER, ConfigResourceType)
 
 Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, value bytes)
 
@@ -592,8 +593,8 @@ class GlobalReplay:
 
     def _registration_change(self, offset, timestamp, r) -> None:
         if r.fenced:
-            self._fence(offset, timestamp, r.broker_id, r.fenced == 1)
-        if r.in_controlled_shutdown == 1:
+            self._fence(offset, timestamp, r.broker_id, r.fenced == FENCE)
+        if r.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN:
             self._broker_change(offset, timestamp, r.broker_id, "controlled_shutdown", shutdown=True)
         if r.log_dirs:
             broker = self.brokers.get(r.broker_id)

@@ -292,10 +292,10 @@ class Churn:
         self.settle(n, p)
         if throttled and self.rng.random() < 0.85:  # the rest are left behind
             self.followups.append(
-                [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=p.topic, name="leader.replication.throttled.replicas",
-                                  value=None)]
-                + [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(b), name="follower.replication.throttled.rate",
-                                    value=None) for b in added])
+                [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=p.topic,
+                                  name="leader.replication.throttled.replicas", value=None)]
+                + [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(b),
+                                    name="follower.replication.throttled.rate", value=None) for b in added])
 
     def cancel_reassignment(self) -> None:
         if not self.in_flight:

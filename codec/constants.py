@@ -29,6 +29,17 @@ LEADER_RECOVERED = 0
 LEADER_RECOVERING = 1
 LEADER_RECOVERY_UNCHANGED = -1  # PartitionChangeRecord's default LeaderRecoveryState (NO_CHANGE)
 
+# BrokerRegistrationChangeRecord's Fenced (BrokerRegistrationFencingChange; 0 leaves it) and
+# InControlledShutdown (InControlledShutdownChange; 0 leaves it).
+FENCE = 1
+UNFENCE = -1
+ENTER_CONTROLLED_SHUTDOWN = 1
+
+# LeaderAndIsr's Type (AbstractControlRequest.Type): FULL lists every partition the broker hosts,
+# INCREMENTAL only the changed ones.
+LEADER_AND_ISR_INCREMENTAL = 1
+LEADER_AND_ISR_FULL = 2
+
 ZERO_UUID = uuid.UUID(int=0)  # Uuid.ZERO_UUID: no topic id, no directory id
 
 # DirectoryId (KIP-858): the reserved directory ids a replica's directory may hold instead of a real one.

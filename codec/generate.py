@@ -24,7 +24,8 @@ PYTHON_TYPES = {"bool": "bool", "int8": "int", "int16": "int", "int32": "int", "
 
 
 def _header(doc: str) -> list[str]:
-    return ['"""' + doc, "", 'Generated from ``schemas/`` by ``python -m kraftwire.codec.generate``; do not edit.', '"""']
+    return ['"""' + doc, "", "Generated from ``schemas/`` by ``python -m kraftwire.codec.generate``; do not edit.",
+            '"""']
 
 
 def _string_lines(text: str, indent: str) -> list[str]:

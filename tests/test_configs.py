@@ -13,6 +13,7 @@ from kraftwire.server.metadata.configs import (
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 SET, DELETE, APPEND, SUBTRACT = AlterOp.SET, AlterOp.DELETE, AlterOp.APPEND, AlterOp.SUBTRACT
 MAX = str(LONG_MAX)
 
@@ -72,7 +73,7 @@ def test_kraftwire_configs_and_defaults():
 # ---- DescribeConfigs: topics ------------------------------------------------------------------------
 
 def test_topic_defaults():
-    found = entries(ConfigResourceType.TOPIC, "t", {}, {})
+    found = entries(TOPIC, "t", {}, {})
     assert list(found) == list(TOPIC_CONFIGS)
     expected = {
         "retention.ms": ("604800000", ConfigType.LONG), "segment.bytes": ("1073741824", ConfigType.INT),
@@ -92,7 +93,7 @@ def test_topic_defaults():
 
 
 def test_topic_default_synonyms_follow_kafka():
-    found = entries(ConfigResourceType.TOPIC, "t", {}, {})
+    found = entries(TOPIC, "t", {}, {})
     assert found["cleanup.policy"].synonyms == [("log.cleanup.policy", "delete", 5)]
     assert found["min.insync.replicas"].synonyms == [("min.insync.replicas", "1", 5)]
     assert found["max.message.bytes"].synonyms == [("message.max.bytes", "1048588", 5)]
@@ -103,7 +104,7 @@ def test_topic_default_synonyms_follow_kafka():
 
 
 def test_topic_override():
-    found = entries(ConfigResourceType.TOPIC, "t", {"retention.ms": "1000", "cleanup.policy": "compact"}, {})
+    found = entries(TOPIC, "t", {"retention.ms": "1000", "cleanup.policy": "compact"}, {})
     assert found["retention.ms"].value == "1000"
     assert found["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG
     assert not found["retention.ms"].is_default
@@ -113,7 +114,7 @@ def test_topic_override():
 
 def test_topic_value_from_cluster_default():
     cluster = {"log.retention.ms": "5000", "log.segment.bytes": "3145728"}
-    found = entries(ConfigResourceType.TOPIC, "t", {"segment.bytes": "2097152"}, cluster)
+    found = entries(TOPIC, "t", {"segment.bytes": "2097152"}, cluster)
     assert found["retention.ms"].value == "5000"
     assert found["retention.ms"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     assert found["retention.ms"].synonyms == [("log.retention.ms", "5000", 3), ("log.retention.hours", "168", 5)]
@@ -123,22 +124,22 @@ def test_topic_value_from_cluster_default():
 
 
 def test_topic_values_are_rendered_as_kafka_parses_them():
-    found = entries(ConfigResourceType.TOPIC, "t", {"retention.ms": " +0100 ", "cleanup.policy": "compact , delete,compact",
+    found = entries(TOPIC, "t", {"retention.ms": " +0100 ", "cleanup.policy": "compact , delete,compact",
                                  "preallocate": "TRUE", "min.cleanable.dirty.ratio": "1e-4"}, {})
     assert found["retention.ms"].value == "100"
     assert found["cleanup.policy"].value == "compact,delete"
     assert found["preallocate"].value == "true"
     assert found["min.cleanable.dirty.ratio"].value == "1.0E-4"
     for raw, shown in [(".5", "0.5"), ("1", "1.0"), ("0.001", "0.001"), ("1d", "1.0"), ("-0", "-0.0")]:
-        assert entries(ConfigResourceType.TOPIC, "t", {"min.cleanable.dirty.ratio": raw}, {})["min.cleanable.dirty.ratio"].value == shown
+        assert entries(TOPIC, "t", {"min.cleanable.dirty.ratio": raw}, {})["min.cleanable.dirty.ratio"].value == shown
 
 
 def test_negative_cluster_retention_means_unlimited():
-    assert entries(ConfigResourceType.TOPIC, "t", {}, {"log.retention.ms": "-5"})["retention.ms"].value == "-1"
+    assert entries(TOPIC, "t", {}, {"log.retention.ms": "-5"})["retention.ms"].value == "-1"
 
 
 def test_requested_keys_unknown_ones_omitted():
-    found = describe(ConfigResourceType.TOPIC, "t", {}, {}, ["retention.ms", "no.such.config", "cleanup.policy"], False, True)
+    found = describe(TOPIC, "t", {}, {}, ["retention.ms", "no.such.config", "cleanup.policy"], False, True)
     assert [entry.name for entry in found] == ["retention.ms", "cleanup.policy"]
     assert found[0].synonyms == [] and found[0].documentation == TOPIC_CONFIGS["retention.ms"].doc
     assert found[0].documentation
@@ -152,7 +153,7 @@ def test_unsupported_resource_type():
 # ---- DescribeConfigs: brokers -----------------------------------------------------------------------
 
 def test_broker_lists_throttle_keys_even_when_unset():
-    found = entries(ConfigResourceType.BROKER, "1", {}, {})
+    found = entries(BROKER, "1", {}, {})
     assert list(found) == list(BROKER_CONFIGS)
     for name in (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE, configs.ALTER_LOG_DIRS_IO_MAX_BYTES):
         entry = found[name]
@@ -161,7 +162,7 @@ def test_broker_lists_throttle_keys_even_when_unset():
 
 
 def test_broker_sources_and_synonyms():
-    found = entries(ConfigResourceType.BROKER, "1", {"leader.replication.throttled.rate": "10", "log.retention.ms": "7"},
+    found = entries(BROKER, "1", {"leader.replication.throttled.rate": "10", "log.retention.ms": "7"},
                     {"leader.replication.throttled.rate": "20", "follower.replication.throttled.rate": "30",
                      "log.retention.ms": "5000"})
     assert found["leader.replication.throttled.rate"].value == "10"
@@ -176,7 +177,7 @@ def test_broker_sources_and_synonyms():
 
 
 def test_broker_defaults_read_only_flags_and_broker_id():
-    found = entries(ConfigResourceType.BROKER, "3", {}, {})
+    found = entries(BROKER, "3", {}, {})
     assert (found["broker.id"].value, found["broker.id"].source, found["broker.id"].read_only) == ("3", 4, True)
     assert found["broker.id"].synonyms == [("broker.id", "3", 4), ("broker.id", "-1", 5)]
     assert found["log.retention.ms"].value is None and found["log.retention.ms"].source == 5
@@ -190,13 +191,13 @@ def test_broker_defaults_read_only_flags_and_broker_id():
 
 
 def test_broker_sees_cluster_wide_kraftwire_switch():
-    found = entries(ConfigResourceType.BROKER, "1", {}, {"kraftwire.throttle.auto.remove.enable": "true"})
+    found = entries(BROKER, "1", {}, {"kraftwire.throttle.auto.remove.enable": "true"})
     assert found["kraftwire.throttle.auto.remove.enable"].value == "true"
     assert found["kraftwire.throttle.auto.remove.enable"].source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
 
 
 def test_custom_broker_configs_are_hidden_like_kafka_does():
-    found = entries(ConfigResourceType.BROKER, "1", {"my.plugin.setting": "secret"}, {"other.plugin": "x"})
+    found = entries(BROKER, "1", {"my.plugin.setting": "secret"}, {"other.plugin": "x"})
     custom = found["my.plugin.setting"]
     assert (custom.value, custom.is_sensitive, custom.read_only, custom.config_type, custom.source) == (
         None, True, True, ConfigType.UNKNOWN, 2)
@@ -206,12 +207,12 @@ def test_custom_broker_configs_are_hidden_like_kafka_does():
 
 def test_cluster_default_resource_lists_only_what_is_set():
     cluster = {"log.retention.ms": "5000", "leader.replication.throttled.rate": " 100", "custom": "x"}
-    found = describe(ConfigResourceType.BROKER, "", cluster, cluster, None, True, False)
+    found = describe(BROKER, "", cluster, cluster, None, True, False)
     assert [entry.name for entry in found] == ["leader.replication.throttled.rate", "log.retention.ms", "custom"]
     assert all(entry.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG for entry in found)
     assert found[0].value == " 100"  # Kafka shows the stored string here
     assert found[1].synonyms == [("log.retention.ms", "5000", 3)]
-    assert describe(ConfigResourceType.BROKER, "", {}, {}) == []
+    assert describe(BROKER, "", {}, {}) == []
 
 
 # ---- Topic validation ---------------------------------------------------------------------------------
@@ -452,37 +453,37 @@ THROTTLE = configs.LEADER_THROTTLED_REPLICAS
 
 def test_set_and_delete():
     current = {"retention.ms": "1", "segment.ms": "2"}
-    assert apply_incremental(ConfigResourceType.TOPIC, current, [("retention.ms", SET, "3"), ("segment.ms", DELETE, None),
+    assert apply_incremental(TOPIC, current, [("retention.ms", SET, "3"), ("segment.ms", DELETE, None),
                                               ("flush.ms", DELETE, None)]) == {"retention.ms": "3"}
     assert current == {"retention.ms": "1", "segment.ms": "2"}
 
 
 def test_append_adds_missing_items_in_order():
-    assert apply_incremental(ConfigResourceType.TOPIC, {THROTTLE: "0:1,1:2"}, [(THROTTLE, APPEND, "1:2,2:3,0:4")]) == {
+    assert apply_incremental(TOPIC, {THROTTLE: "0:1,1:2"}, [(THROTTLE, APPEND, "1:2,2:3,0:4")]) == {
         THROTTLE: "0:1,1:2,2:3,0:4"}
-    assert apply_incremental(ConfigResourceType.TOPIC, {}, [(THROTTLE, APPEND, "0:1")]) == {THROTTLE: "0:1"}
+    assert apply_incremental(TOPIC, {}, [(THROTTLE, APPEND, "0:1")]) == {THROTTLE: "0:1"}
 
 
 def test_append_starts_from_kafkas_default():
-    assert apply_incremental(ConfigResourceType.TOPIC, {}, [("cleanup.policy", APPEND, "compact")]) == {"cleanup.policy": "delete,compact"}
-    assert apply_incremental(ConfigResourceType.TOPIC, {}, [("cleanup.policy", SUBTRACT, "delete")]) == {"cleanup.policy": ""}
+    assert apply_incremental(TOPIC, {}, [("cleanup.policy", APPEND, "compact")]) == {"cleanup.policy": "delete,compact"}
+    assert apply_incremental(TOPIC, {}, [("cleanup.policy", SUBTRACT, "delete")]) == {"cleanup.policy": ""}
 
 
 def test_subtract_removes_items():
-    assert apply_incremental(ConfigResourceType.TOPIC, {THROTTLE: "0:1,1:2,2:3"}, [(THROTTLE, SUBTRACT, "1:2,9:9")]) == {
+    assert apply_incremental(TOPIC, {THROTTLE: "0:1,1:2,2:3"}, [(THROTTLE, SUBTRACT, "1:2,9:9")]) == {
         THROTTLE: "0:1,2:3"}
-    assert apply_incremental(ConfigResourceType.TOPIC, {THROTTLE: "0:1"}, [(THROTTLE, SUBTRACT, "0:1")]) == {THROTTLE: ""}
+    assert apply_incremental(TOPIC, {THROTTLE: "0:1"}, [(THROTTLE, SUBTRACT, "0:1")]) == {THROTTLE: ""}
 
 
 def test_list_operations_split_like_java():
     # Empty items already stored are dropped; trailing empty items of the operand are ignored.
-    assert apply_incremental(ConfigResourceType.TOPIC, {THROTTLE: "0:1,,1:2"}, [(THROTTLE, APPEND, "2:3,,")]) == {THROTTLE: "0:1,1:2,2:3"}
-    assert apply_incremental(ConfigResourceType.TOPIC, {THROTTLE: "0:1"}, [(THROTTLE, APPEND, ",2:3")]) == {THROTTLE: "0:1,,2:3"}
+    assert apply_incremental(TOPIC, {THROTTLE: "0:1,,1:2"}, [(THROTTLE, APPEND, "2:3,,")]) == {THROTTLE: "0:1,1:2,2:3"}
+    assert apply_incremental(TOPIC, {THROTTLE: "0:1"}, [(THROTTLE, APPEND, ",2:3")]) == {THROTTLE: "0:1,,2:3"}
 
 
 def test_apply_incremental_refuses_lists_operations_on_scalars():
     with pytest.raises(KafkaError) as raised:
-        apply_incremental(ConfigResourceType.BROKER, {}, [("message.max.bytes", APPEND, "1")])
+        apply_incremental(BROKER, {}, [("message.max.bytes", APPEND, "1")])
     assert raised.value.message == "Can't APPEND to key message.max.bytes because its type is not LIST."
 
 

@@ -124,7 +124,8 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value)
                 for key, value in dynamic.items()]
     records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
-    return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None, topic_config_error_code=ErrorCode.NONE,
+    return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
+                  topic_config_error_code=ErrorCode.NONE,
                   num_partitions=len(replicas), replication_factor=len(replicas[0]),
                   configs=_effective_configs(image, topic.name, dynamic))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import BrokerHeartbeatResponse
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker, move_off_broker, unfence_broker
 from kraftwire.server.controller.result import ControllerResult
@@ -58,7 +59,7 @@ def _lifecycle(image, broker, request) -> ControllerResult:
         records = []
         if not broker.in_controlled_shutdown:
             records.append(rec.BrokerRegistrationChangeRecord(broker_id=broker.broker_id, broker_epoch=broker.epoch,
-                                                              in_controlled_shutdown=1))
+                                                              in_controlled_shutdown=ENTER_CONTROLLED_SHUTDOWN))
             records += fence_broker(image, broker.broker_id)[1:]  # the partition moves, not the fence itself
         return ControllerResult(records, BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced,
                                                                  should_shut_down=True))

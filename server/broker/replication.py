@@ -48,13 +48,13 @@ from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import LEADER_AND_ISR_FULL
 from kraftwire.server.metadata.image import MetadataImage
 
 log = logging.getLogger("kraftwire.replication")
 
 TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
-FULL = 2  # LeaderAndIsr Type: the request lists every partition the broker hosts
 UNLIMITED = float(configs.LONG_MAX)
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 
@@ -402,7 +402,7 @@ class ReplicaManager:
         for topic_name, topic_id, state in _partition_states(image, request):
             code = self._apply(image, topic_name, topic_id, state)
             errors.setdefault(topic_id, []).append((topic_name, state.partition_index, code))
-        if request.type == FULL:  # every partition this broker hosts: anything else is a stray
+        if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
             listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
             for key in [k for k in self.replicas if k not in listed]:
                 self._delete(key)

@@ -9,13 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
+from kraftwire.codec.constants import FENCE, NO_LEADER, UNFENCE, ConfigResourceType
 
 from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import Election, build_change
 
-FENCE = 1
-UNFENCE = -1
 UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
 
 

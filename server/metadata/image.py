@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import ConfigResourceType, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
 from .record_versions import version_for
 
@@ -102,7 +103,8 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
         removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
         adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
         leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        leader_recovery_state=state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
+        leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
+                               else r.leader_recovery_state),
         leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         partition_epoch=state.partition_epoch + 1,
         directories=_directories(directories, replicas))
@@ -216,11 +218,11 @@ class MetadataImage:
         if broker is None:
             return
         changes = {}
-        if r.fenced == 1:
+        if r.fenced == FENCE:
             changes["fenced"] = True
-        elif r.fenced == -1:
+        elif r.fenced == UNFENCE:
             changes["fenced"] = False
-        if r.in_controlled_shutdown == 1:
+        if r.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN:
             changes["in_controlled_shutdown"] = True
         if r.log_dirs:
             changes["log_dirs"] = tuple(r.log_dirs)
