@@ -45,15 +45,12 @@ from dataclasses import dataclass
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       MIGRATING, NO_LEADER, ConfigResourceType)
 
 Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, value bytes)
 
-MIGRATING = uuid.UUID(int=0)
-LEADER_UNCHANGED = -2
 NEVER = -1 << 63  # below any timestamp
-NO_LEADER = -1
-TOPIC_RESOURCE = 2
-BROKER_RESOURCE = 4
 THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
 
@@ -331,7 +328,7 @@ class PartitionReplay:
                  old[2] if r.removing_replicas is None else r.removing_replicas,
                  old[3] if r.adding_replicas is None else r.adding_replicas,
                  leader,
-                 old[5] if r.leader_recovery_state == -1 else r.leader_recovery_state,
+                 old[5] if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
                  leader_epoch, old[7] + 1, directories, texts)
         self.state = state
         was, now = bool(old[2] or old[3]), bool(state[2] or state[3])
@@ -549,12 +546,12 @@ class GlobalReplay:
         topic[2], topic[3] = offset, timestamp
         self.topic_ids.pop(topic[0], None)
         for config in THROTTLED_REPLICAS:
-            self._end_throttle((TOPIC_RESOURCE, topic[0], config), offset, timestamp, "topic_deleted")
+            self._end_throttle((ConfigResourceType.TOPIC, topic[0], config), offset, timestamp, "topic_deleted")
         return r.topic_id
 
     def _config(self, offset, timestamp, r) -> None:
-        if r.name not in (THROTTLE_RATES if r.resource_type == BROKER_RESOURCE else
-                          THROTTLED_REPLICAS if r.resource_type == TOPIC_RESOURCE else ()):
+        if r.name not in (THROTTLE_RATES if r.resource_type == ConfigResourceType.BROKER else
+                          THROTTLED_REPLICAS if r.resource_type == ConfigResourceType.TOPIC else ()):
             return
         key = (r.resource_type, r.resource_name, r.name)
         if r.value is None:
@@ -596,8 +593,8 @@ class GlobalReplay:
 
     def _registration_change(self, offset, timestamp, r) -> None:
         if r.fenced:
-            self._fence(offset, timestamp, r.broker_id, r.fenced == 1)
-        if r.in_controlled_shutdown == 1:
+            self._fence(offset, timestamp, r.broker_id, r.fenced == FENCE)
+        if r.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN:
             self._broker_change(offset, timestamp, r.broker_id, "controlled_shutdown", shutdown=True)
         if r.log_dirs:
             broker = self.brokers.get(r.broker_id)
@@ -737,17 +734,17 @@ def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int |
     ended lingered that long; one still set at the end of the log with none in flight is left behind.
     ``spans`` are ``Digest.spans``."""
     throttled = {(key[0], key[1]) for key, *_ in episodes}
-    every = (BROKER_RESOURCE, "") in throttled
+    every = (ConfigResourceType.BROKER, "") in throttled
     by_resource: dict[tuple, list] = {resource: [] for resource in throttled}
     for start, end, end_time, topic, brokers in spans:
         span = (start, end, end_time)
         if every:
-            by_resource[BROKER_RESOURCE, ""].append(span)
-        on_topic = by_resource.get((TOPIC_RESOURCE, topic))
+            by_resource[ConfigResourceType.BROKER, ""].append(span)
+        on_topic = by_resource.get((ConfigResourceType.TOPIC, topic))
         if on_topic is not None:
             on_topic.append(span)
         for broker in brokers:
-            on_broker = by_resource.get((BROKER_RESOURCE, str(broker)))
+            on_broker = by_resource.get((ConfigResourceType.BROKER, str(broker)))
             if on_broker is not None:
                 on_broker.append(span)
     indexes = {resource: _Intervals(found) for resource, found in by_resource.items()}
@@ -760,7 +757,7 @@ def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int |
         until = removed_time if removed_time is not None else end_timestamp
         since = set_time if last_end is None else max(last_end, set_time)
         lingered = None if running or until is None else max(0, until - since)
-        rows.append(("broker" if resource_type == BROKER_RESOURCE else "topic", name, config, value, set_offset,
+        rows.append(("broker" if resource_type == ConfigResourceType.BROKER else "topic", name, config, value, set_offset,
                      set_time, removed_offset, removed_time, removed_by, needed, last_end, lingered,
                      removed_offset is None and not running))
     return rows

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from kraftwire.audit.logwriter import LogWriter  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.constants import ConfigResourceType, NO_LEADER  # noqa: E402
 
 BROKERS = 12
 TOPICS = 100
@@ -201,13 +202,13 @@ class Churn:
             if missing:
                 p.isr = p.isr + [self.rng.choice(missing)]
                 fields = {"isr": p.isr}
-                if p.leader == -1:
+                if p.leader == NO_LEADER:
                     p.leader = fields["leader"] = self.leader_for(p.replicas, p.isr, -1)
                 self.emit(self.change(p, **fields))
                 self.settle(n, p)
             return
         n, p = self.pick()
-        followers = [b for b in p.isr if b != p.leader] if p.leader != -1 else []
+        followers = [b for b in p.isr if b != p.leader] if p.leader != NO_LEADER else []
         if len(p.isr) == len(p.replicas) and followers:
             p.isr = [b for b in p.isr if b != self.rng.choice(followers)]
             self.emit(self.change(p, isr=p.isr))
@@ -235,11 +236,11 @@ class Churn:
             target[self.rng.randrange(len(target))] = self.rng.choice(others)
         throttled = self.rng.random() < 0.3
         if throttled:
-            self.emit(rec.ConfigRecord(resource_type=2, resource_name=p.topic,
+            self.emit(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=p.topic,
                                        name="leader.replication.throttled.replicas",
                                        value=",".join(f"{p.index}:{b}" for b in p.replicas)))
             for b in set(target) - set(p.replicas):
-                self.emit(rec.ConfigRecord(resource_type=4, resource_name=str(b),
+                self.emit(rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(b),
                                            name="follower.replication.throttled.rate", value=RATE))
         removing = sorted(set(p.replicas) - set(target))
         adding = sorted(set(target) - set(p.replicas))
@@ -291,10 +292,10 @@ class Churn:
         self.settle(n, p)
         if throttled and self.rng.random() < 0.85:  # the rest are left behind
             self.followups.append(
-                [rec.ConfigRecord(resource_type=2, resource_name=p.topic, name="leader.replication.throttled.replicas",
-                                  value=None)]
-                + [rec.ConfigRecord(resource_type=4, resource_name=str(b), name="follower.replication.throttled.rate",
-                                    value=None) for b in added])
+                [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=p.topic,
+                                  name="leader.replication.throttled.replicas", value=None)]
+                + [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(b),
+                                    name="follower.replication.throttled.rate", value=None) for b in added])
 
     def cancel_reassignment(self) -> None:
         if not self.in_flight:

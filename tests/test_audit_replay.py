@@ -16,6 +16,7 @@ from kraftwire.audit.options import parse_bound
 from kraftwire.audit.replay import COLUMNS, Window
 from kraftwire.audit.logwriter import LogWriter, write_snapshot
 from audit_logs import T0, Log, dir_of, dirs, partition, planted_log
+from kraftwire.codec import log_layout
 from kraftwire.codec import records as r
 
 TOPIC = uuid.UUID("11111111-2222-4333-8444-555555555555")
@@ -75,7 +76,7 @@ def test_index_aligned_splits_and_rolled_segments_give_the_same_tables(tmp_path)
 
 
 def _index_positions(segment_path):
-    return {position for _, position in splits.index_entries(segment_path.with_suffix(".index").read_bytes())}
+    return {position for _, position in log_layout.index_entries(segment_path.with_suffix(".index").read_bytes())}
 
 
 def _without_files(table, rows):
@@ -88,8 +89,8 @@ def _without_files(table, rows):
 def test_bad_index_entries_are_reported_and_not_used(tmp_path):
     planted = planted_log(tmp_path / "log", index_interval_bytes=200)
     index = next((tmp_path / "log").glob("*.index"))
-    shifted = [(offset, position + 3) for offset, position in splits.index_entries(index.read_bytes())]
-    index.write_bytes(b"".join(splits.INDEX_ENTRY.pack(*entry) for entry in shifted))  # each points mid-batch
+    shifted = [(offset, position + 3) for offset, position in log_layout.index_entries(index.read_bytes())]
+    index.write_bytes(b"".join(log_layout.INDEX_ENTRY.pack(*entry) for entry in shifted))  # each points mid-batch
     result = local.run([str(tmp_path / "log")], str(tmp_path / "out"), split_bytes=300)
     bad = [v for v in result.rows("violations") if v["kind"] == "bad_index_entry"]
     assert bad and all(v["file"] == index.name for v in bad)

@@ -16,12 +16,11 @@ from __future__ import annotations
 import random
 
 from kraftwire.codec.messages import MetadataResponse
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 
-from kraftwire.server.metadata.image import NO_LEADER
 
 API_KEY = 3
-NONE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID = 0, 5, 3, 100
-ZERO_UUID_INT = 0
 Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
 
@@ -47,13 +46,13 @@ def _partition(image, index, state) -> Partition:
     offline = tuple(b for b in state.replicas
                     if (broker := image.brokers.get(b)) is None or broker.fenced
                     or not broker.has_online_dir(state.directory_of(b)))
-    return Partition(error_code=LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else NONE,
+    return Partition(error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
                      partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch,
                      replica_nodes=state.replicas, isr_nodes=state.isr, offline_replicas=offline)
 
 
 def _topic(image, topic) -> Topic:
-    return Topic(error_code=NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
+    return Topic(error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
                  partitions=[_partition(image, i, s) for i, s in sorted(topic.partitions.items())])
 
 
@@ -67,12 +66,12 @@ def build_response(image, request, version: int, broker) -> MetadataResponse:
     else:
         topics = []
         for entry in wanted:
-            if entry.name is None and entry.topic_id.int != ZERO_UUID_INT:
+            if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
-                missing = Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
+                missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
             else:
                 topic = image.topic(entry.name)
-                missing = Topic(error_code=UNKNOWN_TOPIC_OR_PARTITION, name=entry.name)
+                missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=entry.name)
             topics.append(missing if topic is None else _topic(image, topic))
     return MetadataResponse(brokers=brokers, cluster_id=broker.cluster_id, controller_id=live_broker_id(image),
                             topics=topics)

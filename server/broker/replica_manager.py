@@ -29,18 +29,15 @@ from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
-from kraftwire.server.metadata.errors import KAFKA_STORAGE_ERROR
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import LEADER_AND_ISR_FULL
 from kraftwire.server.metadata.image import MetadataImage
 from .replication_network import ReplicationNetwork, partition_size
 
 log = logging.getLogger("kraftwire.replication")
 
-NONE = 0
-STALE_CONTROLLER_EPOCH = 11
-UNKNOWN_TOPIC_OR_PARTITION = 3
 TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
-FULL = 2  # LeaderAndIsr Type: the request lists every partition the broker hosts
 
 
 @dataclass(eq=False)
@@ -95,14 +92,14 @@ class ReplicaManager:
 
     def become_leader_or_follower(self, request, version: int) -> LeaderAndIsrResponse:
         if request.controller_epoch < self.controller_epoch:
-            return LeaderAndIsrResponse(error_code=STALE_CONTROLLER_EPOCH)
+            return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
         self.controller_epoch = request.controller_epoch
         image = self.broker.image
         errors: dict[uuid.UUID, list] = {}
         for topic_name, topic_id, state in _partition_states(image, request):
             code = self._apply(image, topic_name, topic_id, state)
             errors.setdefault(topic_id, []).append((topic_name, state.partition_index, code))
-        if request.type == FULL:  # every partition this broker hosts: anything else is a stray
+        if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
             listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
             for key in [k for k in self.replicas if k not in listed]:
                 self._delete(key)
@@ -117,16 +114,16 @@ class ReplicaManager:
 
     def _apply(self, image, topic_name: str, topic_id: uuid.UUID | None, state) -> int:
         if topic_id is None:
-            return UNKNOWN_TOPIC_OR_PARTITION
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         key = (topic_id, state.partition_index)
         replica = self.replicas.get(key)
         if replica is not None and (state.leader_epoch, state.partition_epoch) < (replica.leader_epoch,
                                                                                   replica.partition_epoch):
-            return STALE_CONTROLLER_EPOCH
+            return ErrorCode.STALE_CONTROLLER_EPOCH
         if self.broker_id not in state.replicas:
             if key in self.replicas:
                 self._delete(key)
-            return NONE
+            return ErrorCode.NONE
         if replica is None:
             replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
                                                    state.leader_epoch, state.partition_epoch, (), ())
@@ -137,9 +134,9 @@ class ReplicaManager:
         replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
         replica.adding, replica.removing = tuple(state.adding_replicas), tuple(state.removing_replicas)
         if not self.broker.log_manager.place(image, replica):
-            return KAFKA_STORAGE_ERROR
+            return ErrorCode.KAFKA_STORAGE_ERROR
         self.serve(image, replica)
-        return NONE
+        return ErrorCode.NONE
 
     def serve(self, image, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
@@ -231,10 +228,10 @@ class ReplicaManager:
                 replica = self.replicas.get(key)
                 if replica is None:
                     continue
-                if result.error_code == NONE and result.partition_epoch >= replica.partition_epoch:
+                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
                     replica.isr, replica.leader_epoch = tuple(result.isr), result.leader_epoch
                     replica.partition_epoch = result.partition_epoch
-                if result.error_code == NONE or replica.partition_epoch != sent[key]:
+                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
                     again.add(key)  # more may have caught up, or newer state arrived meanwhile
         for key in again:
             self.follower_caught_up(key)

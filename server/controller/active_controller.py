@@ -1,6 +1,6 @@
 """The active controller: the one writer of the metadata log.
 
-All state changes go through ``write``: a pure decision ``(image, ...) -> (records, response)`` runs
+All state changes go through ``write``: a pure decision ``(image, ...) -> ControllerResult`` runs
 against the *working* image (committed records plus those appended but not yet committed), its records
 are appended as one atomic batch and applied to the working image at once, and the response is returned
 only after the batch commits. The *committed* image, which every read is served from, advances only
@@ -27,18 +27,21 @@ from typing import Callable
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
-from .metadata_log import Entry, MetadataLog
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.view import CommitListener
+from .broker_lifecycle import fence_broker
+from .metadata_log import MetadataLog
+from .result import ControllerResult
 
-log = logging.getLogger("kraftwire.controller")
+logger = logging.getLogger("kraftwire.controller")
 
-Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
+Decision = Callable[[MetadataImage], ControllerResult]
 
 
 class Controller:
-    def __init__(self, log_: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
+    def __init__(self, metadata_log: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
                  session_timeout_ms: int = 9000, rng: random.Random | None = None):
-        self.log = log_
+        self.log = metadata_log
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
@@ -47,7 +50,7 @@ class Controller:
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
         self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
-        self._commit_listeners: list[Callable[[list[tuple[int, object]]], None]] = []
+        self._commit_listeners: list[CommitListener] = []
         self._expiry_task: asyncio.Task | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
@@ -61,8 +64,8 @@ class Controller:
         self.log.add_commit_listener(self._on_commit)
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
-            await self.write(lambda image: ([(rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL), None)], None))
+            await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
+                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL)]))
         self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
@@ -71,7 +74,7 @@ class Controller:
             self._expiry_task.cancel()
         await self.log.close()
 
-    def add_commit_listener(self, listener) -> None:
+    def add_commit_listener(self, listener: CommitListener) -> None:
         """Called with [(offset, record)] after each commit, once the committed image has them."""
         self._commit_listeners.append(listener)
 
@@ -85,9 +88,8 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
-            records = [(record, version_for(record) if version is None else version) for record, version in records]
-            base, committed = self.log.append(records)
-            for i, (record, _version) in enumerate(records):
+            base, committed = self.log.append([(record, version_for(record)) for record in records])
+            for i, record in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1
             appended = time.perf_counter()
@@ -108,15 +110,10 @@ class Controller:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
         self._inherited.discard(broker_id)
 
-    def end_session(self, broker_id: int) -> None:
-        self._sessions.pop(broker_id, None)
-
     def session_alive(self, broker_id: int) -> bool:
         return broker_id not in self._inherited and self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
-        from .broker_lifecycle import fence_broker  # the decision lives with the other broker-lifecycle rules
-
         interval = min(1.0, self.session_timeout_ms / 4000)
         while True:
             planned = time.monotonic() + interval
@@ -133,6 +130,6 @@ class Controller:
                     del self._sessions[broker_id]
                     broker = self.working.brokers.get(broker_id)
                     if broker is not None and not broker.fenced:
-                        log.info("broker %d missed its heartbeats for %d ms: fencing it",
-                                 broker_id, self.session_timeout_ms)
-                        await self.write(lambda image, b=broker_id: (fence_broker(image, b), None))
+                        logger.info("broker %d missed its heartbeats for %d ms: fencing it",
+                                    broker_id, self.session_timeout_ms)
+                        await self.write(lambda image, b=broker_id: ControllerResult(fence_broker(image, b)))

@@ -23,15 +23,13 @@ import uuid
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import LeaderAndIsrRequest
+from kraftwire.codec.constants import LEADER_AND_ISR_FULL, LEADER_AND_ISR_INCREMENTAL, NO_LEADER, UNFENCE
 
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
-from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 
 log = logging.getLogger("kraftwire.leader_and_isr")
 
-INCREMENTAL = 1
-FULL = 2
-UNFENCE = -1
 KRAFT_CONTROLLER_EPOCH = -1  # per-partition ControllerEpoch in KRaft's mapping
 # Commits are gathered for 10 ms, plus 10 ms per 1000 changed partitions (at most 200 ms): the writes'
 # own answers go out before the brokers' LeaderAndIsr work takes the loop.
@@ -133,11 +131,12 @@ class LeaderAndIsrPublisher:
         for broker_id, partitions in per_broker.items():
             if broker_id not in self._full:
                 for start in range(0, len(partitions), MAX_PARTITIONS_PER_REQUEST):
-                    self._send(image, broker_id, partitions[start:start + MAX_PARTITIONS_PER_REQUEST], INCREMENTAL)
+                    self._send(image, broker_id, partitions[start:start + MAX_PARTITIONS_PER_REQUEST],
+                               LEADER_AND_ISR_INCREMENTAL)
         for broker_id in self._full:
             hosted = [(topic, index, state, False) for topic, index, state in image.partitions()
                       if broker_id in state.replicas]
-            self._send(image, broker_id, hosted, FULL)
+            self._send(image, broker_id, hosted, LEADER_AND_ISR_FULL)
         self._full.clear()
 
     def _send(self, image: MetadataImage, broker_id: int, partitions, request_type: int) -> None:

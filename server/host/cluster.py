@@ -41,21 +41,24 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from kraftwire.codec import records as rec
-
-from kraftwire.server.metadata import configs
-from kraftwire.server.controller.broker_lifecycle import fence_broker
-from .control_plane import ControlPlane, RecentRecords, describe_broker
-from kraftwire.server.controller.active_controller import Controller
-from .fault_injection import ErrorInjector, InjectedError
+from kraftwire.server import apis
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
-from .metrics import ClusterMetrics
 from kraftwire.server.broker.node import BrokerNode
+from kraftwire.server.broker.replication_network import ReplicationNetwork
+from kraftwire.server.controller.active_controller import Controller
+from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.node import ControllerNode
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
+from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.controller.throttle_cleanup import set_auto_remove
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import RaftConfig, RaftLog
 from kraftwire.server.raft.storage import directory_id, load_meta_properties
-from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.wire.transport import Listener
+from .control_plane import ControlPlane, RecentRecords, describe_broker
+from .fault_injection import ErrorInjector, InjectedError
+from .metrics import ClusterMetrics
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -71,6 +74,23 @@ def seconds_left(copies: list[dict]) -> float | None:
         return None
     waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
     return None if None in waits else max(waits, default=0.0)
+
+
+class CommittedImageView:
+    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the controller's own
+    committed image, shared by every broker, and its commit notifications. Nothing else of the
+    controller is reachable through it."""
+
+    def __init__(self, controller: Controller):
+        self._controller = controller
+        self.cluster_id = controller.cluster_id
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._controller.committed
+
+    def subscribe(self, listener: CommitListener) -> None:
+        self._controller.add_commit_listener(listener)
 
 
 class Cluster:
@@ -99,16 +119,17 @@ class Cluster:
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms,
                                      rng=None if seed is None else random.Random(seed))
-        self.controller_node = ControllerNode(self.controller, host, controller_port)
-        self.network = ReplicationNetwork(lambda: self.controller.committed, speed, virtual_clock)
-        self.controller.add_commit_listener(self.network.on_commit)
+        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS)
+        metadata = CommittedImageView(self.controller)
+        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
+        metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
-            BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i],
+            BrokerNode(i + 1, host, port + i if port else 0, metadata=metadata,
+                       controller_address=lambda: (self.controller_node.host, self.controller_node.port),
+                       apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid),
-                       heartbeat_interval_ms=heartbeat_interval_ms,
-                       network=self.network, advertised_host=advertised_host)
+                       rack=racks[i], heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
             for i in range(brokers)
         ]
         for node in self.brokers:
@@ -153,8 +174,7 @@ class Cluster:
                 await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
         if self._throttle_auto_remove is not None:
-            await self._set_broker_config("", configs.THROTTLE_AUTO_REMOVE_ENABLE,
-                                          str(self._throttle_auto_remove).lower())
+            await self.controller.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
 
@@ -228,7 +248,7 @@ class Cluster:
         if node.running:
             await node.heartbeat()
         else:
-            await self.controller.write(lambda image: (fence_broker(image, broker_id), None))
+            await self.controller.write(lambda image: ControllerResult(fence_broker(image, broker_id)))
         await self.wait_until(lambda image: broker_id not in image.brokers or image.brokers[broker_id].fenced,
                               timeout)
 
@@ -263,18 +283,10 @@ class Cluster:
 
     async def set_bandwidth(self, broker_id: int, bytes_per_second: int | None) -> None:
         """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the
-        ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log."""
+        ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log; a value
+        that is not a whole number of at least 1 raises KafkaError (server/controller/replication_bandwidth.py)."""
         self.broker(broker_id)
-        if bytes_per_second is not None and (type(bytes_per_second) is not int or bytes_per_second < 1):
-            raise ValueError("the bandwidth must be a whole number of bytes per second, at least 1")
-        await self._set_broker_config(str(broker_id), configs.REPLICATION_BANDWIDTH,
-                                      None if bytes_per_second is None else str(bytes_per_second))
-
-    async def _set_broker_config(self, resource_name: str, name: str, value: str | None) -> None:
-        """Write one dynamic broker config (None deletes it; "" is the cluster default) unless it is so."""
-        record = rec.ConfigRecord(resource_type=configs.BROKER, resource_name=resource_name, name=name, value=value)
-        await self.controller.write(lambda image: (
-            [] if image.broker_configs(resource_name).get(name) == value else [(record, None)], None))
+        await self.controller.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)

@@ -45,8 +45,10 @@ from typing import TYPE_CHECKING
 
 from kraftwire import codec
 from kraftwire.codec.message import Message
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
+from kraftwire.codec import KafkaError
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name, under_replicated_partition
 
@@ -60,7 +62,7 @@ DEFAULT_WAIT_SECONDS = 30.0
 THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
                     configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
                     configs.REPLICATION_BANDWIDTH)
-_RESOURCE_NAMES = {2: "topic", 4: "broker"}
+_RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
 
 
 class RecentRecords:
@@ -240,8 +242,8 @@ class ControlPlane:
         broker = self._broker_id(broker_id)
         try:
             await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
-        except ValueError as exc:
-            raise HttpError(400, str(exc)) from None
+        except KafkaError as exc:
+            raise HttpError(400, exc.message) from None
         return self._broker_answer(broker)
 
     async def set_speed(self, request: Request) -> Response:

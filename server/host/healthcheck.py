@@ -55,7 +55,7 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ApiVersionsResponse:
         raise Unhealthy(f"{host}:{port} sent an answer that does not decode: {exc}") from None
     if header.correlation_id != CORRELATION_ID:
         raise Unhealthy(f"{host}:{port} answered another request ({header.correlation_id})")
-    if response.error_code != 0:
+    if response.error_code != codec.ErrorCode.NONE:
         raise Unhealthy(f"{host}:{port} answered ApiVersions with error code {response.error_code}")
     return response
 

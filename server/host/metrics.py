@@ -25,13 +25,13 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kraftwire.codec.constants import NO_LEADER
 from kraftwire import codec
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .httpd import HttpServer, Response
-from kraftwire.server.metadata.image import NO_LEADER
 from kraftwire.server.raft.snapshots import list_snapshots
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class _RequestStats:
 
     def observe(self, api_key: int, version: int, response, arrived: float) -> None:
         elapsed = time.perf_counter() - arrived
-        key = (api_key, version, getattr(response, "error_code", 0))
+        key = (api_key, version, getattr(response, "error_code", codec.ErrorCode.NONE))
         counts = self.counts
         counts[key] = counts.get(key, 0) + 1
         latency = self.latencies.get(api_key)

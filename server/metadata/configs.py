@@ -31,10 +31,9 @@ from enum import IntEnum
 from itertools import dropwhile
 from typing import Literal, NamedTuple
 
-from .errors import INVALID_CONFIG, INVALID_REQUEST, KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 
-TOPIC = 2
-BROKER = 4
 
 
 class ConfigType(IntEnum):
@@ -457,9 +456,9 @@ _SYNONYM_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _catalogue(resource_type: int) -> dict[str, ConfigKey]:
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         return TOPIC_CONFIGS
-    if resource_type == BROKER:
+    if resource_type == ConfigResourceType.BROKER:
         return BROKER_CONFIGS
     raise ValueError(f"no dynamic configs for resource type {resource_type}")
 
@@ -581,13 +580,13 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     def selected(names):
         return [name for name in names if not keys or name in keys]
 
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         rows = [_topic_row(name, dynamic, broker_defaults) for name in selected(TOPIC_CONFIGS)]
-    elif resource_type == BROKER and resource_name == "":
+    elif resource_type == ConfigResourceType.BROKER and resource_name == "":
         names = [name for name in BROKER_CONFIGS if name in dynamic]
         names += sorted(dynamic.keys() - BROKER_CONFIGS.keys())
         rows = [_cluster_default_row(name, dynamic) for name in selected(names)]
-    elif resource_type == BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         names = [*BROKER_CONFIGS, *sorted((dynamic.keys() | broker_defaults.keys()) - BROKER_CONFIGS.keys())]
         rows = [_broker_row(name, resource_name, dynamic, broker_defaults) for name in selected(names)]
     else:
@@ -658,7 +657,7 @@ def apply_incremental(resource_type: int, current: Mapping[str, str], ops: Seque
         else:
             key = catalogue.get(name)
             if key is None or key.type is not ConfigType.LIST:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Can't {AlterOp(op).name} to key {name} because its type is not LIST.")
             base = updated.get(name, key.default_string)
             items = [item for item in base.split(",") if item] if base is not None else []
@@ -677,19 +676,19 @@ def validate_topic_changes(current: Mapping[str, str], ops: Sequence[Op],
     topic's new dynamic configs. Raises KafkaError: INVALID_REQUEST for malformed operations,
     INVALID_CONFIG for anything Kafka's LogConfig rejects."""
     check_operations(ops)
-    updated = apply_incremental(TOPIC, current, ops)
+    updated = apply_incremental(ConfigResourceType.TOPIC, current, ops)
     _check_records(current, updated, ops, only_changes=True)
     unknown = next((name for name in updated if name not in TOPIC_CONFIGS), None)
     if unknown is not None:
-        raise KafkaError(INVALID_CONFIG, f"Unknown topic config name: {unknown}")
-    _parse_all(TOPIC_CONFIGS, updated, INVALID_CONFIG)
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {unknown}")
+    _parse_all(TOPIC_CONFIGS, updated, ErrorCode.INVALID_CONFIG)
     min_lag = topic_value(updated, broker_defaults, "min.compaction.lag.ms")
     max_lag = topic_value(updated, broker_defaults, "max.compaction.lag.ms")
     if min_lag > max_lag:
-        raise KafkaError(INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
                                          f"({min_lag}) > max.compaction.lag.ms ({max_lag})")
     if topic_value(updated, broker_defaults, "remote.storage.enable"):
-        raise KafkaError(INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
                                          "Topic cannot be configured with remote log storage.")
     return updated
 
@@ -701,7 +700,7 @@ def validate_topic_creation(configs: Sequence[tuple[str, str | None]],
     INVALID_CONFIG, also for null values, which only this path words this way."""
     missing = [name for name, value in configs if value is None]
     if missing:
-        raise KafkaError(INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(missing))
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(missing))
     return validate_topic_changes({}, [(name, AlterOp.SET, value) for name, value in dict(configs).items()],
                                   broker_defaults)
 
@@ -719,22 +718,22 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
         if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
             key = BROKER_CONFIGS.get(name)
             if key is None or name in _QUOTA_CONFIGS:
-                raise KafkaError(INVALID_CONFIG, f"Unknown config name: {name}")
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {name}")
             if key.type is not ConfigType.LIST:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Config value {AlterOp(op).name.lower()} is not allowed for config key: {name}")
-    updated = apply_incremental(BROKER, current, ops)
+    updated = apply_incremental(ConfigResourceType.BROKER, current, ops)
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
-        raise KafkaError(INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
     unknown_own = next((name for name in updated if name.startswith(_OWN_PREFIX) and name not in BROKER_CONFIGS), None)
     if unknown_own is not None:
-        raise KafkaError(INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
     cluster_only = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].cluster_only)
     if resource_name and cluster_only:
-        raise KafkaError(INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
                                           f"cluster default (empty broker id): [{', '.join(cluster_only)}]")
-    _parse_all(BROKER_CONFIGS, updated, INVALID_REQUEST)
+    _parse_all(BROKER_CONFIGS, updated, ErrorCode.INVALID_REQUEST)
     _check_records(current, updated, ops, only_changes=False, elr_resource=resource_name if elr_enabled else None)
     return updated
 
@@ -743,13 +742,13 @@ def check_operations(ops: Sequence[Op]) -> None:
     """The receiving broker's checks of a resource's operations, before anything else."""
     names = [name for name, _, _ in ops]
     if len(set(names)) != len(names):
-        raise KafkaError(INVALID_REQUEST, "Error due to duplicate config keys")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     missing = [name for name, op, value in ops if op != AlterOp.DELETE and value is None]
     if missing:
-        raise KafkaError(INVALID_REQUEST, "Null value not supported for : " + ", ".join(missing))
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(missing))
     bad_op = next((op for _, op, _ in ops if op not in _OPERATION_IDS), None)
     if bad_op is not None:
-        raise KafkaError(INVALID_REQUEST, f"Unknown operations type {bad_op}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {bad_op}")
 
 
 def _check_records(current: Mapping[str, str], updated: Mapping[str, str], ops: Sequence[Op], *,
@@ -764,13 +763,13 @@ def _check_records(current: Mapping[str, str], updated: Mapping[str, str], ops: 
             continue
         if elr_resource is not None and name == MIN_INSYNC_REPLICAS:
             if elr_resource:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
             if value is None:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
         if value is not None and len(value.encode("utf-16-le")) // 2 > _MAX_VALUE_CHARS:
-            raise KafkaError(INVALID_CONFIG, "The configuration value cannot be added because it exceeds "
+            raise KafkaError(ErrorCode.INVALID_CONFIG, "The configuration value cannot be added because it exceeds "
                                              f"the maximum value size of {_MAX_VALUE_CHARS} bytes.")
 
 

@@ -6,7 +6,7 @@ RegisterBrokerRecord v3 (with LogDirs), and BrokerRegistrationChangeRecord at th
 needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled shutdown, v2 for a change of
 log directories). Every other record has only version 0.
 
-Decisions return (record, None) and the controller fills the version in here, so the choice lives in
+Decisions return bare records and the controller picks each one's version here, so the choice lives in
 one place.
 """
 from __future__ import annotations

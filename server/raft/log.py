@@ -44,19 +44,18 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from kraftwire.codec import MalformedError
+from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, PARTITION_DIR, parse_base_offset
 from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from .quorum import Quorum, ReplicaProgress
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
-from .segments import (DEFAULT_INDEX_INTERVAL_BYTES, LOG_SUFFIX, Damage, Segment, find_batch_after, mapped,
-                       parse_base_offset, walk)
+from .segments import Damage, Segment, find_batch_after, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
     write_snapshot
 from .storage import StorageError, fsync_dir
 
 log = logging.getLogger("kraftwire.raft")
 
-PARTITION_DIR = "__cluster_metadata-0"
 SYNCED_LENGTHS = "synced-lengths.json"
 OBSERVER_SESSION_MS = 300_000  # LeaderState.OBSERVER_SESSION_TIMEOUT_MS
 
@@ -192,7 +191,7 @@ class RaftLog:
         """Check every batch from the segment holding ``start`` on; cut a torn tail; returns the epoch
         of the last batch (0 if none)."""
         interval = self.config.index_interval_bytes
-        bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name, LOG_SUFFIX)) is not None)
+        bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name)) is not None)
         segments = [Segment(self.directory, base, interval) for base in bases]
         if not segments:
             segment = Segment(self.directory, start, interval)

@@ -22,26 +22,11 @@ from pathlib import Path
 from typing import Iterator
 
 from kraftwire.codec import MalformedError
+from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
 from kraftwire.codec.records import ATTR_CONTROL, BatchHeader, check_batch
 
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-INDEX_ENTRY = struct.Struct(">ii")
-DEFAULT_INDEX_INTERVAL_BYTES = 4096
 _BASE_OFFSET = struct.Struct(">q")
 _MAGIC_POSITION = 16
-
-
-def file_name(base_offset: int, suffix: str) -> str:
-    return f"{base_offset:020d}{suffix}"
-
-
-def parse_base_offset(name: str, suffix: str) -> int | None:
-    """The base offset in a segment or index file name, None for other files."""
-    stem = name[: -len(suffix)]
-    if name.endswith(suffix) and len(stem) == 20 and stem.isdigit():
-        return int(stem)
-    return None
 
 
 class Damage(Exception):
@@ -113,26 +98,14 @@ def mapped(path: Path):
             yield view
 
 
-def index_entries(index: bytes) -> list[tuple[int, int]]:
-    """(relative offset, position) entries; stops at the first all-zero entry after the first, as a
-    pre-allocated Kafka index ends."""
-    entries = []
-    for i in range(len(index) // INDEX_ENTRY.size):
-        entry = INDEX_ENTRY.unpack_from(index, i * INDEX_ENTRY.size)
-        if i > 0 and entry == (0, 0):
-            break
-        entries.append(entry)
-    return entries
-
-
 class Segment:
     """One segment and its index. Appends and syncs come from one thread at a time (the log's I/O
     thread); ``size`` counts valid bytes and ``synced_size`` the bytes known to be on disk."""
 
     def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES):
         self.base_offset = base_offset
-        self.path = directory / file_name(base_offset, LOG_SUFFIX)
-        self.index_path = directory / file_name(base_offset, INDEX_SUFFIX)
+        self.path = directory / segment_file_name(base_offset)
+        self.index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
         self.index_interval_bytes = index_interval_bytes
         self.size = 0
         self.synced_size = 0

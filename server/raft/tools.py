@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from kraftwire.codec import MalformedError
+from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
 from kraftwire.codec.model import Struct
 from kraftwire.codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
 
-from .log import PARTITION_DIR
-from .segments import INDEX_ENTRY, LOG_SUFFIX, Damage, index_entries, mapped, parse_base_offset, walk
+from .segments import Damage, mapped, walk
 from .snapshots import list_snapshots
 
 
@@ -38,7 +38,7 @@ def partition_directory(path: str | Path) -> Path:
 
 
 def segment_paths(directory: Path) -> list[Path]:
-    return sorted((p for p in directory.iterdir() if parse_base_offset(p.name, LOG_SUFFIX) is not None),
+    return sorted((p for p in directory.iterdir() if parse_base_offset(p.name) is not None),
                   key=lambda p: p.name)
 
 
@@ -76,7 +76,7 @@ def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = No
             yield path, entry
     expected = epoch = None
     for path in segment_paths(directory):
-        base = parse_base_offset(path.name, LOG_SUFFIX)
+        base = parse_base_offset(path.name)
         if expected is not None and base != expected:
             raise Problem(path, 0, expected, f"segment starts at offset {base}, the previous one ends at {expected}")
         expected = base
@@ -135,10 +135,10 @@ def dump(directory: str | Path, as_json: bool = False, out: TextIO = sys.stdout)
 
 def _check_index(segment: Path, boundaries: dict[int, int]) -> None:
     """``boundaries``: batch start position -> last offset of that batch."""
-    index = segment.with_suffix(".index")
+    index = segment.with_suffix(INDEX_SUFFIX)
     if not index.exists():
         return
-    base = parse_base_offset(segment.name, LOG_SUFFIX)
+    base = parse_base_offset(segment.name)
     for i, (relative, position) in enumerate(index_entries(index.read_bytes())):
         if boundaries.get(position) != base + relative:
             raise Problem(index, i * INDEX_ENTRY.size, base + relative,

@@ -33,11 +33,11 @@ from typing import Awaitable, Callable
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
+from kraftwire.codec import ErrorCode
 
 log = logging.getLogger("kraftwire.transport")
 
 MAX_FRAME_BYTES = 100 * 1024 * 1024
-UNSUPPORTED_VERSION = 35
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -59,26 +59,31 @@ Handler = Callable[[RequestContext, object], object | Awaitable[object]]
 Observer = Callable[[int, int, object, float], None]
 
 
+def _schema_versions(api_key: int) -> tuple[int, int]:
+    versions = codec.api(api_key)[0].VALID_VERSIONS
+    return versions.low, versions.high
+
+
 class Listener:
     """One TCP port speaking the Kafka protocol.
 
-    ``handlers`` may be swapped while serving; ``versions`` is fixed once the listener is built (the
-    routes and the ApiVersions answers are derived from it).
+    Each API in ``handlers`` is served over the whole version range of its schema. ``handlers`` may be
+    swapped while serving; the APIs served are fixed once the listener is built (the routes and the
+    ApiVersions answers are derived from them).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler],
-                 versions: dict[int, tuple[int, int]]):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler]):
         self.name = name
         self.host = host
         self.port = port
         self.handlers = handlers
-        self.versions = versions  # api key -> (min, max) served here
+        self.versions = {key: _schema_versions(key) for key in handlers}  # api key -> (min, max) served here
         self.routes = {(key, version): (codec.api(key)[0], codec.request_header_version(key, version),
                                         codec.response_header_version(key, version) == 1)
-                       for key, (low, high) in versions.items() for version in range(low, high + 1)}
+                       for key, (low, high) in self.versions.items() for version in range(low, high + 1)}
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                for k, (lo, hi) in sorted(versions.items())]
-        self._api_versions = ApiVersionsResponse(error_code=0, api_keys=keys)
+                for k, (lo, hi) in sorted(self.versions.items())]
+        self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.observer: Observer | None = None  # e.g. the metrics' request counter
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
@@ -110,7 +115,7 @@ class Listener:
 
     def unsupported_api_versions_body(self):
         low, high = self.versions[API_VERSIONS]
-        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=[
+        return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
