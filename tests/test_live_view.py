@@ -205,7 +205,8 @@ def test_throughput_charts_copies_with_their_eta_and_topic_links(tmp_path):
             assert cells[10].split("\n") == ["1→2 78% at 80.0 MiB/s", "1→3 20% at 20.0 MiB/s"]
             page.evaluate("document.querySelector('#topic-list a[href=\"#partitions-payments\"]').click()")
             assert page.evaluate("location.hash") == "#partitions-payments"
-            assert page.evaluate("document.querySelector(':target').dataset.partition") == "payments-0"
+            # the element the link leads to (the view is re-rendered every half second, so look it up by id)
+            assert page.evaluate("document.getElementById(location.hash.slice(1)).dataset.partition") == "payments-0"
             shot = page._call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
                               page._session)
         finally:
