@@ -1,0 +1,63 @@
+"""Acknowledged writes survive, through a real ``kraftwire serve`` process and a real client: damage
+below the fsync'd length stops start-up instead of being cut away, and two servers never share a data
+directory."""
+from __future__ import annotations
+
+import json
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+from tests.raft_helpers import batches, partition_dir, segments
+from tests.served import Served, serve_once
+
+SERVE = ("--brokers", "1", "--port", "0", "--controller-port", "0", "--data-dir", "data", "--log-level", "WARNING")
+
+
+def create_topics(bootstrap: str, names: list[str]) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        admin.create_topics([NewTopic(name, 1, 1) for name in names])
+    finally:
+        admin.close()
+
+
+def listed_topics(bootstrap: str) -> set[str]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()
+
+
+def test_damage_in_the_last_fsynced_batch_after_kill_9_stops_start_up(tmp_path):
+    """kill -9, then one flipped bit in the newest segment's last batch (fsync'd, so acknowledged):
+    the restart refuses, naming the file, offset and fsync'd length, and leaves the file alone; with the
+    bit put back, a restart serves every acknowledged topic."""
+    served = Served(tmp_path, *SERVE)
+    acknowledged = [f"kept-{i}" for i in range(5)]
+    create_topics(served.bootstrap, acknowledged)
+    served.kill()
+
+    data = tmp_path / "data"
+    segment = segments(data)[-1]
+    synced = json.loads((partition_dir(data) / "synced-lengths.json").read_text())[segment.name]
+    position, size, base, _count = batches(segment)[-1]
+    assert position + size <= synced  # the last batch was fsync'd
+    original = segment.read_bytes()
+    damaged = bytearray(original)
+    damaged[position + size - 2] ^= 0x20
+    segment.write_bytes(bytes(damaged))
+
+    refused = serve_once(tmp_path, *SERVE)
+    assert refused.returncode == 1, refused.stderr
+    assert f"cannot start: damaged record batch in {segment.relative_to(tmp_path)} at byte {position} (offset {base})" in refused.stderr
+    assert f"{synced} bytes recorded as fsync'd" in refused.stderr
+    assert segment.read_bytes() == bytes(damaged)
+
+    segment.write_bytes(original)
+    served = Served(tmp_path, *SERVE)
+    try:
+        assert set(acknowledged) <= listed_topics(served.bootstrap)
+    finally:
+        served.stop()
