@@ -61,3 +61,38 @@ def test_damage_in_the_last_fsynced_batch_after_kill_9_stops_start_up(tmp_path):
         assert set(acknowledged) <= listed_topics(served.bootstrap)
     finally:
         served.stop()
+
+
+def test_a_second_server_on_the_same_data_directory_exits_1(tmp_path):
+    """The first server holds the lock; the second exits 1 with a clear line and writes nothing; once the
+    first is killed (kill -9), the kernel has dropped its lock and a new server starts with every topic."""
+    first = Served(tmp_path, *SERVE)
+    create_topics(first.bootstrap, ["first"])
+    segment = segments(tmp_path / "data")[-1]
+    before = segment.read_bytes()
+    second = serve_once(tmp_path, *SERVE)
+    assert second.returncode == 1, second.stderr
+    assert "cannot start: data is in use by another kraftwire server (its .lock file is locked)" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert segment.read_bytes() == before
+    assert "first" in listed_topics(first.bootstrap)
+    first.kill()
+    again = Served(tmp_path, *SERVE)
+    try:
+        assert "first" in listed_topics(again.bootstrap)
+    finally:
+        again.stop()
+
+
+def test_a_locked_broker_log_directory_stops_start_up(tmp_path):
+    """Every broker log directory is locked too: one held by another process stops start-up, naming it."""
+    import fcntl
+
+    first = Served(tmp_path, *SERVE)
+    first.stop()
+    log_dir = tmp_path / "data" / "broker-1" / "logs-0"
+    with open(log_dir / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        refused = serve_once(tmp_path, *SERVE)
+    assert refused.returncode == 1, refused.stderr
+    assert f"{log_dir} is in use by another kraftwire server" in refused.stderr

@@ -17,6 +17,7 @@ bound to 0.0.0.0 in a container.
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
 ``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
+The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from .metrics import ClusterMetrics
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.raft import RaftConfig, RaftLog
-from kraftwire.server.raft.storage import directory_id, load_meta_properties
+from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.broker.replication import ReplicationNetwork
 from kraftwire.server.wire.transport import Listener
 
@@ -63,7 +64,15 @@ class Cluster:
         self.host = host
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
-        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+        self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
+        try:
+            self._locks.acquire(self.data_dir)
+            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+            broker_log_dirs = [self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes)
+                               for i in range(brokers)]
+        except BaseException:
+            self._locks.release()
+            raise
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms)
@@ -73,7 +82,7 @@ class Cluster:
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes),
+                       rack=racks[i], log_dirs=broker_log_dirs[i],
                        heartbeat_interval_ms=heartbeat_interval_ms,
                        network=self.network, advertised_host=advertised_host)
             for i in range(brokers)
@@ -86,6 +95,8 @@ class Cluster:
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+        for path in paths:
+            self._locks.acquire(path)
         return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
 
     def broker(self, broker_id: int) -> BrokerNode:
@@ -123,6 +134,7 @@ class Cluster:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+        self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
