@@ -18,6 +18,8 @@ Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/br
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
 ``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
 The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
+``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
+metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
 """
 from __future__ import annotations
 
@@ -33,19 +35,20 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from kraftwire.server.controller.active_controller import Controller
-from .fault_injection import ErrorInjector, InjectedError
+from .fault_injection import ErrorInjector, InjectedError, error_response
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from .metrics import ClusterMetrics
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.controller.node import ControllerNode
-from kraftwire.server.raft import RaftConfig, RaftLog
+from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.broker.replication import ReplicationNetwork
-from kraftwire.server.wire.transport import Listener
+from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
+NOT_CONTROLLER = 41
 
 
 class Cluster:
@@ -56,7 +59,8 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 transport_limits: TransportLimits = TransportLimits()):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
@@ -88,6 +92,13 @@ class Cluster:
             for i in range(brokers)
         ]
         self.faults = ErrorInjector([b.listener for b in self.brokers])
+        self.failure: str | None = None  # why the metadata log failed, once it has
+        self.failed = asyncio.Event()
+        self.log.on_failure = self._on_log_failure
+        quotas = Quotas(transport_limits)
+        for listener in self.listeners():
+            listener.quotas = quotas
+            listener.error_answer = _log_failure_answer
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
@@ -98,6 +109,14 @@ class Cluster:
         for path in paths:
             self._locks.acquire(path)
         return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
+
+    def _on_log_failure(self, reason: str) -> None:
+        """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
+        KAFKA_STORAGE_ERROR; whoever runs the cluster stops it (``kraftwire serve`` exits non-zero)."""
+        self.failure = reason
+        for listener in self.listeners():
+            listener.failure = reason
+        self.failed.set()
 
     def broker(self, broker_id: int) -> BrokerNode:
         if not 1 <= broker_id <= len(self.brokers):
@@ -267,6 +286,14 @@ class Cluster:
 
     async def __aexit__(self, *exc) -> None:
         await self.stop()
+
+
+def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
+    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, LogFailedError):
+        return error_response(context.api_key, context.api_version, request, NOT_CONTROLLER)
+    return None
 
 
 class BackgroundCluster:

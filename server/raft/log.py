@@ -135,6 +135,8 @@ class RaftLog:
         self._flushing: asyncio.Task | None = None
         self._snapshotting: asyncio.Task | None = None
         self._failed: str | None = None  # why appends are refused: a failed write, or the log is closed
+        self.failure: str | None = None  # why a write or fsync failed, once one has
+        self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
         self._replay_from = 0  # index of the first segment with records at or past the snapshot
         self._snapshot: tuple[SnapshotId, Path] | None = None
@@ -402,14 +404,19 @@ class RaftLog:
         self._maybe_snapshot()
 
     def _fail(self, exc: BaseException, group: list[_Append]) -> None:
+        """A write or fsync failed (ENOSPC, EIO): nothing more is written, not even at close, and every
+        append not yet committed fails; what was fsync'd before stays the log's durable end."""
         log.critical("metadata log write failed, accepting no more appends: %s", exc)
+        self.failure = f"cannot write the metadata log in {self.directory}: {exc}"
         self._failed = f"an earlier write of the metadata log failed: {exc}"
-        error = LogFailedError(f"cannot write the metadata log: {exc}")
+        error = LogFailedError(self.failure)
         for entry in [*self._unacked, *group, *self._pending]:
             if not entry.future.done():
                 entry.future.set_exception(error)
         self._unacked.clear()
         self._pending = []
+        if self.on_failure is not None:
+            self.on_failure(self.failure)
 
     # --- snapshots and retention ------------------------------------------------------------------
 
@@ -505,7 +512,7 @@ class RaftLog:
 
     def _close_files(self) -> None:
         active = self._segments[-1]
-        if active.is_open:
+        if active.is_open and self.failure is None:
             active.sync(index_too=True)
             self._publish_synced_lengths()
         active.close()
