@@ -31,9 +31,10 @@ listener of a server, as a Kafka broker shares them across its listeners):
   ``pause_writing``, above ``WRITE_BUFFER_HIGH`` bytes) or while ``MAX_IN_FLIGHT`` of its requests are
   being worked on; the requests already read wait in its buffer and are handled, in order, when it
   drains. So a client that pipelines without reading holds a bounded amount of the server's memory.
-* Frames of ``LARGE_REQUEST_BYTES`` or more are decoded in a worker thread while the connection waits
-  (its later requests are not handled before it), so one huge request does not stall the event loop and
-  every other listener (bench/transport_limits.py measures it).
+* Frames of ``LARGE_REQUEST_BYTES`` or more are decoded, and their answers encoded, in a worker thread
+  while the connection waits (its later requests are not handled before it), so one huge request does
+  not stall the event loop and every other listener for its whole decode and encode; the handler itself
+  still runs on the loop, as it reads the live image (bench/transport_limits.py measures the stall).
 
 Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
 are computed once per listener; answers that are ready when nothing earlier is pending go into one
@@ -248,6 +249,30 @@ class Listener:
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
+class _Encoded:
+    """A response body encoded in a worker thread, written as is (``error_code`` for the observer)."""
+
+    __slots__ = ("data", "error_code")
+
+    def __init__(self, data: bytes, error_code: int):
+        self.data, self.error_code = data, error_code
+
+    def encode_into(self, out: bytearray, version: int) -> None:
+        out += self.data
+
+
+def _encode(response, version: int) -> bytes:
+    body = bytearray()
+    response.encode_into(body, version)
+    return bytes(body)
+
+
+async def _encode_aside(result, version: int) -> _Encoded:
+    response = result if hasattr(result, "encode_into") else await result
+    data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
+    return _Encoded(data, getattr(response, "error_code", 0))
+
+
 def _decode(request_cls, header_version: int, frame, version: int):
     header, pos = RequestHeader.decode_from(frame, 0, header_version)
     return header, request_cls.decode_from(frame, pos, version)[0]
@@ -449,12 +474,12 @@ class _Connection(asyncio.Protocol):
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
             return
-        self._dispatch(api_key, version, flexible, header, request)
+        self._dispatch(api_key, version, flexible, header, request, large=True)
         if self.out:
             self._write()
         self._go_on()
 
-    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request) -> None:
+    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, large: bool = False) -> None:
         listener = self.listener
         arrived = time.perf_counter()
         correlation_id = header.correlation_id
@@ -468,6 +493,8 @@ class _Connection(asyncio.Protocol):
                 result = self._error_answer(context, request, exc)
                 if result is None:
                     return self.close()
+        if large:  # its answer is likely large too: encoded in a worker thread
+            result = _encode_aside(result, version)
         if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
             if self.pending:
                 self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
