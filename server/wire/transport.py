@@ -354,10 +354,9 @@ class _Connection(asyncio.Protocol):
         if self.closing or self.transport is None:
             return
         if not self._held_back() and len(self.buffer) >= self.wanted:
-            data = bytes(self.buffer)
-            self.buffer.clear()
-            self._cut(data)
+            self._take_buffer()
         else:
+            self._expect_frame()  # a frame begun while held back reserves its memory now
             self._read_while_free()
 
     def _read_while_free(self) -> None:
@@ -378,19 +377,35 @@ class _Connection(asyncio.Protocol):
             buffer += data
             if len(buffer) < self.wanted or self._held_back():
                 return
-            data = bytes(buffer)
-            buffer.clear()
+            self._take_buffer()
         elif self._held_back():
             buffer += data
-            return
-        self._cut(data)
+        else:
+            self._cut(data)
 
-    def _cut(self, data: bytes) -> None:
-        """Handle every whole frame of ``data`` while nothing holds the connection back; keep the rest."""
+    def _take_buffer(self) -> None:
+        """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
+        buffer = self.buffer
+        first = None
+        if self.wanted >= LARGE_REQUEST_BYTES:
+            with memoryview(buffer) as view:
+                first, data = bytes(view[4:self.wanted]), bytes(view[self.wanted:])
+        else:
+            data = bytes(buffer)
+        buffer.clear()
+        self._cut(data, first)
+
+    def _cut(self, data: bytes, first: bytes | None = None) -> None:
+        """Handle ``first`` (a frame without its size), then every whole frame of ``data`` while nothing
+        holds the connection back; keep the rest."""
+        if first is not None:
+            self._handle(first)
+            if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
+                self.quotas.release(self)
         length = len(data)
         start = 0
         limit = self.quotas.limits.socket_request_max_bytes
-        while length - start >= 4:
+        while length - start >= 4 and not self.closing and not self._held_back():
             size = _SIZE.unpack_from(data, start)[0]
             if size < 0 or size > limit:
                 self._refuse(f"frame of {size} bytes is over the {limit} limit (socket.request.max.bytes)")
@@ -399,15 +414,11 @@ class _Connection(asyncio.Protocol):
             if end > length:
                 break
             self._handle(data[start + 4:end])
-            if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
+            if self.reserved and not self.decoding:
                 self.quotas.release(self)
             start = end
-            if self.closing:
-                break
             if len(self.out) >= WRITE_BUFFER_HIGH:
                 self._write()
-            if self._held_back():
-                break
         if not self.closing and start < length:
             self.buffer += memoryview(data)[start:]
             self._expect_frame()
@@ -424,9 +435,12 @@ class _Connection(asyncio.Protocol):
             self.wanted = 4
             return
         size = _SIZE.unpack_from(buffer, 0)[0]
+        limit = self.quotas.limits.socket_request_max_bytes
+        if size < 0 or size > limit:
+            self._refuse(f"frame of {size} bytes is over the {limit} limit (socket.request.max.bytes)")
+            return
         self.wanted = 4 + size
-        if (0 <= size <= self.quotas.limits.socket_request_max_bytes and len(buffer) < self.wanted
-                and not self.reserved and not self.waiting_for_memory and not self._held_back()):
+        if len(buffer) < self.wanted and not self.reserved and not self.waiting_for_memory and not self._held_back():
             self.waiting_for_memory = not self.quotas.reserve(self, size)
 
     def _refuse(self, why: str) -> None:
