@@ -138,10 +138,11 @@ class FuzzRun:
     pid: int
     sent: int = 0
     closed: int = 0  # connections the server closed (its answer to most bad frames)
-    answered_bytes: int = 0
+    answered: int = 0  # frames answered
     max_rss: int = 0
     covered: set = field(default_factory=set)
     _sockets: dict = field(default_factory=dict)
+    _received: dict = field(default_factory=dict)  # target -> bytes of an answer not yet whole
 
     def _socket(self, target: str) -> socket.socket:
         sock = self._sockets.get(target)
@@ -153,7 +154,15 @@ class FuzzRun:
 
     def _drop(self, target: str) -> None:
         self._sockets.pop(target).close()
+        self._received.pop(target, None)
         self.closed += 1
+
+    def _count_answers(self, target: str, data: bytes) -> None:
+        received = self._received.setdefault(target, bytearray())
+        received += data
+        while len(received) >= 4 and len(received) >= 4 + _SIZE.unpack_from(received, 0)[0]:
+            del received[:4 + _SIZE.unpack_from(received, 0)[0]]
+            self.answered += 1
 
     def _drain(self, target: str) -> None:
         sock = self._sockets.get(target)
@@ -165,27 +174,29 @@ class FuzzRun:
             if not data:
                 self._drop(target)
                 return
-            self.answered_bytes += len(data)
+            self._count_answers(target, data)
 
-    def send(self, generator, count: int, batch: int = 4, rss_every: int = 500) -> None:
+    def send(self, generator, count: int, batch: int = 4, rss_every: int = 500, wait: float = 0.002) -> None:
+        """Send frames until ``count`` were sent in all, ``batch`` at a time per listener, each batch
+        followed by up to ``wait`` seconds for the server's answer or close."""
         pending: dict[str, list[bytes]] = {}
         for target, key, version, frame in generator:
             self.covered.add((target, key, version))
             pending.setdefault(target, []).append(frame)
             self.sent += 1
             if len(pending[target]) >= batch or self.sent >= count:
-                self._flush(target, pending.pop(target))
+                self._flush(target, pending.pop(target), wait)
             if self.sent % rss_every == 0:
                 self.max_rss = max(self.max_rss, rss_bytes(self.pid))
             if self.sent >= count:
                 break
         for target, group in pending.items():
-            self._flush(target, group)
+            self._flush(target, group, wait)
         self.max_rss = max(self.max_rss, rss_bytes(self.pid))
         for target in list(self._sockets):
             self._sockets.pop(target).close()
 
-    def _flush(self, target: str, group: list[bytes]) -> None:
+    def _flush(self, target: str, group: list[bytes], wait: float) -> None:
         self._drain(target)
         sock = self._socket(target)
         data = b"".join(group)
@@ -196,7 +207,7 @@ class FuzzRun:
         except ConnectionError:
             self._drop(target)
             return
-        select.select([sock], [], [], 0.002)
+        select.select([sock], [], [], wait)
         self._drain(target)
 
 

@@ -38,7 +38,7 @@ def test_mutated_frames_for_every_api_and_version(tmp_path, request):
             assert api_versions_ok(address), address
         assert run.max_rss < RSS_BOUND, f"RSS reached {run.max_rss >> 20} MiB"
         print(f"fuzz: {run.sent} frames (seed {seed}) over {combinations} combinations; {run.closed} connections "
-              f"closed by the server; {run.answered_bytes} bytes answered; max RSS {run.max_rss >> 20} MiB")
+              f"closed by the server; {run.answered} answered; max RSS {run.max_rss >> 20} MiB")
     finally:
         logged = served.stop()
     problems = [line for line in logged.splitlines() if " ERROR " in line or " CRITICAL " in line]
