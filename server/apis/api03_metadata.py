@@ -51,7 +51,7 @@ def live_broker_id(image, rng=random) -> int:
     return rng.choice(live) if live else -1
 
 
-def _partition(image, index, state, only_available: bool) -> Partition:
+def _partition(image, index, state, only_available: bool = False) -> Partition:
     def available(broker_id: int) -> bool:
         return (broker := image.brokers.get(broker_id)) is not None and not broker.fenced
 
