@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("--report-every", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=4,
                         help="frames pipelined per send (default 4; those after a frame that makes the server "
-                             "close the connection are never read, as in Kafka; 1 makes every frame count, slowly)")
+                             "close the connection are never read, as in Kafka; 1 loses fewer that way, slowly)")
     parser.add_argument("--wait-ms", type=float, default=2.0, help="wait for answers or a close after a send")
     args = parser.parse_args()
     print(f"python bench/fuzz.py --frames {args.frames} --seed {args.seed} --batch {args.batch} "
