@@ -17,6 +17,9 @@ bound to 0.0.0.0 in a container.
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
 ``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
+The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
+``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
+metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kraftwire.codec import ErrorCode
 from kraftwire.server import apis
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.node import BrokerNode
@@ -37,11 +41,11 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import RaftConfig, RaftLog
-from kraftwire.server.raft.storage import directory_id, load_meta_properties
-from kraftwire.server.wire.transport import Listener
+from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
+from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
+from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from .control_plane import ControlPlane, RecentRecords, describe_broker
-from .fault_injection import ErrorInjector, InjectedError
+from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
@@ -74,7 +78,8 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 transport_limits: TransportLimits = TransportLimits()):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
@@ -82,7 +87,15 @@ class Cluster:
         self.host = host
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
-        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+        self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
+        try:
+            self._locks.acquire(self.data_dir)
+            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+            broker_log_dirs = [self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes)
+                               for i in range(brokers)]
+        except BaseException:
+            self._locks.release()
+            raise
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms)
@@ -95,11 +108,18 @@ class Cluster:
             BrokerNode(i + 1, host, port + i if port else 0, metadata=metadata,
                        controller_address=lambda: (self.controller_node.host, self.controller_node.port),
                        apis=apis.BROKER_APIS, network=self.network,
-                       log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes), rack=racks[i],
+                       log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
             for i in range(brokers)
         ]
         self.faults = ErrorInjector([b.listener for b in self.brokers])
+        self.failure: str | None = None  # why the metadata log failed, once it has
+        self.failed = asyncio.Event()
+        self.log.on_failure = self._on_log_failure
+        quotas = Quotas(transport_limits)
+        for listener in self.listeners():
+            listener.quotas = quotas
+            listener.error_answer = _log_failure_answer
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
@@ -107,7 +127,17 @@ class Cluster:
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+        for path in paths:
+            self._locks.acquire(path)
         return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
+
+    def _on_log_failure(self, reason: str) -> None:
+        """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
+        KAFKA_STORAGE_ERROR; whoever runs the cluster stops it (``kraftwire serve`` exits non-zero)."""
+        self.failure = reason
+        for listener in self.listeners():
+            listener.failure = reason
+        self.failed.set()
 
     def broker(self, broker_id: int) -> BrokerNode:
         if not 1 <= broker_id <= len(self.brokers):
@@ -144,6 +174,7 @@ class Cluster:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+        self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -270,6 +301,14 @@ class Cluster:
 
     async def __aexit__(self, *exc) -> None:
         await self.stop()
+
+
+def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
+    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, LogFailedError):
+        return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
+    return None
 
 
 class BackgroundCluster:
