@@ -107,7 +107,8 @@ class ReplicaManager:
         if version >= TOPIC_IDS_VERSION:
             return LeaderAndIsrResponse(topics=[
                 LeaderAndIsrResponse.LeaderAndIsrTopicError(
-                    topic_id=topic_id, partition_errors=[Error(partition_index=p, error_code=c) for _, p, c in results])
+                    topic_id=topic_id or uuid.UUID(int=0),  # a topic it could not resolve: the zero id
+                    partition_errors=[Error(partition_index=p, error_code=c) for _, p, c in results])
                 for topic_id, results in errors.items()])
         return LeaderAndIsrResponse(partition_errors=[Error(topic_name=t, partition_index=p, error_code=c)
                                                       for results in errors.values() for t, p, c in results])

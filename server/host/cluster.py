@@ -29,6 +29,10 @@ runs with the same seed and the same client calls write the same records (their 
 aside). ``virtual_clock`` stops simulated time: data moves only when the test calls ``advance(seconds)``
 or ``run_until_reassignments_done()``, so a reassignment can be seen in progress without sleeping.
 The virtual clock governs data movement only; heartbeats and sessions keep the wall clock.
+
+The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
+``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
+metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from kraftwire.codec import ErrorCode
 from kraftwire.server import apis
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.node import BrokerNode
@@ -53,11 +58,11 @@ from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import RaftConfig, RaftLog
-from kraftwire.server.raft.storage import directory_id, load_meta_properties
-from kraftwire.server.wire.transport import Listener
+from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
+from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
+from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from .control_plane import ControlPlane, RecentRecords, describe_broker
-from .fault_injection import ErrorInjector, InjectedError
+from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
@@ -101,7 +106,8 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, throttle_auto_remove: bool | None = None,
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -114,7 +120,15 @@ class Cluster:
         new_uuid = uuid.uuid4 if ids is None else lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
-        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
+        self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
+        try:
+            self._locks.acquire(self.data_dir)
+            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
+            broker_log_dirs = [self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
+                               for i in range(brokers)]
+        except BaseException:
+            self._locks.release()
+            raise
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms,
@@ -128,13 +142,20 @@ class Cluster:
             BrokerNode(i + 1, host, port + i if port else 0, metadata=metadata,
                        controller_address=lambda: (self.controller_node.host, self.controller_node.port),
                        apis=apis.BROKER_APIS, network=self.network,
-                       log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid),
-                       rack=racks[i], heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
+                       log_dirs=broker_log_dirs[i], rack=racks[i],
+                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
             for i in range(brokers)
         ]
         for node in self.brokers:
             node.new_incarnation_id = new_uuid
         self.faults = ErrorInjector([b.listener for b in self.brokers])
+        self.failure: str | None = None  # why the metadata log failed, once it has
+        self.failed = asyncio.Event()
+        self.log.on_failure = self._on_log_failure
+        quotas = Quotas(transport_limits)
+        for listener in self.listeners():
+            listener.quotas = quotas
+            listener.error_answer = _log_failure_answer
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
@@ -142,7 +163,17 @@ class Cluster:
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+        for path in paths:
+            self._locks.acquire(path)
         return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]
+
+    def _on_log_failure(self, reason: str) -> None:
+        """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
+        KAFKA_STORAGE_ERROR; whoever runs the cluster stops it (``kraftwire serve`` exits non-zero)."""
+        self.failure = reason
+        for listener in self.listeners():
+            listener.failure = reason
+        self.failed.set()
 
     def broker(self, broker_id: int) -> BrokerNode:
         if not 1 <= broker_id <= len(self.brokers):
@@ -189,6 +220,7 @@ class Cluster:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+        self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -369,6 +401,14 @@ class Cluster:
 
     async def __aexit__(self, *exc) -> None:
         await self.stop()
+
+
+def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
+    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, LogFailedError):
+        return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
+    return None
 
 
 class BackgroundCluster:

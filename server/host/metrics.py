@@ -172,6 +172,8 @@ class _ClusterStateCollector:
                      log.high_watermark)
         yield _gauge("kraftwire_metadata_image_offset", "Offset of the last record in the committed image.",
                      image.offset)
+        yield _gauge("kraftwire_metadata_log_failed", "1 once a write of the metadata log failed (the server is "
+                     "stopping), else 0.", int(cluster.failure is not None))
         yield from _newest_snapshot(log.directory)
 
 

@@ -4,10 +4,15 @@
 (``version=1``, ``cluster.id``, ``node.id``, ``directory.id``); kraftwire keeps one at the root of the
 data directory (the controller's metadata log directory) and one per simulated broker directory, so
 that a restarted server keeps its cluster id and its brokers keep their directory ids.
+
+``DirectoryLocks`` holds Kafka's ``.lock`` file in each of those directories for the life of the
+server: an exclusive ``flock``, which the kernel drops when the process dies (kill -9 included), so a
+second server on the same directories refuses to start instead of appending to the same log.
 """
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import time
 import uuid
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 META_PROPERTIES = "meta.properties"
+LOCK_FILE = ".lock"
 META_VERSION = "1"
 
 
@@ -115,3 +121,26 @@ def directory_id(directory: Path, cluster_id: str, node_id: int,
                  new_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> uuid.UUID:
     """The stable id of a log directory (created on first use, from ``new_uuid``)."""
     return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id, new_uuid)["directory.id"])
+
+
+class DirectoryLocks:
+    """Exclusive locks on directories (created if missing), held until ``release``."""
+
+    def __init__(self):
+        self._fds: list[int] = []
+
+    def acquire(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StorageError(f"{directory} is in use by another kraftwire server (its {LOCK_FILE} file is "
+                               f"locked): refusing to start") from None
+        self._fds.append(fd)
+
+    def release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
