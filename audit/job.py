@@ -1,6 +1,7 @@
 """The audit as a Spark job: ``spark-submit audit/job.py LOG_DIR... --out OUT`` or ``kraftwire audit``.
 
-A thin shell around ``audit.replay`` (see audit/README.md for running it on a cluster):
+A thin shell around the pure-Python replay (``audit.partition_replay``, ``audit.global_replay``; see
+audit/README.md for running it on a cluster):
 
 1. the driver lists the files and cuts segments into index-aligned splits (``audit.splits``);
 2. one task per split reads its byte range through pyarrow (any URI) and checks its batches with the
@@ -36,8 +37,10 @@ from itertools import accumulate, chain, repeat
 from kraftwire.audit import local, report, storage, tables
 from kraftwire.audit.options import add_arguments, window_bounds
 from kraftwire.audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
-from kraftwire.audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
-                          merge_urp, replay_partition)
+from kraftwire.audit.global_replay import GlobalReplay
+from kraftwire.audit.joins import Digest, merge_urp
+from kraftwire.audit.partition_replay import replay_partition
+from kraftwire.audit.rows import EVERYTHING, PARTITION_TABLES, Output, Window, few_collections
 from kraftwire.audit.results import AuditResult, conclude
 from kraftwire.audit.splits import DEFAULT_SPLIT_BYTES, plan
 

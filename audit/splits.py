@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass
 
 from . import storage
-from .replay import violation
+from .rows import violation
 
 SEGMENT = re.compile(r"^(\d{20})\.log$")
 SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import storage
-from .replay import COLUMNS
+from .rows import COLUMNS
 
 _INTS = pa.list_(pa.int32())
 _TEXTS = pa.list_(pa.string())

@@ -13,7 +13,7 @@ import pytest
 
 from kraftwire.audit import local, splits
 from kraftwire.audit.options import parse_bound
-from kraftwire.audit.replay import COLUMNS, Window
+from kraftwire.audit.rows import COLUMNS, Window
 from kraftwire.audit.logwriter import LogWriter, write_snapshot
 from audit_logs import T0, Log, dir_of, dirs, partition, planted_log
 from kraftwire.codec import records as r
@@ -496,3 +496,14 @@ def test_an_empty_directory_gives_empty_tables(tmp_path):
     assert set(result.counts.values()) == {0} and result.log["records"] == 0
     for table in COLUMNS:
         assert pq.read_table(tmp_path / "out" / "parquet" / table).num_rows == 0, table
+
+
+def test_the_readers_load_no_replay_logic():
+    probe = ("import sys, kraftwire.audit.reader, kraftwire.audit.splits\n"
+             "print(sorted(m for m in sys.modules if m.startswith('kraftwire.audit.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert loaded.returncode == 0, loaded.stderr
+    modules = eval(loaded.stdout)
+    assert "kraftwire.audit.rows" in modules
+    assert not {"kraftwire.audit.partition_replay", "kraftwire.audit.global_replay",
+                "kraftwire.audit.joins"} & set(modules), modules

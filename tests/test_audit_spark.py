@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kraftwire.audit import job, local
-from kraftwire.audit.replay import COLUMNS
+from kraftwire.audit.rows import COLUMNS
 from audit_logs import EVENTS, ORDERS, SCRATCH, T0, THROTTLE_RATE, dir_of, planted_log, scenario_log
 
 pytestmark = pytest.mark.spark
