@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pyspark
 import pytest
 
 from kraftwire.audit import job, local
@@ -116,7 +117,7 @@ def test_spark_submit_runs_the_job_file(tmp_path):
     tables, the summary and the HTML report."""
     at = scenario_log(tmp_path / "data" / "__cluster_metadata-0")
     job_file = Path(job.__file__)
-    submit = Path(sys.executable).with_name("spark-submit")
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"  # pip's pyspark is a SPARK_HOME
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
     done = subprocess.run(
         [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--conf",
