@@ -77,10 +77,12 @@ class GlobalReplay:
             self._end_throttle(key, offset, timestamp, "deleted")
             return
         episode = self.throttles.get(key)
-        if episode is None:
-            episode = self.throttles[key] = [key, r.value, offset, timestamp, None, None, None]
-            self.episodes.append(episode)
-        episode[1] = r.value
+        if episode is not None:
+            if episode[1] == r.value:
+                return  # set again to the same value: the same episode
+            self._end_throttle(key, offset, timestamp, "replaced")
+        episode = self.throttles[key] = [key, r.value, offset, timestamp, None, None, None]
+        self.episodes.append(episode)
 
     def _end_throttle(self, key, offset, timestamp, removed_by) -> None:
         episode = self.throttles.pop(key, None)

@@ -157,8 +157,9 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
     parts.update((table, (0,)) for table in DRIVER_TABLES)
     problems = tables.unseen(out, parts, result.counts)
     if problems:
+        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         raise RuntimeError(f"the tables under {out} are not what the executors wrote (is it storage every node "
-                           f"shares?): {'; '.join(problems[:5])}" + (f"; {len(problems) - 5} more" if len(problems) > 5 else ""))
+                           f"shares?): {'; '.join(problems[:5])}{more}")
     return result
 
 

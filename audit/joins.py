@@ -95,10 +95,11 @@ class _Intervals:
 
 def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int | None,
                   window: Window = EVERYTHING) -> list[tuple]:
-    """One row per throttle episode (a config set, until deleted or the end of the log) with the
-    reassignments that needed it: on the topic for a replicas list, moving to or from the broker for
-    a rate (any broker for the cluster-wide default ""). A throttle that stayed after the last of them
-    ended lingered that long; one still set at the end of the log with none in flight is left behind.
+    """One row per throttle episode (a config value, from the record that set it until it is deleted,
+    set to another value or the log ends) with the reassignments that needed it: on the topic for a
+    replicas list, moving to or from the broker for a rate (any broker for the cluster-wide default
+    ""). A throttle that stayed after the last of them ended lingered that long; one still set at the
+    end of the log with none in flight is left behind.
     ``spans`` are ``Digest.spans``."""
     throttled = {(key[0], key[1]) for key, *_ in episodes}
     every = (BROKER_RESOURCE, "") in throttled

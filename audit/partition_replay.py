@@ -5,7 +5,9 @@ Kafka's replay rules (``PartitionRegistration.merge``): absent (null) lists are 
 epoch goes up exactly when the record carries a Leader other than -2; the partition epoch goes up on
 every change; directories that end up empty or all MIGRATING mean MIGRATING for every replica. It checks
 the invariants after every record, follows reassignments and RF changes, and counts under-replicated
-(ISR smaller than replicas minus removing, as a broker's metric does) and leaderless partitions.
+partitions by Kafka's rule (``Partition.isUnderReplicated``: the ISR is smaller than the replication
+factor, which during a reassignment is the replicas minus adding, so copies still catching up do not
+count) and leaderless ones.
 
 A partition's replay needs only its own records, its topic's name and its topic's deletion offset
 (``Topics``, which ``audit.global_replay`` fills), so the partitions can be replayed apart, e.g. one group per
@@ -254,7 +256,8 @@ class PartitionReplay:
                 if kind in broken and kind not in self.broken:
                     self._violation(offset, timestamp, kind, _describe(kind, state))
             self.broken = frozenset(broken)
-        under = len(isr) < len(replicas) - len(removing)
+        replication_factor = len(replicas) - sum(1 for b in replicas if b in adding) if adding else len(replicas)
+        under = len(isr) < replication_factor  # Kafka's rule: copies being added are not missing yet
         offline = leader == NO_LEADER
         if under != self.under_replicated or offline != self.offline:
             self.out.count_urp(offset, timestamp, under - self.under_replicated, offline - self.offline)
