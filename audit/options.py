@@ -84,4 +84,4 @@ def add_pack_env_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python-version", metavar="X.Y",
                    help="the executors' Python, when it differs from this one: pip fetches wheels built for it")
     p.add_argument("--platform", metavar="TAG",
-                   help="the executors' platform tag, e.g. manylinux2014_x86_64 or manylinux2014_aarch64")
+                   help="the executors' platform tag, e.g. manylinux_2_28_x86_64 or manylinux_2_28_aarch64")
