@@ -104,7 +104,7 @@ def standalone(tmp_path):
 
 
 def server_log(data: Path) -> None:
-    """A server's data directory with a throttled reassignment, an RF change and a cancelled move."""
+    """A server's data directory with a throttled move, an RF change and a throttle left behind."""
     with BackgroundCluster(brokers=4, speed=50, data_dir=data) as bg:
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, request_timeout_ms=10000)
         try:
@@ -187,4 +187,6 @@ def test_standalone_cluster_audits_like_the_single_process(standalone, tmp_path)
         assert table_rows(tmp_path / name) == expected, name
         ran = tasks_by_executor(events)
         assert len(ran) == 2 and all(ran.values()), ran
+    for worker in ("worker1", "worker2"):  # one executor per worker and application, in its own work directory
+        assert len(list((tmp_path / worker).glob("app-*/*/kraftwire_env"))) == 2, worker
     print(f"standalone audit seconds: {timings}; pack-env archive {size / (1 << 20):.1f} MiB")
