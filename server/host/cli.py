@@ -204,7 +204,27 @@ def _audit_parser(sub) -> None:
     add_arguments(sub.add_parser(
         "audit", help="audit a metadata log with Spark: reassignments, RF changes, throttles, violations",
         description="Replay a metadata log (segments and snapshots) with Spark and write its tables as Parquet "
-                    "and JSON lines under --out; the same job runs with spark-submit audit/job.py."))
+                    "and JSON lines under --out; the same job runs with spark-submit audit/job.py.",
+        epilog="`kraftwire audit pack-env [ARCHIVE]` packs the libraries cluster executors need (see "
+               "--executor-env)."))
+
+
+def _pack_env(argv: list[str]) -> int:
+    """``kraftwire audit pack-env``: the executors' libraries as one archive (audit/README.md)."""
+    from kraftwire.audit import executors
+    from kraftwire.audit.options import add_pack_env_arguments
+
+    parser = argparse.ArgumentParser(prog="kraftwire audit pack-env",
+                                     description="Pack pyarrow, crc32c and construct for Spark executors.")
+    add_pack_env_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        size = executors.pack_env(args.archive, args.python_version, args.platform)
+    except (RuntimeError, ImportError) as exc:
+        print(f"kraftwire audit pack-env: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.archive}: {size / (1 << 20):.1f} MiB; pass it as --executor-env {args.archive}")
+    return 0
 
 
 def _healthcheck_parser(sub) -> argparse.ArgumentParser:
@@ -226,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     _log_parser(sub)
     _audit_parser(sub)
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["audit", "pack-env"]:
+        return _pack_env(argv[2:])
     if argv[:1] == ["serve"]:
         config_file.apply_layers(serve, argv[1:])
     elif argv[:1] == ["healthcheck"]:  # finds the broker the way ``serve`` was told where to listen
@@ -241,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
             return log_tools.dump(args.dir, as_json=args.json)
         return log_tools.verify(args.dir)
     if args.command == "audit":
+        from kraftwire.audit.options import INSTALL_EXTRA, missing_libraries
+
+        missing = missing_libraries(args)
+        if missing:
+            print(f"kraftwire audit needs {', '.join(missing)}: {INSTALL_EXTRA}", file=sys.stderr)
+            return 1
         from kraftwire.audit.job import run_command  # Spark, pyarrow and matplotlib load only for an audit
 
         return run_command(args)
