@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 apt_needs=(
   "kcat:kcat"
   "chromium:chromium"
+  "node:nodejs"
+  "npm:npm"
 )
 
 missing=()
