@@ -78,10 +78,26 @@ def function_lines(path: Path, names: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of the annotations of a module that never evaluates them (``from __future__
+    import annotations``): a mutant there cannot change behaviour, so it is not run."""
+    tree = ast.parse(path.read_text())
+    if not any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+               and any(alias.name == "annotations" for alias in node.names) for node in tree.body):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.arg, ast.AnnAssign)):
+            found.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(node.returns)
+    return [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in found if a is not None]
+
+
 def select(session: Path, module_file: Path, functions: list[str] | None, sample: int | None,
            seed: int) -> tuple[int, int]:
-    """Mark as skipped the mutants outside ``functions`` and outside the sample; returns how many remain
-    and how many there are in ``functions``."""
+    """Mark as skipped the mutants outside ``functions``, in annotations and outside the sample; returns
+    how many remain and how many there are in ``functions`` outside annotations."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
@@ -90,8 +106,10 @@ def select(session: Path, module_file: Path, functions: list[str] | None, sample
         # in source order (job ids are random): the same seed samples the same mutants in every run
         items = sorted(db.pending_work_items, key=lambda item: (
             item.mutations[0].start_pos, item.mutations[0].operator_name, item.mutations[0].occurrence))
-        inside = [item for item in items if spans is None or any(
-            low <= item.mutations[0].start_pos[0] <= high for low, high in spans)]
+        annotations = annotation_spans(module_file)
+        inside = [item for item in items
+                  if (spans is None or any(low <= item.mutations[0].start_pos[0] <= high for low, high in spans))
+                  and not any(low <= tuple(item.mutations[0].start_pos) < high for low, high in annotations)]
         kept = inside if sample is None or sample >= len(inside) else random.Random(seed).sample(inside, sample)
         kept_ids = {item.job_id for item in kept}
         skipped = [item.job_id for item in items if item.job_id not in kept_ids]

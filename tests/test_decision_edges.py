@@ -1,0 +1,55 @@
+"""Edges of the pure decisions that the worked examples leave out, found by mutation testing
+(bench/README.md, "Mutation testing"): each test fails on a one-token change of the rule it names.
+
+Images are built by applying records, as the controller builds them.
+"""
+from __future__ import annotations
+
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
+from kraftwire.server.apis import api45_alter_partition_reassignments as alter
+from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.metadata.image import LEADER_UNCHANGED
+from topic_records import add_topic, image_with_brokers
+
+Request = AlterPartitionReassignmentsRequest
+
+
+def decide_alter(image, topic: str, index: int, replicas, allow_rf_change: bool):
+    request = Request(allow_replication_factor_change=allow_rf_change, topics=[Request.ReassignableTopic(
+        name=topic, partitions=[Request.ReassignablePartition(partition_index=index, replicas=replicas)])])
+    records, response = alter.decide(image, request)
+    return [r for r, _ in records], [(p.error_code, p.error_message) for t in response.responses for p in t.partitions]
+
+
+def test_kip860_refuses_growing_the_replication_factor_too():
+    image = image_with_brokers(1, 2, 3, 4)
+    add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    assert decide_alter(image, "t", 0, [1, 2, 3, 4], allow_rf_change=False) == (
+        [], [(38, "The replication factor is changed from 3 to 4")])
+    records, answers = decide_alter(image, "t", 0, [1, 2, 3, 4], allow_rf_change=True)
+    assert answers == [(0, None)] and records[0].adding_replicas == (4,)
+
+
+def test_a_preferred_election_moves_the_leader_and_keeps_the_isr():
+    """Only an unclean election shrinks the ISR to the new leader and marks it recovering."""
+    image = image_with_brokers(1, 2, 3)
+    add_topic(image, "t", {0: {"replicas": [1, 2, 3], "leader": 2}})
+    state = image.topic("t").partitions[0]
+    record = build_change(image.brokers, image.topic_ids["t"], 0, state, election=Election.PREFERRED)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (1, None, -1)
+
+
+def test_a_preferred_leader_already_leading_changes_nothing_whatever_its_id():
+    """Broker ids above 256 are not cached small ints: leaders compare by value."""
+    image = image_with_brokers(1000, 1001)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1000, 1001]}})
+    # the leader read back from bytes, as on replay: an int object of its own
+    decoded, _ = rec.decode_frame(rec.encode_frame(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id,
+                                                                             leader=1000)))
+    image.apply(decoded, image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert state.leader == state.replicas[0] == 1000 and state.leader is not state.replicas[0]
+    assert build_change(image.brokers, topic_id, 0, state, election=Election.PREFERRED) is None
+    record = build_change(image.brokers, topic_id, 0, state, isr=(1000,))
+    assert (record.leader, record.isr) == (LEADER_UNCHANGED, (1000,))
