@@ -53,3 +53,16 @@ def test_a_preferred_leader_already_leading_changes_nothing_whatever_its_id():
     assert build_change(image.brokers, topic_id, 0, state, election=Election.PREFERRED) is None
     record = build_change(image.brokers, topic_id, 0, state, isr=(1000,))
     assert (record.leader, record.isr) == (LEADER_UNCHANGED, (1000,))
+
+
+def test_the_recovery_state_is_written_only_when_it_changes():
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    state = image.topic("t").partitions[0]
+    assert state.leader_recovery_state == 0
+    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=0) is None
+    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=1).leader_recovery_state == 1
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
+    recovering = image.topic("t").partitions[0]
+    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=1) is None
+    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=0).leader_recovery_state == 0
