@@ -66,3 +66,33 @@ def test_the_recovery_state_is_written_only_when_it_changes():
     recovering = image.topic("t").partitions[0]
     assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=1) is None
     assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=0).leader_recovery_state == 0
+
+
+def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
+    """[1,2,3] -> [1,2,4] with 2 out of the ISR: complete once 4 joins (every kept replica must be in sync
+    only when the factor shrinks); each kept replica keeps its own directory."""
+    image = image_with_brokers(1, 2, 3, 4)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 4, 3], "isr": [1, 3], "adding": [4], "removing": [3]}})
+    state = image.topic("t").partitions[0]
+    record = build_change(image.brokers, topic_id, 0, state, isr=(1, 3, 4))
+    assert (record.replicas, record.isr, record.adding_replicas, record.removing_replicas) == ((1, 2, 4), (1, 4), (), ())
+    assert record.directories == tuple(state.directory_of(b) for b in (1, 2, 4))
+
+
+def test_an_unclean_election_takes_the_first_live_replica_in_replica_order():
+    image = image_with_brokers(1, 2, 3, fenced={1})
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": 1}})
+    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (2, (2,), 1)
+
+
+def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly():
+    """Kafka's revert names the ISR itself (the first remaining replica): the election that follows is
+    then a clean one, and the partition is not marked recovering."""
+    image = image_with_brokers(1, 2, 3, 4)
+    add_topic(image, "t", {0: {"replicas": [4, 1, 2], "isr": [4], "leader": 4, "adding": [4], "removing": [1, 2]}},
+              configs={"unclean.leader.election.enable": "true"})
+    records, answers = decide_alter(image, "t", 0, None, allow_rf_change=True)
+    assert answers == [(0, None)]
+    (record,) = records
+    assert (record.replicas, record.isr, record.leader, record.leader_recovery_state) == ((1, 2), (1,), 1, -1)
