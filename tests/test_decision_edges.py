@@ -5,10 +5,14 @@ Images are built by applying records, as the controller builds them.
 """
 from __future__ import annotations
 
+import pytest
+
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.metadata.configs import describe, validate_topic_changes
+from kraftwire.server.metadata.errors import KafkaError
 from kraftwire.server.metadata.image import LEADER_UNCHANGED
 from topic_records import add_topic, image_with_brokers
 
@@ -96,3 +100,39 @@ def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly
     assert answers == [(0, None)]
     (record,) = records
     assert (record.replicas, record.isr, record.leader, record.leader_recovery_state) == ((1, 2), (1,), 1, -1)
+
+
+# --- configs -------------------------------------------------------------------------------------------
+
+def test_a_double_out_of_range_is_shown_as_java_prints_it():
+    with pytest.raises(KafkaError) as refused:
+        validate_topic_changes({}, [("min.cleanable.dirty.ratio", 0, "1000")], {})
+    assert refused.value.args[1] == (
+        "Invalid value 1000.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1")
+
+
+def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
+    for resource_type in (0, 1, 3):
+        with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
+            describe(resource_type, "x", {}, {})
+
+
+# --- replaying records ---------------------------------------------------------------------------------
+
+def test_a_registration_change_unfences_and_fences_a_broker():
+    image = image_with_brokers(1, fenced={1})
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=-1), image.offset + 1)
+    assert not image.brokers[1].fenced
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=0), image.offset + 1)
+    assert not image.brokers[1].fenced  # 0: unchanged
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=1), image.offset + 1)
+    assert image.brokers[1].fenced
+
+
+def test_a_partition_change_without_a_recovery_state_keeps_the_current_one():
+    image = image_with_brokers(1, 2)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1]), image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert (state.isr, state.leader_recovery_state, state.partition_epoch) == ((1,), 1, 2)
