@@ -121,10 +121,10 @@ def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
 
 def test_a_registration_change_unfences_and_fences_a_broker():
     image = image_with_brokers(1, fenced={1})
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=0), image.offset + 1)
+    assert image.brokers[1].fenced  # 0: unchanged
     image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=-1), image.offset + 1)
     assert not image.brokers[1].fenced
-    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=0), image.offset + 1)
-    assert not image.brokers[1].fenced  # 0: unchanged
     image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=1), image.offset + 1)
     assert image.brokers[1].fenced
 
