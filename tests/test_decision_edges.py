@@ -136,3 +136,10 @@ def test_a_partition_change_without_a_recovery_state_keeps_the_current_one():
     image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1]), image.offset + 1)
     state = image.topic("t").partitions[0]
     assert (state.isr, state.leader_recovery_state, state.partition_epoch) == ((1,), 1, 2)
+
+
+def test_operations_given_as_plain_numbers_as_read_from_the_wire():
+    """IncrementalAlterConfigs carries the operation as an int8: 2 is APPEND, 3 is SUBTRACT."""
+    replicas = "leader.replication.throttled.replicas"
+    assert validate_topic_changes({replicas: "0:1"}, [(replicas, 2, "0:2,0:1")], {}) == {replicas: "0:1,0:2"}
+    assert validate_topic_changes({replicas: "0:1,0:2"}, [(replicas, 3, "0:1")], {}) == {replicas: "0:2"}
