@@ -143,3 +143,19 @@ def test_operations_given_as_plain_numbers_as_read_from_the_wire():
     replicas = "leader.replication.throttled.replicas"
     assert validate_topic_changes({replicas: "0:1"}, [(replicas, 2, "0:2,0:1")], {}) == {replicas: "0:1,0:2"}
     assert validate_topic_changes({replicas: "0:1,0:2"}, [(replicas, 3, "0:1")], {}) == {replicas: "0:2"}
+
+
+def test_an_int_below_the_java_range_is_not_a_number_of_type_int():
+    for text in ("-2147483649", "2147483648"):
+        with pytest.raises(KafkaError) as refused:
+            validate_topic_changes({}, [("segment.bytes", 0, text)], {})
+        assert refused.value.args[1] == f"Invalid value {text} for configuration segment.bytes: Not a number of type INT"
+
+
+def test_deleting_one_config_keeps_the_others_of_the_resource():
+    image = image_with_brokers(1)
+    for name, value in (("retention.ms", "1"), ("segment.ms", "2"), ("retention.ms", None)):
+        image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name=name, value=value), image.offset + 1)
+    assert image.topic_configs("t") == {"segment.ms": "2"}
+    image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value=None), image.offset + 1)
+    assert image.topic_configs("t") == {} and (2, "t") not in image.configs
