@@ -104,11 +104,13 @@ def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly
 
 # --- configs -------------------------------------------------------------------------------------------
 
-def test_a_double_out_of_range_is_shown_as_java_prints_it():
+@pytest.mark.parametrize("text, shown, rule", [("1000", "1000.0", "Value must be no more than 1"),
+                                               ("Infinity", "Infinity", "Value must be no more than 1"),
+                                               ("-Infinity", "-Infinity", "Value must be at least 0")])
+def test_a_double_out_of_range_is_shown_as_java_prints_it(text, shown, rule):
     with pytest.raises(KafkaError) as refused:
-        validate_topic_changes({}, [("min.cleanable.dirty.ratio", 0, "1000")], {})
-    assert refused.value.args[1] == (
-        "Invalid value 1000.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1")
+        validate_topic_changes({}, [("min.cleanable.dirty.ratio", 0, text)], {})
+    assert refused.value.args[1] == f"Invalid value {shown} for configuration min.cleanable.dirty.ratio: {rule}"
 
 
 def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
