@@ -138,6 +138,15 @@ def test_a_partition_change_without_a_recovery_state_keeps_the_current_one():
     image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1]), image.offset + 1)
     state = image.topic("t").partitions[0]
     assert (state.isr, state.leader_recovery_state, state.partition_epoch) == ((1,), 1, 2)
+    assert (state.leader, state.leader_epoch) == (1, 0)  # no Leader in either record: unchanged
+
+
+def test_broker_0_can_be_elected_leader():
+    image = image_with_brokers(0, 1)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 0]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader=0), image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert (state.leader, state.leader_epoch) == (0, 1)
 
 
 def test_operations_given_as_plain_numbers_as_read_from_the_wire():
