@@ -11,6 +11,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.metadata.configs import describe, validate_topic_changes
 from kraftwire.server.metadata.errors import KafkaError
 from kraftwire.server.metadata.image import LEADER_UNCHANGED
@@ -79,7 +80,8 @@ def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 4, 3], "isr": [1, 3], "adding": [4], "removing": [3]}})
     state = image.topic("t").partitions[0]
     record = build_change(image.brokers, topic_id, 0, state, isr=(1, 3, 4))
-    assert (record.replicas, record.isr, record.adding_replicas, record.removing_replicas) == ((1, 2, 4), (1, 4), (), ())
+    assert (record.replicas, record.isr, record.adding_replicas, record.removing_replicas) == (
+        (1, 2, 4), (1, 4), (), ())
     assert record.directories == tuple(state.directory_of(b) for b in (1, 2, 4))
 
 
@@ -134,8 +136,9 @@ def test_a_registration_change_unfences_and_fences_a_broker():
 def test_a_partition_change_without_a_recovery_state_keeps_the_current_one():
     image = image_with_brokers(1, 2)
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2]}})
-    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
-    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1]), image.offset + 1)
+    for change in (rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1),
+                   rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1])):
+        image.apply(change, image.offset + 1)
     state = image.topic("t").partitions[0]
     assert (state.isr, state.leader_recovery_state, state.partition_epoch) == ((1,), 1, 2)
     assert (state.leader, state.leader_epoch) == (1, 0)  # no Leader in either record: unchanged
@@ -160,7 +163,8 @@ def test_an_int_below_the_java_range_is_not_a_number_of_type_int():
     for text in ("-2147483649", "2147483648"):
         with pytest.raises(KafkaError) as refused:
             validate_topic_changes({}, [("segment.bytes", 0, text)], {})
-        assert refused.value.args[1] == f"Invalid value {text} for configuration segment.bytes: Not a number of type INT"
+        assert refused.value.args[1] == (
+            f"Invalid value {text} for configuration segment.bytes: Not a number of type INT")
 
 
 def test_deleting_one_config_keeps_the_others_of_the_resource():
@@ -170,3 +174,22 @@ def test_deleting_one_config_keeps_the_others_of_the_resource():
     assert image.topic_configs("t") == {"segment.ms": "2"}
     image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value=None), image.offset + 1)
     assert image.topic_configs("t") == {} and (2, "t") not in image.configs
+
+
+# --- throttle removal ----------------------------------------------------------------------------------
+
+def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about():
+    """A partition only removing a replica is still reassigning; a busy broker's throttle stays even
+    when it was not among the brokers of the reassignments that ended."""
+    image = image_with_brokers(1, 2, 3, 4)
+    throttled = {"leader.replication.throttled.replicas": "0:1"}
+    add_topic(image, "done", {0: {"replicas": [1, 4]}}, configs=throttled)
+    add_topic(image, "shrinking", {0: {"replicas": [1, 2, 3], "isr": [1, 3], "removing": [3]}}, configs=throttled)
+    for broker in ("", "2", "4"):
+        name = "kraftwire.throttle.auto.remove.enable" if broker == "" else "leader.replication.throttled.rate"
+        image.apply(rec.ConfigRecord(resource_type=4, resource_name=broker, name=name,
+                                     value="true" if broker == "" else "1000"), image.offset + 1)
+    removed = [(r.resource_type, r.resource_name, r.name)
+               for r, _ in throttle_removals(image, {"done", "shrinking"}, {4})]
+    assert removed == [(2, "done", "leader.replication.throttled.replicas"),
+                       (4, "4", "leader.replication.throttled.rate")]
