@@ -14,7 +14,7 @@ from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.metadata.configs import describe, validate_topic_changes
 from kraftwire.server.metadata.errors import KafkaError
-from kraftwire.server.metadata.image import LEADER_UNCHANGED
+from kraftwire.server.metadata.image import LEADER_UNCHANGED, MIGRATING, MetadataImage
 from topic_records import add_topic, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
@@ -180,11 +180,13 @@ def test_deleting_one_config_keeps_the_others_of_the_resource():
 
 def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about():
     """A partition only removing a replica is still reassigning, and its brokers busy: broker 2 was in a
-    reassignment that ended and is still in this one; broker 3's throttle stays though not asked about."""
+    reassignment that ended and is still in this one; broker 3's throttle and those of the topic "moving"
+    stay though not asked about."""
     image = image_with_brokers(1, 2, 3, 4)
     throttled = {"leader.replication.throttled.replicas": "0:1"}
     add_topic(image, "done", {0: {"replicas": [1, 4]}}, configs=throttled)
     add_topic(image, "shrinking", {0: {"replicas": [1, 2, 3], "isr": [1, 3], "removing": [3]}}, configs=throttled)
+    add_topic(image, "moving", {0: {"replicas": [3, 1, 2], "adding": [3], "removing": [2]}}, configs=throttled)
     for broker in ("", "2", "3", "4"):
         name = "kraftwire.throttle.auto.remove.enable" if broker == "" else "leader.replication.throttled.rate"
         image.apply(rec.ConfigRecord(resource_type=4, resource_name=broker, name=name,
@@ -193,3 +195,17 @@ def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about(
                for r, _ in throttle_removals(image, {"done", "shrinking"}, {2, 4})]
     assert removed == [(2, "done", "leader.replication.throttled.replicas"),
                        (4, "4", "leader.replication.throttled.rate")]
+
+
+def test_a_replica_change_without_directories_leaves_every_replica_migrating():
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[1, 2, 3]), image.offset + 1)
+    assert image.topic("t").partitions[0].directories == (MIGRATING,) * 3
+
+
+def test_an_empty_image_is_before_offset_0():
+    image = MetadataImage()
+    assert image.offset == -1
+    image.apply(rec.FeatureLevelRecord(name="metadata.version", feature_level=21), 0)
+    assert (image.offset, image.features) == (0, {"metadata.version": 21})
