@@ -1,0 +1,69 @@
+"""Damage in the last batches of the log: a torn write (cut away) only at or above the newest snapshot's
+end, since a snapshot covers only committed batches; a batch repeating earlier offsets is damage too."""
+from __future__ import annotations
+
+import pytest
+
+from kraftwire.codec import records as rec
+from kraftwire.server.raft import LogCorruptError, RaftLog
+from tests.raft_helpers import NODE_ID, batches, open_log, segments
+
+
+async def write(data_dir, values, snapshot_after: int | None = None) -> int | None:
+    """One-record batches, one per value; a snapshot after the first ``snapshot_after`` of them, whose end
+    offset is returned."""
+    log, _ = await open_log(data_dir)
+    snapshot = None
+    for i, value in enumerate(values):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=value), None)])[1]
+        if i + 1 == snapshot_after:
+            snapshot = await log.snapshot()
+    await log.close()
+    return None if snapshot is None else snapshot.end_offset
+
+
+async def values_after_restart(data_dir) -> tuple[list[str], list[int]]:
+    """The config values and all offsets replayed by a restarted log."""
+    log = RaftLog(data_dir, NODE_ID)
+    await log.open()
+    replayed = list(log.replay())
+    await log.close()
+    return [r.value for _, r in replayed if isinstance(r, rec.ConfigRecord)], [offset for offset, _ in replayed]
+
+
+def damage_last_batch(data_dir) -> tuple[bytes, int, int]:
+    """Flip a bit in the last batch's CRC; returns the damaged segment's bytes, the batch's position and
+    its base offset."""
+    segment = segments(data_dir)[-1]
+    position, size, base, _count = batches(segment)[-1]
+    data = bytearray(segment.read_bytes())
+    data[position + size - 1] ^= 0x10
+    segment.write_bytes(bytes(data))
+    return bytes(data), position, base
+
+
+async def test_damage_at_the_tail_below_the_newest_snapshot_stops_start_up(tmp_path):
+    await write(tmp_path, ["0", "1", "2"], snapshot_after=3)
+    data, _, _ = damage_last_batch(tmp_path)
+    segment = segments(tmp_path)[-1]
+    with pytest.raises(LogCorruptError, match="lies below the newest snapshot"):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == bytes(data)  # nothing was cut away
+
+
+async def test_damage_in_the_first_batch_after_the_snapshot_is_a_torn_write(tmp_path):
+    snapshot_end = await write(tmp_path, ["0", "1", "2", "3"], snapshot_after=3)
+    _, _, base = damage_last_batch(tmp_path)
+    assert base == snapshot_end  # the first batch the snapshot does not cover
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["2"]  # the snapshot's x=2, then nothing: the torn x=3 is gone
+
+
+async def test_a_batch_repeating_earlier_offsets_at_the_tail_is_cut_away(tmp_path):
+    await write(tmp_path, ["0", "1", "2"])
+    segment = segments(tmp_path)[-1]
+    position, size, _base, _count = batches(segment)[-2]
+    original = segment.read_bytes()
+    segment.write_bytes(original + original[position:position + size])  # "1" again, after "2"
+    values, offsets = await values_after_restart(tmp_path)
+    assert values == ["0", "1", "2"] and offsets == sorted(set(offsets))
