@@ -6,7 +6,8 @@ import pytest
 
 from kraftwire.codec import records as rec
 from kraftwire.server.raft import LogCorruptError, RaftLog
-from tests.raft_helpers import NODE_ID, batches, open_log, segments
+from kraftwire.server.raft.log import SYNCED_LENGTHS
+from tests.raft_helpers import NODE_ID, batches, open_log, partition_dir, segments
 
 
 async def write(data_dir, values, snapshot_after: int | None = None) -> int | None:
@@ -67,3 +68,17 @@ async def test_a_batch_repeating_earlier_offsets_at_the_tail_is_cut_away(tmp_pat
     segment.write_bytes(original + original[position:position + size])  # "1" again, after "2"
     values, offsets = await values_after_restart(tmp_path)
     assert values == ["0", "1", "2"] and offsets == sorted(set(offsets))
+
+
+async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_follow(tmp_path):
+    """Everything past the fsync'd length was never acknowledged, however far past it the damage is."""
+    await write(tmp_path, [str(i) for i in range(6)])
+    segment = segments(tmp_path)[-1]
+    found = batches(segment)
+    synced_at, damaged_at = found[-4][0], found[-3][0]
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {synced_at}}}')
+    data = bytearray(segment.read_bytes())
+    data[damaged_at + 30] ^= 1  # inside the batch's CRC-covered header, two complete batches after it
+    segment.write_bytes(bytes(data))
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["0", "1", "2"]
