@@ -1,5 +1,6 @@
-"""Damage in the last batches of the log: a torn write (cut away) only at or above the newest snapshot's
-end, since a snapshot covers only committed batches; a batch repeating earlier offsets is damage too."""
+"""Recovery edges. Damage in the last batches of the log is a torn write (cut away) only at or above the
+newest snapshot's end, since a snapshot covers only committed batches; a batch repeating earlier offsets
+is damage too. Segments wholly below the recovery point are taken as they are on disk."""
 from __future__ import annotations
 
 import pytest
@@ -82,3 +83,20 @@ async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_fo
     segment.write_bytes(bytes(data))
     values, _ = await values_after_restart(tmp_path)
     assert values == ["0", "1", "2"]
+
+
+async def test_segments_below_the_snapshot_are_taken_at_their_size_on_disk(tmp_path):
+    """Their bytes count as fsync'd (synced-lengths.json, retention's total) without being rescanned."""
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    await log.snapshot()
+    await log.close()
+    files = segments(tmp_path)
+    assert len(files) > 2
+    log = RaftLog(tmp_path, NODE_ID)
+    await log.open()
+    lengths = log.synced_lengths()
+    await log.close()
+    assert {name: lengths[name] for name in (f.name for f in files[:-1])} == {f.name: f.stat().st_size
+                                                                              for f in files[:-1]}
