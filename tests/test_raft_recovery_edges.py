@@ -100,3 +100,16 @@ async def test_segments_below_the_snapshot_are_taken_at_their_size_on_disk(tmp_p
     await log.close()
     assert {name: lengths[name] for name in (f.name for f in files[:-1])} == {f.name: f.stat().st_size
                                                                               for f in files[:-1]}
+
+
+async def test_a_log_missing_its_first_segment_names_the_one_it_starts_with(tmp_path):
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    await log.close()
+    first, second, *_ = segments(tmp_path)
+    first.unlink()
+    with pytest.raises(LogCorruptError) as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value).startswith(f"{second}: the log starts at offset {int(second.stem)}, but no valid "
+                                         "snapshot covers the offsets before it")
