@@ -113,3 +113,16 @@ async def test_a_log_missing_its_first_segment_names_the_one_it_starts_with(tmp_
         await RaftLog(tmp_path, NODE_ID).open()
     assert str(refused.value).startswith(f"{second}: the log starts at offset {int(second.stem)}, but no valid "
                                          "snapshot covers the offsets before it")
+
+
+async def test_a_matching_offset_index_is_left_as_it_is(tmp_path, caplog):
+    """Recovery rebuilds an index only when the batches say otherwise (here: once, after it is deleted)."""
+    await write(tmp_path, [str(i) for i in range(20)])
+    index = segments(tmp_path)[-1].with_suffix(".index")
+    index.unlink()
+    caplog.set_level("INFO", logger="kraftwire")
+    for _ in range(2):
+        log = RaftLog(tmp_path, NODE_ID)
+        await log.open()
+        await log.close()
+    assert caplog.text.count(f"{index.name}: rebuilt the offset index") == 1
