@@ -8,7 +8,6 @@ Topics named ``slow*`` are 1 PB per partition: their reassignments stay in fligh
 from __future__ import annotations
 
 import contextlib
-import time
 
 import pytest
 from kafka import KafkaAdminClient, TopicPartition, TopicPartitionReplica
@@ -18,8 +17,8 @@ from kafka.errors import NoError
 from kraftwire.codec.messages import IncrementalAlterConfigsRequest
 from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.wire.client import KafkaClient
+from test_reassignment_clients import HUGE, new_topic, partition, wait_until as until
 
-HUGE = {"kraftwire.partition.size.bytes": str(10 ** 15)}
 LEADER_RATE = "leader.replication.throttled.rate"
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
 AUTO_REMOVE = "kraftwire.throttle.auto.remove.enable"
@@ -39,28 +38,6 @@ def admin(bg):
     client = KafkaAdminClient(bootstrap_servers=bg.bootstrap, request_timeout_ms=10000)
     yield client
     client.close()
-
-
-_names = iter(range(10 ** 6))
-
-
-def new_topic(admin, assignment: dict, configs: dict | None = None, prefix="t") -> str:
-    name = f"{prefix}{next(_names)}"
-    result = admin.create_topics({name: {"assignments": assignment, "configs": configs or {}}})
-    assert result["topics"][0]["error_code"] == 0, result
-    return name
-
-
-def until(bg, predicate, timeout=30.0):
-    """Poll the committed image until ``predicate(image)`` holds."""
-    deadline = time.monotonic() + timeout
-    while not bg.call(lambda: predicate(bg.cluster.controller.committed)):
-        assert time.monotonic() < deadline, "the cluster did not reach the expected state"
-        time.sleep(0.02)
-
-
-def partition(bg, topic: str, index: int = 0):
-    return bg.call(lambda: bg.cluster.controller.committed.topic(topic).partitions[index])
 
 
 def dynamic_broker_configs(admin, broker: str) -> dict[str, str]:
