@@ -6,9 +6,11 @@ known ones (ApiVersionsResponse knows tags 0-3), and the section is read back fi
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kraftwire.codec.errors import EncodeError
 from kraftwire.codec.messages import ApiVersionsResponse
 
 VERSION = 3
@@ -70,3 +72,12 @@ def test_any_order_of_unknown_tags_is_written_ascending(epoch, ready, unknown):
         decoded = ApiVersionsResponse.decode(data, VERSION)
         assert decoded.unknown_tagged_fields == tuple(sorted(unknown))
         assert (decoded.finalized_features_epoch, decoded.zk_migration_ready) == (epoch, ready)
+
+
+def test_a_version_without_tagged_fields_refuses_unknown_ones_in_both_codecs():
+    refused = ApiVersionsResponse(error_code=35, api_keys=[], unknown_tagged_fields=((9, b"x"),))
+    plain = ApiVersionsResponse(error_code=35, api_keys=[])
+    for build in (lambda r: r.encode(2), ApiVersionsResponse.construct(2).build):
+        with pytest.raises(EncodeError, match="unknown tagged fields are set, but this version has no tagged fields"):
+            build(refused)
+        assert build(plain) == plain.encode(2)
