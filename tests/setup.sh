@@ -10,6 +10,8 @@ apt_needs=(
   "kcat:kcat"
   "chromium:chromium"
   "curl:curl"
+  "node:nodejs"
+  "npm:npm"
 )
 
 missing=()

@@ -250,7 +250,10 @@ def test_cancel_after_a_new_target_reverts_the_kafka_way_and_grows_the_rf(tmp_pa
 
 
 def test_throttles_removed_left_behind_and_unused(tmp_path):
+    """Broker 5's rate is still needed at the end of the log (a reassignment to it is running), so it is
+    not left behind; broker 4's is, though another reassignment is running elsewhere."""
     other = uuid.UUID(int=77)
+    running = uuid.UUID(int=78)
     marks = {}
 
     def build(log):
@@ -271,11 +274,15 @@ def test_throttles_removed_left_behind_and_unused(tmp_path):
         log.config(4, CLUSTER_DEFAULT, "leader.replication.throttled.rate", None)
         log.at(20000)
         marks["deleted"] = log.put(r.RemoveTopicRecord(topic_id=other))
+        log.at(25000)
+        log.put(r.TopicRecord(name="u", topic_id=running), partition(running, 0, [1, 2, 3]))
+        marks["rate5"] = log.config(4, "5", "follower.replication.throttled.rate", "1000")
+        log.move(running, 0, [5, 2, 3, 1], adding=[5], removing=[1])
         log.at(30000)
         log.put(r.NoOpRecord())
 
     rows = {(t["resource_type"], t["resource_name"]): t for t in audit(tmp_path, build).rows("throttles")}
-    assert len(rows) == 5
+    assert len(rows) == 6
     topic = rows["topic", "t"]
     assert (topic["set_offset"], topic["removed_offset"], topic["removed_by"], topic["reassignments"],
             topic["last_reassignment_end_time"], topic["lingered_ms"], topic["left_behind"]) == (
@@ -283,6 +290,9 @@ def test_throttles_removed_left_behind_and_unused(tmp_path):
     rate = rows["broker", "4"]
     assert (rate["config"], rate["value"], rate["reassignments"], rate["lingered_ms"], rate["left_behind"]) == (
         "follower.replication.throttled.rate", "1000", 1, 24000, True)
+    needed = rows["broker", "5"]
+    assert (needed["set_offset"], needed["removed_offset"], needed["reassignments"], needed["lingered_ms"],
+            needed["left_behind"]) == (marks["rate5"], None, 1, None, False)
     unused = rows["broker", "9"]
     assert (unused["reassignments"], unused["lingered_ms"], unused["left_behind"]) == (0, 30000, True)
     default = rows["broker", CLUSTER_DEFAULT]
