@@ -13,8 +13,9 @@ from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.metadata.configs import describe, validate_topic_changes
-from kraftwire.server.metadata.errors import KafkaError
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, MIGRATING, MetadataImage
+from kraftwire.codec import KafkaError
+from kraftwire.codec.constants import LEADER_UNCHANGED, MIGRATING
+from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
