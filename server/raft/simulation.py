@@ -31,7 +31,7 @@ import heapq
 import random
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from .core import (NO_ID, AppendLog, Commit, Entry, FlushLog, NotLeaderError, PersistState, RaftCore, Role, Send,
@@ -49,6 +49,8 @@ class Faults:
     duplicate: float = 0.02
     max_delay_ms: int = 15
     max_fsync_ms: int = 8
+    fsync_stall: float = 0.05        # the odd fsync takes far longer than a round trip
+    fsync_stall_ms: int = 150
     crash_every_ms: int = 1500
     down_ms: tuple[int, int] = (50, 800)
     partition_every_ms: int = 1200
@@ -78,14 +80,16 @@ class Node:
 
 class Simulation:
     def __init__(self, seed: int, voters: int = 3, observers: int = 1, *, duration_ms: int = 20_000,
-                 faults: Faults = Faults(), timers: Timers = Timers()):
+                 faults: Faults = Faults(), timers: Timers = Timers(), core_class: type[RaftCore] = RaftCore):
+        """``core_class`` lets a test hand in a deliberately broken core to prove the checker catches it."""
         self.seed, self.voter_count, self.observer_count, self.duration_ms = seed, voters, observers, duration_ms
-        self.faults, self.timers = faults, timers
+        self.faults, self.timers, self.core_class = faults, timers, core_class
         self.rng = random.Random(seed)
         self.voters = tuple(range(1, voters + 1))
         self.nodes = {i: Node(i) for i in range(1, voters + observers + 1)}
         self.now = 0
         self.events_checked = 0
+        self.faults_injected: Counter[str] = Counter()
         self._queue: list = []
         self._sequence = 0
         self._cut: set[frozenset[int]] = set()
@@ -173,7 +177,7 @@ class Simulation:
     def _boot(self, node: Node) -> None:
         node.incarnation += 1
         state = node.disk.quorum_state
-        node.core = RaftCore(node.node_id, self.voters, random.Random(self.rng.random()), self.now,
+        node.core = self.core_class(node.node_id, self.voters, random.Random(self.rng.random()), self.now,
                              timers=self.timers, epoch=state.epoch, leader_id=state.leader_id,
                              voted_id=state.voted_id, log=node.disk.entries)
         node.last_high_watermark = 0
@@ -232,6 +236,7 @@ class Simulation:
         if node.core is not None:
             disk = node.disk
             survivors = disk.synced + self.rng.randint(0, len(disk.entries) - disk.synced)
+            self.faults_injected["crashes"] += 1
             self._record(f"crash {node.node_id}: log {len(disk.entries)} → {survivors} (fsync'd {disk.synced})")
             del disk.entries[survivors:]
             disk.truncations.clear()
@@ -257,6 +262,7 @@ class Simulation:
             side = set(ids[:self.rng.randint(1, len(ids) - 1)])
         cut = {frozenset((a, b)) for a in side for b in self.nodes if b not in side}
         self._cut |= cut
+        self.faults_injected["partitions"] += 1
         self._record(f"partition {sorted(side)} from the rest")
         self._schedule(self.rng.randint(*self.faults.partition_ms), "heal_partition", frozenset(cut))
         self._schedule(self._interval(self.faults.partition_every_ms), "partition")
@@ -269,6 +275,7 @@ class Simulation:
             return
         leader = self._leader()
         if leader is not None:
+            self.faults_injected["resignations"] += 1
             self._record(f"resign {leader.node_id}")
             self._apply(leader, leader.core.resign(self.now))
         self._schedule(self._interval(self.faults.resign_every_ms), "resign")
@@ -299,7 +306,9 @@ class Simulation:
                     self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at {len(disk.entries)}")
                 disk.entries.extend(action.entries)
             elif isinstance(action, FlushLog):
-                self._schedule(self.rng.randint(0, self.faults.max_fsync_ms), "fsync", node.node_id,
+                slow = self.faulty and self.rng.random() < self.faults.fsync_stall
+                delay = self.rng.randint(0, self.faults.fsync_stall_ms if slow else self.faults.max_fsync_ms)
+                self._schedule(delay, "fsync", node.node_id,
                                node.incarnation, action.end_offset, len(disk.truncations))
             elif isinstance(action, Send):
                 self._send(action.message)
@@ -424,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration-ms", type=int, default=20_000, help="virtual time with faults, per seed")
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.seed is not None else range(args.first, args.first + args.seeds)
-    started, runs, events, writes, failures = time.monotonic(), 0, 0, 0, 0
+    started, runs, events, writes, failures, epochs = time.monotonic(), 0, 0, 0, 0, 0
+    faults: Counter[str] = Counter()
     for seed in seeds:
         for voters in args.voters:
             simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms)
@@ -436,9 +446,11 @@ def main(argv: list[str] | None = None) -> int:
             runs += 1
             events += simulation.events_checked
             writes += len(simulation.acknowledged)
+            epochs += len(simulation.leader_of_epoch)
+            faults += simulation.faults_injected
     print(f"{runs} runs ({len(seeds)} seeds × voters {args.voters}, {args.observers} observers, "
           f"{args.duration_ms} virtual ms each): {events} events checked, {writes} acknowledged writes, "
-          f"{failures} failures, {time.monotonic() - started:.1f} s")
+          f"{epochs} elected leaders, faults {dict(faults)}, {failures} failures, {time.monotonic() - started:.1f} s")
     return 1 if failures else 0
 
 
