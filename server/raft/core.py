@@ -33,9 +33,11 @@ Wiring onto ``RaftLog`` and the wire is the next step (ARCHITECTURE.md, "The quo
 Deliberate differences from Kafka, all in the direction of simplicity:
 
 * a Candidate whose election times out goes back to Prospective (a new pre-vote round) instead of
-  bumping its epoch again; a Prospective whose round fails waits for its next election timeout;
-* a voter that receives EndQuorumEpoch from its leader becomes Unattached in that epoch (so it grants
-  pre-votes) and campaigns after a backoff set by its place in the preferred-successor list;
+  bumping its epoch again; a Prospective whose round is lost tries again after a random backoff, or,
+  if it knew a leader in its epoch, first follows that leader again for a fetch timeout;
+* a voter that receives EndQuorumEpoch from its leader stays its follower (so no other leader can be
+  voted in for that epoch) but grants pre-votes at once, and campaigns after a backoff set by its place
+  in the preferred-successor list;
 * the leader keeps the high watermark it knew as a follower instead of starting it unknown (it is
   committed either way, and followers only take ``min(high watermark, own log end)``);
 * a message carries ``correlation_id``, the request header's field, so a response is matched to the
