@@ -2,9 +2,10 @@
 
 Voters and observers each run a ``RaftCore`` (server/raft/core.py) over a simulated network that loses,
 duplicates, delays and so reorders messages, and that can be partitioned; a simulated disk that fsyncs
-after a delay; and crashes that lose what was not fsync'd (a random part of the unsynced tail survives,
-as a page cache might), followed by restarts from the persisted state: quorum-state and the log left
-on disk. Clients submit writes to whichever replica believes it leads; a write is acknowledged once that
+after a delay (now and then a long one); pauses (a frozen replica handles nothing, then everything that
+waited); graceful resignations of the leader; and crashes, of one replica or of all at once, that lose
+what was not fsync'd (a random part of the unsynced tail survives, as a page cache might), followed by
+restarts from the persisted state: quorum-state and the log left on disk. Clients submit writes to whichever replica believes it leads; a write is acknowledged once that
 leader's high watermark passes it while it still leads its epoch.
 
 After every event the checker asserts (``Violation`` names the seed and the command that replays it):
@@ -56,6 +57,9 @@ class Faults:
     partition_every_ms: int = 1200
     partition_ms: tuple[int, int] = (100, 1500)
     resign_every_ms: int = 3000
+    pause_every_ms: int = 2500       # a replica freezes (as under SIGSTOP or a long GC) and resumes
+    pause_ms: tuple[int, int] = (50, 1200)
+    crash_all_every_ms: int = 12_000  # every replica crashes at once, and each restarts on its own
     write_every_ms: int = 15
 
 
@@ -74,6 +78,7 @@ class Node:
     disk: Disk = field(default_factory=Disk)
     core: RaftCore | None = None
     incarnation: int = 0
+    paused_until: int = 0
     last_high_watermark: int = 0
     pending_writes: dict[int, tuple[int, object]] = field(default_factory=dict)  # offset → (epoch, value)
 
@@ -105,6 +110,8 @@ class Simulation:
         self._schedule(self._interval(faults.crash_every_ms), "crash")
         self._schedule(self._interval(faults.partition_every_ms), "partition")
         self._schedule(self._interval(faults.resign_every_ms), "resign")
+        self._schedule(self._interval(faults.pause_every_ms), "pause")
+        self._schedule(self._interval(faults.crash_all_every_ms), "crash_all")
 
     # ------------------------------------------------------------------ running
 
@@ -162,6 +169,7 @@ class Simulation:
         self.faulty = False
         self._cut.clear()
         for node in self.nodes.values():
+            node.paused_until = min(node.paused_until, self.now)
             if node.core is None:
                 self._boot(node)
 
@@ -190,14 +198,25 @@ class Simulation:
         if deadline is not None:
             self._schedule(max(0, deadline - self.now), "timer", node.node_id, node.incarnation, deadline)
 
+    def _postponed(self, node: Node, kind: str, *args) -> bool:
+        """A frozen replica handles nothing until it resumes; then it handles all that waited, in order."""
+        if node.paused_until > self.now:
+            self._schedule(node.paused_until - self.now, kind, *args)
+            return True
+        return False
+
     def _on_timer(self, node_id: int, incarnation: int, deadline: int) -> None:
         node = self.nodes[node_id]
+        if self._postponed(node, "timer", node_id, incarnation, deadline):
+            return
         if node.core is None or node.incarnation != incarnation or node.core.next_deadline() != deadline:
             return  # a timer of an earlier incarnation, or one the core has moved since
         self._apply(node, node.core.on_timer(self.now))
 
     def _on_deliver(self, node_id: int, incarnation: int, message) -> None:
         node = self.nodes[node_id]
+        if self._postponed(node, "deliver", node_id, incarnation, message):
+            return
         if node.core is None or node.incarnation != incarnation:
             return  # the connection it travelled on died with the replica
         self._record(f"deliver {message}")
@@ -205,6 +224,8 @@ class Simulation:
 
     def _on_fsync(self, node_id: int, incarnation: int, end_offset: int, truncations_seen: int) -> None:
         node = self.nodes[node_id]
+        if self._postponed(node, "fsync", node_id, incarnation, end_offset, truncations_seen):
+            return
         if node.core is None or node.incarnation != incarnation:
             return
         disk = node.disk
@@ -214,7 +235,8 @@ class Simulation:
 
     def _on_write(self) -> None:
         if self.faulty:
-            leaders = [n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER]
+            leaders = [n for n in self.nodes.values()
+                       if n.core is not None and n.core.role is Role.LEADER and n.paused_until <= self.now]
             if leaders:
                 self._submit(self.rng.choice(leaders), ("w", self._next_value))
                 self._next_value += 1
@@ -230,21 +252,41 @@ class Simulation:
         return offset
 
     def _on_crash(self) -> None:
-        if not self.faulty:
+        if self.faulty:
+            self._crash(self.rng.choice(list(self.nodes.values())))
+            self._schedule(self._interval(self.faults.crash_every_ms), "crash")
+
+    def _on_crash_all(self) -> None:
+        if self.faulty:
+            self.faults_injected["crashes of all replicas"] += 1
+            for node in self.nodes.values():
+                self._crash(node)
+            self._schedule(self._interval(self.faults.crash_all_every_ms), "crash_all")
+
+    def _crash(self, node: Node) -> None:
+        """Stop the replica; of its log, the fsync'd part and a random part of the rest survive."""
+        if node.core is None:
             return
-        node = self.rng.choice(list(self.nodes.values()))
-        if node.core is not None:
-            disk = node.disk
-            survivors = disk.synced + self.rng.randint(0, len(disk.entries) - disk.synced)
-            self.faults_injected["crashes"] += 1
-            self._record(f"crash {node.node_id}: log {len(disk.entries)} → {survivors} (fsync'd {disk.synced})")
-            del disk.entries[survivors:]
-            disk.truncations.clear()
-            disk.synced = len(disk.entries)
-            node.core = None
-            node.pending_writes.clear()
-            self._schedule(self.rng.randint(*self.faults.down_ms), "restart", node.node_id)
-        self._schedule(self._interval(self.faults.crash_every_ms), "crash")
+        self.faults_injected["crashes"] += 1
+        disk = node.disk
+        survivors = disk.synced + self.rng.randint(0, len(disk.entries) - disk.synced)
+        self._record(f"crash {node.node_id}: log {len(disk.entries)} → {survivors} (fsync'd {disk.synced})")
+        del disk.entries[survivors:]
+        disk.truncations.clear()
+        disk.synced = len(disk.entries)
+        node.core = None
+        node.paused_until = 0
+        node.pending_writes.clear()
+        self._schedule(self.rng.randint(*self.faults.down_ms), "restart", node.node_id)
+
+    def _on_pause(self) -> None:
+        if self.faulty:
+            node = self.rng.choice(list(self.nodes.values()))
+            if node.core is not None and node.paused_until <= self.now:
+                self.faults_injected["pauses"] += 1
+                node.paused_until = self.now + self.rng.randint(*self.faults.pause_ms)
+                self._record(f"pause {node.node_id} until {node.paused_until}")
+            self._schedule(self._interval(self.faults.pause_every_ms), "pause")
 
     def _on_restart(self, node_id: int) -> None:
         node = self.nodes[node_id]
@@ -274,7 +316,7 @@ class Simulation:
         if not self.faulty:
             return
         leader = self._leader()
-        if leader is not None:
+        if leader is not None and leader.paused_until <= self.now:
             self.faults_injected["resignations"] += 1
             self._record(f"resign {leader.node_id}")
             self._apply(leader, leader.core.resign(self.now))
