@@ -21,8 +21,8 @@ def sent(actions, message_type) -> list:
     return [a.message for a in actions if isinstance(a, Send) and isinstance(a.message, message_type)]
 
 
-def core(node_id=1, voters=(1, 2, 3), **state) -> RaftCore:
-    return RaftCore(node_id, voters, random.Random(0), 0, timers=TIMERS, **state)
+def core(node_id=1, voters=(1, 2, 3), now=0, **state) -> RaftCore:
+    return RaftCore(node_id, voters, random.Random(0), now, timers=TIMERS, **state)
 
 
 def fire(replica: RaftCore) -> list:
@@ -172,6 +172,22 @@ def test_a_new_leader_announces_itself_and_fetch_from_an_old_epoch_is_fenced():
                                                 fetch_offset=0, last_fetched_epoch=0, max_wait_ms=50))
     (response,) = sent(actions, FetchResponse)
     assert response.error_code == ErrorCode.FENCED_LEADER_EPOCH and response.current_leader == (1, 1)
+
+
+def test_a_graceful_resignation_names_the_best_replicated_voter_first_and_it_campaigns_at_once():
+    leader = core()
+    elect(leader)
+    now = leader.next_deadline()
+    leader.receive(now, FetchRequest(src=3, dst=1, correlation_id=1, replica_id=3, current_leader_epoch=1,
+                                     fetch_offset=1, last_fetched_epoch=1, max_wait_ms=0))
+    ends = sent(leader.resign(now), EndQuorumEpochRequest)
+    assert leader.role is Role.RESIGNED
+    assert {m.dst: m.preferred_successors for m in ends} == {2: (3, 2), 3: (3, 2)}
+    successor = core(node_id=3, epoch=1, leader_id=1, now=now)
+    successor.receive(now, next(m for m in ends if m.dst == 3))
+    assert successor.next_deadline() == now
+    requests = sent(successor.on_timer(now), VoteRequest)
+    assert {(r.dst, r.replica_epoch, r.pre_vote) for r in requests} == {(1, 2, True), (2, 2, True)}
 
 
 SEEDS = range(8)

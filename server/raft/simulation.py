@@ -94,6 +94,7 @@ class Simulation:
         self.nodes = {i: Node(i) for i in range(1, voters + observers + 1)}
         self.now = 0
         self.events_checked = 0
+        self.recovery_ms = -1  # virtual time from healing to the first acknowledged write
         self.faults_injected: Counter[str] = Counter()
         self._queue: list = []
         self._sequence = 0
@@ -121,6 +122,7 @@ class Simulation:
         heal_time = self.now
         bound = 20 * self.timers.election_timeout_ms + 4 * self.timers.fetch_timeout_ms
         probe = self._commit_probe(heal_time + bound)
+        self.recovery_ms = self.now - heal_time
         self._run_until_caught_up(probe, heal_time + 2 * bound)
         self._check_final()
         return self
@@ -477,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [args.seed] if args.seed is not None else range(args.first, args.first + args.seeds)
     started, runs, events, writes, failures, epochs = time.monotonic(), 0, 0, 0, 0, 0
     faults: Counter[str] = Counter()
+    recoveries: list[int] = []
     for seed in seeds:
         for voters in args.voters:
             simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms)
@@ -490,9 +493,15 @@ def main(argv: list[str] | None = None) -> int:
             writes += len(simulation.acknowledged)
             epochs += len(simulation.leader_of_epoch)
             faults += simulation.faults_injected
+            if simulation.recovery_ms >= 0:
+                recoveries.append(simulation.recovery_ms)
     print(f"{runs} runs ({len(seeds)} seeds × voters {args.voters}, {args.observers} observers, "
           f"{args.duration_ms} virtual ms each): {events} events checked, {writes} acknowledged writes, "
           f"{epochs} elected leaders, faults {dict(faults)}, {failures} failures, {time.monotonic() - started:.1f} s")
+    if recoveries:
+        recoveries.sort()
+        print(f"healing → first acknowledged write (virtual ms): median {recoveries[len(recoveries) // 2]}, "
+              f"p99 {recoveries[len(recoveries) * 99 // 100]}, max {recoveries[-1]}")
     return 1 if failures else 0
 
 
