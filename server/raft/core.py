@@ -290,12 +290,10 @@ class RaftCore:
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(largest epoch ≤ ``epoch`` in the log, the offset where it ends): the DivergingEpoch answer."""
-        found_epoch, end = 0, 0
-        for offset, entry in enumerate(self.log):
-            if entry.epoch > epoch:
-                return found_epoch, offset
-            found_epoch, end = entry.epoch, offset + 1
-        return found_epoch, end
+        for offset in range(self.log_end - 1, -1, -1):  # epochs only grow along the log: search from its end
+            if self.log[offset].epoch <= epoch:
+                return self.log[offset].epoch, offset + 1
+        return 0, 0
 
     def _append_local(self, entries: list[Entry]) -> None:
         self._actions.append(AppendLog(self.log_end, tuple(entries)))

@@ -104,7 +104,7 @@ class Simulation:
         self.committed: list[Entry] = []
         self.acknowledged: dict[int, object] = {}  # offset → value
         self._next_value = 0
-        self._recent: deque[str] = deque(maxlen=25)
+        self._recent: deque[tuple[int, str, object]] = deque(maxlen=25)
         for node in self.nodes.values():
             self._boot(node)
         self._schedule(0, "write")
@@ -221,7 +221,7 @@ class Simulation:
             return
         if node.core is None or node.incarnation != incarnation:
             return  # the connection it travelled on died with the replica
-        self._record(f"deliver {message}")
+        self._record("deliver", message)
         self._apply(node, node.core.receive(self.now, message))
 
     def _on_fsync(self, node_id: int, incarnation: int, end_offset: int, truncations_seen: int) -> None:
@@ -453,15 +453,16 @@ class Simulation:
 
     # ------------------------------------------------------------------ reporting
 
-    def _record(self, line: str) -> None:
-        self._recent.append(f"{self.now:>7} ms  {line}")
+    def _record(self, what: str, detail: object = "") -> None:
+        """Keep the last events for a failure report; formatted only then, as most runs never need them."""
+        self._recent.append((self.now, what, detail))
 
     def replay_command(self) -> str:
         return (f"python -m kraftwire.server.raft.simulation --seed {self.seed} --voters {self.voter_count} "
                 f"--observers {self.observer_count} --duration-ms {self.duration_ms}")
 
     def _fail(self, problem: str) -> None:
-        recent = "\n".join(self._recent)
+        recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
         raise Violation(f"seed {self.seed} ({self.voter_count} voters, {self.observer_count} observers), "
                         f"t={self.now} ms, event {self.events_checked}: {problem}\n"
                         f"replay: {self.replay_command()}\nlast events:\n{recent}")
