@@ -724,7 +724,8 @@ class RaftCore:
         self._deadlines["fetch_timeout"] = now + self.timers.fetch_timeout_ms
         if response.diverging_epoch is not None:
             # Keep only what both logs hold: up to the leader's end of that epoch and this log's own end
-            # of it (the end of the log is not enough: this log may hold a later epoch the leader never had).
+            # of it, as Kafka's truncateToEndOffset does. Cutting only to the log end is not enough: this
+            # log may hold a later epoch the leader never had, and would then diverge forever.
             epoch, end_offset = response.diverging_epoch
             self._truncate_local(min(end_offset, self.end_offset_for_epoch(epoch)[1]))
             return self._send_fetch(now)
