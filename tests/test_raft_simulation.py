@@ -190,6 +190,21 @@ def test_a_graceful_resignation_names_the_best_replicated_voter_first_and_it_cam
     assert {(r.dst, r.replica_epoch, r.pre_vote) for r in requests} == {(1, 2, True), (2, 2, True)}
 
 
+def test_an_observer_finds_the_leader_through_any_voter_and_never_campaigns():
+    observer = core(node_id=9)
+    (fetch,) = sent(observer.on_timer(0), FetchRequest)
+    voter = core(node_id=fetch.dst, epoch=3, leader_id=2)
+    (answer,) = sent(voter.receive(1, fetch), FetchResponse)
+    assert answer.error_code == ErrorCode.FENCED_LEADER_EPOCH and answer.current_leader == (2, 3)
+    (fetch,) = sent(observer.receive(2, answer), FetchRequest)
+    assert observer.role is Role.FOLLOWER and (fetch.dst, fetch.current_leader_epoch) == (2, 3)
+    votes = []
+    while observer.role is Role.FOLLOWER:  # the leader stays silent: the observer looks for another
+        votes += sent(observer.on_timer(observer.next_deadline()), VoteRequest)
+    assert observer.role is Role.UNATTACHED and not votes
+    assert sent(observer.on_timer(observer.next_deadline()), FetchRequest)
+
+
 SEEDS = range(8)
 
 
