@@ -263,7 +263,7 @@ class RaftCore:
         self._observers: dict[int, _Progress] = {}
         self._epoch_start_offset = 0
         self._parked: dict[int, _ParkedFetch] = {}
-        self._unacknowledged: set[int] = set()       # voters still to answer BeginQuorumEpoch / EndQuorumEpoch
+        self._unacknowledged: set[int] = set()       # voters a resigned leader still awaits EndQuorumEpoch answers from
         self._start(now_ms, leader_id)
 
     def _start(self, now: int, leader_id: int) -> None:
@@ -415,9 +415,9 @@ class RaftCore:
         self._progress[self.node_id] = _Progress(self.durable_end, now)
         self._epoch_start_offset = self.log_end
         self._append_local([Entry(self.epoch, ("LeaderChange", self.node_id), control=True)])
-        self._unacknowledged = set(self.voters) - {self.node_id}
-        for voter in sorted(self._unacknowledged):
-            self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
+        for voter in self.voters:
+            if voter != self.node_id:
+                self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
         self._deadlines["begin_quorum"] = now + self.timers.fetch_timeout_ms // 2
         self._deadlines["check_quorum"] = now + self.timers.check_quorum_ms
         self._maybe_advance_high_watermark(now)
@@ -611,8 +611,6 @@ class RaftCore:
     def _on_begin_quorum_epoch_response(self, now: int, response: BeginQuorumEpochResponse) -> None:
         if response.leader_epoch > self.epoch:
             return self._transition_to_newer_epoch(now, response.leader_epoch, response.leader_id)
-        if self.role is Role.LEADER and response.leader_epoch == self.epoch:
-            self._unacknowledged.discard(response.src)
 
     def _on_end_quorum_epoch(self, now: int, request: EndQuorumEpochRequest) -> None:
         if request.leader_epoch < self.epoch:
@@ -656,7 +654,6 @@ class RaftCore:
         progress.last_fetch_ms = now
         if request.replica_id in self._progress:
             progress.end_offset = max(progress.end_offset, request.fetch_offset)
-            self._unacknowledged.discard(request.replica_id)
             self._maybe_advance_high_watermark(now)
         else:
             progress.end_offset = request.fetch_offset
