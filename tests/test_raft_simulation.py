@@ -25,6 +25,15 @@ def core(node_id=1, voters=(1, 2, 3), now=0, **state) -> RaftCore:
     return RaftCore(node_id, voters, random.Random(0), now, timers=TIMERS, **state)
 
 
+def answer_first_fetch(follower: RaftCore, now: int, **fields) -> list:
+    """Answer a restarted follower's first Fetch (its first timer sends it) as its leader would."""
+    (fetch,) = sent(fire(follower), FetchRequest)
+    answer = dict(error_code=0, high_watermark=0, base_offset=fetch.fetch_offset, records=(), diverging_epoch=None,
+                  current_leader=(fetch.dst, follower.epoch)) | fields
+    return follower.receive(now, FetchResponse(src=fetch.dst, dst=follower.node_id,
+                                               correlation_id=fetch.correlation_id, **answer))
+
+
 def fire(replica: RaftCore) -> list:
     """Run the replica's next timer."""
     return replica.on_timer(replica.next_deadline())
@@ -76,7 +85,8 @@ def test_the_leader_commits_on_a_majority_of_fetch_offsets_and_only_its_own_epoc
     # An observer's fetch never counts.
     leader.append(13, "w")
     leader.flush_completed(14, 3)
-    leader.receive(15, FetchRequest(src=9, correlation_id=1, replica_id=9, fetch_offset=3, last_fetched_epoch=2, **fetch))
+    leader.receive(15, FetchRequest(src=9, correlation_id=1, replica_id=9, fetch_offset=3, last_fetched_epoch=2,
+                                    **fetch))
     assert leader.high_watermark == 2
 
 
@@ -92,9 +102,7 @@ def test_the_leader_answers_a_diverging_fetch_with_the_end_of_the_largest_epoch_
 def test_a_follower_truncates_to_what_both_logs_hold_and_fetches_again():
     follower = core(node_id=2, log=[Entry(1, "a"), Entry(2, "x"), Entry(2, "y")], epoch=3, leader_id=1)
     # The leader never had epoch 2; its epoch 1 ends at offset 5 (past this log's end), this log's at 1.
-    actions = follower.receive(10, FetchResponse(src=1, dst=2, correlation_id=follower._fetch_in_flight, error_code=0,
-                                                 high_watermark=1, base_offset=3, records=(),
-                                                 diverging_epoch=(1, 5), current_leader=(1, 3)))
+    actions = answer_first_fetch(follower, 10, high_watermark=1, diverging_epoch=(1, 5))
     assert actions[0] == TruncateLog(1)
     (fetch,) = sent(actions, FetchRequest)
     assert (fetch.fetch_offset, fetch.last_fetched_epoch) == (1, 1)
@@ -103,9 +111,7 @@ def test_a_follower_truncates_to_what_both_logs_hold_and_fetches_again():
 def test_a_follower_fetches_past_new_entries_only_once_they_are_fsynced():
     follower = core(node_id=2, epoch=1, leader_id=1)
     entries = (Entry(1, ("LeaderChange", 1), control=True), Entry(1, "w"))
-    actions = follower.receive(10, FetchResponse(src=1, dst=2, correlation_id=follower._fetch_in_flight, error_code=0,
-                                                 high_watermark=0, base_offset=0, records=entries,
-                                                 diverging_epoch=None, current_leader=(1, 1)))
+    actions = answer_first_fetch(follower, 10, records=entries)
     assert AppendLog(0, entries) in actions and not sent(actions, FetchRequest)
     assert not sent(follower.flush_completed(11, 1), FetchRequest)
     (fetch,) = sent(follower.flush_completed(12, 2), FetchRequest)
@@ -114,9 +120,7 @@ def test_a_follower_fetches_past_new_entries_only_once_they_are_fsynced():
 
 def test_pre_votes_leave_the_epoch_alone_and_a_follower_of_a_live_leader_refuses_them():
     follower = core(node_id=2, epoch=4, leader_id=1)
-    follower.receive(10, FetchResponse(src=1, dst=2, correlation_id=follower._fetch_in_flight, error_code=0,
-                                       high_watermark=0, base_offset=0, records=(), diverging_epoch=None,
-                                       current_leader=(1, 4)))
+    answer_first_fetch(follower, 10)
     pre_vote = VoteRequest(src=3, dst=2, correlation_id=1, replica_epoch=5, replica_id=3, last_offset_epoch=4,
                            last_offset=9, pre_vote=True)
     actions = follower.receive(20, pre_vote)

@@ -274,6 +274,9 @@ class RaftCore:
             self._set_election_timer(now)
         elif leader_id != NO_ID:
             self._become_follower(now, self.epoch, leader_id, persist=False)
+            # A constructor returns no actions: the first Fetch goes out on the first timer, due at once.
+            self._fetch_in_flight = None
+            self._deadlines["fetch_retry"] = now
         else:
             self._become_unattached(now, self.epoch, self.voted_id, persist=False)
         self._actions.clear()
@@ -540,7 +543,8 @@ class RaftCore:
         return (last_epoch, last_offset) >= (self.last_epoch, self.log_end)
 
     def _on_vote_request(self, now: int, request: VoteRequest) -> None:
-        if request.last_offset < 0 or request.last_offset_epoch < 0 or request.last_offset_epoch >= request.replica_epoch:
+        if (request.last_offset < 0 or request.last_offset_epoch < 0
+                or request.last_offset_epoch >= request.replica_epoch):
             return self._answer_vote(request, ErrorCode.INVALID_REQUEST, False)
         if not self.is_voter:
             return self._answer_vote(request, ErrorCode.NONE, False)
@@ -624,7 +628,8 @@ class RaftCore:
             successors = request.preferred_successors
             place = successors.index(self.node_id) if self.node_id in successors else len(successors)
             self._last_fetch_ok_ms = None
-            self._deadlines["fetch_timeout"] = now + self.timers.election_backoff_max_ms * place // max(1, len(successors))
+            backoff = self.timers.election_backoff_max_ms * place // max(1, len(successors))
+            self._deadlines["fetch_timeout"] = now + backoff
         self._reply(request, EndQuorumEpochResponse, error_code=int(ErrorCode.NONE),
                     leader_id=self.leader_id, leader_epoch=self.epoch)
 

@@ -5,8 +5,9 @@ duplicates, delays and so reorders messages, and that can be partitioned; a simu
 after a delay (now and then a long one); pauses (a frozen replica handles nothing, then everything that
 waited); graceful resignations of the leader; and crashes, of one replica or of all at once, that lose
 what was not fsync'd (a random part of the unsynced tail survives, as a page cache might), followed by
-restarts from the persisted state: quorum-state and the log left on disk. Clients submit writes to whichever replica believes it leads; a write is acknowledged once that
-leader's high watermark passes it while it still leads its epoch.
+restarts from the persisted state: quorum-state and the log left on disk. Clients submit writes to
+whichever replica believes it leads; a write is acknowledged once that leader's high watermark passes
+it while it still leads its epoch.
 
 After every event the checker asserts (``Violation`` names the seed and the command that replays it):
 
@@ -17,7 +18,8 @@ After every event the checker asserts (``Violation`` names the seed and the comm
 * a majority of voters have the leader's high watermark fsync'd (only fsync'd data counts);
 * committed entries never change: every entry below any replica's high watermark equals the first
   entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
-* log matching: every replica's log up to its high watermark is a prefix of the leader's.
+* log matching: every replica's log up to its high watermark is a prefix of the newest leader's
+  (checked every 20 events, as it costs a pass over the logs).
 
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
 a new write must commit, and every replica must catch up. Finally every acknowledged write must be in
@@ -192,7 +194,8 @@ class Simulation:
                              voted_id=state.voted_id, log=node.disk.entries)
         node.last_high_watermark = 0
         node.pending_writes.clear()
-        self._record(f"boot {node.node_id} as {node.core.role.value} in epoch {state.epoch}, log end {node.core.log_end}")
+        self._record(f"boot {node.node_id}", f"as {node.core.role.value} in epoch {state.epoch}, "
+                                              f"log end {node.core.log_end}")
         self._arm_timer(node)
 
     def _arm_timer(self, node: Node) -> None:
@@ -347,7 +350,8 @@ class Simulation:
                 disk.truncations.append(action.offset)
             elif isinstance(action, AppendLog):
                 if action.offset != len(disk.entries):
-                    self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at {len(disk.entries)}")
+                    self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at "
+                               f"{len(disk.entries)}")
                 disk.entries.extend(action.entries)
             elif isinstance(action, FlushLog):
                 slow = self.faulty and self.rng.random() < self.faults.fsync_stall
