@@ -462,8 +462,9 @@ class Simulation:
         self._recent.append((self.now, what, detail))
 
     def replay_command(self) -> str:
+        kafka_timers = " --kafka-timers" if self.timers == Timers.kafka_defaults() else ""
         return (f"python -m kraftwire.server.raft.simulation --seed {self.seed} --voters {self.voter_count} "
-                f"--observers {self.observer_count} --duration-ms {self.duration_ms}")
+                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}")
 
     def _fail(self, problem: str) -> None:
         recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
@@ -480,14 +481,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--voters", type=int, nargs="+", default=[3, 5])
     parser.add_argument("--observers", type=int, default=1)
     parser.add_argument("--duration-ms", type=int, default=20_000, help="virtual time with faults, per seed")
+    parser.add_argument("--kafka-timers", action="store_true", help="Kafka's default timers instead of short ones")
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.seed is not None else range(args.first, args.first + args.seeds)
+    timers = Timers.kafka_defaults() if args.kafka_timers else Timers()
     started, runs, events, writes, failures, epochs = time.monotonic(), 0, 0, 0, 0, 0
     faults: Counter[str] = Counter()
     recoveries: list[int] = []
     for seed in seeds:
         for voters in args.voters:
-            simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms)
+            simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms, timers=timers)
             try:
                 simulation.run()
             except Violation as violation:
