@@ -222,6 +222,13 @@ def test_the_invariants_hold_under_faults(seed, voters, observers):
     assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses"}
 
 
+def test_a_seed_replays_exactly():
+    def run(seed):
+        simulation = Simulation(seed, 3, 1, duration_ms=5_000).run()
+        return simulation.events_checked, simulation.acknowledged, simulation.leader_of_epoch, simulation.committed
+    assert run(11) == run(11) != run(12)
+
+
 class CountsUnsyncedEntries(RaftCore):
     """A leader that counts its log end before it is fsync'd."""
 
