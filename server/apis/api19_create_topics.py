@@ -35,6 +35,8 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreateTopicsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata import config_describe
+from kraftwire.server.controller import config_validation
 from kraftwire.server.metadata.errors import (INVALID_CONFIG, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR,
                       INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, TOPIC_ALREADY_EXISTS,
                       UNKNOWN_SERVER_ERROR, KafkaError)
@@ -105,7 +107,7 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
 
 
 def _effective_configs(image: MetadataImage, name: str, dynamic: dict[str, str]) -> list[ResultConfig]:
-    entries = configs.describe(configs.TOPIC, name, dynamic, image.broker_configs(""))
+    entries = config_describe.describe(configs.TOPIC, name, dynamic, image.broker_configs(""))
     return [ResultConfig(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                          is_sensitive=e.is_sensitive) for e in sorted(entries, key=lambda e: e.name)]
 
@@ -116,8 +118,8 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     nulls = [c.name for c in topic.configs if c.value is None]
     if nulls:
         raise KafkaError(INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
-    ops = [(key, configs.AlterOp.SET, value) for key, value in given.items()]
-    dynamic = configs.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
+    ops = [(key, config_validation.AlterOp.SET, value) for key, value in given.items()]
+    dynamic = config_validation.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
     records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), None))

@@ -28,6 +28,8 @@ import re
 from kraftwire.codec.messages import DescribeConfigsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata import config_describe
+from kraftwire.server.metadata import config_values
 from kraftwire.server.metadata.errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
                       KafkaError)
 from kraftwire.server.controller.topics import invalid_name_reason
@@ -53,7 +55,7 @@ def parse_broker_id(name: str) -> int | None:
     return int(name)
 
 
-def _entry(entry: configs.ConfigEntry, version: int) -> Entry:
+def _entry(entry: config_describe.ConfigEntry, version: int) -> Entry:
     extra = {"is_default": entry.is_default} if version == 0 else {
         "config_source": entry.source,
         "synonyms": [Synonym(name=name, value=value, source=source) for name, value, source in entry.synonyms]}
@@ -86,9 +88,9 @@ def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, 
     else:
         raise KafkaError(INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_TYPE_NAMES[resource_type]}")
     try:
-        return configs.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
+        return config_describe.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
                                 include_synonyms, include_documentation)
-    except configs.InvalidValue as stored_value_broken:  # a log written by another tool or version
+    except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
         raise KafkaError(UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
 
 
