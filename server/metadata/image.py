@@ -134,6 +134,8 @@ class MetadataImage:
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
+        # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
+        self.pending_transaction: list | None = None
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -167,6 +169,7 @@ class MetadataImage:
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
         other.version = self.version
+        other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
 
     def to_records(self):
@@ -204,11 +207,29 @@ class MetadataImage:
     # --- applying records ------------------------------------------------------------------------
 
     def apply(self, record, offset: int) -> None:
-        handler = _APPLY.get(type(record))
-        if handler is not None:
-            handler(self, record)
+        """Apply one committed record. Records inside a metadata transaction (written by Kafka's
+        controller, never by kraftwire's) take effect together at its end, or not at all if aborted,
+        as Kafka's MetadataLoader replays them. Record types that carry no state kraftwire keeps
+        (ACLs, quotas, SCRAM credentials, producer ids, controller registrations, ...) change nothing."""
+        if self.pending_transaction is not None and type(record) not in _TRANSACTION_ENDS:
+            self.pending_transaction.append(record)
+        else:
+            handler = _APPLY.get(type(record))
+            if handler is not None:
+                handler(self, record)
         self.offset = offset
         self.version += 1
+
+    def _begin_transaction(self, _record) -> None:
+        self.pending_transaction = []
+
+    def _end_transaction(self, record) -> None:
+        held, self.pending_transaction = self.pending_transaction or [], None
+        if type(record) is rec.EndTransactionRecord:
+            for pending in held:
+                handler = _APPLY.get(type(pending))
+                if handler is not None:
+                    handler(self, pending)
 
     def _register_broker(self, r) -> None:
         self.brokers[r.broker_id] = BrokerState(
@@ -294,4 +315,8 @@ _APPLY = {
     rec.PartitionChangeRecord: MetadataImage._change_partition,
     rec.ConfigRecord: MetadataImage._set_config,
     rec.FeatureLevelRecord: MetadataImage._set_feature,
+    rec.BeginTransactionRecord: MetadataImage._begin_transaction,
+    rec.EndTransactionRecord: MetadataImage._end_transaction,
+    rec.AbortTransactionRecord: MetadataImage._end_transaction,
 }
+_TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
