@@ -1,7 +1,9 @@
-"""DescribeTopicPartitions (75) through kafka-python 3.0.12 over TCP: ``describe_topic_partitions`` and
-``kafka-python admin partitions describe``, paging with the cursor and the response limit."""
+"""DescribeTopicPartitions (75) and ListConfigResources (74) through kafka-python 3.0.12 over TCP:
+``describe_topic_partitions`` and ``kafka-python admin partitions describe``, paging with the cursor and
+the response limit; ``list_config_resources`` and ``kafka-python admin configs list``."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
+from kafka.errors import UnsupportedVersionError
 
 from kraftwire.server.host.cluster import BackgroundCluster
 
@@ -109,3 +112,18 @@ def test_kafka_python_command_line(cluster):
     assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in answer["topics"]] == [
         ("alpha", [2]), ("beta", [0])]
     assert answer["next_cursor"] == {"topic_name": "beta", "partition_index": 1}
+
+
+def test_list_config_resources(cluster):
+    bg, admin = cluster
+    brokers = [str(broker.broker_id) for broker in bg.cluster.brokers]
+    assert len(brokers) == 3
+    assert admin.list_config_resources() == {"broker_logger": brokers, "broker": brokers, "topic": sorted(LAYOUT)}
+    assert admin.list_config_resources(["TOPIC"]) == {"topic": sorted(LAYOUT)}
+    assert admin.list_config_resources(["GROUP", "CLIENT_METRICS"]) == {}
+    with pytest.raises(UnsupportedVersionError):
+        admin.list_config_resources(["UNKNOWN"])
+    done = subprocess.run([KAFKA_PYTHON, "admin", "-b", bg.bootstrap, "--format", "json", "configs", "list",
+                           "-r", "broker"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"broker": brokers}
