@@ -125,6 +125,10 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
         raise KafkaError(INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+    fixed_here = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].startup_only)
+    if fixed_here:
+        raise KafkaError(INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, which Kafka "
+                                          f"can: [{', '.join(fixed_here)}]")
     unknown_own = next((name for name in updated if name.startswith(_OWN_PREFIX) and name not in BROKER_CONFIGS), None)
     if unknown_own is not None:
         raise KafkaError(INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")

@@ -91,14 +91,16 @@ def _entry(row: _Row, include_synonyms: bool, include_documentation: bool) -> Co
 
 def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
              broker_defaults: Mapping[str, str], keys: Sequence[str] | None = None,
-             include_synonyms: bool = False, include_documentation: bool = False) -> list[ConfigEntry]:
+             include_synonyms: bool = False, include_documentation: bool = False,
+             static: Mapping[str, str] | None = None) -> list[ConfigEntry]:
     """The DescribeConfigs entries of one resource, in catalogue order.
 
     ``dynamic`` holds the resource's own dynamic configs (for the broker resource "" these are the
     cluster defaults); ``broker_defaults`` the cluster defaults. A topic lists every topic config; a
     broker every broker config of the catalogue (so the throttle rates always show, where Kafka shows
     them only once set) plus any custom keys set on it or cluster-wide; the cluster default resource
-    only what is set there. ``keys`` (None or empty for all) filters the
+    only what is set there. ``static`` holds a broker's own startup configs (node.id, listeners, ...),
+    reported with source STATIC_BROKER_CONFIG. ``keys`` (None or empty for all) filters the
     result; names that do not exist are left out, as Kafka does."""
     def selected(names):
         return [name for name in names if not keys or name in keys]
@@ -111,7 +113,8 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
         rows = [_cluster_default_row(name, dynamic) for name in selected(names)]
     elif resource_type == BROKER:
         names = [*BROKER_CONFIGS, *sorted((dynamic.keys() | broker_defaults.keys()) - BROKER_CONFIGS.keys())]
-        rows = [_broker_row(name, resource_name, dynamic, broker_defaults) for name in selected(names)]
+        startup = {"broker.id": resource_name, **(static or {})}
+        rows = [_broker_row(name, dynamic, broker_defaults, startup) for name in selected(names)]
     else:
         raise ValueError(f"no dynamic configs for resource type {resource_type}")
     return [_entry(row, include_synonyms, include_documentation) for row in rows]
@@ -127,12 +130,12 @@ def _topic_row(name: str, dynamic: Mapping[str, str], broker_defaults: Mapping[s
     return _Row(name, key, value, chain, False)
 
 
-def _broker_row(name: str, broker_id: str, per_broker: Mapping[str, str],
-                cluster_defaults: Mapping[str, str]) -> _Row:
+def _broker_row(name: str, per_broker: Mapping[str, str], cluster_defaults: Mapping[str, str],
+                static: Mapping[str, str]) -> _Row:
     key = BROKER_CONFIGS.get(name)
     layers = [(per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
               (cluster_defaults, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
-              ({"broker.id": broker_id}, ConfigSource.STATIC_BROKER_CONFIG)]
+              (static, ConfigSource.STATIC_BROKER_CONFIG)]
     raw = next((values[name] for values, _ in layers if name in values), None)
     if key is None:
         value = raw

@@ -47,6 +47,8 @@ THROTTLE_AUTO_REMOVE_ENABLE = "kraftwire.throttle.auto.remove.enable"
 DEFAULT_PARTITION_SIZE_BYTES = 100 * 1024 * 1024
 DEFAULT_BROKER_BANDWIDTH = 100 * 1024 * 1024
 LONG_MAX = (1 << 63) - 1
+# SocketServerConfigs' default: every security protocol mapped to a listener of its own name.
+DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,9 @@ class ConfigKey:
     Kafka has none. ``broker_synonyms`` (topic configs) lists the broker configs that supply the
     value when the topic does not set it, most important first; only the first can be set
     dynamically. ``read_only`` (broker configs) means Kafka cannot update it dynamically;
-    ``cluster_only`` means it may be set only on the cluster default (broker resource "")."""
+    ``cluster_only`` means it may be set only on the cluster default (broker resource "").
+    ``startup_only`` (broker configs) marks what a simulated broker is started with and kraftwire
+    cannot change while it runs, where Kafka can (its listeners); Kafka's read-only flag still shows."""
 
     name: str
     type: ConfigType
@@ -67,6 +71,7 @@ class ConfigKey:
     broker_synonyms: tuple[str, ...] = ()
     read_only: bool = False
     cluster_only: bool = False
+    startup_only: bool = False
 
     @property
     def default_string(self) -> str | None:
@@ -178,6 +183,25 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = _keyed(
 
 BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
     ConfigKey("broker.id", _INT, -1, "The id of this broker.", read_only=True),
+    # What a KRaft broker's server.properties holds; DescribeConfigs shows them as STATIC_BROKER_CONFIG.
+    ConfigKey("node.id", _INT, None, "The node id of this broker or controller in the KRaft cluster.", _AT_LEAST_0,
+              read_only=True),
+    ConfigKey("process.roles", _LIST, None, "The roles this node plays: broker, controller or both.",
+              ListOf("broker", "controller"), read_only=True),
+    ConfigKey("listeners", _LIST, ("PLAINTEXT://:9092",), "The addresses the node listens on, as NAME://host:port.",
+              startup_only=True),
+    ConfigKey("advertised.listeners", _LIST, None, "The listener addresses clients are told to connect to.",
+              startup_only=True),
+    ConfigKey("listener.security.protocol.map", _STRING, DEFAULT_SECURITY_PROTOCOL_MAP,
+              "The security protocol of each listener name.", startup_only=True),
+    ConfigKey("inter.broker.listener.name", _STRING, None, "The listener brokers use to reach each other.",
+              read_only=True),
+    ConfigKey("controller.listener.names", _LIST, None, "The listener names of the controllers.", read_only=True),
+    ConfigKey("controller.quorum.bootstrap.servers", _LIST, (), "The host:port addresses of the controllers.",
+              read_only=True),
+    ConfigKey("log.dir", _LIST, ("/tmp/kafka-logs",), "The log directory, used when log.dirs is not set.",
+              read_only=True),
+    ConfigKey("log.dirs", _LIST, None, "The log directories of the broker.", read_only=True),
     ConfigKey(LEADER_THROTTLED_RATE, _LONG, LONG_MAX,
               "Cap in bytes/s on replication sent by this broker as leader for throttled replicas.", _AT_LEAST_0),
     ConfigKey(FOLLOWER_THROTTLED_RATE, _LONG, LONG_MAX,
