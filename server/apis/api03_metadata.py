@@ -2,8 +2,7 @@
 
 Who: any client, on a broker listener. ``Topics`` null (v1+) or empty (v0) means every topic; v10+
 may name topics by id. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (3) (UNKNOWN_TOPIC_ID (100) by
-id); kraftwire never auto-creates topics (it serves no Produce), as if auto.create.topics.enable were
-false. Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
+id); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
 report it (clients send controller-bound requests there and the broker forwards them). During a
 reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions carry
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
@@ -18,6 +17,7 @@ import random
 from kraftwire.codec.messages import MetadataResponse
 
 from kraftwire.server.metadata.image import NO_LEADER
+from .auto_topic_creation import create_missing_topics
 
 API_KEY = 3
 NONE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID = 0, 5, 3, 100
@@ -82,7 +82,7 @@ def on_broker(broker, context, request):
     image = broker.image
     version = context.api_version
     if request.topics is not None or version == 0:
-        return build_response(image, request, version, broker)
+        return create_missing_topics(broker, request, build_response(image, request, version, broker))
     cache = broker.metadata_cache
     key = (image.version, version)
     cached = cache.get(key)

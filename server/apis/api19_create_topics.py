@@ -14,7 +14,8 @@ controller (ControllerApis.createTopics, ReplicationControlManager.createTopics)
   same size, registered brokers, no broker twice, at least one active broker);
 * without: ReplicationFactor 0 or below -1 is INVALID_REPLICATION_FACTOR (38), NumPartitions 0 or below
   -1 INVALID_PARTITIONS (37); -1 means the cluster default (``num.partitions``,
-  ``default.replication.factor``, 1 unless the cluster-wide broker configs say otherwise); the striped
+  ``default.replication.factor``: as the cluster was started, else 1 unless the cluster-wide broker
+  configs in the log say otherwise); the striped
   placer places the replicas, and too few brokers is INVALID_REPLICATION_FACTOR.
 
 More than 10,000 partitions in one request fail every topic with POLICY_VIOLATION (44).
@@ -52,8 +53,10 @@ Result = CreateTopicsResponse.CreatableTopicResult
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
 
 
-def default_partitions_and_replication(image: MetadataImage) -> tuple[int, int]:
-    cluster_defaults = image.broker_configs("")
+def default_partitions_and_replication(image: MetadataImage, startup: dict[str, str]) -> tuple[int, int]:
+    """``num.partitions`` and ``default.replication.factor``: as the cluster was started with them
+    (``startup``), else as a cluster-wide config in the log says, else Kafka's 1."""
+    cluster_defaults = {**startup, **image.broker_configs("")}
     return (configs.broker_value({}, cluster_defaults, "num.partitions"),
             configs.broker_value({}, cluster_defaults, "default.replication.factor"))
 
@@ -147,12 +150,13 @@ def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[_failed(t.name, code, message) for t in request.topics])
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, CreateTopicsResponse); no records when validating only or nothing was created."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG, startup: dict[str, str] | None = None):
+    """(records, CreateTopicsResponse); no records when validating only or nothing was created.
+    ``startup``: the controller's startup configs (num.partitions, default.replication.factor)."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     wanted = set(unique) - {METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in wanted]
-    defaults = default_partitions_and_replication(image)
+    defaults = default_partitions_and_replication(image, startup or {})
     if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
         return [], _refused(request, POLICY_VIOLATION, "Excessively large number of partitions per request.")
     records: list = []
@@ -175,4 +179,4 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.controller.write(lambda image: decide(image, request, startup=node.startup_configs))

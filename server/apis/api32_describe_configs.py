@@ -13,7 +13,8 @@ as the broker). Resources are answered in request order, each on its own:
   keys the server does not list).
   The broker's startup configs (node.id, process.roles, listeners and advertised.listeners with its
   real address, listener.security.protocol.map, inter.broker.listener.name, controller.listener.names,
-  controller.quorum.bootstrap.servers, log.dirs) show with source STATIC_BROKER_CONFIG (4), as a KRaft
+  controller.quorum.bootstrap.servers, log.dirs, and the cluster's auto.create.topics.enable,
+  num.partitions and default.replication.factor) show with source STATIC_BROKER_CONFIG (4), as a KRaft
   broker's server.properties would give them; the controller listener reports its own.
 * BROKER "": the cluster-wide defaults, only those that are set, from any broker.
 * BROKER_LOGGER (8), CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
@@ -88,13 +89,13 @@ def broker_static_configs(broker) -> dict[str, str]:
         "log.dirs": ",".join(directory.path for directory in broker.log_manager.directories)}
     if broker.client is not None:
         static["controller.quorum.bootstrap.servers"] = f"{broker.client.host}:{broker.client.port}"
-    return static
+    return {**broker.startup_configs, **static}
 
 
 def controller_static_configs(node) -> dict[str, str]:
     """The same for the controller node."""
     address = f"{node.host}:{node.port}"
-    return {"node.id": str(node.node_id), "process.roles": "controller",
+    return {**node.startup_configs, "node.id": str(node.node_id), "process.roles": "controller",
             "listeners": f"{CONTROLLER_LISTENER_NAME}://{address}",
             "listener.security.protocol.map": _security_protocol_map(CONTROLLER_LISTENER_NAME),
             "controller.listener.names": CONTROLLER_LISTENER_NAME, "controller.quorum.bootstrap.servers": address}

@@ -37,8 +37,9 @@ class BrokerNode:
     def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node,
                  rack: str | None = None, log_dirs: list[LogDir] | None = None,
                  heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None,
-                 advertised_host: str | None = None):
+                 advertised_host: str | None = None, startup_configs: dict[str, str] | None = None):
         self.broker_id = broker_id
+        self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack

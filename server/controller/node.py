@@ -13,10 +13,11 @@ from .throttle_cleanup import ThrottleCleaner
 class ControllerNode:
     """The controller's own listener: broker lifecycle RPCs and the requests brokers forward."""
 
-    def __init__(self, controller: Controller, host: str, port: int):
+    def __init__(self, controller: Controller, host: str, port: int, startup_configs: dict[str, str] | None = None):
         self.controller = controller
         self.node_id = controller.node_id
         self.host = host
+        self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         handlers = {key: (lambda ctx, req, m=module: m.on_controller(self, ctx, req))
                     for key, module in apis.controller_apis().items()}
         versions = {key: apis.served_versions(key) for key in handlers}

@@ -24,6 +24,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from kraftwire.codec import records as rec
@@ -47,6 +48,29 @@ DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
 
 
+def _check_node_ids(node_ids: list[int], brokers: int) -> None:
+    if len(node_ids) != brokers:
+        raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
+    if len(set(node_ids)) != len(node_ids):
+        raise ValueError(f"node ids must differ: {node_ids}")
+    if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
+        raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
+    if CONTROLLER_NODE_ID in node_ids:
+        raise ValueError(f"node id {CONTROLLER_NODE_ID} is the controller's")
+
+
+def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
+                     default_replication_factor: int | None) -> dict[str, str]:
+    """The cluster-wide broker configs a Kafka cluster would have in every server.properties."""
+    startup = {"auto.create.topics.enable": "true" if auto_create_topics else "false"}
+    for name, value in (("num.partitions", num_partitions), ("default.replication.factor", default_replication_factor)):
+        if value is not None:
+            if not 1 <= value < (1 << 31) or (name == "default.replication.factor" and value >= 1 << 15):
+                raise ValueError(f"{name} must be at least 1, not {value}")
+            startup[name] = str(value)
+    return startup
+
+
 class Cluster:
     def __init__(self, brokers: int = 3, *, host: str = "127.0.0.1", port: int = 0, controller_port: int = 0,
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
@@ -55,9 +79,18 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, node_ids: Sequence[int] | None = None,
+                 auto_create_topics: bool = False, num_partitions: int | None = None,
+                 default_replication_factor: int | None = None):
+        """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
+        at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
+        see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
+        those names, used for auto-created topics and CreateTopics asking for the default (-1)."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
+        _check_node_ids(node_ids, brokers)
+        startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
@@ -67,17 +100,18 @@ class Cluster:
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms)
-        self.controller_node = ControllerNode(self.controller, host, controller_port)
+        self.controller_node = ControllerNode(self.controller, host, controller_port, startup_configs)
         self.network = ReplicationNetwork(lambda: self.controller.committed, speed)
         self.controller.add_commit_listener(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
-            BrokerNode(i + 1, host, port + i if port else 0, self.controller, self.controller_node,
-                       rack=racks[i], log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes),
+            BrokerNode(broker_id, host, port + i if port else 0, self.controller, self.controller_node,
+                       rack=racks[i], log_dirs=self._log_dirs(broker_id, cluster_id, log_dirs, log_dir_capacity_bytes),
                        heartbeat_interval_ms=heartbeat_interval_ms,
-                       network=self.network, advertised_host=advertised_host)
-            for i in range(brokers)
+                       network=self.network, advertised_host=advertised_host, startup_configs=startup_configs)
+            for i, broker_id in enumerate(node_ids)
         ]
+        self._by_id = {broker.broker_id: broker for broker in self.brokers}
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
@@ -89,9 +123,9 @@ class Cluster:
         return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
 
     def broker(self, broker_id: int) -> BrokerNode:
-        if not 1 <= broker_id <= len(self.brokers):
+        if broker_id not in self._by_id:
             raise KeyError(f"no broker {broker_id}")
-        return self.brokers[broker_id - 1]
+        return self._by_id[broker_id]
 
     def listeners(self) -> list[Listener]:
         return [self.controller_node.listener] + [b.listener for b in self.brokers]
