@@ -23,7 +23,8 @@ from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
 from .metadata_log import Entry, MetadataLog
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
+                                                      metadata_version_level, version_for)
 
 log = logging.getLogger("kraftwire.controller")
 
@@ -32,8 +33,10 @@ Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
 
 class Controller:
     def __init__(self, log_: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
-                 session_timeout_ms: int = 9000):
+                 session_timeout_ms: int = 9000, metadata_version: str = DEFAULT_METADATA_VERSION):
         self.log = log_
+        # written at the first start only; a log that has a metadata.version keeps it
+        self.bootstrap_metadata_version_level = metadata_version_level(metadata_version)
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
@@ -55,7 +58,7 @@ class Controller:
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
             await self.write(lambda image: ([(rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL), None)], None))
+                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level), None)], None))
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
     async def stop(self) -> None:
@@ -77,7 +80,9 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
-            records = [(record, version_for(record) if version is None else version) for record, version in records]
+            level = self.working.metadata_version_level
+            records = [(record, version_for(record, level) if version is None else version)
+                       for record, version in records]
             base, committed = self.log.append(records)
             for i, (record, _version) in enumerate(records):
                 self.working.apply(record, base + i)

@@ -16,6 +16,7 @@ import uvloop
 from . import config_file, healthcheck
 from .cluster import Cluster
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError
 from kraftwire.server.raft import tools as log_tools
 
@@ -41,6 +42,9 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--auto-create-topics", action="store_true",
                    help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
                         "missing topics it names (default off, where Kafka's default is on: see README)")
+    p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+                   help=f"metadata.version written at the first start; records are written at its versions "
+                        f"(default {DEFAULT_METADATA_VERSION}: see README for why not the newest)")
     p.add_argument("--num-partitions", type=int, default=None,
                    help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
     p.add_argument("--default-replication-factor", type=int, default=None,
@@ -94,7 +98,8 @@ async def _serve(args) -> int:
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                           log_dir_capacity_bytes=args.log_dir_capacity_bytes,
                           node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
-                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor)
+                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
+                          metadata_version=args.metadata_version)
         await cluster.start()
     except (StorageError, ValueError) as exc:  # damaged storage, or a setting out of range
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)

@@ -30,6 +30,7 @@ from pathlib import Path
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from kraftwire.server.controller.active_controller import Controller
@@ -81,14 +82,17 @@ class Cluster:
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
                  log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
-                 default_replication_factor: int | None = None):
+                 default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
-        those names, used for auto-created topics and CreateTopics asking for the default (-1)."""
+        those names, used for auto-created topics and CreateTopics asking for the default (-1).
+        ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
+        are then written at the versions Kafka writes at that level (record_versions.py)."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
+        metadata_version_level(metadata_version)  # refused before anything is created
         _check_node_ids(node_ids, brokers)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if log_dirs < 1:
@@ -99,7 +103,7 @@ class Cluster:
         cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
-                                     session_timeout_ms=session_timeout_ms)
+                                     session_timeout_ms=session_timeout_ms, metadata_version=metadata_version)
         self.controller_node = ControllerNode(self.controller, host, controller_port, startup_configs)
         self.network = ReplicationNetwork(lambda: self.controller.committed, speed)
         self.controller.add_commit_listener(self.network.on_commit)

@@ -17,14 +17,12 @@ from typing import NamedTuple
 
 from kraftwire.codec import records as rec
 
-from .record_versions import version_for
+from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
 
 MIGRATING = uuid.UUID(int=0)
 UNASSIGNED = uuid.UUID(int=1)
 LOST = uuid.UUID(int=2)
 RESERVED_DIRECTORY_LIMIT = 100  # ids with msb 0 and lsb below this are reserved (DirectoryId)
-
-# record versions a snapshot is written at (metadata.version 3.9-IV0: directories, no ELR)
 
 LEADER_UNCHANGED = -2
 NO_LEADER = -1
@@ -139,6 +137,11 @@ class MetadataImage:
 
     # --- queries ---------------------------------------------------------------------------------
 
+    @property
+    def metadata_version_level(self) -> int:
+        """The metadata.version feature level records are written at (the default until it is set)."""
+        return self.features.get(METADATA_VERSION_FEATURE, METADATA_VERSIONS[DEFAULT_METADATA_VERSION])
+
     def topic(self, name: str) -> TopicState | None:
         topic_id = self.topic_ids.get(name)
         return None if topic_id is None else self.topics[topic_id]
@@ -173,10 +176,11 @@ class MetadataImage:
         return other
 
     def to_records(self):
-        """The image as (record, version) pairs, the content of a snapshot: applied in order to an empty
-        image they rebuild this one. Features, brokers (with their fencing state), topics each followed
+        """The image as (record, version) pairs at its metadata.version, the content of a snapshot:
+        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing state), topics each followed
         by their partitions, then configs, as Kafka's image writer orders them."""
-        return ((record, version_for(record)) for record in self._snapshot_records())
+        level = self.metadata_version_level
+        return ((record, version_for(record, level)) for record in self._snapshot_records())
 
     def _snapshot_records(self):
         for name, level in sorted(self.features.items()):
