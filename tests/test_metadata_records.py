@@ -108,11 +108,14 @@ def every_record() -> list[tuple]:
     ]
 
 
-def unknown_frame() -> bytes:
+def unknown_frame(record_type: int = UNKNOWN_TYPE, version: int = 0) -> bytes:
     frame = bytearray()
-    for number in (1, UNKNOWN_TYPE, 0):  # frame version, record type, record version
+    for number in (1, record_type, version):  # frame version, record type, record version
         write_uvarint(frame, number)
     return bytes(frame + b"\x00\x2a\x00")
+
+
+NEWER_TOPIC_RECORD = unknown_frame(2, 9)  # a TopicRecord version this kraftwire does not know
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +138,7 @@ def written(tmp_path_factory):
     data = segment.read_bytes()
     last = list(rec.iter_batches(data))[-1]
     batch = rec.encode_batch(last.next_offset, last.partition_leader_epoch, last.max_timestamp,
-                             [(None, unknown_frame())])
+                             [(None, unknown_frame()), (None, NEWER_TOPIC_RECORD)])
     segment.write_bytes(data + batch)
     return directory, image, last.next_offset
 
@@ -179,20 +182,22 @@ def test_dump_shows_every_record_type_and_version(written):
         "name": "name-value", "host": "host-value", "port": 9092, "security_protocol": 2}
     assert by_type["UserScramCredentialRecord"]["fields"]["salt"] == "0102ff"
     assert by_type["AbortTransactionRecord"]["fields"] == {"reason": "rehearsal"}
-    unknown = by_type["UnknownRecord"]
-    assert (unknown["offset"], unknown["version"]) == (unknown_offset, 0)
-    assert unknown["fields"] == {"record_type": UNKNOWN_TYPE, "frame": unknown_frame().hex()}
+    unknown = [(line["offset"], line["version"], line["fields"]) for line in lines if line["type"] == "UnknownRecord"]
+    assert unknown == [(unknown_offset, 0, {"record_type": UNKNOWN_TYPE, "frame": unknown_frame().hex()}),
+                       (unknown_offset + 1, 9, {"record_type": 2, "frame": NEWER_TOPIC_RECORD.hex()})]
 
 
 def test_verify_warns_of_an_unknown_record_type_and_accepts_the_log(written):
     directory, _, unknown_offset = written
     result = kraftwire("log", "verify", str(directory))
     assert result.returncode == 0, result.stdout
-    warning, summary = result.stdout.splitlines()
-    assert warning.startswith("warning: ") and warning.endswith(
+    unknown_type, unknown_version, summary = result.stdout.splitlines()
+    assert unknown_type.startswith("warning: ") and unknown_type.endswith(
         f": offset {unknown_offset}: unknown metadata record type {UNKNOWN_TYPE} v0: {unknown_frame().hex()}")
-    assert summary.startswith("ok: ") and f"offsets 0..{unknown_offset}" in summary
-    assert summary.endswith(", 1 record(s) of unknown type")
+    assert unknown_version.endswith(
+        f": offset {unknown_offset + 1}: unknown version 9 of TopicRecord (type 2): {NEWER_TOPIC_RECORD.hex()}")
+    assert summary.startswith("ok: ") and f"offsets 0..{unknown_offset + 1}" in summary
+    assert summary.endswith(", 2 record(s) of unknown type")
 
 
 def test_audit_finds_no_violation_in_a_log_of_every_record_type(written, tmp_path):
@@ -201,7 +206,7 @@ def test_audit_finds_no_violation_in_a_log_of_every_record_type(written, tmp_pat
     assert result.rows("violations") == []
     counted = result.log["record_types"]
     assert {name for name, _ in KAFKA_RECORD_TYPES.values()} <= set(counted)
-    assert counted[f"UnknownRecordType{UNKNOWN_TYPE}v0"] == 1
+    assert counted[f"UnknownRecordType{UNKNOWN_TYPE}v0"] == counted["UnknownRecordType2v9"] == 1
 
 
 def test_image_applies_a_committed_metadata_transaction_and_drops_an_aborted_one(written):

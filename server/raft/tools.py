@@ -22,8 +22,8 @@ from typing import Iterator, NamedTuple, TextIO
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.model import Struct
-from kraftwire.codec.records import (SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType, decode_control,
-                                     decode_frame, read_batch)
+from kraftwire.codec.records import (METADATA_TYPES, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
+                                     decode_control, decode_frame, read_batch)
 
 from .log import PARTITION_DIR
 from .segments import INDEX_ENTRY, LOG_SUFFIX, Damage, index_entries, mapped, parse_base_offset, walk
@@ -43,7 +43,10 @@ class UnknownRecord(NamedTuple):
     frame: bytes
 
     def describe(self) -> str:
-        return f"unknown metadata record type {self.record_type} v{self.version}: {self.frame.hex()}"
+        known = METADATA_TYPES.get(self.record_type)
+        what = (f"unknown metadata record type {self.record_type} v{self.version}" if known is None
+                else f"unknown version {self.version} of {known.__name__} (type {self.record_type})")
+        return f"{what}: {self.frame.hex()}"
 
 
 def partition_directory(path: str | Path) -> Path:
