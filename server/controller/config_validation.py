@@ -23,7 +23,6 @@ class AlterOp(IntEnum):
     SUBTRACT = 3
 
 
-
 # The controller refuses longer values (ConfigurationControlManager), counted in Java chars.
 _MAX_VALUE_CHARS = 32767
 _OWN_PREFIX = "kraftwire."

@@ -24,7 +24,6 @@ class ConfigSource(IntEnum):
     DEFAULT_CONFIG = 5
 
 
-
 Synonym = tuple[str, str | None, int]
 
 

@@ -4,10 +4,11 @@ controller both read; ``config_values`` parses and renders the values, ``config_
 DescribeConfigs entries, and the controller's ``config_validation`` judges alterations.
 
 Admin clients read and write these configs and must get Kafka's answers, so names, types, defaults,
-synonyms, sources, error codes and error texts follow Apache Kafka trunk (LogConfig, TopicConfig,
-ServerTopicConfigSynonyms, QuotaConfig, DynamicBrokerConfig, ConfigHelper, ConfigAdminManager,
-ConfigurationControlManager). Everything here is pure: it works on plain dicts of the string values that
-ConfigRecords store, one dict per resource (the broker resource "" holds the cluster-wide defaults).
+synonyms and read-only flags follow Apache Kafka trunk (LogConfig, TopicConfig, ServerTopicConfigSynonyms,
+QuotaConfig, DynamicBrokerConfig, KafkaConfig). Everything here is pure: it works on plain dicts of the
+string values that ConfigRecords store, one dict per resource (the broker resource "" holds the
+cluster-wide defaults). A broker's startup configs (node.id, listeners, log.dirs, ...) are in the
+catalogue too; their values come from the node itself, never from the log.
 
 kraftwire adds its own simulation configs. They all start with ``kraftwire.`` and do not exist in Kafka:
 
