@@ -14,7 +14,7 @@ from kafka.errors import KafkaError
 
 from served import Served
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
+UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION = 3, 17
 
 
 def wait_for_topic(admin, name: str, timeout: float = 20.0) -> dict:
@@ -92,6 +92,14 @@ def test_requests_that_disallow_creation_create_nothing(served):
     wait_for_topic(admin, "asked-for-later")
     assert [t["error_code"] for t in admin.describe_topics(["admin-only-looks", "producer-only-looks"])] == [
         UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION]
+
+
+def test_an_illegal_name_is_refused_not_created(served):
+    server, admin = served
+    willing = confluent_kafka.Producer({"bootstrap.servers": server.bootstrap, "allow.auto.create.topics": True})
+    error = willing.list_topics("bad/name", timeout=10).topics["bad/name"].error
+    assert error.code() == confluent_kafka.KafkaError.TOPIC_EXCEPTION
+    assert admin.describe_topics(["bad/name"])[0]["error_code"] == INVALID_TOPIC_EXCEPTION
 
 
 def test_create_topics_defaults_follow_the_startup_configs(served):

@@ -2,7 +2,7 @@
 
 Who: any client, on a broker listener. ``Topics`` null (v1+) or empty (v0) means every topic; v10+
 may name topics by id. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (3) (UNKNOWN_TOPIC_ID (100) by
-id); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
+id), or INVALID_TOPIC_EXCEPTION (17) when the name is illegal (Kafka's ``Topic.validate``); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
 report it (clients send controller-bound requests there and the broker forwards them). During a
 reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions carry
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
@@ -16,11 +16,12 @@ import random
 
 from kraftwire.codec.messages import MetadataResponse
 
+from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.image import NO_LEADER
 from .auto_topic_creation import create_missing_topics
 
 API_KEY = 3
-NONE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID = 0, 5, 3, 100
+NONE, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID = 0, 5, 3, 17, 100
 ZERO_UUID_INT = 0
 Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
@@ -72,7 +73,9 @@ def build_response(image, request, version: int, broker) -> MetadataResponse:
                 missing = Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
             else:
                 topic = image.topic(entry.name)
-                missing = Topic(error_code=UNKNOWN_TOPIC_OR_PARTITION, name=entry.name)
+                illegal = entry.name is not None and invalid_name_reason(entry.name) is not None
+                missing = Topic(error_code=INVALID_TOPIC_EXCEPTION if illegal else UNKNOWN_TOPIC_OR_PARTITION,
+                                name=entry.name)
             topics.append(missing if topic is None else _topic(image, topic))
     return MetadataResponse(brokers=brokers, cluster_id=broker.cluster_id, controller_id=live_broker_id(image),
                             topics=topics)

@@ -2,7 +2,7 @@
 that allows it (``AllowAutoTopicCreation``, v4+; always for older versions) about topics that do not
 exist, asks the controller to create them and answers at once, without waiting (Kafka's
 DefaultAutoTopicCreationManager): those topics get UNKNOWN_TOPIC_OR_PARTITION (3) in this answer and
-exist by a later one; an illegal name gets INVALID_TOPIC_EXCEPTION (17) and is not sent. The topics
+exist by a later one (illegal names already have INVALID_TOPIC_EXCEPTION and are not sent). The topics
 are created with the broker's ``num.partitions`` and ``default.replication.factor`` where it was
 started with them, else with -1, the controller's defaults, as Kafka's broker sends them.
 """
@@ -14,8 +14,7 @@ import weakref
 
 from kraftwire.codec.messages import CreateTopicsRequest
 
-from kraftwire.server.controller.topics import invalid_name_reason
-from kraftwire.server.metadata.errors import INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.server.metadata.errors import UNKNOWN_TOPIC_OR_PARTITION
 
 ENABLE = "auto.create.topics.enable"
 CREATE_TIMEOUT_MS = 30_000
@@ -27,25 +26,20 @@ _in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def create_missing_topics(broker, request, response):
-    """``response`` with the missing topics of ``request`` sent for creation, when the broker and the
-    request allow it; illegal names get INVALID_TOPIC_EXCEPTION."""
+    """``response``, after sending the missing topics it names for creation when the broker and the
+    request allow it."""
     if broker.startup_configs.get(ENABLE) != "true" or not request.allow_auto_topic_creation:
         return response
-    missing = [topic for topic in response.topics
+    missing = [topic.name for topic in response.topics
                if topic.error_code == UNKNOWN_TOPIC_OR_PARTITION and topic.name is not None]
-    creatable = [topic.name for topic in missing if invalid_name_reason(topic.name) is None]
     asking = _in_flight.setdefault(broker, set())
-    to_send = [name for name in creatable if name not in asking]
+    to_send = [name for name in missing if name not in asking]
     if to_send:
         asking.update(to_send)
         task = asyncio.get_running_loop().create_task(_create(broker, to_send, asking))
         _sent.add(task)
         task.add_done_callback(_sent.discard)
-    if len(creatable) == len(missing):
-        return response
-    return response.replace(topics=[
-        topic.replace(error_code=INVALID_TOPIC_EXCEPTION) if topic in missing and topic.name not in creatable
-        else topic for topic in response.topics])
+    return response
 
 
 async def _create(broker, names: list[str], asking: set[str]) -> None:
