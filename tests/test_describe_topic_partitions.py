@@ -3,6 +3,7 @@
 the response limit; ``list_config_resources`` and ``kafka-python admin configs list``."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,7 +16,9 @@ from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 from kafka.errors import UnsupportedVersionError
 
+from kraftwire.codec import records as rec
 from kraftwire.server.host.cluster import BackgroundCluster
+from tests.raft_helpers import open_log
 
 KAFKA_PYTHON = shutil.which("kafka-python", path=os.path.dirname(sys.executable)) or shutil.which("kafka-python")
 LAYOUT = {"alpha": 3, "beta": 2, "gamma": 1}
@@ -127,3 +130,30 @@ def test_list_config_resources(cluster):
                            "-r", "broker"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"broker": brokers}
+
+
+def test_eligible_leader_replicas_a_kafka_log_holds_are_reported(tmp_path):
+    """A log written at 4.1-IV0 by a Kafka cluster running with ELR: the partition's ELR and last-known
+    ELR show as the log has them."""
+    topic_id = uuid.UUID("3f1d2c4b-5a69-4788-99aa-bbccddeeff00")
+
+    async def write_log():
+        log, _ = await open_log(tmp_path)
+        await log.append([
+            (rec.FeatureLevelRecord(name="metadata.version", feature_level=26), 0),
+            (rec.TopicRecord(name="with-elr", topic_id=topic_id), 0),
+            (rec.PartitionRecord(partition_id=0, topic_id=topic_id, replicas=[1, 2, 3], isr=[1], leader=1,
+                                 leader_epoch=3, partition_epoch=5, eligible_leader_replicas=[2],
+                                 last_known_elr=[3]), 2)])[1]
+        await log.close()
+
+    asyncio.run(write_log())
+    with BackgroundCluster(brokers=3, data_dir=tmp_path) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="elr-test")
+        try:
+            [topic] = admin.describe_topic_partitions(["with-elr"])["topics"]
+        finally:
+            admin.close()
+    [partition] = topic["partitions"]
+    assert (partition["eligible_leader_replicas"], partition["last_known_elr"]) == ([2], [3])
+    assert partition["leader_id"] == 1 and partition["replica_nodes"] == [1, 2, 3]

@@ -75,7 +75,8 @@ def every_record() -> list[tuple]:
                  if name not in {"RegisterBrokerRecord", "UnregisterBrokerRecord", "TopicRecord", "PartitionRecord",
                                  "ConfigRecord", "PartitionChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
                                  "RemoveTopicRecord", "FeatureLevelRecord", "BrokerRegistrationChangeRecord",
-                                 "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"}]
+                                 "BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord",
+                                 "ClearElrRecord"}]
     return [
         [(rec.FeatureLevelRecord(name="metadata.version", feature_level=21), 0)],
         [broker(version, version + 1) for version in range(5)],
@@ -94,8 +95,10 @@ def every_record() -> list[tuple]:
          (rec.ConfigRecord(resource_type=2, resource_name="every-version", name="retention.ms", value="1000"), 0)],
         [(rec.PartitionChangeRecord(partition_id=0, topic_id=TOPIC, isr=[4]), 0),
          (rec.PartitionChangeRecord(partition_id=1, topic_id=TOPIC, directories=[dir_of(4), dir_of(5)]), 1),
-         (rec.PartitionChangeRecord(partition_id=2, topic_id=TOPIC, isr=[4, 5], eligible_leader_replicas=[],
-                                    last_known_elr=[]), 2)],
+         (rec.PartitionChangeRecord(partition_id=2, topic_id=TOPIC, eligible_leader_replicas=[5],
+                                    last_known_elr=[5]), 2),
+         (rec.ClearElrRecord(topic_name="every-version"), 0),
+         (rec.PartitionChangeRecord(partition_id=1, topic_id=TOPIC, isr=[4], eligible_leader_replicas=[5]), 2)],
         [(rec.TopicRecord(name="deleted", topic_id=GONE), 0), (rec.RemoveTopicRecord(topic_id=GONE), 0)],
         [(rec.BeginTransactionRecord(name="kept"), 0),
          (rec.ConfigRecord(resource_type=4, resource_name="", name=KEPT, value="1"), 0),
@@ -216,3 +219,13 @@ def test_image_applies_a_committed_metadata_transaction_and_drops_an_aborted_one
     assert image.pending_transaction is None
     assert sorted(image.brokers) == [1, 2, 4, 5]
     assert image.topic("every-version").partitions[0].isr == (4,) and image.topic("deleted") is None
+
+
+def test_image_keeps_eligible_leader_replicas_and_clears_them(written):
+    _, image, _ = written
+    partitions = image.topic("every-version").partitions
+    cleared = partitions[2]
+    # PartitionRecord (epoch 1), the change that set ELR, then ClearElrRecord: each bumps the epoch.
+    assert (cleared.isr, cleared.elr, cleared.last_known_elr, cleared.partition_epoch) == ((4,), (), (), 3)
+    assert (partitions[1].isr, partitions[1].elr, partitions[1].last_known_elr) == ((4,), (5,), ())
+    assert partitions[0].partition_epoch == 2  # no ELR: ClearElrRecord leaves it alone

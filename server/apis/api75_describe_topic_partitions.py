@@ -14,9 +14,9 @@ topic, as Kafka's error response has it.
 
 Every partition lists all its replicas and ISR members (unlike Metadata v0, nothing is filtered), the
 leader (-1 when its broker is not registered on this listener), and as offline the replicas whose
-broker is missing, fenced, not on this listener or whose directory is offline. kraftwire runs without
-eligible leader replicas, so ``EligibleLeaderReplicas`` and ``LastKnownElr`` are empty, as Kafka's are
-at metadata versions before ELR. With no authorizer every topic operation is allowed, so
+broker is missing, fenced, not on this listener or whose directory is offline. ``EligibleLeaderReplicas``
+and ``LastKnownElr`` are those the log holds: empty unless it came from a Kafka cluster running with ELR,
+since kraftwire's controller runs without (as Kafka's does before ELR). With no authorizer every topic operation is allowed, so
 ``TopicAuthorizedOperations`` holds Kafka's full topic bit set.
 """
 from __future__ import annotations
@@ -70,7 +70,8 @@ def _partition(image, listener: str, index: int, state) -> Partition:
     return Partition(error_code=NONE, partition_index=index,
                      leader_id=state.leader if on_listener(state.leader) is not None else NO_LEADER_ID,
                      leader_epoch=state.leader_epoch, replica_nodes=state.replicas, isr_nodes=state.isr,
-                     eligible_leader_replicas=[], last_known_elr=[], offline_replicas=offline)
+                     eligible_leader_replicas=state.elr, last_known_elr=state.last_known_elr,
+                     offline_replicas=offline)
 
 
 def _missing(name: str) -> Topic:

@@ -81,6 +81,10 @@ class PartitionState(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     directories: tuple[uuid.UUID, ...]
+    # Eligible leader replicas (KIP-966) as a Kafka log at 4.0-IV1+ holds them; kraftwire's own
+    # controller runs without ELR and never sets them.
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
     @property
     def reassigning(self) -> bool:
@@ -118,7 +122,9 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
         leader_recovery_state=state.leader_recovery_state if r.leader_recovery_state == -1 else r.leader_recovery_state,
         leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         partition_epoch=state.partition_epoch + 1,
-        directories=_directories(directories, replicas))
+        directories=_directories(directories, replicas),
+        elr=state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+        last_known_elr=state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
 
 
 class MetadataImage:
@@ -202,7 +208,8 @@ class MetadataImage:
                     partition_id=index, topic_id=topic.topic_id, replicas=p.replicas, isr=p.isr,
                     removing_replicas=p.removing, adding_replicas=p.adding, leader=p.leader,
                     leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
-                    partition_epoch=p.partition_epoch, directories=p.directories)
+                    partition_epoch=p.partition_epoch, directories=p.directories,
+                    eligible_leader_replicas=p.elr or None, last_known_elr=p.last_known_elr or None)
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
@@ -284,13 +291,28 @@ class MetadataImage:
             replicas=tuple(r.replicas), isr=tuple(r.isr), removing=tuple(r.removing_replicas),
             adding=tuple(r.adding_replicas), leader=r.leader, leader_recovery_state=r.leader_recovery_state,
             leader_epoch=r.leader_epoch, partition_epoch=r.partition_epoch,
-            directories=_directories(r.directories, r.replicas))
+            directories=_directories(r.directories, r.replicas),
+            elr=tuple(r.eligible_leader_replicas or ()), last_known_elr=tuple(r.last_known_elr or ()))
 
     def _change_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)
         state = topic.partitions.get(r.partition_id) if topic else None
         if state is not None:
             topic.partitions[r.partition_id] = merged_partition(state, r)
+
+    def _clear_elr(self, r) -> None:
+        """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
+        emptied, each such partition's epoch going up as a change record's would."""
+        if r.topic_name:
+            topic = self.topic(r.topic_name)
+            topics = [] if topic is None else [topic]
+        else:
+            topics = list(self.topics.values())
+        for topic in topics:
+            for index, state in topic.partitions.items():
+                if state.elr or state.last_known_elr:
+                    topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
+                                                             partition_epoch=state.partition_epoch + 1)
 
     def _set_config(self, r) -> None:
         key = (r.resource_type, r.resource_name)
@@ -319,6 +341,7 @@ _APPLY = {
     rec.PartitionChangeRecord: MetadataImage._change_partition,
     rec.ConfigRecord: MetadataImage._set_config,
     rec.FeatureLevelRecord: MetadataImage._set_feature,
+    rec.ClearElrRecord: MetadataImage._clear_elr,
     rec.BeginTransactionRecord: MetadataImage._begin_transaction,
     rec.EndTransactionRecord: MetadataImage._end_transaction,
     rec.AbortTransactionRecord: MetadataImage._end_transaction,
