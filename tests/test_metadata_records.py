@@ -14,7 +14,8 @@ import pytest
 from kraftwire.audit import local
 from kraftwire.codec import records as rec
 from kraftwire.codec.primitives import write_uvarint
-from tests.raft_helpers import open_log, segments
+from kraftwire.server.metadata.image import MetadataImage
+from tests.raft_helpers import open_log, segments, state
 
 # Kafka trunk's metadata/src/main/resources/common/metadata: record type -> (name, highest version).
 KAFKA_RECORD_TYPES = {
@@ -219,6 +220,23 @@ def test_image_applies_a_committed_metadata_transaction_and_drops_an_aborted_one
     assert image.pending_transaction is None
     assert sorted(image.brokers) == [1, 2, 4, 5]
     assert image.topic("every-version").partitions[0].isr == (4,) and image.topic("deleted") is None
+
+
+def test_a_snapshot_of_the_image_keeps_everything(written):
+    _, image, _ = written
+    rebuilt = MetadataImage()
+    for offset, (record, version) in enumerate(image.to_records()):
+        decoded, decoded_version = rec.decode_frame(rec.encode_frame(record, version))
+        assert decoded_version == version
+        rebuilt.apply(decoded, offset)
+    assert state(rebuilt) == state(image)
+
+
+def test_image_keeps_cordoned_directories(written):
+    _, image, _ = written
+    assert image.brokers[5].cordoned_log_dirs == (dir_of(5),)
+    assert image.brokers[4].cordoned_log_dirs is None  # registered at v3, never reported
+    assert image.brokers[4].log_dirs == (dir_of(4),)
 
 
 def test_image_keeps_eligible_leader_replicas_and_clears_them(written):

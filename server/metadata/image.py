@@ -53,6 +53,9 @@ class BrokerState:
     in_controlled_shutdown: bool
     log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
     features: tuple[tuple[str, int, int], ...] = ()  # (name, min, max) supported, as registered
+    # Cordoned directories (KIP-1066) as a Kafka 4.3+ log holds them, None until reported; kraftwire's
+    # brokers cordon none.
+    cordoned_log_dirs: tuple[uuid.UUID, ...] | None = None
 
     @property
     def active(self) -> bool:
@@ -200,7 +203,7 @@ class MetadataImage:
                 features=[rec.RegisterBrokerRecord.BrokerFeature(name=n, min_supported_version=lo,
                                                                  max_supported_version=hi)
                           for n, lo, hi in b.features],
-                log_dirs=list(b.log_dirs))
+                log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
         for topic in self.topics.values():
             yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id)
             for index, p in topic.partitions.items():
@@ -248,7 +251,8 @@ class MetadataImage:
             endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
             rack=r.rack, fenced=r.fenced, in_controlled_shutdown=r.in_controlled_shutdown,
             log_dirs=tuple(r.log_dirs),
-            features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features))
+            features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
+            cordoned_log_dirs=None if r.cordoned_log_dirs is None else tuple(r.cordoned_log_dirs))
 
     def _unregister_broker(self, r) -> None:
         self.brokers.pop(r.broker_id, None)
@@ -271,6 +275,8 @@ class MetadataImage:
             changes["in_controlled_shutdown"] = True
         if r.log_dirs:
             changes["log_dirs"] = tuple(r.log_dirs)
+        if r.cordoned_log_dirs is not None:
+            changes["cordoned_log_dirs"] = tuple(r.cordoned_log_dirs)
         self.brokers[r.broker_id] = replace(broker, **changes)
 
     def _add_topic(self, r) -> None:

@@ -9,6 +9,9 @@ v3 (LogDirs) and from 4.3-IV0 v4 (CordonedLogDirs, empty: nothing is cordoned); 
 Record at the version its change needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled
 shutdown, v2 for a change of log directories). Every other record has only version 0.
 
+A record that carries ELR or cordoned directories is written at the version that has them whatever
+the level: only a log from elsewhere gives kraftwire such state, and a snapshot must keep it.
+
 What the later levels turn on in Kafka beyond record versions (ELR elections, cordoned directories,
 ApiVersions v5's ClusterId and NodeId) kraftwire does not model; README.md lists them.
 
@@ -45,9 +48,10 @@ def version_for(record, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]
     """The version Kafka writes ``record`` at, at metadata.version feature level ``level``."""
     kind = type(record)
     if kind is rec.PartitionRecord or kind is rec.PartitionChangeRecord:
-        return 2 if level >= ELR_RECORDS_LEVEL else 1
+        elr = record.eligible_leader_replicas is not None or record.last_known_elr is not None
+        return 2 if level >= ELR_RECORDS_LEVEL or elr else 1
     if kind is rec.RegisterBrokerRecord:
-        return 4 if level >= CORDONED_LOG_DIRS_LEVEL else 3
+        return 4 if level >= CORDONED_LOG_DIRS_LEVEL or record.cordoned_log_dirs is not None else 3
     if kind is rec.BrokerRegistrationChangeRecord:
         if record.log_dirs:
             return 2
