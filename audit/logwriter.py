@@ -15,22 +15,9 @@ import struct
 from pathlib import Path
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name,
+                                       snapshot_file_name)
 from kraftwire.codec.message import Message
-
-INDEX_ENTRY = struct.Struct(">ii")
-INDEX_INTERVAL_BYTES = 4096  # log.index.interval.bytes
-
-
-def segment_name(base_offset: int) -> str:
-    return f"{base_offset:020d}.log"
-
-
-def index_name(base_offset: int) -> str:
-    return f"{base_offset:020d}.index"
-
-
-def snapshot_name(end_offset: int, epoch: int) -> str:
-    return f"{end_offset:020d}-{epoch:010d}.checkpoint"
 
 
 class LogWriter:
@@ -41,7 +28,7 @@ class LogWriter:
     ``next_offset``."""
 
     def __init__(self, directory: str | os.PathLike, segment_bytes: int = 1 << 30,
-                 index_interval_bytes: int = INDEX_INTERVAL_BYTES, base_offset: int = 0):
+                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES, base_offset: int = 0):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.segment_bytes = segment_bytes
@@ -53,8 +40,8 @@ class LogWriter:
     def _roll(self, base_offset: int) -> None:
         self.close()
         self._base, self._size, self._since_entry = base_offset, 0, 0
-        self._log = open(self.directory / segment_name(base_offset), "wb")
-        self._index = open(self.directory / index_name(base_offset), "wb")
+        self._log = open(self.directory / segment_file_name(base_offset), "wb")
+        self._index = open(self.directory / segment_file_name(base_offset, INDEX_SUFFIX), "wb")
 
     def append(self, batch: bytes, base_offset: int | None = None, last_offset: int | None = None) -> None:
         """Append one batch; its offsets are read from its header unless given (damaged batches)."""
@@ -74,7 +61,7 @@ class LogWriter:
     @property
     def position(self) -> tuple[str, int]:
         """(current segment's file name, its size): where the next batch goes."""
-        return segment_name(self._base), self._size
+        return segment_file_name(self._base), self._size
 
     def metadata(self, timestamp: int, records: list, epoch: int = 1) -> int:
         """Append a batch of (record, version or None) or bare records; returns its base offset."""
@@ -113,7 +100,7 @@ def write_snapshot(directory: str | os.PathLike, end_offset: int, epoch: int, ti
         out += rec.metadata_batch(offset, epoch, timestamp, chunk)
         offset += len(chunk)
     out += rec.control_batch(offset, epoch, timestamp, [rec.SnapshotFooterRecord(version=0)])
-    path = Path(directory) / snapshot_name(end_offset, epoch)
+    path = Path(directory) / snapshot_file_name(end_offset, epoch)
     path.write_bytes(bytes(out))
     return path
 

@@ -16,18 +16,16 @@ without a usable index is one split.
 """
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 
-from . import storage
-from .replay import violation
+from kraftwire.codec.log_layout import (INDEX_SUFFIX, LOG_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset,
+                                       parse_snapshot_name)
 
-SEGMENT = re.compile(r"^(\d{20})\.log$")
-SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-INDEX_ENTRY = struct.Struct(">ii")
+from . import storage
+from .rows import violation
+
 DEFAULT_SPLIT_BYTES = 16 << 20
-PARTITION_DIR = "__cluster_metadata-0"
 _BASE_AND_MAGIC = struct.Struct(">qiib")
 
 
@@ -59,11 +57,11 @@ def plan(directories: list[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> Plan
     indexes: dict[str, storage.FileEntry] = {}
     for directory in directories:
         for entry in storage.list_files(directory):
-            if m := SEGMENT.match(entry.name):
-                segments.setdefault(int(m.group(1)), entry)
-            elif m := SNAPSHOT.match(entry.name):
-                snapshots.append((int(m.group(1)), int(m.group(2)), entry))
-            elif entry.name.endswith(".index"):
+            if (base := parse_base_offset(entry.name)) is not None:
+                segments.setdefault(base, entry)
+            elif snapshot := parse_snapshot_name(entry.name):
+                snapshots.append((*snapshot, entry))
+            elif entry.name.endswith(INDEX_SUFFIX):
                 indexes.setdefault(entry.uri, entry)
     bases = sorted(segments)
     findings: list[tuple] = []
@@ -88,7 +86,7 @@ def plan(directories: list[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> Plan
         entry = segments[base]
         if (hi is not None and hi <= start_offset) or entry.size == 0:
             continue
-        index_uri = entry.uri[: -len(".log")] + ".index"
+        index_uri = entry.uri[: -len(LOG_SUFFIX)] + INDEX_SUFFIX
         cuts = _cuts(entry, base, indexes.get(index_uri), split_bytes, findings)
         bounds = [0, *cuts, entry.size]
         for start, end in zip(bounds, bounds[1:]):
@@ -101,18 +99,6 @@ def partition_directory(directory: str) -> str:
     """The metadata partition's directory: ``directory`` itself, or its ``__cluster_metadata-0``."""
     inner = storage.join(directory, PARTITION_DIR)
     return inner if storage.exists(inner) else directory
-
-
-def index_entries(data: bytes) -> list[tuple[int, int]]:
-    """(offset - base, position) entries; a pre-allocated index ends at its first all-zero entry
-    after the first."""
-    entries = []
-    for i in range(len(data) // INDEX_ENTRY.size):
-        entry = INDEX_ENTRY.unpack_from(data, i * INDEX_ENTRY.size)
-        if i and entry == (0, 0):
-            break
-        entries.append(entry)
-    return entries
 
 
 def _cuts(segment: storage.FileEntry, base: int, index: storage.FileEntry | None, split_bytes: int,

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kafka.protocol.admin import AlterPartitionReassignmentsRequest as KpAlter  # noqa: E402
 from kafka.protocol.metadata import MetadataResponse as KpMetadata  # noqa: E402
 
-import codec.messages as m  # noqa: E402
+import kraftwire.codec.messages as m  # noqa: E402
 
 try:
     import kio.serial

@@ -30,6 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
+from kraftwire.codec.log_layout import PARTITION_DIR  # noqa: E402
 from kraftwire.server.controller.active_controller import Controller  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 from kraftwire.server.raft import RaftConfig, RaftLog  # noqa: E402
@@ -101,7 +103,7 @@ def history(total: int, rng: random.Random):
                                                         adding_replicas=[], removing_replicas=[
                                                             b for b in BROKERS if b not in target]), None))
             else:
-                batch.append((rec.ConfigRecord(resource_type=2, resource_name=name,
+                batch.append((rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name,
                                                name="leader.replication.throttled.replicas",
                                                value=rng.choice([None, "0:1,1:2"])), None))
         written += size
@@ -129,7 +131,7 @@ async def write_log(directory: Path, batches, snapshot: bool = False) -> RaftLog
 
 async def bench_replay(directory: Path, total: int) -> None:
     await write_log(directory, history(total, random.Random(1)))
-    size = sum(p.stat().st_size for p in (directory / "__cluster_metadata-0").glob("*.log"))
+    size = sum(p.stat().st_size for p in (directory / PARTITION_DIR).glob("*.log"))
 
     log = RaftLog(directory, NODE_ID)
     with Timer() as opening:
@@ -159,7 +161,7 @@ async def bench_snapshot_restart(directory: Path, partitions: int) -> None:
     batches = [[(rec.FeatureLevelRecord(name="metadata.version", feature_level=21), None)] + registrations()]
     batches += [topic_records(f"topic-{i:05d}", per_topic, rng)[1] for i in range(partitions // per_topic)]
     log = await write_log(directory, batches, snapshot=True)
-    [snapshot] = (directory / "__cluster_metadata-0").glob("*.checkpoint")
+    [snapshot] = (directory / PARTITION_DIR).glob("*.checkpoint")
 
     controller = Controller(RaftLog(directory, NODE_ID))
     with Timer() as starting:

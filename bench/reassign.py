@@ -32,7 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from kafka import KafkaAdminClient, TopicPartition  # noqa: E402
 
+from kraftwire.codec import ErrorCode  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
+from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import BackgroundCluster  # noqa: E402
 from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
 
@@ -56,7 +59,7 @@ def no_reassignment(image) -> bool:
 
 def create(admin, name, partitions, broker, configs) -> None:
     result = admin.create_topics({name: {"assignments": {i: [broker] for i in range(partitions)}, "configs": configs}})
-    assert result["topics"][0]["error_code"] == 0, result
+    assert result["topics"][0]["error_code"] == ErrorCode.NONE, result
 
 
 def latency(runs: int, lists: int) -> dict:
@@ -95,9 +98,9 @@ def move_time(speed: float, partitions: int, size: int, throttle: int) -> dict:
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, request_timeout_ms=120000)
         create(admin, "moving", partitions, 1, {"kraftwire.partition.size.bytes": str(size),
                                                 "leader.replication.throttled.replicas": "*"})
-        bg.run(bg.cluster.controller.write(lambda image: ([(rec.ConfigRecord(
-            resource_type=4, resource_name="1", name="leader.replication.throttled.rate", value=str(throttle)),
-            None)], None)))
+        bg.run(bg.cluster.controller.write(lambda image: ControllerResult([rec.ConfigRecord(
+            resource_type=ConfigResourceType.BROKER, resource_name="1", name="leader.replication.throttled.rate",
+            value=str(throttle))])))
         start = time.perf_counter()
         admin.alter_partition_reassignments({TopicPartition("moving", i): [2] for i in range(partitions)})
         wait_until(bg, no_reassignment, interval=0.005)

@@ -37,8 +37,9 @@ sys.path.insert(0, str(ROOT))
 
 import uvloop  # noqa: E402
 
-import codec  # noqa: E402
+from kraftwire import codec  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.codec.messages import (ApiVersionsRequest, ApiVersionsResponse, MetadataRequest,  # noqa: E402
                             MetadataResponse, RequestHeader, ResponseHeader)
 
@@ -80,12 +81,12 @@ def seed_topics(topics: int, partitions: int):
         records = []
         for t in range(topics):
             topic_id = uuid.uuid4()
-            records.append((rec.TopicRecord(name=f"bench-{t:03d}", topic_id=topic_id), None))
+            records.append(rec.TopicRecord(name=f"bench-{t:03d}", topic_id=topic_id))
             for p in range(partitions):
                 replicas = [(p + k) % 3 + 1 for k in range(3)]
-                records.append((rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=replicas, isr=replicas,
-                                                    leader=replicas[0], leader_epoch=0, partition_epoch=0), None))
-        return records, None
+                records.append(rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=replicas, isr=replicas,
+                                                   leader=replicas[0], leader_epoch=0, partition_epoch=0))
+        return ControllerResult(records)
     return decide
 
 
@@ -318,7 +319,7 @@ async def bench(args) -> None:
         for _ in range(args.rounds):
             with Server("kraftwire") as server:
                 answer, size = await one_answer(server.port, request, version, response_cls)
-                assert getattr(answer, "error_code", 0) == 0
+                assert getattr(answer, "error_code", codec.ErrorCode.NONE) == codec.ErrorCode.NONE
                 ours.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
             with Server("echo") as server:
                 echo.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))

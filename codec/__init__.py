@@ -1,13 +1,25 @@
 """kraftwire's codec: Kafka's wire and metadata-log formats, generated from the JSON in ``schemas/``.
 
+The classes and constants are checked in as generated modules (``messages.py``, ``record_types.py``,
+``error_codes.py``), rewritten after any change in ``schemas/`` by::
+
+    python -m kraftwire.codec.generate
+
+and ``tests/test_codec_generated.py`` fails while they differ from what that writes.
+
 * ``codec.messages.<Name>``: request, response and header classes (``encode(version)``,
   ``decode(data, version)``); ``codec.api(api_key)`` gives the (request, response) pair of an API.
 * ``codec.records``: metadata and control records, their frame and v2 record batches.
+* ``codec.ErrorCode``: Kafka's error codes with their default messages; ``codec.KafkaError`` carries
+  one from a decision to its response.
+* ``codec.constants``: resource types and the leader and directory sentinels; ``codec.log_layout``:
+  the metadata partition's directory, file names and index entries.
 * Header versions follow Kafka: flexible API versions use request header v2 / response header v1,
   others v1 / v0, and ApiVersions responses always use header v0.
 """
 from . import messages
-from .errors import CodecError, EncodeError, MalformedError, UnsupportedVersionError
+from .error_codes import ErrorCode
+from .errors import CodecError, EncodeError, KafkaError, MalformedError, UnsupportedVersionError
 
 API_VERSIONS_KEY = 18
 
@@ -39,4 +51,4 @@ def response_header_version(api_key: int, api_version: int) -> int:
 
 
 __all__ = ["api", "api_keys", "request_header_version", "response_header_version", "messages",
-           "CodecError", "EncodeError", "MalformedError", "UnsupportedVersionError"]
+           "CodecError", "EncodeError", "MalformedError", "UnsupportedVersionError", "ErrorCode", "KafkaError"]

@@ -1,4 +1,8 @@
-"""The codec's two failure kinds: bad bytes coming in, and a bad object going out."""
+"""The codec's two failure kinds (bad bytes coming in, a bad object going out), and ``KafkaError``: a
+request refused with a Kafka error code, raised by decision code and turned by the handler into the
+response's ErrorCode and ErrorMessage, so a client sees the same code (and, where Kafka has one, the
+same text) as from Kafka."""
+from .error_codes import ErrorCode
 
 
 class CodecError(ValueError):
@@ -25,3 +29,16 @@ class EncodeError(CodecError):
 
 class UnsupportedVersionError(CodecError):
     """A version outside the message's validVersions was asked for."""
+
+
+class KafkaError(Exception):
+    """A refused request: ``code`` is the Kafka error code, ``message`` the ErrorMessage (None for
+    Kafka's stock message of that code)."""
+
+    def __init__(self, code: int, message: str | None = None):
+        super().__init__(code, message)
+        self.code = ErrorCode(code)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"error {self.code}: {self.message}"

@@ -1,14 +1,15 @@
 """Top-level message classes: the struct classes of ``codec.model`` plus versioned encode/decode.
 
-A class is built per schema by ``build_message_class``; its codecs are compiled lazily, once per
-version, on first use.
+The classes are declared by name in the generated modules (``codec.messages``,
+``codec.record_types``) and bound to their schemas at import by ``bind_message_classes``; their
+codecs are compiled lazily, once per version, on first use.
 """
 from __future__ import annotations
 
 import struct
 
 from .errors import EncodeError, MalformedError, UnsupportedVersionError
-from .model import Struct, make_struct_class
+from .model import Struct, bind_struct_class
 from .schema import MessageSpec, Versions
 from .structs import KafkaStruct, compile_struct
 
@@ -72,22 +73,42 @@ class Message(Struct):
         return cls._codec(version)[0](buf, pos)
 
 
-def build_message_class(spec: MessageSpec) -> type[Message]:
+def bind_message_classes(namespace: dict, specs: dict[str, MessageSpec]) -> dict[str, type[Message]]:
+    """Bind each schema's generated class in ``namespace`` (a generated module's globals) to the schema;
+    returns {name: class}. A schema without a class there (generated code older than ``schemas/``)
+    gets one made here, so that the generator can still import the codec to write it."""
+    bound = {}
+    for name, spec in specs.items():
+        root = namespace.get(name)
+        if root is None:
+            root = namespace[name] = _declare(name, Message, namespace["__name__"])
+        bound[name] = _bind_message_class(root, spec)
+    return bound
+
+
+def _bind_message_class(root: type[Message], spec: MessageSpec) -> type[Message]:
     """One class per struct of the schema; nested ones hang off the root class by their names."""
     classes: dict[str, type] = {}
     for name, struct_spec in spec.structs.items():  # nested structs come before their parents
-        is_root = struct_spec is spec.root
-        qualname = name if is_root else f"{spec.name}.{name}"
-        classes[name] = make_struct_class(struct_spec, Message if is_root else Struct, qualname, classes)
-    root = classes[spec.name]
-    for name, cls in classes.items():
-        if cls is not root:
-            setattr(root, name, cls)
+        if struct_spec is spec.root:
+            cls = root
+        else:
+            cls = root.__dict__.get(name)
+            if cls is None:
+                cls = _declare(name, Struct, root.__module__, f"{root.__qualname__}.{name}")
+                setattr(root, name, cls)
+        bind_struct_class(cls, struct_spec, classes)
+        classes[name] = cls
     root.SPEC = spec
     root.API_KEY = spec.api_key
     root.VALID_VERSIONS = spec.valid
     root.FLEXIBLE_VERSIONS = spec.flexible
     root._classes = classes
     root._codecs = {}
-    root.__module__ = "codec.messages" if spec.type in ("request", "response", "header") else "codec.records"
     return root
+
+
+def _declare(name: str, base: type, module: str, qualname: str | None = None) -> type:
+    cls = type(name, (base,), {"__slots__": (), "__module__": module})
+    cls.__qualname__ = qualname or name
+    return cls

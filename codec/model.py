@@ -15,12 +15,13 @@ _new = tuple.__new__
 
 
 class Struct(tuple):
-    """Base of every generated struct class. See ``make_struct_class``."""
+    """Base of every generated struct class. See ``bind_struct_class``."""
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     _defaults: tuple = ()
     _spec: StructSpec
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...]  # tagged fields the schema does not know, as read
 
     def __new__(cls, **values):
         slots = list(cls._defaults)
@@ -81,22 +82,17 @@ def _plain(value):
     return value
 
 
-def make_struct_class(spec: StructSpec, base: type, qualname: str, struct_classes: dict[str, type]) -> type:
-    """Create the class for one struct; nested struct classes must already be in ``struct_classes``."""
+def bind_struct_class(cls: type, spec: StructSpec, struct_classes: dict[str, type]) -> None:
+    """Give a struct class (declared by the generated modules, with ``__slots__ = ()``) its fields
+    from the schema: one tuple slot per field, then ``unknown_tagged_fields``. The classes of nested
+    structs must already be bound and in ``struct_classes``."""
     names = tuple(f.attr for f in spec.fields) + ("unknown_tagged_fields",)
-    namespace = {
-        "__slots__": (),
-        "_fields": names,
-        "_index": {name: i for i, name in enumerate(names)},
-        "_spec": spec,
-        "__doc__": f"Kafka struct {spec.name} (versions {spec.versions}).",
-    }
+    cls._fields = names
+    cls._index = {name: i for i, name in enumerate(names)}
+    cls._spec = spec
     for i, name in enumerate(names):
-        namespace[name] = _tuplegetter(i, f"Field {i} of {spec.name}")
-    cls = type(spec.name, (base,), namespace)
-    cls.__qualname__ = qualname
+        setattr(cls, name, _tuplegetter(i, f"Field {i} of {spec.name}"))
     cls._defaults = tuple(field_default(f, struct_classes) for f in spec.fields) + ((),)
-    return cls
 
 
 def field_default(f: FieldSpec, struct_classes: dict[str, type]):

@@ -107,17 +107,6 @@ def emit_write_uvarint(e, expr: str, out: str) -> None:
     e.line(f"else: write_uvarint({out}, _n)")
 
 
-class UVarInt(Construct):
-    """Unsigned varint (7 bits per byte, low bits first) as used for compact lengths and tags."""
-
-    def _parse(self, stream, context, path):
-        return _stream_uvarint(stream, path)
-
-    def _build(self, obj, stream, context, path):
-        _stream_write_uvarint(stream, obj, path)
-        return obj
-
-
 # --- fixed-width numbers -------------------------------------------------------------------------
 
 # struct packs any object as "?" (None as false) while it refuses None for the number codes, so a
@@ -141,9 +130,6 @@ class Fixed(Construct):
             raise struct.error(NULL_BOOL)
         stream_write(stream, _pack(">" + self.code, obj), self.size, path)
         return obj
-
-    def _sizeof(self, context, path):
-        return self.size
 
     def emit_decode(self, e, target):
         emit_fixed_group(e, [(target, self)])

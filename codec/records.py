@@ -1,6 +1,7 @@
 """KRaft metadata records, their frame, and v2 record batches (the ``__cluster_metadata`` format).
 
-* Metadata records (``schemas/records``, type ``metadata``) are classes like ``codec.records.TopicRecord``.
+* Metadata records (``schemas/records``, type ``metadata``) are classes like ``codec.records.TopicRecord``
+  (declared in the generated ``codec.record_types``).
   In the log each is the value of a v2 record, framed as: unsigned varint frame version (1), unsigned
   varint record type (the schema's apiKey), unsigned varint record version, then the body.
 * Raft control records (LeaderChangeMessage, SnapshotHeaderRecord, ...) live in control batches: the
@@ -16,14 +17,10 @@ from typing import NamedTuple
 import crc32c
 
 from .errors import MalformedError
-from .message import Message, build_message_class
+from .message import Message
 from .primitives import read_uvarint, read_varint, write_uvarint, write_varint
-from .schema import load_package
-
-ALL: dict[str, type[Message]] = {
-    name: build_message_class(spec) for name, spec in load_package("kraftwire.schemas.records").items()
-}
-globals().update(ALL)
+from .record_types import *  # noqa: F403 (the record classes: codec.records.TopicRecord and so on)
+from .record_types import ALL
 
 METADATA_TYPES: dict[int, type[Message]] = {c.API_KEY: c for c in ALL.values() if c.SPEC.type == "metadata"}
 CONTROL_TYPES: dict[int, type[Message]] = {
@@ -111,7 +108,6 @@ HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 batch header
 HEADER_SIZE = HEADER.size
 CRC_START = 21  # the CRC covers everything from the attributes field on
 ATTR_COMPRESSION_MASK = 0x07
-ATTR_TRANSACTIONAL = 0x10
 ATTR_CONTROL = 0x20
 NO_PRODUCER_ID = -1
 

@@ -1,7 +1,8 @@
 """Load Kafka-style JSON schemas (``schemas/``) into a small typed model.
 
 The model is pure data: which fields a struct has, in which versions each field exists, is nullable or
-tagged, and what its default is. The code generator (``codec.generator``) turns it into codecs.
+tagged, and what its default is. ``codec.generate`` declares a class per schema from it, and
+``codec.structs`` turns it into codecs.
 """
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ class MessageSpec:
     control_record_type: int | None = None
 
 
-def _strip_comments(text: str) -> str:
+def strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
@@ -135,7 +136,7 @@ def _default_text(value) -> str | None:
 
 
 def parse_message(text: str) -> MessageSpec:
-    raw = json.loads(_strip_comments(text))
+    raw = json.loads(strip_comments(text))
     structs: dict[str, StructSpec] = {}
     common = {c["name"]: c for c in raw.get("commonStructs", ())}
 

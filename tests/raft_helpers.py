@@ -10,7 +10,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.records import check_batch
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.raft import RaftConfig, RaftLog
-from kraftwire.server.raft.log import PARTITION_DIR
+from kraftwire.codec.log_layout import PARTITION_DIR
 
 NODE_ID = 3000
 

@@ -77,7 +77,7 @@ def outcomes(response):
 
 
 def written(records):
-    return [(r.resource_type, r.resource_name, r.name, r.value) for r, _version in records]
+    return [(r.resource_type, r.resource_name, r.name, r.value) for r in records]
 
 
 def refused_on_broker(image, request, ops_of=incremental_api.incremental_ops, broker_id=1):

@@ -11,11 +11,13 @@ from kraftwire.server.controller.config_validation import (
 from kraftwire.server.metadata.config_describe import ConfigSource, describe
 from kraftwire.server.metadata.config_values import ConfigType
 from kraftwire.server.metadata.configs import (
-    BROKER, BROKER_CONFIGS, DEFAULT_BROKER_BANDWIDTH, DEFAULT_PARTITION_SIZE_BYTES, LONG_MAX, TOPIC,
+    BROKER_CONFIGS, DEFAULT_BROKER_BANDWIDTH, DEFAULT_PARTITION_SIZE_BYTES, LONG_MAX,
     TOPIC_CONFIGS, broker_value, throttled_replicas, topic_value,
 )
-from kraftwire.server.metadata.errors import INVALID_CONFIG, INVALID_REQUEST, KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 SET, DELETE, APPEND, SUBTRACT = AlterOp.SET, AlterOp.DELETE, AlterOp.APPEND, AlterOp.SUBTRACT
 MAX = str(LONG_MAX)
 
@@ -228,7 +230,7 @@ def test_valid_topic_change_returns_new_configs():
 
 def test_unknown_topic_config():
     assert topic_error([("retention.hours", SET, "1")]) == (
-        INVALID_CONFIG, "Unknown topic config name: retention.hours")
+        ErrorCode.INVALID_CONFIG, "Unknown topic config name: retention.hours")
     # Removed from Kafka 4.0's LogConfig.
     assert topic_error([("message.downconversion.enable", SET, "true")])[1] == (
         "Unknown topic config name: message.downconversion.enable")
@@ -261,12 +263,12 @@ def test_deleting_an_unset_unknown_topic_config_is_harmless():
 def test_bad_topic_values(name, value, reason):
     shown = "forever" if name == "cleanup.policy" else value
     assert topic_error([(name, SET, value)]) == (
-        INVALID_CONFIG, f"Invalid value {shown} for configuration {name}: {reason}")
+        ErrorCode.INVALID_CONFIG, f"Invalid value {shown} for configuration {name}: {reason}")
 
 
 def test_range_errors_show_the_parsed_value():
     assert topic_error([("min.cleanable.dirty.ratio", SET, "2")]) == (
-        INVALID_CONFIG, "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1")
+        ErrorCode.INVALID_CONFIG, "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1")
     assert topic_error([("retention.ms", SET, " -7 ")])[1] == (
         "Invalid value -7 for configuration retention.ms: Value must be at least -1")
 
@@ -274,13 +276,15 @@ def test_range_errors_show_the_parsed_value():
 def test_accepted_topic_value_forms():
     ops = [("retention.ms", SET, " +42 "), ("preallocate", SET, "True"), ("cleanup.policy", SET, ""),
            ("min.cleanable.dirty.ratio", SET, "NaN"), ("compression.gzip.level", SET, "-1")]
-    validate_topic_changes({}, ops, {})
-    validate_topic_changes({}, [("cleanup.policy", SET, "compact,delete,compact")], {})
+    # stored as given, as Kafka stores them: parsing only checks them
+    assert validate_topic_changes({}, ops, {}) == {name: value for name, _, value in ops}
+    assert validate_topic_changes({"retention.ms": "5"}, [("cleanup.policy", SET, "compact,delete,compact")], {}) == {
+        "retention.ms": "5", "cleanup.policy": "compact,delete,compact"}
 
 
 def test_empty_cleanup_policy_item():
     assert topic_error([("cleanup.policy", SET, "compact,")]) == (
-        INVALID_CONFIG, "Configuration 'cleanup.policy' values must not be empty.")
+        ErrorCode.INVALID_CONFIG, "Configuration 'cleanup.policy' values must not be empty.")
 
 
 @pytest.mark.parametrize("value", ["*", "", "0:1", "0:1,1:2", " 0:1 , 12:300 ", "0:1,", "*,"])
@@ -295,7 +299,7 @@ def test_valid_throttled_replicas(value):
 def test_invalid_throttled_replicas(value, shown):
     name = configs.FOLLOWER_THROTTLED_REPLICAS
     assert topic_error([(name, SET, value)]) == (
-        INVALID_CONFIG,
+        ErrorCode.INVALID_CONFIG,
         f"Invalid value {shown} for configuration {name}: {name} must be the literal '*' or a list of replicas "
         "in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 
@@ -306,7 +310,7 @@ def test_first_bad_config_in_kafka_order_is_reported():
 
 def test_compaction_lag_conflict_uses_cluster_defaults():
     assert topic_error([("min.compaction.lag.ms", SET, "200"), ("max.compaction.lag.ms", SET, "100")]) == (
-        INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (200) > max.compaction.lag.ms (100)")
+        ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (200) > max.compaction.lag.ms (100)")
     assert topic_error([("min.compaction.lag.ms", SET, "200")],
                        broker_defaults={"log.cleaner.max.compaction.lag.ms": "150"})[1] == (
         "conflict topic config setting min.compaction.lag.ms (200) > max.compaction.lag.ms (150)")
@@ -314,7 +318,7 @@ def test_compaction_lag_conflict_uses_cluster_defaults():
 
 def test_tiered_storage_is_off():
     assert topic_error([("remote.storage.enable", SET, "true")]) == (
-        INVALID_CONFIG,
+        ErrorCode.INVALID_CONFIG,
         "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
     validate_topic_changes({}, [("remote.storage.enable", SET, "false")], {})
 
@@ -323,24 +327,24 @@ def test_tiered_storage_is_off():
 def test_list_operations_on_non_list_topic_configs(op):
     word = "APPEND" if op == APPEND else "SUBTRACT"
     assert topic_error([("retention.ms", op, "1")]) == (
-        INVALID_CONFIG, f"Can't {word} to key retention.ms because its type is not LIST.")
+        ErrorCode.INVALID_CONFIG, f"Can't {word} to key retention.ms because its type is not LIST.")
     # The controller checks the type before it looks at the name.
     assert topic_error([("no.such", op, "1")])[1] == f"Can't {word} to key no.such because its type is not LIST."
 
 
 def test_oversized_value():
     assert topic_error([("leader.replication.throttled.replicas", SET, "1:1," * 8192)]) == (
-        INVALID_CONFIG,
+        ErrorCode.INVALID_CONFIG,
         "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.")
 
 
 def test_malformed_operations():
     assert topic_error([("retention.ms", SET, "1"), ("retention.ms", DELETE, None)]) == (
-        INVALID_REQUEST, "Error due to duplicate config keys")
+        ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     assert topic_error([("retention.ms", SET, None), ("segment.ms", APPEND, None), ("flush.ms", DELETE, None)]) == (
-        INVALID_REQUEST, "Null value not supported for : retention.ms, segment.ms")
-    assert topic_error([("retention.ms", 7, "1")]) == (INVALID_REQUEST, "Unknown operations type 7")
-    assert broker_error([("log.retention.ms", 9, "1")]) == (INVALID_REQUEST, "Unknown operations type 9")
+        ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms, segment.ms")
+    assert topic_error([("retention.ms", 7, "1")]) == (ErrorCode.INVALID_REQUEST, "Unknown operations type 7")
+    assert broker_error([("log.retention.ms", 9, "1")]) == (ErrorCode.INVALID_REQUEST, "Unknown operations type 9")
 
 
 def test_legacy_alter_configs_replaces_everything():
@@ -358,7 +362,7 @@ def test_topic_creation_configs():
     with pytest.raises(KafkaError) as raised:
         validate_topic_creation([("retention.ms", None), ("segment.ms", None)], {})
     assert (raised.value.code, raised.value.message) == (
-        INVALID_CONFIG, "Null value not supported for topic configs: retention.ms,segment.ms")
+        ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: retention.ms,segment.ms")
     with pytest.raises(KafkaError) as raised:
         validate_topic_creation([("retention.ms", "soon")], {})
     assert raised.value.message == "Invalid value soon for configuration retention.ms: Not a number of type LONG"
@@ -387,12 +391,12 @@ def test_valid_broker_change():
 def test_bad_broker_values_are_invalid_request(name, value, reason):
     resource = "" if name == "kraftwire.throttle.auto.remove.enable" else "1"
     assert broker_error([(name, SET, value)], name=resource) == (
-        INVALID_REQUEST, f"Invalid value {value} for configuration {name}: {reason}")
+        ErrorCode.INVALID_REQUEST, f"Invalid value {value} for configuration {name}: {reason}")
 
 
 def test_kafka_config_rules():
     assert broker_error([("log.roll.ms", SET, "0")]) == (
-        INVALID_REQUEST, "requirement failed: log.roll.ms must be greater than or equal to 1")
+        ErrorCode.INVALID_REQUEST, "requirement failed: log.roll.ms must be greater than or equal to 1")
     assert broker_error([("log.roll.jitter.ms", SET, "-1")])[1] == (
         "requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
     assert broker_error([("log.retention.ms", SET, "0")])[1] == (
@@ -402,47 +406,47 @@ def test_kafka_config_rules():
 
 def test_read_only_broker_configs():
     assert broker_error([("num.partitions", SET, "3"), ("log.retention.hours", SET, "1"), ("broker.id", SET, "2")]) == (
-        INVALID_REQUEST, "Cannot update these configs dynamically: [broker.id, log.retention.hours, num.partitions]")
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: [broker.id, log.retention.hours, num.partitions]")
 
 
 def test_custom_broker_configs_are_accepted_but_not_unknown_kraftwire_ones():
     assert validate_broker_changes("1", {}, [("my.plugin.setting", SET, "x")]) == {"my.plugin.setting": "x"}
     assert broker_error([("kraftwire.replication.bandwith", SET, "1")]) == (
-        INVALID_REQUEST, "Unknown kraftwire config name: kraftwire.replication.bandwith")
+        ErrorCode.INVALID_REQUEST, "Unknown kraftwire config name: kraftwire.replication.bandwith")
 
 
 def test_cluster_only_config_on_a_broker():
     assert broker_error([("kraftwire.throttle.auto.remove.enable", SET, "true")], name="2") == (
-        INVALID_REQUEST, "Cannot update these configs for a single broker, only as the cluster default "
+        ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the cluster default "
                          "(empty broker id): [kraftwire.throttle.auto.remove.enable]")
 
 
 def test_list_operations_on_broker_configs():
     assert broker_error([("message.max.bytes", APPEND, "1")]) == (
-        INVALID_CONFIG, "Config value append is not allowed for config key: message.max.bytes")
+        ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key: message.max.bytes")
     assert broker_error([("message.max.bytes", SUBTRACT, "1")]) == (
-        INVALID_CONFIG, "Config value subtract is not allowed for config key: message.max.bytes")
-    assert broker_error([("no.such", APPEND, "1")]) == (INVALID_CONFIG, "Unknown config name: no.such")
+        ErrorCode.INVALID_CONFIG, "Config value subtract is not allowed for config key: message.max.bytes")
+    assert broker_error([("no.such", APPEND, "1")]) == (ErrorCode.INVALID_CONFIG, "Unknown config name: no.such")
     # Kafka's quota keys are missing from KafkaConfig's definitions.
     assert broker_error([("leader.replication.throttled.rate", APPEND, "1")]) == (
-        INVALID_CONFIG, "Unknown config name: leader.replication.throttled.rate")
+        ErrorCode.INVALID_CONFIG, "Unknown config name: leader.replication.throttled.rate")
     assert validate_broker_changes("", {}, [("log.cleanup.policy", APPEND, "compact")]) == {
         "log.cleanup.policy": "delete,compact"}
 
 
 def test_broker_records_are_checked_even_when_unchanged():
     big = "x" * 32768
-    assert broker_error([("my.plugin", SET, big)], current={"my.plugin": big})[0] == INVALID_CONFIG
+    assert broker_error([("my.plugin", SET, big)], current={"my.plugin": big})[0] == ErrorCode.INVALID_CONFIG
     validate_topic_changes({"cleanup.policy": "delete"}, [("cleanup.policy", SET, "delete")], {})
 
 
 def test_eligible_leader_replicas_pin_min_insync_replicas_to_the_cluster_level():
     assert broker_error([("min.insync.replicas", SET, "2")], elr_enabled=True) == (
-        INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
+        ErrorCode.INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
     assert broker_error([("min.insync.replicas", DELETE, None)], elr_enabled=True)[1] == (
         "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
     assert broker_error([("min.insync.replicas", DELETE, None)], name="", elr_enabled=True) == (
-        INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+        ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
     assert validate_broker_changes("", {}, [("min.insync.replicas", SET, "2")], elr_enabled=True) == {
         "min.insync.replicas": "2"}
     assert validate_broker_changes("1", {}, [("min.insync.replicas", SET, "2")]) == {"min.insync.replicas": "2"}

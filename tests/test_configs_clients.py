@@ -19,10 +19,11 @@ from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResource, NewTopic
 
 from kraftwire.codec import messages
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.metadata.configs import LONG_MAX
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
 LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, DEFAULT = 1, 2, 3, 5

@@ -22,6 +22,7 @@ from kraftwire import codec
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import ApiVersionsRequest
 from kraftwire.server import apis
+from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 
@@ -34,13 +35,13 @@ def seed_topics(bg) -> None:
         records = []
         for name, partitions in TOPICS.items():
             topic_id = uuid.uuid4()
-            records.append((rec.TopicRecord(name=name, topic_id=topic_id), None))
+            records.append(rec.TopicRecord(name=name, topic_id=topic_id))
             for index in range(partitions):
                 replicas = [(index + k) % 3 + 1 for k in range(2)]
-                records.append((rec.PartitionRecord(partition_id=index, topic_id=topic_id, replicas=replicas,
-                                                    isr=replicas, leader=replicas[0], leader_epoch=0,
-                                                    partition_epoch=0), None))
-        return records, None
+                records.append(rec.PartitionRecord(partition_id=index, topic_id=topic_id, replicas=replicas,
+                                                   isr=replicas, leader=replicas[0], leader_epoch=0,
+                                                   partition_epoch=0))
+        return ControllerResult(records)
     bg.run(bg.cluster.controller.write(decide))
 
 
@@ -140,7 +141,7 @@ def test_api_versions_match_the_schemas_on_every_broker(bg_cluster):
         return {k.api_key: (k.min_version, k.max_version) for k in (await api_versions(host, port)).api_keys}
 
     expected = {key: (codec.api(key)[0].VALID_VERSIONS.low, codec.api(key)[0].VALID_VERSIONS.high)
-                for key in apis.broker_apis()}
+                for key in apis.BROKER_APIS}
     seen = {broker_id: bg_cluster.run(ranges(host, port))
             for broker_id, (host, port) in expected_brokers(bg_cluster).items()}
     assert all(ranges_ == expected for ranges_ in seen.values()), seen

@@ -17,9 +17,9 @@ from kafka.errors import (KafkaStorageError, LogDirNotFoundError, NoError, Repli
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import DescribeLogDirsRequest
+from kraftwire.codec.constants import UNASSIGNED
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.host.cluster import BackgroundCluster
-from kraftwire.server.metadata.image import UNASSIGNED
 from kraftwire.server.broker.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
 from kraftwire.server.raft.storage import read_properties, parse_kafka_uuid
 from kraftwire.server.raft.tools import Problem, partition_directory, read_log

@@ -9,12 +9,13 @@ import uuid
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED
 from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api03_metadata as metadata
 from kraftwire.server.apis import api62_broker_registration as registration
 from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
 from kraftwire.server.apis import api73_assign_replicas_to_dirs as assign
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
 from kraftwire.server.raft.storage import kafka_uuid, parse_kafka_uuid
 from topic_records import add_topic, apply_all
@@ -57,7 +58,7 @@ def changes(records) -> list[dict]:
     """Each PartitionChangeRecord's fields that are set (not null, not 'unchanged')."""
     return [{name: value for name in CHANGE_FIELDS
              if (value := getattr(record, name)) is not None and not (name == "leader" and value == LEADER_UNCHANGED)}
-            for record, _version in records]
+            for record in records]
 
 
 def kafka_example():
@@ -162,7 +163,7 @@ def test_duplicates_are_answered_each_and_computed_from_the_state_before_the_req
     image, a, _b, _c = kafka_example()
     records, response = assign.decide(image, assign_request(1, 101, [(D1B1, a, [0]), (D2B1, a, [0, 0])]))
     assert answers(response) == [(D1B1, a, 0, 0), (D2B1, a, 0, 0), (D2B1, a, 0, 0)]
-    assert [r.directories for r, _ in records] == [(D1B1, D1B2), (D2B1, D1B2), (D2B1, D1B2)]
+    assert [r.directories for r in records] == [(D1B1, D1B2), (D2B1, D1B2), (D2B1, D1B2)]
     apply_all(image, records)
     assert image.topic("a").partitions[0].partition_epoch == 3
 
@@ -228,7 +229,7 @@ def test_kafka_offline_directories_example():
     assert len(records) == 3
     assert changes(records[:2]) == [{"topic_id": topics[n], "partition_id": 0, "isr": (102,), "leader": 102}
                                     for n in ("a", "b")]
-    change, _ = records[2]
+    change = records[2]
     assert version_for(change) == 2 and isinstance(change, rec.BrokerRegistrationChangeRecord)
     assert (change.broker_id, change.broker_epoch, change.log_dirs) == (101, 201, (d2,))
     apply_all(image, records)
@@ -280,7 +281,7 @@ def test_same_incarnation_amends_the_registration_and_replaces_the_online_direct
     incarnation = image.brokers[101].incarnation_id
     records, response = register(image, registration_request(101, [d1, d2], incarnation), session_alive=True)
     assert response.error_code == 0 and response.broker_epoch == 201
-    (record, _version), = records
+    (record,) = records
     assert isinstance(record, rec.RegisterBrokerRecord) and not record.fenced
     apply_all(image, records)
     broker = image.brokers[101]
@@ -291,6 +292,6 @@ def test_same_incarnation_amends_the_registration_and_replaces_the_online_direct
 def test_new_incarnation_fences_first_and_takes_a_new_epoch():
     image, _topics, (d1, d2, _d3, _d4) = directories_example()
     records, response = register(image, registration_request(101, [d1, d2]))
-    assert isinstance(records[0][0], rec.BrokerRegistrationChangeRecord) and records[0][0].fenced == 1
+    assert isinstance(records[0], rec.BrokerRegistrationChangeRecord) and records[0].fenced == 1
     assert response.broker_epoch == image.offset + len(records)
     assert register(image, registration_request(101, [d1, d2]), session_alive=True)[1].error_code == 101

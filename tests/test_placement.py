@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from kraftwire.server.metadata.errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.controller.placement import place
 
 
@@ -94,25 +94,25 @@ THREE = [(1, None), (2, None), (3, None)]
 @pytest.mark.parametrize("replication_factor", [0, -1, -2])
 def test_non_positive_replication_factor(replication_factor):
     assert error_of(THREE, 0, 1, replication_factor, random.Random(0)) == (
-        INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value.")
+        ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value.")
 
 
 @pytest.mark.parametrize("num_partitions", [0, -3])
 def test_non_positive_partition_count(num_partitions):
     assert error_of(THREE, 0, num_partitions, 1, random.Random(0)) == (
-        INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
 
 
 def test_too_few_brokers_when_creating_a_topic():
     assert error_of(THREE, 0, 2, 4, random.Random(0)) == (
-        INVALID_REPLICATION_FACTOR,
+        ErrorCode.INVALID_REPLICATION_FACTOR,
         "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached "
         "because only 3 broker(s) are registered or some brokers have all their log directories cordoned.")
 
 
 def test_too_few_brokers_when_adding_partitions_gives_the_bare_reason():
     assert error_of(THREE, 5, 2, 4, random.Random(0)) == (
-        INVALID_REPLICATION_FACTOR,
+        ErrorCode.INVALID_REPLICATION_FACTOR,
         "The target replication factor of 4 cannot be reached because only 3 broker(s) are registered or "
         "some brokers have all their log directories cordoned.")
 
@@ -123,7 +123,7 @@ def test_fenced_brokers_count_as_registered():
 
 def test_all_brokers_fenced():
     assert error_of(THREE, 0, 1, 1, random.Random(0), fenced={1, 2, 3}) == (
-        INVALID_REPLICATION_FACTOR,
+        ErrorCode.INVALID_REPLICATION_FACTOR,
         "Unable to replicate the partition 1 time(s): All brokers are currently fenced, or have all their "
         "log directories cordoned.")
     assert error_of(THREE, 2, 1, 1, random.Random(0), fenced={1, 2, 3})[1] == (

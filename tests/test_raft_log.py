@@ -11,7 +11,7 @@ import pytest
 from kraftwire.codec import records as rec
 from kraftwire.server.raft import LogFailedError, RaftLog, StorageError
 from kraftwire.server.raft.quorum import Quorum
-from kraftwire.server.raft.segments import index_entries
+from kraftwire.codec.log_layout import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 
 

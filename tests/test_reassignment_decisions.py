@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
                             ListPartitionReassignmentsRequest)
+from kraftwire.codec.constants import LEADER_UNCHANGED
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.apis import api46_list_partition_reassignments as listing
 from kraftwire.server.apis import api56_alter_partition as alter_partition
-from kraftwire.server.metadata.image import LEADER_UNCHANGED
 from kraftwire.server.controller.partition_change import build_change
-from kraftwire.server.broker.replication import allocate_rates
+from kraftwire.server.broker.replication_network import allocate_rates
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from topic_records import BROKER, TOPIC, add_topic, apply_all, image_with_brokers
 
@@ -32,8 +32,7 @@ def run_alter(image, entries, allow_rf_change=True):
     records, response = alter.decide(image, alter_request(entries, allow_rf_change))
     apply_all(image, records)
     assert response.error_code == 0 and response.error_message is None
-    return [r for r, _ in records], [(p.error_code, p.error_message) for t in response.responses
-                                     for p in t.partitions]
+    return records, [(p.error_code, p.error_message) for t in response.responses for p in t.partitions]
 
 
 def part(image, topic="t", index=0):
@@ -376,7 +375,7 @@ def test_throttle_removals_only_when_enabled_and_unneeded():
     assert throttle_removals(image, {"done", "busy"}, {1, 4}) == []
     image.apply(rec.ConfigRecord(resource_type=BROKER, resource_name="", name="kraftwire.throttle.auto.remove.enable",
                                  value="true"), image.offset + 1)
-    removed = [(r.resource_type, r.resource_name, r.name, r.value) for r, _ in
+    removed = [(r.resource_type, r.resource_name, r.name, r.value) for r in
                throttle_removals(image, {"done", "busy"}, {1, 4})]
     assert removed == [(TOPIC, "done", "leader.replication.throttled.replicas", None),
                        (TOPIC, "done", "follower.replication.throttled.replicas", None),

@@ -8,13 +8,14 @@ import pytest
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
+from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
 from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api19_create_topics as create_topics
 from kraftwire.server.apis import api20_delete_topics as delete_topics
 from kraftwire.server.apis import api37_create_partitions as create_partitions
 from kraftwire.server.apis import api43_elect_leaders as elect_leaders
 from kraftwire.server.controller.broker_lifecycle import fence_broker
-from kraftwire.server.metadata.image import BROKER_RESOURCE, NO_LEADER, TOPIC_RESOURCE, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import invalid_name_reason, new_topic_id
 
 Topic = CreateTopicsRequest.CreatableTopic
@@ -28,7 +29,7 @@ ZERO = uuid.UUID(int=0)
 
 
 def apply(image: MetadataImage, records) -> None:
-    for record, _version in records:
+    for record in records:
         image.apply(record, image.offset + 1)
 
 
@@ -36,9 +37,9 @@ def cluster(brokers=3, racks=None, fenced=()) -> MetadataImage:
     """An image with brokers 1..n registered (one directory each), unfenced unless listed."""
     image = MetadataImage()
     for broker_id in range(1, brokers + 1):
-        apply(image, [(rec.RegisterBrokerRecord(
+        apply(image, [rec.RegisterBrokerRecord(
             broker_id=broker_id, incarnation_id=uuid.uuid4(), broker_epoch=broker_id, rack=(racks or {}).get(broker_id),
-            fenced=broker_id in fenced, log_dirs=[uuid.uuid4()]), None)])
+            fenced=broker_id in fenced, log_dirs=[uuid.uuid4()])])
     return image
 
 
@@ -70,17 +71,17 @@ def test_create_writes_topic_configs_then_partitions_in_one_batch():
     image = cluster()
     records, response = create(image, Topic(name="orders", num_partitions=3, replication_factor=2,
                                             configs=[Config(name="retention.ms", value="1000")]))
-    kinds = [type(r).__name__ for r, _ in records]
+    kinds = [type(r).__name__ for r in records]
     assert kinds == ["TopicRecord", "ConfigRecord"] + ["PartitionRecord"] * 3
-    assert [version_for(r) for r, _ in records] == [0, 0, 1, 1, 1]
-    topic_record, config_record = records[0][0], records[1][0]
+    assert [version_for(r) for r in records] == [0, 0, 1, 1, 1]
+    topic_record, config_record = records[0], records[1]
     result = response.topics[0]
     assert (result.name, result.error_code, result.error_message) == ("orders", 0, None)
     assert result.topic_id == topic_record.topic_id
     assert (result.num_partitions, result.replication_factor, result.topic_config_error_code) == (3, 2, 0)
     assert (config_record.resource_type, config_record.resource_name, config_record.name, config_record.value) == (
-        TOPIC_RESOURCE, "orders", "retention.ms", "1000")
-    for index, (partition, _) in enumerate(records[2:]):
+        ConfigResourceType.TOPIC, "orders", "retention.ms", "1000")
+    for index, partition in enumerate(records[2:]):
         assert partition.partition_id == index and partition.topic_id == topic_record.topic_id
         assert len(set(partition.replicas)) == 2
         assert partition.leader == partition.replicas[0] and list(partition.isr) == list(partition.replicas)
@@ -108,7 +109,7 @@ def test_minus_one_takes_the_cluster_defaults():
     image = cluster()
     topic = created(image, "plain")
     assert len(topic.partitions) == 1 and len(topic.partitions[0].replicas) == 1
-    apply(image, [(rec.ConfigRecord(resource_type=BROKER_RESOURCE, resource_name="", name=name, value=value), 0)
+    apply(image, [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="", name=name, value=value)
                   for name, value in (("num.partitions", "4"), ("default.replication.factor", "3"))])
     topic = created(image, "wide")
     assert len(topic.partitions) == 4 and all(len(p.replicas) == 3 for p in topic.partitions.values())
@@ -212,7 +213,7 @@ def test_existing_and_colliding_names():
         (36, "Topic 'a_b' already exists."),
         (17, "Topic 'a.b' collides with existing topic: a_b"),
         (0, None)]
-    assert [r.name for r, _ in records if isinstance(r, rec.TopicRecord)] == ["a-b"]
+    assert [r.name for r in records if isinstance(r, rec.TopicRecord)] == ["a-b"]
 
 
 def test_duplicates_and_the_metadata_topic_are_answered_after_the_others():
@@ -223,7 +224,7 @@ def test_duplicates_and_the_metadata_topic_are_answered_after_the_others():
         ("once", 0, None),
         ("twice", 42, "Duplicate topic name."),
         ("__cluster_metadata", 42, "Creation of internal topic __cluster_metadata is prohibited.")]
-    assert [r.name for r, _ in records if isinstance(r, rec.TopicRecord)] == ["once"]
+    assert [r.name for r in records if isinstance(r, rec.TopicRecord)] == ["once"]
 
 
 def test_validate_only_answers_in_full_and_writes_nothing():
@@ -254,7 +255,7 @@ def test_created_unclean_config_lets_fencing_elect_uncleanly():
     apply(image, fence_broker(image, 2))
     apply(image, fence_broker(image, 1))  # 1 was the last in sync: both go leaderless
     assert image.topic("risky").partitions[0].leader == NO_LEADER
-    apply(image, [(rec.UnfenceBrokerRecord(id=2, epoch=2), None)])
+    apply(image, [rec.UnfenceBrokerRecord(id=2, epoch=2)])
     records, response = elect_leaders.decide(image, ElectLeadersRequest(election_type=1, topic_partitions=None))
     apply(image, records)
     risky, careful = image.topic("risky").partitions[0], image.topic("careful").partitions[0]
@@ -277,8 +278,8 @@ def test_delete_by_name_and_id_removes_topics_and_their_configs():
                                               Doomed(name=None, topic_id=second.topic_id)])
     assert sorted((r.name, r.topic_id, *outcome(r)) for r in response.responses) == [
         ("first", first.topic_id, 0, None), ("second", second.topic_id, 0, None)]
-    assert {r.topic_id for r, _ in records} == {first.topic_id, second.topic_id}
-    assert all(isinstance(r, rec.RemoveTopicRecord) for r, _ in records)
+    assert {r.topic_id for r in records} == {first.topic_id, second.topic_id}
+    assert all(isinstance(r, rec.RemoveTopicRecord) for r in records)
     apply(image, records)
     assert image.topics == {} and image.topic_configs("first") == {}
 
@@ -323,9 +324,9 @@ def test_grow_adds_partitions_with_the_topics_replication_factor():
     topic = created(image, "growing", 2, 3)
     records, response = grow(image, NewPartitions(name="growing", count=5, assignments=None))
     assert [(r.name, *outcome(r)) for r in response.results] == [("growing", 0, None)]
-    assert [(r.partition_id, version_for(r)) for r, _ in records] == [(2, 1), (3, 1), (4, 1)]
+    assert [(r.partition_id, version_for(r)) for r in records] == [(2, 1), (3, 1), (4, 1)]
     assert all(len(set(r.replicas)) == 3 and r.leader == r.replicas[0] and r.topic_id == topic.topic_id
-               for r, _ in records)
+               for r in records)
     assert grow(image, NewPartitions(name="growing", count=5, assignments=None), validate_only=True)[0] == []
 
 
@@ -335,7 +336,7 @@ def test_grow_with_assignments():
     records, response = grow(image, NewPartitions(name="manual", count=3, assignments=[
         NewAssignment(broker_ids=[2, 3]), NewAssignment(broker_ids=[3, 1])]))
     assert response.results[0].error_code == 0
-    assert [(r.partition_id, tuple(r.replicas), r.leader, tuple(r.isr)) for r, _ in records] == [
+    assert [(r.partition_id, tuple(r.replicas), r.leader, tuple(r.isr)) for r in records] == [
         (1, (2, 3), 2, (2,)), (2, (3, 1), 1, (1,))]
 
 
@@ -396,7 +397,7 @@ def results(response):
 
 
 def moved_leader(image, topic, partition, leader):
-    apply(image, [(rec.PartitionChangeRecord(topic_id=topic.topic_id, partition_id=partition, leader=leader), None)])
+    apply(image, [rec.PartitionChangeRecord(topic_id=topic.topic_id, partition_id=partition, leader=leader)])
 
 
 def test_preferred_election_moves_leadership_back():
@@ -409,7 +410,7 @@ def test_preferred_election_moves_leadership_back():
         ("p", 1): (84, "Leader election not needed for topic partition."),
         ("p", 5): (3, "No such partition as p-5"),
         ("nope", 0): (3, "No such topic as nope")}
-    assert [(r.partition_id, r.leader, version_for(r)) for r, _ in records] == [(0, 1, 1)]
+    assert [(r.partition_id, r.leader, version_for(r)) for r in records] == [(0, 1, 1)]
     apply(image, records)
     assert image.topic("p").partitions[0].leader == 1 and image.topic("p").partitions[0].leader_epoch == 2
 
@@ -428,7 +429,7 @@ def test_unclean_election_picks_a_live_replica_outside_the_isr():
     created(image, "u", assignments=assigned([1, 2], [3, 2]))
     apply(image, fence_broker(image, 2))
     apply(image, fence_broker(image, 1))  # partition 0 is now leaderless with ISR [1]
-    apply(image, [(rec.UnfenceBrokerRecord(id=2, epoch=2), None)])
+    apply(image, [rec.UnfenceBrokerRecord(id=2, epoch=2)])
     records, response = elect(image, 1, {"u": [0, 1]})
     assert results(response) == {("u", 0): (0, None), ("u", 1): (84, "Leader election not needed for topic partition.")}
     apply(image, records)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
+from kraftwire.server.controller.result import ControllerResult
 
-TOPIC = 2
-BROKER = 4
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 
 
 def image_with_brokers(*broker_ids: int, fenced=(), shutting_down=()) -> MetadataImage:
@@ -43,12 +44,12 @@ def add_topic(image: MetadataImage, name: str, partitions: dict, configs: dict |
 
 
 def apply_all(image: MetadataImage, records) -> None:
-    for record, _version in records:
+    for record in records:
         image.apply(record, image.offset + 1)
 
 
 async def set_configs(cluster, resource_type: int, resource_name: str, values: dict) -> None:
     """Write dynamic configs (None deletes) through the controller, as committed ConfigRecords."""
-    await cluster.controller.write(lambda image: ([
-        (rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=k, value=v), None)
-        for k, v in values.items()], None))
+    await cluster.controller.write(lambda image: ControllerResult([
+        rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=k, value=v)
+        for k, v in values.items()]))

@@ -1,39 +1,73 @@
-"""One module per Kafka API, named ``api<key>_<name>.py`` (``api45_alter_partition_reassignments``).
+"""The API handlers: one module per Kafka API, named ``api<key>_<name>.py``
+(``api45_alter_partition_reassignments``), and the two tables below saying which are served where.
 
 Each module opens with its contract (what it does, who may call it, what null means, version notes)
-and defines some of:
+and defines ``API_KEY`` and its handlers: ``on_broker(broker, context, request)`` answers on a simulated
+broker's listener, ``on_controller(node, context, request)`` on the controller listener (usually
+``await node.controller.write(...)`` around a pure ``decide(image, request, ...)``). Every API is served
+over the schema's whole version range (``kraftwire.server.wire.transport.Listener``).
 
-* ``API_KEY``
-* ``on_broker(broker, context, request)``: answer on a simulated broker's listener;
-* ``FORWARD = True``: broker listeners relay the request unchanged to the active controller;
-* ``on_controller(node, context, request)``: answer on the controller listener (usually
-  ``await node.controller.write(...)`` around a pure ``decide(image, request, version)``).
-
-A module with neither ``on_broker`` nor ``FORWARD`` is not served on broker listeners, and one
-without ``on_controller`` not on the controller listener. Versions served are the schema's.
+The handlers may import the wire, the metadata wing and the controller's decision rules; nothing here
+imports the broker wing or the host, which pass their node objects in. The host hands ``BROKER_APIS``
+to every ``BrokerNode`` and ``CONTROLLER_APIS`` to the ``ControllerNode``.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from collections.abc import Awaitable, Callable
 
-from kraftwire import codec
+from . import (api03_metadata, api04_leader_and_isr, api18_api_versions, api19_create_topics, api20_delete_topics,
+               api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs,
+               api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
+               api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
+               api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
+               api73_assign_replicas_to_dirs, api74_list_config_resources,
+               api75_describe_topic_partitions)
 
-MODULES = {}
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name.startswith("api"):
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
-        MODULES[_module.API_KEY] = _module
-
-
-def served_versions(api_key: int) -> tuple[int, int]:
-    versions = codec.api(api_key)[0].VALID_VERSIONS
-    return versions.low, versions.high
+Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
 
 
-def broker_apis() -> dict:
-    return {k: m for k, m in MODULES.items() if hasattr(m, "on_broker") or getattr(m, "FORWARD", False)}
+async def forward_to_controller(broker, context, request):
+    """Relay a controller-bound request at the client's version, as KRaft brokers forward them, and hand
+    back the controller's answer."""
+    return await broker.client.send(request, context.api_version)
 
 
-def controller_apis() -> dict:
-    return {k: m for k, m in MODULES.items() if hasattr(m, "on_controller")}
+BROKER_APIS: dict[int, Handler] = {
+    api03_metadata.API_KEY: api03_metadata.on_broker,
+    api04_leader_and_isr.API_KEY: api04_leader_and_isr.on_broker,
+    api18_api_versions.API_KEY: api18_api_versions.on_broker,
+    api19_create_topics.API_KEY: forward_to_controller,
+    api20_delete_topics.API_KEY: forward_to_controller,
+    api32_describe_configs.API_KEY: api32_describe_configs.on_broker,
+    api33_alter_configs.API_KEY: api33_alter_configs.on_broker,
+    api34_alter_replica_log_dirs.API_KEY: api34_alter_replica_log_dirs.on_broker,
+    api35_describe_log_dirs.API_KEY: api35_describe_log_dirs.on_broker,
+    api37_create_partitions.API_KEY: forward_to_controller,
+    api43_elect_leaders.API_KEY: forward_to_controller,
+    api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_broker,
+    api45_alter_partition_reassignments.API_KEY: forward_to_controller,
+    api46_list_partition_reassignments.API_KEY: forward_to_controller,
+    api55_describe_quorum.API_KEY: forward_to_controller,
+    api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
+    api74_list_config_resources.API_KEY: api74_list_config_resources.on_broker,
+    api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
+}
+
+CONTROLLER_APIS: dict[int, Handler] = {
+    api18_api_versions.API_KEY: api18_api_versions.on_controller,
+    api19_create_topics.API_KEY: api19_create_topics.on_controller,
+    api20_delete_topics.API_KEY: api20_delete_topics.on_controller,
+    api32_describe_configs.API_KEY: api32_describe_configs.on_controller,
+    api33_alter_configs.API_KEY: api33_alter_configs.on_controller,
+    api37_create_partitions.API_KEY: api37_create_partitions.on_controller,
+    api43_elect_leaders.API_KEY: api43_elect_leaders.on_controller,
+    api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_controller,
+    api45_alter_partition_reassignments.API_KEY: api45_alter_partition_reassignments.on_controller,
+    api46_list_partition_reassignments.API_KEY: api46_list_partition_reassignments.on_controller,
+    api55_describe_quorum.API_KEY: api55_describe_quorum.on_controller,
+    api56_alter_partition.API_KEY: api56_alter_partition.on_controller,
+    api60_describe_cluster.API_KEY: api60_describe_cluster.on_controller,
+    api62_broker_registration.API_KEY: api62_broker_registration.on_controller,
+    api63_broker_heartbeat.API_KEY: api63_broker_heartbeat.on_controller,
+    api73_assign_replicas_to_dirs.API_KEY: api73_assign_replicas_to_dirs.on_controller,
+}

@@ -13,13 +13,13 @@ image version and served from that cache.
 """
 import weakref
 
+from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ApiVersionsResponse
 
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from .api03_metadata import EncodedBody
 
 API_KEY = 18
-REBOOTSTRAP_REQUIRED = 129
 
 
 _encoded = weakref.WeakKeyDictionary()  # listener -> {api version: (image, its version, EncodedBody)}
@@ -50,7 +50,7 @@ def _build(context, image):
 def on_broker(broker, context, request):
     if context.api_version >= 5 and request.cluster_id is not None and (
             request.cluster_id != broker.cluster_id or request.node_id != broker.broker_id):
-        return ApiVersionsResponse(error_code=REBOOTSTRAP_REQUIRED)
+        return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
     return _answer(context, broker.image)
 
 

@@ -38,16 +38,16 @@ from kraftwire.codec.messages import CreateTopicsResponse
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata import config_describe
 from kraftwire.server.controller import config_validation
-from kraftwire.server.metadata.errors import (INVALID_CONFIG, INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR,
-                      INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, TOPIC_ALREADY_EXISTS,
-                      UNKNOWN_SERVER_ERROR, KafkaError)
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType, ZERO_UUID
+from kraftwire.codec.log_layout import METADATA_TOPIC
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, METADATA_TOPIC, RNG, ZERO_UUID, active_replicas,
+from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas,
                       check_manual_assignment, colliding_topic, invalid_name_reason, manual_isr, new_topic_id,
                       partition_record, place_partitions, split_duplicates)
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 19
-FORWARD = True
 MAX_PARTITIONS_PER_BATCH = 10_000
 Result = CreateTopicsResponse.CreatableTopicResult
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
@@ -78,30 +78,30 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
     """(replicas, ISR) of each new partition, in partition order; raises KafkaError."""
     if topic.assignments:
         if topic.replication_factor != -1:
-            raise KafkaError(INVALID_REQUEST, "A manual partition assignment was specified, but replication "
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but replication "
                                               "factor was not set to -1.")
         if topic.num_partitions != -1:
-            raise KafkaError(INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
                                               "was not set to -1.")
         assigned: dict[int, tuple[list[int], list[int]]] = {}
         replication_factor = None
         for assignment in topic.assignments:
             index, replicas = assignment.partition_index, list(assignment.broker_ids)
             if index in assigned:
-                raise KafkaError(INVALID_REPLICA_ASSIGNMENT,
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  f"Found multiple manual partition assignments for partition {index}")
             check_manual_assignment(image, replicas, replication_factor)
             replication_factor = len(replicas)
             assigned[index] = (replicas, manual_isr(image, replicas, index))
         if any(i not in assigned for i in range(len(assigned))):
-            raise KafkaError(INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
         ordered = [assigned[i] for i in range(len(assigned))]
         return [r for r, _ in ordered], [isr for _, isr in ordered]
     if topic.replication_factor < -1 or topic.replication_factor == 0:
-        raise KafkaError(INVALID_REPLICATION_FACTOR,
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                          "Replication factor must be larger than 0, or -1 to use the default value.")
     if topic.num_partitions < -1 or topic.num_partitions == 0:
-        raise KafkaError(INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
     default_partitions, default_replication = defaults
     partitions = default_partitions if topic.num_partitions == -1 else topic.num_partitions
     replication = default_replication if topic.replication_factor == -1 else topic.replication_factor
@@ -110,7 +110,7 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
 
 
 def _effective_configs(image: MetadataImage, name: str, dynamic: dict[str, str]) -> list[ResultConfig]:
-    entries = config_describe.describe(configs.TOPIC, name, dynamic, image.broker_configs(""))
+    entries = config_describe.describe(ConfigResourceType.TOPIC, name, dynamic, image.broker_configs(""))
     return [ResultConfig(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                          is_sensitive=e.is_sensitive) for e in sorted(entries, key=lambda e: e.name)]
 
@@ -120,29 +120,30 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     given = {c.name: c.value for c in topic.configs}  # a key given twice: the last value wins
     nulls = [c.name for c in topic.configs if c.value is None]
     if nulls:
-        raise KafkaError(INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
     ops = [(key, config_validation.AlterOp.SET, value) for key, value in given.items()]
     dynamic = config_validation.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
-    records.append((rec.TopicRecord(name=topic.name, topic_id=topic_id), None))
-    records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=topic.name, name=key, value=value),
-                 None) for key, value in dynamic.items()]
+    records.append(rec.TopicRecord(name=topic.name, topic_id=topic_id))
+    records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value)
+                for key, value in dynamic.items()]
     records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
-    return Result(name=topic.name, topic_id=topic_id, error_code=0, error_message=None, topic_config_error_code=0,
+    return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
+                  topic_config_error_code=ErrorCode.NONE,
                   num_partitions=len(replicas), replication_factor=len(replicas[0]),
                   configs=_effective_configs(image, topic.name, dynamic))
 
 
 def _check_name(image: MetadataImage, name: str) -> None:
     if image.topic(name) is not None:
-        raise KafkaError(TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
     collision = colliding_topic(image, name)
     if collision is not None:
-        raise KafkaError(INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {collision}")
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {collision}")
     reason = invalid_name_reason(name)
     if reason is not None:
-        raise KafkaError(INVALID_TOPIC_EXCEPTION, reason)
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
 
 
 def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
@@ -150,15 +151,17 @@ def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[_failed(t.name, code, message) for t in request.topics])
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG, startup: dict[str, str] | None = None):
-    """(records, CreateTopicsResponse); no records when validating only or nothing was created.
+def decide(image: MetadataImage, request, rng: random.Random = RNG,
+           startup: dict[str, str] | None = None) -> ControllerResult:
+    """The records and CreateTopicsResponse; no records when validating only or nothing was created.
     ``startup``: the controller's startup configs (num.partitions, default.replication.factor)."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     wanted = set(unique) - {METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in wanted]
     defaults = default_partitions_and_replication(image, startup or {})
     if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
-        return [], _refused(request, POLICY_VIOLATION, "Excessively large number of partitions per request.")
+        return ControllerResult([], _refused(request, ErrorCode.POLICY_VIOLATION,
+                                             "Excessively large number of partitions per request."))
     records: list = []
     results = []
     for topic in topics:
@@ -168,15 +171,16 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG, startup: dic
         except KafkaError as exc:
             results.append(_failed(topic.name, exc.code, exc.message))
     if len(records) > MAX_RECORDS_PER_USER_OP:
-        return [], _refused(request, UNKNOWN_SERVER_ERROR, None)
-    results += [_failed(name, INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
+        return ControllerResult([], _refused(request, ErrorCode.UNKNOWN_SERVER_ERROR, None))
+    results += [_failed(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates]
     if METADATA_TOPIC in unique:
-        results.append(_failed(METADATA_TOPIC, INVALID_REQUEST,
+        results.append(_failed(METADATA_TOPIC, ErrorCode.INVALID_REQUEST,
                                f"Creation of internal topic {METADATA_TOPIC} is prohibited."))
     if request.validate_only:
         records = []
-    return records, CreateTopicsResponse(throttle_time_ms=0, topics=results)
+    return ControllerResult(records, CreateTopicsResponse(throttle_time_ms=0, topics=results))
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request, startup=node.startup_configs))
+    return await node.controller.write(lambda image: decide(image, request, node.controller.rng,
+                                                            startup=node.startup_configs))

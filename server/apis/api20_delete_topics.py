@@ -19,19 +19,20 @@ import random
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import DeleteTopicsResponse
 
-from kraftwire.server.metadata.errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.topics import RNG, ZERO_UUID, split_duplicates
+from kraftwire.server.controller.topics import RNG, split_duplicates
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 20
-FORWARD = True
-UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
-UNKNOWN_TOPIC_ID_MESSAGE = "This server does not host this topic ID."
+UNKNOWN_TOPIC_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
+UNKNOWN_TOPIC_ID_MESSAGE = ErrorCode.UNKNOWN_TOPIC_ID.message
 Result = DeleteTopicsResponse.DeletableTopicResult
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, DeleteTopicsResponse)."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
+    """The RemoveTopicRecords and DeleteTopicsResponse."""
     results = []
 
     def answer(name, topic_id, code=0, message=None):
@@ -40,43 +41,43 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
     given_names, given_ids = list(request.topic_names), []
     for entry in request.topics:
         if entry.name is None and entry.topic_id == ZERO_UUID:
-            answer(None, ZERO_UUID, INVALID_REQUEST, "Neither topic name nor id were specified.")
+            answer(None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")
         elif entry.name is None:
             given_ids.append(entry.topic_id)
         elif entry.topic_id == ZERO_UUID:
             given_names.append(entry.name)
         else:
-            answer(entry.name, entry.topic_id, INVALID_REQUEST, "You may not specify both topic name and topic id.")
+            answer(entry.name, entry.topic_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id.")
     names, repeated_names = split_duplicates(given_names)
     ids, repeated_ids = split_duplicates(given_ids)
     for name in repeated_names:
-        answer(name, ZERO_UUID, INVALID_REQUEST, "Duplicate topic name.")
+        answer(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
     for topic_id in repeated_ids:
-        answer(None, topic_id, INVALID_REQUEST, "Duplicate topic id.")
+        answer(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
 
     doomed = {}  # topic id -> name
     for topic_id in ids:
         topic = image.topics.get(topic_id)
         if topic is None:
-            answer(None, topic_id, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_ID_MESSAGE)
+            answer(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_ID_MESSAGE)
         else:
             doomed[topic_id] = topic.name
     for name in names:
         topic = image.topic(name)
         if topic is None:
-            answer(name, ZERO_UUID, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE)
+            answer(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE)
         elif topic.topic_id in doomed or topic.topic_id in repeated_ids:
             doomed.pop(topic.topic_id, None)
-            answer(name, topic.topic_id, INVALID_REQUEST,
+            answer(name, topic.topic_id, ErrorCode.INVALID_REQUEST,
                    "The provided topic name maps to an ID that was already supplied.")
         else:
             doomed[topic.topic_id] = name
     for topic_id, name in doomed.items():
         answer(name, topic_id)
     rng.shuffle(results)
-    records = [(rec.RemoveTopicRecord(topic_id=topic_id), None) for topic_id in doomed]
-    return records, DeleteTopicsResponse(throttle_time_ms=0, responses=results)
+    records = [rec.RemoveTopicRecord(topic_id=topic_id) for topic_id in doomed]
+    return ControllerResult(records, DeleteTopicsResponse(throttle_time_ms=0, responses=results))
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.controller.write(lambda image: decide(image, request, node.controller.rng))

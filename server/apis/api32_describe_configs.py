@@ -33,10 +33,10 @@ import re
 from kraftwire.codec.messages import DescribeConfigsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata import config_describe
 from kraftwire.server.metadata import config_values
-from kraftwire.server.metadata.errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_SERVER_ERROR, UNKNOWN_TOPIC_OR_PARTITION,
-                      KafkaError)
 from kraftwire.server.controller.topics import invalid_name_reason
 
 API_KEY = 32
@@ -45,9 +45,8 @@ Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
 Synonym = DescribeConfigsResponse.DescribeConfigsSynonym
 
 # ConfigResource.Type: the ids Kafka knows; kraftwire keeps configs only for TOPIC and BROKER.
-RESOURCE_TYPE_NAMES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
-INVALID_REQUEST_TEXT = ("This most likely occurs because of a request being malformed by the client library or "
-                        "the message was sent to an incompatible broker. See the broker logs for more details.")
+RESOURCE_TYPE_NAMES = {t: t.name for t in ConfigResourceType if t != ConfigResourceType.UNKNOWN}
+INVALID_REQUEST_TEXT = ErrorCode.INVALID_REQUEST.message
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
@@ -106,29 +105,29 @@ def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, 
     """The config entries of one resource; raises KafkaError for a resource Kafka would refuse."""
     resource_type, name = resource.resource_type, resource.resource_name
     cluster_defaults = image.broker_configs("")
-    if resource_type == configs.TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         reason = invalid_name_reason(name)
         if reason is not None:
-            raise KafkaError(INVALID_TOPIC_EXCEPTION, reason)
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
         if image.topic(name) is None:
-            raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, "")
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
         dynamic = image.topic_configs(name)
-    elif resource_type == configs.BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         if name:
             requested = parse_broker_id(name)
             if requested is None:
-                raise KafkaError(INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
             if requested != broker_id:
-                raise KafkaError(INVALID_REQUEST,
+                raise KafkaError(ErrorCode.INVALID_REQUEST,
                                  f"Unexpected broker id, expected {broker_id} or empty string, but received {name}")
         dynamic = image.broker_configs(name)
     else:
-        raise KafkaError(INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_TYPE_NAMES[resource_type]}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_TYPE_NAMES[resource_type]}")
     try:
         return config_describe.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
                                         include_synonyms, include_documentation, static if name else None)
     except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
-        raise KafkaError(UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
 
 
 def decide(image, request, version: int, broker_id: int,
@@ -138,7 +137,7 @@ def decide(image, request, version: int, broker_id: int,
     resources = request.resources
     if any(r.resource_type not in RESOURCE_TYPE_NAMES for r in resources):
         return DescribeConfigsResponse(results=[
-            Result(error_code=INVALID_REQUEST, error_message=INVALID_REQUEST_TEXT, resource_type=r.resource_type,
+            Result(error_code=ErrorCode.INVALID_REQUEST, error_message=INVALID_REQUEST_TEXT, resource_type=r.resource_type,
                    resource_name=r.resource_name, configs=[]) for r in resources])
     results = []
     for resource in resources:
@@ -146,7 +145,7 @@ def decide(image, request, version: int, broker_id: int,
         try:
             entries = _describe_resource(image, broker_id, resource, request.include_synonyms,
                                          request.include_documentation, static or {})
-            results.append(Result(error_code=0, configs=[_entry(entry, version) for entry in entries], **named))
+            results.append(Result(error_code=ErrorCode.NONE, configs=[_entry(entry, version) for entry in entries], **named))
         except KafkaError as error:
             results.append(Result(error_code=error.code, error_message=error.message, configs=[], **named))
     return DescribeConfigsResponse(results=results)

@@ -25,14 +25,13 @@ import random
 
 from kraftwire.codec.messages import CreatePartitionsResponse
 
-from kraftwire.server.metadata.errors import (INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REQUEST, UNKNOWN_SERVER_ERROR,
-                      UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manual_assignment, manual_isr,
                       partition_record, place_partitions, split_duplicates)
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 37
-FORWARD = True
 Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
@@ -41,20 +40,20 @@ def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list
     records the request may write."""
     topic = image.topic(request_topic.name)
     if topic is None:
-        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION)
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     current, count = len(topic.partitions), request_topic.count
     if count == current:
-        raise KafkaError(INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
     if count < current:
-        raise KafkaError(INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} partition(s); "
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} partition(s); "
                                              f"{count} would not be an increase.")
     additional = count - current
     assignments = request_topic.assignments
     if assignments is not None and len(assignments) != additional:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), "
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), "
                                                      f"but only {len(assignments)} assignment(s) were specified.")
     if additional > room:
-        raise KafkaError(UNKNOWN_SERVER_ERROR)
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
     replication_factor = len(topic.partitions[min(topic.partitions)].replicas)
     if assignments is not None:
         replica_lists, isrs = [], []
@@ -70,10 +69,10 @@ def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list
             for offset, (replicas, isr) in enumerate(zip(replica_lists, isrs))]
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG):
-    """(records, CreatePartitionsResponse); no records when validating only."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
+    """The records and CreatePartitionsResponse; no records when validating only."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
-    results = [Result(name=name, error_code=INVALID_REQUEST, error_message="Duplicate topic name.")
+    results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name in duplicates]
     records: list = []
     wanted = set(unique)
@@ -82,13 +81,13 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG):
             continue
         try:
             records += _new_partitions(image, request_topic, MAX_RECORDS_PER_USER_OP - len(records), rng)
-            results.append(Result(name=request_topic.name, error_code=0, error_message=None))
+            results.append(Result(name=request_topic.name, error_code=ErrorCode.NONE, error_message=None))
         except KafkaError as exc:
             results.append(Result(name=request_topic.name, error_code=exc.code, error_message=exc.message))
     if request.validate_only:
         records = []
-    return records, CreatePartitionsResponse(throttle_time_ms=0, results=results)
+    return ControllerResult(records, CreatePartitionsResponse(throttle_time_ms=0, results=results))
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.controller.write(lambda image: decide(image, request, node.controller.rng))

@@ -26,20 +26,15 @@ from __future__ import annotations
 
 from kraftwire.codec.messages import ElectLeadersResponse
 
-from kraftwire.server.metadata.errors import (ELECTION_NOT_NEEDED, ELIGIBLE_LEADERS_NOT_AVAILABLE, INVALID_REQUEST,
-                      PREFERRED_LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION)
-from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import NO_LEADER
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 43
-FORWARD = True
 PREFERRED, UNCLEAN = 0, 1
 ELECTIONS = {PREFERRED: Election.PREFERRED, UNCLEAN: Election.UNCLEAN}
-STOCK_MESSAGES = {
-    ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-    PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-}
 TopicResult = ElectLeadersResponse.ReplicaElectionResult
 PartitionResult = ElectLeadersResponse.PartitionResult
 
@@ -48,35 +43,35 @@ def elect(image: MetadataImage, topic_name: str, partition_id: int, election_typ
     """(error code, error message, PartitionChangeRecord or None) of one partition's election."""
     topic = image.topic(topic_name)
     if topic is None:
-        return UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}", None
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic_name}", None
     state = topic.partitions.get(partition_id)
     if state is None:
-        return UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{partition_id}", None
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic_name}-{partition_id}", None
     if election_type == PREFERRED and state.replicas and state.leader == state.replicas[0]:
-        return _refusal(ELECTION_NOT_NEEDED)
+        return _refusal(ErrorCode.ELECTION_NOT_NEEDED)
     if election_type == UNCLEAN and state.leader != NO_LEADER:
-        return _refusal(ELECTION_NOT_NEEDED)
+        return _refusal(ErrorCode.ELECTION_NOT_NEEDED)
     change = build_change(image.brokers, topic.topic_id, partition_id, state, election=ELECTIONS[election_type])
     if change is None:
-        return _refusal(PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
-                        else ELIGIBLE_LEADERS_NOT_AVAILABLE)
-    return 0, None, change
+        return _refusal(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
+                        else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+    return ErrorCode.NONE, None, change
 
 
-def _refusal(code: int):
-    return code, STOCK_MESSAGES[code], None
+def _refusal(code: ErrorCode):
+    return code, code.message, None
 
 
-def decide(image: MetadataImage, request):
-    """(records, ElectLeadersResponse)."""
+def decide(image: MetadataImage, request) -> ControllerResult:
+    """The PartitionChangeRecords and ElectLeadersResponse."""
     election_type = request.election_type
     if election_type not in ELECTIONS:
         message = f"Unknown election type {election_type}"
         results = [TopicResult(topic=t.topic, partition_result=[
-            PartitionResult(partition_id=p, error_code=INVALID_REQUEST, error_message=message) for p in t.partitions])
+            PartitionResult(partition_id=p, error_code=ErrorCode.INVALID_REQUEST, error_message=message) for p in t.partitions])
             for t in request.topic_partitions or ()]
-        return [], ElectLeadersResponse(throttle_time_ms=0, error_code=INVALID_REQUEST,
-                                        replica_election_results=results)
+        return ControllerResult([], ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST,
+                                                         replica_election_results=results))
 
     if request.topic_partitions is None:
         wanted = [(name, sorted(image.topic(name).partitions)) for name in sorted(image.topic_ids)]
@@ -93,13 +88,14 @@ def decide(image: MetadataImage, request):
                 code, message, change = elect(image, topic_name, partition_id, election_type)
                 decided[key] = code, message
                 if change is not None:
-                    records.append((change, None))
+                    records.append(change)
             code, message = decided[key]
-            if request.topic_partitions is None and code == ELECTION_NOT_NEEDED:
+            if request.topic_partitions is None and code == ErrorCode.ELECTION_NOT_NEEDED:
                 continue
             partition_results.append(PartitionResult(partition_id=partition_id, error_code=code, error_message=message))
         results.append(TopicResult(topic=topic_name, partition_result=partition_results))
-    return records, ElectLeadersResponse(throttle_time_ms=0, error_code=0, replica_election_results=results)
+    return ControllerResult(records, ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
+                                                          replica_election_results=results))
 
 
 async def on_controller(node, context, request):

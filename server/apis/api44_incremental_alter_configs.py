@@ -35,18 +35,18 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import IncrementalAlterConfigsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.controller import config_validation
-from kraftwire.server.metadata.errors import (INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, POLICY_VIOLATION, UNKNOWN_SERVER_ERROR,
-                      UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
 from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
+from kraftwire.server.controller.result import ControllerResult
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
 API_KEY = 44
-UNSUPPORTED_VERSION, BROKER_ID_NOT_REGISTERED = 35, 102
 Outcome = tuple[int, str | None]  # (error code, error message) of one resource
 SUCCESS: Outcome = (0, None)
 # What Kafka's controller answers every resource when a request would write too many records.
-TOO_MANY_RECORDS: Outcome = (POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+TOO_MANY_RECORDS: Outcome = (ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
 OpsOf = Callable[[object, object], list[config_validation.Op]]  # (image, request resource) -> operations
 
 
@@ -61,9 +61,9 @@ def _key(resource) -> tuple[int, str]:
 def _check_own_broker_id(name: str, broker_id: int) -> None:
     requested = parse_broker_id(name)
     if requested is None:
-        raise KafkaError(INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
     if requested != broker_id:
-        raise KafkaError(INVALID_REQUEST, f"Unexpected broker id, expected {broker_id}, but received {name}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id}, but received {name}")
 
 
 def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int, Outcome]:
@@ -73,18 +73,18 @@ def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int
     refused = {}
     for index, resource in enumerate(resources):
         if copies[_key(resource)] > 1:
-            refused[index] = (INVALID_REQUEST, "Each resource must appear at most once.")
+            refused[index] = (ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             continue
         try:
             ops = ops_of(image, resource)
             config_validation.check_operations(ops)
-            if resource.resource_type == configs.BROKER:
+            if resource.resource_type == ConfigResourceType.BROKER:
                 name = resource.resource_name
                 if name:
                     _check_own_broker_id(name, broker_id)
                 config_validation.validate_broker_changes(name, image.broker_configs(name), ops)
-            elif resource.resource_type != configs.TOPIC:
-                raise KafkaError(INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+            elif resource.resource_type != ConfigResourceType.TOPIC:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
         except KafkaError as error:
             refused[index] = (error.code, error.message)
     return refused
@@ -106,46 +106,46 @@ async def answer_on_broker(broker, context, request, ops_of: OpsOf, response_cls
     if forwarded:
         answer = await broker.client.send(request.replace(resources=forwarded), context.api_version)
         decided = {_key(r): (r.error_code, r.error_message) for r in answer.responses}
-    outcomes = [refused.get(index) or decided.get(_key(r), (UNKNOWN_SERVER_ERROR, None))
+    outcomes = [refused.get(index) or decided.get(_key(r), (ErrorCode.UNKNOWN_SERVER_ERROR, None))
                 for index, r in enumerate(resources)]
     return build_response(response_cls, resources, outcomes)
 
 
 def _topic_changes(image, name: str, current, ops) -> dict[str, str]:
     if not name:
-        raise KafkaError(INVALID_REQUEST, "Default topic resources are not allowed.")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     reason = invalid_name_reason(name)
     if reason is not None:
-        raise KafkaError(INVALID_TOPIC_EXCEPTION, reason)
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
     updated = config_validation.validate_topic_changes(current, ops, image.broker_configs(""))
     if image.topic(name) is None:
-        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     return updated
 
 
 def _broker_changes(image, name: str, current, ops, controller_id: int) -> dict[str, str]:
     node_id = parse_broker_id(name) if name else None
     if name and node_id is None:
-        raise KafkaError(INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if name and node_id < 0:
-        raise KafkaError(INVALID_REQUEST, "Invalid negative broker ID.")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
     updated = config_validation.validate_broker_changes(name, current, ops)
     if name and node_id not in image.brokers and node_id != controller_id:
-        raise KafkaError(BROKER_ID_NOT_REGISTERED, f"No node with id {node_id} found.")
+        raise KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {node_id} found.")
     return updated
 
 
 def _resource_records(image, resource_type: int, name: str, ops, controller_id: int) -> list:
     """The ConfigRecords of one resource's changes; raises KafkaError when the controller refuses them."""
     current = image.configs.get((resource_type, name), {})
-    if resource_type == configs.TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         updated = _topic_changes(image, name, current, ops)
-    elif resource_type == configs.BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         updated = _broker_changes(image, name, current, ops, controller_id)
     else:
-        raise KafkaError(INVALID_REQUEST, f"Unknown resource type {RESOURCE_TYPE_NAMES[resource_type]}")
-    always = resource_type == configs.BROKER  # KAFKA-14136: brokers reload on every record
-    return [(rec.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=updated.get(key)), None)
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {RESOURCE_TYPE_NAMES[resource_type]}")
+    always = resource_type == ConfigResourceType.BROKER  # KAFKA-14136: brokers reload on every record
+    return [rec.ConfigRecord(resource_type=resource_type, resource_name=name, name=key, value=updated.get(key))
             for key, _, _ in ops if always or updated.get(key) != current.get(key)]
 
 
@@ -155,9 +155,9 @@ def decide_resources(image, resources, ops_of: OpsOf, controller_id: int) -> tup
     records, outcomes = [], []
     for resource in resources:
         if copies[_key(resource)] > 1:
-            outcomes.append((INVALID_REQUEST, "Duplicate resource."))
+            outcomes.append((ErrorCode.INVALID_REQUEST, "Duplicate resource."))
         elif resource.resource_type not in RESOURCE_TYPE_NAMES:
-            outcomes.append((UNSUPPORTED_VERSION, f"Unknown resource type {resource.resource_type}."))
+            outcomes.append((ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {resource.resource_type}."))
         else:
             try:
                 records += _resource_records(image, resource.resource_type, resource.resource_name,
@@ -169,13 +169,13 @@ def decide_resources(image, resources, ops_of: OpsOf, controller_id: int) -> tup
 
 
 def decide(image, request, controller_id: int, ops_of: OpsOf = incremental_ops,
-           response_cls=IncrementalAlterConfigsResponse):
-    """(records, response) of the controller ``controller_id`` for a whole request."""
+           response_cls=IncrementalAlterConfigsResponse) -> ControllerResult:
+    """The records and response of the controller ``controller_id`` for a whole request."""
     records, outcomes = decide_resources(image, request.resources, ops_of, controller_id)
     if len(records) > MAX_RECORDS_PER_USER_OP:
         records, outcomes = [], [TOO_MANY_RECORDS] * len(outcomes)
     response = build_response(response_cls, request.resources, outcomes)
-    return ([] if request.validate_only else records), response
+    return ControllerResult([] if request.validate_only else records, response)
 
 
 async def on_broker(broker, context, request):

@@ -38,15 +38,13 @@ from kraftwire.codec.messages import AlterPartitionReassignmentsResponse
 from kraftwire.codec.records import PartitionChangeRecord
 
 from kraftwire.server.controller.broker_lifecycle import election_for
-from kraftwire.server.metadata.errors import (INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR, UNKNOWN_SERVER_ERROR,
-                      UNKNOWN_TOPIC_OR_PARTITION, KafkaError)
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.topics import check_manual_assignment
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 45
-FORWARD = True
 
-NO_REASSIGNMENT_IN_PROGRESS = 85
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
@@ -69,7 +67,7 @@ def revert_lists(state) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
     if isr:
         return replicas, isr, False
     if not replicas:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all replicas.")
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all replicas.")
     return replicas, replicas[:1], True
 
 
@@ -80,11 +78,11 @@ def current_replication_factor(state) -> int:
 
 def cancel(image, topic, index, state):
     if not state.reassigning:
-        raise KafkaError(NO_REASSIGNMENT_IN_PROGRESS)
+        raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
     replicas, isr, unclean = revert_lists(state)
     election = election_for(image, topic.name)
     if unclean and election is not Election.UNCLEAN:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
                                                      "because it would require an unclean leader election.")
     return build_change(image.brokers, topic.topic_id, index, state, isr=isr, replicas=replicas,
                         adding=(), removing=(), election=election)
@@ -93,7 +91,7 @@ def cancel(image, topic, index, state):
 def reassign(image, topic, index, state, target, allow_rf_change: bool):
     check_manual_assignment(image, target, None)
     if not allow_rf_change and len(target) != current_replication_factor(state):
-        raise KafkaError(INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
                                                      f"{current_replication_factor(state)} to {len(target)}")
     merged, adding, removing = reassignment_lists(state.replicas, target)
     if not adding:
@@ -133,17 +131,17 @@ def change_for(image, name: str, partition, plans: _Plans):
     """The record (or None) one request entry asks for; KafkaError when it is refused."""
     topic = image.topic(name)
     if topic is None:
-        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
     state = topic.partitions.get(partition.partition_index)
     if state is None:
-        raise KafkaError(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
     if partition.replicas is None:
         return cancel(image, topic, partition.partition_index, state)
     return plans.change(topic, partition.partition_index, state, partition.replicas)
 
 
-def decide(image, request):
-    """(records, response) for a non-empty request, every entry judged against ``image``."""
+def decide(image, request) -> ControllerResult:
+    """The records and response for a non-empty request, every entry judged against ``image``."""
     allow = request.allow_replication_factor_change
     plans = _Plans(image, allow)
     records = []
@@ -156,15 +154,15 @@ def decide(image, request):
                 change = change_for(image, entry.name, partition, plans)
                 if change is not None:
                     if len(records) >= MAX_RECORDS_PER_REQUEST:
-                        raise KafkaError(UNKNOWN_SERVER_ERROR)
-                    records.append((change, None))
+                        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
+                    records.append(change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message
             partitions.append(PartitionResponse(partition_index=partition.partition_index, error_code=code,
                                                 error_message=message))
         responses.append(TopicResponse(name=entry.name, partitions=partitions))
-    return records, AlterPartitionReassignmentsResponse(allow_replication_factor_change=allow, error_message=None,
-                                                        responses=responses)
+    return ControllerResult(records, AlterPartitionReassignmentsResponse(
+        allow_replication_factor_change=allow, error_message=None, responses=responses))
 
 
 async def on_controller(node, context, request):

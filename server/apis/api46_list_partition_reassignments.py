@@ -19,7 +19,6 @@ from kraftwire.codec.messages import ListPartitionReassignmentsResponse
 from .api03_metadata import EncodedBody
 
 API_KEY = 46
-FORWARD = True
 
 TopicEntry = ListPartitionReassignmentsResponse.OngoingTopicReassignment
 PartitionEntry = ListPartitionReassignmentsResponse.OngoingPartitionReassignment

@@ -15,18 +15,14 @@ kraft.version 0, so voters have no directory id) and ``Nodes`` with the voters' 
 """
 from __future__ import annotations
 
-import uuid
-
 from kraftwire.codec.messages import DescribeQuorumResponse
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 
 API_KEY = 55
-FORWARD = True
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
 CONTROLLER_LISTENER = "CONTROLLER"
-NO_DIRECTORY_ID = uuid.UUID(int=0)
-UNKNOWN_TOPIC_OR_PARTITION = 3
-UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = "This server does not host this topic-partition."
+UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
 
 Topic = DescribeQuorumResponse.TopicData
 Partition = DescribeQuorumResponse.PartitionData
@@ -42,7 +38,7 @@ def _names_metadata_partition(request) -> bool:
 
 
 def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=NO_DIRECTORY_ID,
+    return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
@@ -52,7 +48,7 @@ def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuoru
     if not _names_metadata_partition(request):
         return DescribeQuorumResponse(error_message=None, topics=[
             Topic(topic_name=t.topic_name, partitions=[
-                Partition(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                Partition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           error_message=UNKNOWN_TOPIC_OR_PARTITION_MESSAGE) for p in t.partitions])
             for t in request.topics])
     partition = Partition(partition_index=METADATA_PARTITION, error_message=None, leader_id=quorum.leader_id,

@@ -22,21 +22,16 @@ from __future__ import annotations
 from kraftwire.codec.messages import AlterPartitionResponse
 
 from kraftwire.server.controller.broker_lifecycle import election_for
-from kraftwire.server.metadata.errors import INVALID_REQUEST, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, merged_partition
-from kraftwire.server.controller.partition_change import LEADER_RECOVERING, build_change
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import LEADER_RECOVERED, LEADER_RECOVERING, LEADER_UNCHANGED
+from kraftwire.server.metadata.image import merged_partition
+from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 56
 
-NOT_CONTROLLER = 41
-FENCED_LEADER_EPOCH = 74
-STALE_BROKER_EPOCH = 77
-INVALID_UPDATE_VERSION = 95
-INELIGIBLE_REPLICA = 107
-NEW_LEADER_ELECTED = 108
 TOPIC_IDS_VERSION = 2
 BROKER_EPOCHS_VERSION = 3
-LEADER_RECOVERED = 0
 
 TopicResult = AlterPartitionResponse.TopicData
 PartitionResult = AlterPartitionResponse.PartitionData
@@ -52,41 +47,41 @@ def proposed_isr(partition, version: int) -> list[tuple[int, int]]:
 def partition_error(image, sender: int, state, partition, isr: list[tuple[int, int]]) -> int:
     """The first of Kafka's checks that the proposal fails, or 0."""
     if state is None:
-        return UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if partition.leader_epoch > state.leader_epoch or partition.partition_epoch > state.partition_epoch:
-        return NOT_CONTROLLER
+        return ErrorCode.NOT_CONTROLLER
     if partition.leader_epoch < state.leader_epoch:
-        return FENCED_LEADER_EPOCH
+        return ErrorCode.FENCED_LEADER_EPOCH
     if sender != state.leader:
-        return INVALID_REQUEST
+        return ErrorCode.INVALID_REQUEST
     if partition.partition_epoch < state.partition_epoch:
-        return INVALID_UPDATE_VERSION
+        return ErrorCode.INVALID_UPDATE_VERSION
     ids = [broker_id for broker_id, _ in isr]
     if len(set(ids)) != len(ids) or any(b not in state.replicas for b in ids) or state.leader not in ids:
-        return INVALID_REQUEST
+        return ErrorCode.INVALID_REQUEST
     recovering = partition.leader_recovery_state == LEADER_RECOVERING
     if recovering and (len(ids) > 1 or state.leader_recovery_state == LEADER_RECOVERED):
-        return INVALID_REQUEST
+        return ErrorCode.INVALID_REQUEST
     for broker_id, epoch in isr:
         broker = image.brokers.get(broker_id)
         if broker is None or not broker.active or (epoch != -1 and epoch != broker.epoch):
-            return INELIGIBLE_REPLICA
+            return ErrorCode.INELIGIBLE_REPLICA
     return 0
 
 
 def decide(image, request, version: int):
     sender = image.brokers.get(request.broker_id)
     if sender is None or sender.epoch != request.broker_epoch:
-        return [], AlterPartitionResponse(error_code=STALE_BROKER_EPOCH)
+        return ControllerResult([], AlterPartitionResponse(error_code=ErrorCode.STALE_BROKER_EPOCH))
     records = []
     results = []
     for entry in request.topics:
         if version >= TOPIC_IDS_VERSION:
             topic = image.topics.get(entry.topic_id)
-            missing = UNKNOWN_TOPIC_ID
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
         else:
             topic = image.topic(entry.topic_name)
-            missing = UNKNOWN_TOPIC_OR_PARTITION
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partitions = []
         for partition in entry.partitions:
             index = partition.partition_index
@@ -100,16 +95,16 @@ def decide(image, request, version: int):
                                   leader_recovery_state=partition.leader_recovery_state,
                                   election=election_for(image, topic.name))
             if change is not None:
-                records.append((change, None))
+                records.append(change)
                 if change.leader not in (LEADER_UNCHANGED, request.broker_id):
-                    partitions.append(PartitionResult(partition_index=index, error_code=NEW_LEADER_ELECTED))
+                    partitions.append(PartitionResult(partition_index=index, error_code=ErrorCode.NEW_LEADER_ELECTED))
                     continue
                 state = merged_partition(state, change)
             partitions.append(PartitionResult(
                 partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch, isr=state.isr,
                 leader_recovery_state=state.leader_recovery_state, partition_epoch=state.partition_epoch))
         results.append(TopicResult(topic_name=entry.topic_name, topic_id=entry.topic_id, partitions=partitions))
-    return records, AlterPartitionResponse(topics=results)
+    return ControllerResult(records, AlterPartitionResponse(topics=results))
 
 
 async def on_controller(node, context, request):

@@ -4,21 +4,21 @@ Who: admin clients (``describe_cluster``). On a broker listener ``EndpointType``
 ``ControllerId`` is then a random live broker, as in KRaft, and the brokers are the unfenced ones
 (v2 ``IncludeFencedBrokers`` adds the fenced ones with ``IsFenced``). On the controller listener it
 must be CONTROLLERS (2) and lists the controller. The wrong endpoint type gets
-UNSUPPORTED_ENDPOINT_TYPE (124). Authorized operations are not tracked (left at Kafka's "not
+UNSUPPORTED_ENDPOINT_TYPE (115). Authorized operations are not tracked (left at Kafka's "not
 requested" value).
 """
 from kraftwire.codec.messages import DescribeClusterResponse
+from kraftwire.codec import ErrorCode
 
 from .api03_metadata import live_broker_id
 
 API_KEY = 60
 BROKERS, CONTROLLERS = 1, 2
-UNSUPPORTED_ENDPOINT_TYPE = 124
 Broker = DescribeClusterResponse.DescribeClusterBroker
 
 
 def _wrong_endpoint(request, expected: int):
-    return DescribeClusterResponse(error_code=UNSUPPORTED_ENDPOINT_TYPE, endpoint_type=request.endpoint_type,
+    return DescribeClusterResponse(error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, endpoint_type=request.endpoint_type,
                                    error_message=f"Only endpoint type {expected} is served on this listener.")
 
 

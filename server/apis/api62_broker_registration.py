@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import BrokerRegistrationResponse
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import is_reserved_directory
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker
-from kraftwire.server.metadata.image import is_reserved_directory
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 62
-INCONSISTENT_CLUSTER_ID, DUPLICATE_BROKER_REGISTRATION, INVALID_REGISTRATION = 104, 101, 119
 
 
 class RegistrationError(Exception):
@@ -35,34 +36,34 @@ class RegistrationError(Exception):
 def _check_directories(image, request) -> None:
     dirs = request.log_dirs
     if not dirs:
-        raise RegistrationError(INVALID_REGISTRATION, "No directories specified in request")
+        raise RegistrationError(ErrorCode.INVALID_REGISTRATION, "No directories specified in request")
     if any(is_reserved_directory(d) for d in dirs):
-        raise RegistrationError(INVALID_REGISTRATION, "Reserved directory ID in request")
+        raise RegistrationError(ErrorCode.INVALID_REGISTRATION, "Reserved directory ID in request")
     if len(set(dirs)) != len(dirs):
-        raise RegistrationError(INVALID_REGISTRATION, "Duplicate directory ID in request")
+        raise RegistrationError(ErrorCode.INVALID_REGISTRATION, "Duplicate directory ID in request")
     for other in image.brokers.values():
         if other.broker_id != request.broker_id:
             for d in dirs:
                 if d in other.log_dirs:
                     raise RegistrationError(
-                        INVALID_REGISTRATION, f"Broker {other.broker_id} is already registered with directory {d}")
+                        ErrorCode.INVALID_REGISTRATION, f"Broker {other.broker_id} is already registered with directory {d}")
 
 
 def decide(image, request, version: int, cluster_id: str, session_alive: bool):
-    """(records, response) for a registration; ``session_alive``: the id's current session is live."""
+    """The records and response of a registration; ``session_alive``: the id's current session is live."""
     try:
         if request.cluster_id != cluster_id:
-            raise RegistrationError(INCONSISTENT_CLUSTER_ID,
+            raise RegistrationError(ErrorCode.INCONSISTENT_CLUSTER_ID,
                                     f"Expected cluster ID {cluster_id}, but got cluster ID {request.cluster_id}")
         existing = image.brokers.get(request.broker_id)
         if existing is not None and existing.incarnation_id != request.incarnation_id and session_alive:
             raise RegistrationError(
-                DUPLICATE_BROKER_REGISTRATION,
+                ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                 f"Another broker is registered with that broker id, and its session is still active.")
         if version >= 2:
             _check_directories(image, request)
     except RegistrationError as exc:
-        return [], BrokerRegistrationResponse(error_code=exc.code)
+        return ControllerResult([], BrokerRegistrationResponse(error_code=exc.code))
     amending = existing is not None and existing.incarnation_id == request.incarnation_id
     records = fence_broker(image, request.broker_id) if existing is not None and not amending else []
     epoch = existing.epoch if amending else image.offset + 1 + len(records)
@@ -76,14 +77,14 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
                   for f in request.features],
         rack=request.rack, fenced=existing.fenced if amending else True,
         in_controlled_shutdown=amending and existing.in_controlled_shutdown, log_dirs=request.log_dirs)
-    records.append((register, None))
-    return records, BrokerRegistrationResponse(broker_epoch=epoch)
+    records.append(register)
+    return ControllerResult(records, BrokerRegistrationResponse(broker_epoch=epoch))
 
 
 async def on_controller(node, context, request):
     controller = node.controller
     response = await controller.write(lambda image: decide(
         image, request, context.api_version, controller.cluster_id, controller.session_alive(request.broker_id)))
-    if response.error_code == 0:
+    if response.error_code == ErrorCode.NONE:
         controller.touch_session(request.broker_id)
     return response

@@ -18,19 +18,21 @@ from __future__ import annotations
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import BrokerHeartbeatResponse
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker, move_off_broker, unfence_broker
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 63
-STALE_BROKER_EPOCH = 77
 
 
 def decide(image, request):
     broker = image.brokers.get(request.broker_id)
     if broker is None or broker.epoch != request.broker_epoch:
-        return [], BrokerHeartbeatResponse(error_code=STALE_BROKER_EPOCH, is_fenced=True)
+        return ControllerResult([], BrokerHeartbeatResponse(error_code=ErrorCode.STALE_BROKER_EPOCH, is_fenced=True))
     records, response = _lifecycle(image, broker, request)
-    return records + offline_directories(image, broker, request.offline_log_dirs), response
+    return ControllerResult(records + offline_directories(image, broker, request.offline_log_dirs), response)
 
 
 def offline_directories(image, broker, offline) -> list:
@@ -45,33 +47,35 @@ def offline_directories(image, broker, offline) -> list:
                         if broker_id in state.replicas and state.directory_of(broker_id) == directory]
         records += move_off_broker(image, broker_id, hosted_there)
     remaining = [d for d in broker.log_dirs if d not in offline]
-    records.append((rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
-                                                       log_dirs=remaining), None))
+    records.append(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
+                                                      log_dirs=remaining))
     return records
 
 
-def _lifecycle(image, broker, request):
-    """Fencing, unfencing and controlled shutdown: (records, response)."""
+def _lifecycle(image, broker, request) -> ControllerResult:
+    """Fencing, unfencing and controlled shutdown."""
     caught_up = request.current_metadata_offset >= broker.epoch
     if request.want_shut_down:
         records = []
         if not broker.in_controlled_shutdown:
-            records.append((rec.BrokerRegistrationChangeRecord(broker_id=broker.broker_id, broker_epoch=broker.epoch,
-                                                               in_controlled_shutdown=1),
-                            None))
+            records.append(rec.BrokerRegistrationChangeRecord(broker_id=broker.broker_id, broker_epoch=broker.epoch,
+                                                              in_controlled_shutdown=ENTER_CONTROLLED_SHUTDOWN))
             records += fence_broker(image, broker.broker_id)[1:]  # the partition moves, not the fence itself
-        return records, BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced, should_shut_down=True)
+        return ControllerResult(records, BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced,
+                                                                 should_shut_down=True))
     if request.want_fence:
-        return fence_broker(image, broker.broker_id), BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=True)
+        return ControllerResult(fence_broker(image, broker.broker_id),
+                                BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=True))
     if broker.fenced and caught_up:
-        return unfence_broker(image, broker.broker_id), BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False)
-    return [], BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced)
+        return ControllerResult(unfence_broker(image, broker.broker_id),
+                                BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False))
+    return ControllerResult([], BrokerHeartbeatResponse(is_caught_up=caught_up, is_fenced=broker.fenced))
 
 
 async def on_controller(node, context, request):
     controller = node.controller
     response = await controller.write(lambda image: decide(image, request))
-    if response.error_code == 0:
+    if response.error_code == ErrorCode.NONE:
         controller.touch_session(request.broker_id)
         # the broker's metadata log ends after the last offset it applied (DescribeQuorum's observers)
         controller.log.observe(request.broker_id, request.current_metadata_offset + 1)

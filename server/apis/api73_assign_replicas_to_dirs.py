@@ -25,11 +25,11 @@ import logging
 from kraftwire.codec.messages import AssignReplicasToDirsResponse
 
 from kraftwire.server.controller.broker_lifecycle import move_off_broker
-from kraftwire.server.metadata.errors import NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.codec import ErrorCode
 from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 73
-NONE = 0
 
 log = logging.getLogger("kraftwire.controller")
 
@@ -50,7 +50,7 @@ def decide(image, request):
     stale = stale_epoch_message(image, request.broker_id, request.broker_epoch)
     if stale is not None:
         log.info("AssignReplicasToDirs from broker %d refused: %s", request.broker_id, stale)
-        return [], Response(error_code=STALE_BROKER_EPOCH)
+        return ControllerResult([], Response(error_code=ErrorCode.STALE_BROKER_EPOCH))
     broker_id = request.broker_id
     broker = image.brokers[broker_id]
     records = []
@@ -66,25 +66,25 @@ def decide(image, request):
                 index = partition.partition_index
                 state = topic.partitions.get(index) if topic is not None else None
                 if topic is None:
-                    code = UNKNOWN_TOPIC_ID
+                    code = ErrorCode.UNKNOWN_TOPIC_ID
                 elif state is None:
-                    code = UNKNOWN_TOPIC_OR_PARTITION
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif broker_id not in state.replicas:
-                    code = NOT_LEADER_OR_FOLLOWER
+                    code = ErrorCode.NOT_LEADER_OR_FOLLOWER
                 else:
-                    code = NONE
+                    code = ErrorCode.NONE
                     slot = state.replicas.index(broker_id)
                     moved = state.directories[:slot] + (entry.id,) + state.directories[slot + 1:]
                     change = build_change(image.brokers, topic.topic_id, index, state, directories=moved)
                     if change is not None:
-                        records.append((change, None))
+                        records.append(change)
                     if offline:
                         to_move_off[(topic.topic_id, index)] = None
                 partitions.append(Response.PartitionData(partition_index=index, error_code=code))
             topics.append(Response.TopicData(topic_id=topic_entry.topic_id, partitions=partitions))
         directories.append(Response.DirectoryData(id=entry.id, topics=topics))
     records += move_off_broker(image, broker_id, to_move_off)
-    return records, Response(directories=directories)
+    return ControllerResult(records, Response(directories=directories))
 
 
 async def on_controller(node, context, request):

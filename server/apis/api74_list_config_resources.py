@@ -10,11 +10,14 @@ every topic (by name). A type outside the supported ones fails the request with 
 """
 from __future__ import annotations
 
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.messages import ListConfigResourcesResponse
 
 API_KEY = 74
-UNSUPPORTED_VERSION = 35
-TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
+    ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
+    ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP)
 LISTING_ORDER = (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC)
 Resource = ListConfigResourcesResponse.ConfigResource
 
@@ -32,7 +35,7 @@ def build_response(image, request, version: int, listener: str) -> ListConfigRes
     supported = {CLIENT_METRICS} if version == 0 else set(LISTING_ORDER)
     wanted = set(request.resource_types) if version >= 1 and request.resource_types else supported
     if not wanted <= supported:
-        return ListConfigResourcesResponse(error_code=UNSUPPORTED_VERSION)
+        return ListConfigResourcesResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
     return ListConfigResourcesResponse(config_resources=[
         Resource(resource_name=name, resource_type=resource_type)
         for resource_type in LISTING_ORDER if resource_type in wanted

@@ -21,22 +21,18 @@ since kraftwire's controller runs without (as Kafka's does before ELR). With no 
 """
 from __future__ import annotations
 
-import uuid
-
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 from kraftwire.codec.messages import DescribeTopicPartitionsResponse
 
 from kraftwire.server.controller.topics import invalid_name_reason
-from kraftwire.server.metadata.errors import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION
 
 API_KEY = 75
-NONE = 0
 MAX_PARTITIONS_PER_RESPONSE = 2000  # Kafka's max.request.partition.size.limit default
 # AclEntry.supportedOperations(TOPIC) as a bit set: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
 # DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
 ALL_TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
-NO_LEADER_ID = -1
-ZERO_UUID = uuid.UUID(int=0)
 Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 Partition = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition
 Cursor = DescribeTopicPartitionsResponse.Cursor
@@ -67,15 +63,16 @@ def _partition(image, listener: str, index: int, state) -> Partition:
 
     offline = [b for b in state.replicas
                if (broker := on_listener(b)) is None or broker.fenced or not broker.has_online_dir(state.directory_of(b))]
-    return Partition(error_code=NONE, partition_index=index,
-                     leader_id=state.leader if on_listener(state.leader) is not None else NO_LEADER_ID,
+    return Partition(error_code=ErrorCode.NONE, partition_index=index,
+                     leader_id=state.leader if on_listener(state.leader) is not None else NO_LEADER,
                      leader_epoch=state.leader_epoch, replica_nodes=state.replicas, isr_nodes=state.isr,
                      eligible_leader_replicas=state.elr, last_known_elr=state.last_known_elr,
                      offline_replicas=offline)
 
 
 def _missing(name: str) -> Topic:
-    code = UNKNOWN_TOPIC_OR_PARTITION if invalid_name_reason(name) is None else INVALID_TOPIC_EXCEPTION
+    code = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if invalid_name_reason(name) is None
+            else ErrorCode.INVALID_TOPIC_EXCEPTION)
     return Topic(error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
                  topic_authorized_operations=ALL_TOPIC_OPERATIONS)
 
@@ -84,7 +81,7 @@ def build_response(image, request, listener: str) -> DescribeTopicPartitionsResp
     try:
         names, fetch_all = _selected_topics(image, request)
     except _InvalidRequest:
-        return DescribeTopicPartitionsResponse(topics=[Topic(error_code=INVALID_REQUEST, name=topic.name)
+        return DescribeTopicPartitionsResponse(topics=[Topic(error_code=ErrorCode.INVALID_REQUEST, name=topic.name)
                                                        for topic in request.topics])
     cursor = request.cursor
     remaining = max(min(MAX_PARTITIONS_PER_RESPONSE, request.response_partition_limit), 1)
@@ -102,7 +99,7 @@ def build_response(image, request, listener: str) -> DescribeTopicPartitionsResp
         end = min(len(topic.partitions), first + remaining)
         partitions = [_partition(image, listener, index, topic.partitions[index])
                       for index in range(first, end) if index in topic.partitions]
-        topics.append(Topic(error_code=NONE, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
+        topics.append(Topic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
                             partitions=partitions, topic_authorized_operations=ALL_TOPIC_OPERATIONS))
         if end < len(topic.partitions):
             next_cursor = Cursor(topic_name=name, partition_index=end)

@@ -14,7 +14,7 @@ import weakref
 
 from kraftwire.codec.messages import CreateTopicsRequest
 
-from kraftwire.server.metadata.errors import UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.codec import ErrorCode
 
 ENABLE = "auto.create.topics.enable"
 CREATE_TIMEOUT_MS = 30_000
@@ -31,7 +31,7 @@ def create_missing_topics(broker, request, response):
     if broker.startup_configs.get(ENABLE) != "true" or not request.allow_auto_topic_creation:
         return response
     missing = [topic.name for topic in response.topics
-               if topic.error_code == UNKNOWN_TOPIC_OR_PARTITION and topic.name is not None]
+               if topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and topic.name is not None]
     asking = _in_flight.setdefault(broker, set())
     to_send = [name for name in missing if name not in asking]
     if to_send:

@@ -44,13 +44,12 @@ from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDir
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
-from kraftwire.server.metadata.errors import (INVALID_TOPIC_EXCEPTION, KAFKA_STORAGE_ERROR, LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE,
-                     UNKNOWN_TOPIC_OR_PARTITION)
-from .replication import CAUGHT_UP_SLACK, Replica, partition_size
+from kraftwire.codec import ErrorCode
+from .replica_manager import Replica
+from .replication_network import CAUGHT_UP_SLACK, partition_size
 
 log = logging.getLogger("kraftwire.log_dirs")
 
-NONE = 0
 DEFAULT_CAPACITY_BYTES = 1 << 40  # 1 TiB per directory
 MAX_ASSIGNMENTS_PER_REQUEST = 2250
 BACKOFF_INITIAL_S, BACKOFF_MULTIPLIER, BACKOFF_MAX_S, BACKOFF_JITTER = 0.1, 2, 10.0, 0.02
@@ -191,7 +190,7 @@ class AssignmentSender:
                         assignment = batch.pop((topic.topic_id, partition.partition_index), None)
                         if assignment is None:
                             continue
-                        if partition.error_code == NONE:
+                        if partition.error_code == ErrorCode.NONE:
                             if assignment.on_success is not None:
                                 assignment.on_success()
                         else:
@@ -316,32 +315,32 @@ class LogDirManager:
         """Move (or, for a replica not here yet, pre-place) a replica into the directory at ``path``;
         the error code, checked in ReplicaManager.alterReplicaLogDirs's order."""
         if len(f"{topic_name}-{partition}") + FUTURE_NAME_EXTRA > MAX_LOG_DIR_NAME:
-            return INVALID_TOPIC_EXCEPTION
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
         target = self._by_path(path)
         if target is None:
-            return LOG_DIR_NOT_FOUND
+            return ErrorCode.LOG_DIR_NOT_FOUND
         if not target.online:
-            return KAFKA_STORAGE_ERROR
+            return ErrorCode.KAFKA_STORAGE_ERROR
         topic_id = image.topic_ids.get(topic_name)
         key = (topic_id, partition)
         replica = self._replicas.get(key) if topic_id is not None else None
         if replica is None:
             self.preferred[(topic_name, partition)] = target
             topic = image.topics.get(topic_id) if topic_id is not None else None
-            return REPLICA_NOT_AVAILABLE if topic is not None and partition in topic.partitions \
-                else UNKNOWN_TOPIC_OR_PARTITION
+            return ErrorCode.REPLICA_NOT_AVAILABLE if topic is not None and partition in topic.partitions \
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if not self.online(replica):
-            return KAFKA_STORAGE_ERROR
+            return ErrorCode.KAFKA_STORAGE_ERROR
         future = self.futures.get(key)
         if future is not None and future.target is not target:
             self._drop_future(key)
         if replica.log_dir is target or key in self.futures:
-            return NONE
+            return ErrorCode.NONE
         if any(not d.online for d in self.directories):  # no future logs while a directory is offline
-            return KAFKA_STORAGE_ERROR
+            return ErrorCode.KAFKA_STORAGE_ERROR
         self.futures[key] = FutureReplica(replica, target)
         self._changed()
-        return NONE
+        return ErrorCode.NONE
 
     def _drop_future(self, key: Key) -> None:
         """Abandon a future replica; if its directory was already reported, report the current one back."""
@@ -419,7 +418,7 @@ class LogDirManager:
         for future in copying:
             future.rate = share
         left = min(max(f.replica.log_bytes - f.copied, 0.0) for f in copying)
-        self._timer = asyncio.get_running_loop().call_later(left / share / self.network.speed, self._tick)
+        self._timer = self.network.call_later(left / share, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
@@ -454,7 +453,7 @@ class LogDirManager:
         results = []
         for directory in self.directories:
             if not directory.online:
-                results.append(Result(error_code=KAFKA_STORAGE_ERROR, log_dir=directory.path))
+                results.append(Result(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=directory.path))
                 continue
             used = sum(size for _, size, _, _ in logs[directory])
             topics: dict[str, list] = {}

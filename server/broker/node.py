@@ -2,9 +2,11 @@
 
 A simulated broker is a real wire peer of the controller: it registers with BrokerRegistration and
 keeps its session with BrokerHeartbeat over TCP, and relays controller-bound requests (CreateTopics,
-reassignments, ...) to the controller listener, as KRaft brokers forward them. For reads (Metadata,
-DescribeCluster, DescribeConfigs) it uses the controller's committed image: a KRaft broker reads its
-own replica of the metadata log; here every broker shares the one committed image of the process.
+reassignments, ...) to the controller listener, as KRaft brokers forward them. What it knows of the
+metadata comes through a ``MetadataView`` (server/metadata/view.py): the committed image it answers
+reads from (Metadata, DescribeCluster, DescribeConfigs), the commits it follows, the cluster id. A KRaft
+broker replays its own replica of the metadata log; here the host passes a view of the one committed
+image of the process. The handlers it serves are the table the host passes (``kraftwire.server.apis``).
 
 A broker has one or more log directories (server/broker/log_dirs.py): it registers the online ones, reports
 failed ones in every heartbeat (OfflineLogDirs, at once when one fails), and re-registers (same
@@ -15,29 +17,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable, Mapping
 
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec import ErrorCode
 
-from kraftwire.server import apis
-from kraftwire.server.wire.client import KafkaClient, KafkaClientError
-from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
+from kraftwire.server.metadata.view import MetadataView
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.wire.transport import Handler, Listener
 from .log_dirs import LogDir, LogDirManager
-from .replication import ReplicaManager, ReplicationNetwork
-from kraftwire.server.wire.transport import Listener
+from .replica_manager import ReplicaManager
+from .replication_network import ReplicationNetwork
 
 log = logging.getLogger("kraftwire.broker")
 
 LISTENER_NAME = "PLAINTEXT"
 PLAINTEXT = 0
-STALE_BROKER_EPOCH = 77
 
 
 class BrokerNode:
-    def __init__(self, broker_id: int, host: str, port: int, controller: Controller, controller_node,
-                 rack: str | None = None, log_dirs: list[LogDir] | None = None,
-                 heartbeat_interval_ms: int = 500, network: ReplicationNetwork | None = None,
-                 advertised_host: str | None = None, startup_configs: dict[str, str] | None = None):
+    """``apis``: api key -> ``handler(broker, context, request)``; ``controller_address``: where the
+    controller listener is, (host, port), asked at each start (its port may be ephemeral); ``network``:
+    the replication network every broker of the cluster shares; ``startup_configs``: the static configs
+    it was started with (its server.properties)."""
+
+    def __init__(self, broker_id: int, host: str, port: int, *, metadata: MetadataView,
+                 controller_address: Callable[[], tuple[str, int]], apis: Mapping[int, Callable],
+                 network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
+                 heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
+                 startup_configs: dict[str, str] | None = None):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -45,36 +54,31 @@ class BrokerNode:
         self.rack = rack
         self.listener_name = LISTENER_NAME
         self.heartbeat_interval_ms = heartbeat_interval_ms
-        self._controller = controller
-        self._controller_node = controller_node
-        self.metadata_cache: dict = {}
+        self._metadata = metadata
+        self._controller_address = controller_address
+        self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
+        self.new_incarnation_id = uuid.uuid4  # the cluster's seeded ids in deterministic mode
         self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
-        self.replica_manager = ReplicaManager(self, network or ReplicationNetwork(lambda: controller.committed))
-        self.log_manager = LogDirManager(
-            self, log_dirs or [LogDir(uuid.uuid4(), f"/kraftwire/broker-{broker_id}/logs-0")],
-            self.replica_manager.network)
-        controller.add_commit_listener(self.log_manager.on_commit)
-        handlers = {}
-        for key, module in apis.broker_apis().items():
-            if getattr(module, "FORWARD", False):
-                handlers[key] = self._forward
-            else:
-                handlers[key] = lambda ctx, req, m=module: m.on_broker(self, ctx, req)
-        versions = {key: apis.served_versions(key) for key in handlers}
-        self.listener = Listener(f"broker-{broker_id}", host, port, handlers, versions)
+        self.replica_manager = ReplicaManager(self, network)
+        self.log_manager = LogDirManager(self, log_dirs, network)
+        metadata.subscribe(self.log_manager.on_commit)
+        metadata.subscribe(self.replica_manager.on_commit)
+        handlers: dict[int, Handler] = {key: lambda ctx, req, handler=handler: handler(self, ctx, req)
+                                        for key, handler in apis.items()}
+        self.listener = Listener(f"broker-{broker_id}", host, port, handlers)
 
     # --- what handlers read --------------------------------------------------------------------
 
     @property
     def image(self):
-        return self._controller.committed
+        return self._metadata.image
 
     @property
     def cluster_id(self) -> str:
-        return self._controller.cluster_id
+        return self._metadata.cluster_id
 
     @property
     def port(self) -> int:
@@ -94,8 +98,8 @@ class BrokerNode:
     async def start(self) -> None:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
-        self.incarnation_id = uuid.uuid4()
-        self.client = KafkaClient(self._controller_node.host, self._controller_node.port, f"broker-{self.broker_id}")
+        self.incarnation_id = self.new_incarnation_id()
+        self.client = KafkaClient(*self._controller_address(), f"broker-{self.broker_id}")
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()
@@ -126,7 +130,7 @@ class BrokerNode:
         while True:
             try:
                 response = await self.client.send(request)
-                if response.error_code == 0:
+                if response.error_code == ErrorCode.NONE:
                     self.epoch = response.broker_epoch
                     return
                 log.warning("broker %d: registration refused with error %d", self.broker_id, response.error_code)
@@ -140,7 +144,7 @@ class BrokerNode:
             broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
             want_fence=self.want_fence,
             offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online]))
-        if response.error_code == STALE_BROKER_EPOCH:
+        if response.error_code == ErrorCode.STALE_BROKER_EPOCH:
             await self._register()
         return response
 
@@ -172,7 +176,3 @@ class BrokerNode:
             except KafkaClientError as exc:
                 log.warning("broker %d: heartbeat failed: %s", self.broker_id, exc)
             await asyncio.sleep(self.heartbeat_interval_ms / 1000)
-
-    async def _forward(self, context, request):
-        """Relay a controller-bound request at the client's version; hand back the controller's answer."""
-        return await self.client.send(request, context.api_version)

@@ -1,0 +1,12 @@
+"""The controller: the one writer of the metadata log. ``active_controller`` (``Controller``: the working
+and committed images, ``write`` around a decision, broker sessions) through the ``metadata_log``
+interface; the pure decision rules, functions of an image that return records (``partition_change``,
+``placement``, ``topics``, ``broker_lifecycle``, ``throttle_cleanup``, ``replication_bandwidth``; a
+request's whole decision is a ``result.ControllerResult``); and the parts that run beside it on commits:
+``leader_and_isr_publisher`` (LeaderAndIsr to the brokers) and ``node`` (the controller's listener).
+
+It may import the codec, the metadata wing and the wire (the node's listener, the publisher's client);
+the decision rules only the codec and the metadata wing (no wire, no Raft log, no handlers). The Raft log
+is reached through ``MetadataLog``, handed in by the host, and the handlers through the table the host
+passes to ``ControllerNode``.
+"""

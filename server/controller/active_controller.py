@@ -1,6 +1,6 @@
 """The active controller: the one writer of the metadata log.
 
-All state changes go through ``write``: a pure decision ``(image, ...) -> (records, response)`` runs
+All state changes go through ``write``: a pure decision ``(image, ...) -> ControllerResult`` runs
 against the *working* image (committed records plus those appended but not yet committed), its records
 are appended as one atomic batch and applied to the working image at once, and the response is returned
 only after the batch commits. The *committed* image, which every read is served from, advances only
@@ -10,11 +10,16 @@ never interleave with another write: no locks.
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
 heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other. Time the event loop
 stood still does not count against a session (the heartbeats sent meanwhile could not be read yet).
+On start, every broker the log holds as registered and unfenced gets a session that starts then, as a
+newly active Kafka controller gives them (BrokerHeartbeatManager): one that never heartbeats again is
+fenced after the timeout and its leaderships move. Such an inherited session does not make a new
+incarnation's registration a duplicate, so the restarted process's own brokers re-register at once.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 from typing import Callable
@@ -22,28 +27,34 @@ from typing import Callable
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
-from .metadata_log import Entry, MetadataLog
 from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
                                                       metadata_version_level, version_for)
+from kraftwire.server.metadata.view import CommitListener
+from .broker_lifecycle import fence_broker
+from .metadata_log import MetadataLog
+from .result import ControllerResult
 
-log = logging.getLogger("kraftwire.controller")
+logger = logging.getLogger("kraftwire.controller")
 
-Decision = Callable[[MetadataImage], tuple[list[Entry], object]]
+Decision = Callable[[MetadataImage], ControllerResult]
 
 
 class Controller:
-    def __init__(self, log_: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
-                 session_timeout_ms: int = 9000, metadata_version: str = DEFAULT_METADATA_VERSION):
-        self.log = log_
+    def __init__(self, metadata_log: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
+                 session_timeout_ms: int = 9000, rng: random.Random | None = None,
+                 metadata_version: str = DEFAULT_METADATA_VERSION):
+        self.log = metadata_log
         # written at the first start only; a log that has a metadata.version keeps it
         self.bootstrap_metadata_version_level = metadata_version_level(metadata_version)
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
+        self.rng = rng or random.Random()  # every random choice of the decisions (placement, topic ids)
         self.committed = MetadataImage()
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
-        self._commit_listeners: list[Callable[[list[tuple[int, object]]], None]] = []
+        self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
+        self._commit_listeners: list[CommitListener] = []
         self._expiry_task: asyncio.Task | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
@@ -57,8 +68,9 @@ class Controller:
         self.log.add_commit_listener(self._on_commit)
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
-            await self.write(lambda image: ([(rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level), None)], None))
+            await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
+                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level)]))
+        self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
     async def stop(self) -> None:
@@ -66,7 +78,7 @@ class Controller:
             self._expiry_task.cancel()
         await self.log.close()
 
-    def add_commit_listener(self, listener) -> None:
+    def add_commit_listener(self, listener: CommitListener) -> None:
         """Called with [(offset, record)] after each commit, once the committed image has them."""
         self._commit_listeners.append(listener)
 
@@ -81,10 +93,8 @@ class Controller:
         records, response = decide(self.working)
         if records:
             level = self.working.metadata_version_level
-            records = [(record, version_for(record, level) if version is None else version)
-                       for record, version in records]
-            base, committed = self.log.append(records)
-            for i, (record, _version) in enumerate(records):
+            base, committed = self.log.append([(record, version_for(record, level)) for record in records])
+            for i, record in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1
             appended = time.perf_counter()
@@ -95,18 +105,20 @@ class Controller:
 
     # --- broker sessions -----------------------------------------------------------------------------
 
+    def _inherit_sessions(self) -> None:
+        for broker_id, broker in self.committed.brokers.items():
+            if not broker.fenced:
+                self.touch_session(broker_id)
+                self._inherited.add(broker_id)
+
     def touch_session(self, broker_id: int) -> None:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
-
-    def end_session(self, broker_id: int) -> None:
-        self._sessions.pop(broker_id, None)
+        self._inherited.discard(broker_id)
 
     def session_alive(self, broker_id: int) -> bool:
-        return self._sessions.get(broker_id, 0) > time.monotonic()
+        return broker_id not in self._inherited and self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
-        from .broker_lifecycle import fence_broker  # the decision lives with the other broker-lifecycle rules
-
         interval = min(1.0, self.session_timeout_ms / 4000)
         while True:
             planned = time.monotonic() + interval
@@ -123,6 +135,6 @@ class Controller:
                     del self._sessions[broker_id]
                     broker = self.working.brokers.get(broker_id)
                     if broker is not None and not broker.fenced:
-                        log.info("broker %d missed its heartbeats for %d ms: fencing it",
-                                 broker_id, self.session_timeout_ms)
-                        await self.write(lambda image, b=broker_id: (fence_broker(image, b), None))
+                        logger.info("broker %d missed its heartbeats for %d ms: fencing it",
+                                    broker_id, self.session_timeout_ms)
+                        await self.write(lambda image, b=broker_id: ControllerResult(fence_broker(image, b)))

@@ -9,20 +9,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import FENCE, NO_LEADER, UNFENCE, ConfigResourceType
 
-from kraftwire.server.metadata.image import NO_LEADER, TOPIC_RESOURCE, BROKER_RESOURCE, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import Election, build_change
 
-FENCE = 1
-UNFENCE = -1
 UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
 
 
 def election_for(image: MetadataImage, topic_name: str) -> Election:
     """UNCLEAN where the topic (or the cluster default) allows unclean leader election."""
-    value = image.configs.get((TOPIC_RESOURCE, topic_name), {}).get(UNCLEAN_ELECTION_KEY)
+    value = image.configs.get((ConfigResourceType.TOPIC, topic_name), {}).get(UNCLEAN_ELECTION_KEY)
     if value is None:
-        value = image.configs.get((BROKER_RESOURCE, ""), {}).get(UNCLEAN_ELECTION_KEY, "false")
+        value = image.configs.get((ConfigResourceType.BROKER, ""), {}).get(UNCLEAN_ELECTION_KEY, "false")
     return Election.UNCLEAN if value.lower() == "true" else Election.ONLINE
 
 
@@ -30,8 +29,7 @@ def fence_broker(image: MetadataImage, broker_id: int) -> list:
     broker = image.brokers.get(broker_id)
     if broker is None or broker.fenced:
         return []
-    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE),
-                None)]
+    records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
     led_or_in_sync = [(topic.topic_id, index) for topic, index, state in image.partitions()
                       if broker_id in state.isr or state.leader == broker_id]
@@ -48,7 +46,7 @@ def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=No
         change = build_change(brokers or image.brokers, topic_id, index, topic.partitions[index],
                               ineligible=frozenset({broker_id}), election=election_for(image, topic.name))
         if change is not None:
-            records.append((change, None))
+            records.append(change)
     return records
 
 
@@ -56,12 +54,11 @@ def unfence_broker(image: MetadataImage, broker_id: int) -> list:
     broker = image.brokers.get(broker_id)
     if broker is None or not broker.fenced:
         return []
-    records = [(rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch,
-                                                   fenced=UNFENCE), None)]
+    records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=UNFENCE)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
     for topic, index, state in image.partitions():
         if state.leader == NO_LEADER and broker_id in state.replicas:
             change = build_change(brokers, topic.topic_id, index, state, election=election_for(image, topic.name))
             if change is not None:
-                records.append((change, None))
+                records.append(change)
     return records

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
 
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata.config_values import ConfigType, InvalidValue, java_split_commas, parse
-from kraftwire.server.metadata.configs import (BROKER, BROKER_CONFIGS, MIN_INSYNC_REPLICAS, QUOTA_CONFIGS, TOPIC,
-                                               TOPIC_CONFIGS, ConfigKey, catalogue_of, topic_value)
-from kraftwire.server.metadata.errors import INVALID_CONFIG, INVALID_REQUEST, KafkaError
+from kraftwire.server.metadata.configs import (BROKER_CONFIGS, MIN_INSYNC_REPLICAS, QUOTA_CONFIGS, TOPIC_CONFIGS,
+                                               ConfigKey, catalogue_of, topic_value)
 
 
 class AlterOp(IntEnum):
@@ -55,7 +56,7 @@ def apply_incremental(resource_type: int, current: Mapping[str, str], ops: Seque
         else:
             key = catalogue.get(name)
             if key is None or key.type is not ConfigType.LIST:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Can't {AlterOp(op).name} to key {name} because its type is not LIST.")
             base = updated.get(name, key.default_string)
             items = [item for item in base.split(",") if item] if base is not None else []
@@ -74,19 +75,19 @@ def validate_topic_changes(current: Mapping[str, str], ops: Sequence[Op],
     topic's new dynamic configs. Raises KafkaError: INVALID_REQUEST for malformed operations,
     INVALID_CONFIG for anything Kafka's LogConfig rejects."""
     check_operations(ops)
-    updated = apply_incremental(TOPIC, current, ops)
+    updated = apply_incremental(ConfigResourceType.TOPIC, current, ops)
     _check_records(current, updated, ops, only_changes=True)
     unknown = next((name for name in updated if name not in TOPIC_CONFIGS), None)
     if unknown is not None:
-        raise KafkaError(INVALID_CONFIG, f"Unknown topic config name: {unknown}")
-    __parse_all(TOPIC_CONFIGS, updated, INVALID_CONFIG)
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {unknown}")
+    _parse_all(TOPIC_CONFIGS, updated, ErrorCode.INVALID_CONFIG)
     min_lag = topic_value(updated, broker_defaults, "min.compaction.lag.ms")
     max_lag = topic_value(updated, broker_defaults, "max.compaction.lag.ms")
     if min_lag > max_lag:
-        raise KafkaError(INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
                                          f"({min_lag}) > max.compaction.lag.ms ({max_lag})")
     if topic_value(updated, broker_defaults, "remote.storage.enable"):
-        raise KafkaError(INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "Tiered Storage functionality is disabled in the broker. "
                                          "Topic cannot be configured with remote log storage.")
     return updated
 
@@ -98,7 +99,7 @@ def validate_topic_creation(configs: Sequence[tuple[str, str | None]],
     INVALID_CONFIG, also for null values, which only this path words this way."""
     missing = [name for name, value in configs if value is None]
     if missing:
-        raise KafkaError(INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(missing))
+        raise KafkaError(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(missing))
     return validate_topic_changes({}, [(name, AlterOp.SET, value) for name, value in dict(configs).items()],
                                   broker_defaults)
 
@@ -116,26 +117,26 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
         if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
             key = BROKER_CONFIGS.get(name)
             if key is None or name in QUOTA_CONFIGS:
-                raise KafkaError(INVALID_CONFIG, f"Unknown config name: {name}")
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {name}")
             if key.type is not ConfigType.LIST:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  f"Config value {AlterOp(op).name.lower()} is not allowed for config key: {name}")
-    updated = apply_incremental(BROKER, current, ops)
+    updated = apply_incremental(ConfigResourceType.BROKER, current, ops)
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
-        raise KafkaError(INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
     fixed_here = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].startup_only)
     if fixed_here:
-        raise KafkaError(INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, which Kafka "
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, which Kafka "
                                           f"can: [{', '.join(fixed_here)}]")
     unknown_own = next((name for name in updated if name.startswith(_OWN_PREFIX) and name not in BROKER_CONFIGS), None)
     if unknown_own is not None:
-        raise KafkaError(INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
     cluster_only = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].cluster_only)
     if resource_name and cluster_only:
-        raise KafkaError(INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
                                           f"cluster default (empty broker id): [{', '.join(cluster_only)}]")
-    __parse_all(BROKER_CONFIGS, updated, INVALID_REQUEST)
+    _parse_all(BROKER_CONFIGS, updated, ErrorCode.INVALID_REQUEST)
     _check_records(current, updated, ops, only_changes=False, elr_resource=resource_name if elr_enabled else None)
     return updated
 
@@ -144,13 +145,13 @@ def check_operations(ops: Sequence[Op]) -> None:
     """The receiving broker's checks of a resource's operations, before anything else."""
     names = [name for name, _, _ in ops]
     if len(set(names)) != len(names):
-        raise KafkaError(INVALID_REQUEST, "Error due to duplicate config keys")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
     missing = [name for name, op, value in ops if op != AlterOp.DELETE and value is None]
     if missing:
-        raise KafkaError(INVALID_REQUEST, "Null value not supported for : " + ", ".join(missing))
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(missing))
     bad_op = next((op for _, op, _ in ops if op not in _OPERATION_IDS), None)
     if bad_op is not None:
-        raise KafkaError(INVALID_REQUEST, f"Unknown operations type {bad_op}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {bad_op}")
 
 
 def _check_records(current: Mapping[str, str], updated: Mapping[str, str], ops: Sequence[Op], *,
@@ -165,17 +166,17 @@ def _check_records(current: Mapping[str, str], updated: Mapping[str, str], ops: 
             continue
         if elr_resource is not None and name == MIN_INSYNC_REPLICAS:
             if elr_resource:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
             if value is None:
-                raise KafkaError(INVALID_CONFIG,
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
                                  "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
         if value is not None and len(value.encode("utf-16-le")) // 2 > _MAX_VALUE_CHARS:
-            raise KafkaError(INVALID_CONFIG, "The configuration value cannot be added because it exceeds "
+            raise KafkaError(ErrorCode.INVALID_CONFIG, "The configuration value cannot be added because it exceeds "
                                              f"the maximum value size of {_MAX_VALUE_CHARS} bytes.")
 
 
-def __parse_all(catalogue: Mapping[str, ConfigKey], configs: Mapping[str, str], error_code: int) -> None:
+def _parse_all(catalogue: Mapping[str, ConfigKey], configs: Mapping[str, str], error_code: int) -> None:
     """Parse every known config that is set, in definition order, so the first failure reported is
     the one Kafka would report."""
     try:

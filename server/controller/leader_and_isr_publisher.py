@@ -23,15 +23,13 @@ import uuid
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import LeaderAndIsrRequest
+from kraftwire.codec.constants import LEADER_AND_ISR_FULL, LEADER_AND_ISR_INCREMENTAL, NO_LEADER, UNFENCE
 
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
-from kraftwire.server.metadata.image import NO_LEADER, MetadataImage
+from kraftwire.server.metadata.image import MetadataImage
 
 log = logging.getLogger("kraftwire.leader_and_isr")
 
-INCREMENTAL = 1
-FULL = 2
-UNFENCE = -1
 KRAFT_CONTROLLER_EPOCH = -1  # per-partition ControllerEpoch in KRaft's mapping
 # Commits are gathered for 10 ms, plus 10 ms per 1000 changed partitions (at most 200 ms): the writes'
 # own answers go out before the brokers' LeaderAndIsr work takes the loop.
@@ -82,6 +80,13 @@ class LeaderAndIsrPublisher:
         self._queues: dict[int, asyncio.Queue] = {}
         self._senders: dict[int, asyncio.Task] = {}
         self._clients: dict[int, KafkaClient] = {}
+        self._sending = 0  # requests sent and not yet answered
+
+    @property
+    def idle(self) -> bool:
+        """Nothing committed waits to be sent, and every request sent was answered."""
+        return not (self._scheduled or self._dirty or self._full or self._sending
+                    or any(not queue.empty() for queue in self._queues.values()))
 
     def start(self) -> None:
         self.controller.add_commit_listener(self.on_commit)
@@ -126,11 +131,12 @@ class LeaderAndIsrPublisher:
         for broker_id, partitions in per_broker.items():
             if broker_id not in self._full:
                 for start in range(0, len(partitions), MAX_PARTITIONS_PER_REQUEST):
-                    self._send(image, broker_id, partitions[start:start + MAX_PARTITIONS_PER_REQUEST], INCREMENTAL)
+                    self._send(image, broker_id, partitions[start:start + MAX_PARTITIONS_PER_REQUEST],
+                               LEADER_AND_ISR_INCREMENTAL)
         for broker_id in self._full:
             hosted = [(topic, index, state, False) for topic, index, state in image.partitions()
                       if broker_id in state.replicas]
-            self._send(image, broker_id, hosted, FULL)
+            self._send(image, broker_id, hosted, LEADER_AND_ISR_FULL)
         self._full.clear()
 
     def _send(self, image: MetadataImage, broker_id: int, partitions, request_type: int) -> None:
@@ -150,6 +156,7 @@ class LeaderAndIsrPublisher:
                 continue
             request = build_request(self.controller.committed, self.controller.node_id, self.controller.log.epoch,
                                     broker_id, partitions, request_type)
+            self._sending += 1
             try:
                 response = await client.send(request)
             except KafkaClientError as exc:
@@ -158,6 +165,8 @@ class LeaderAndIsrPublisher:
                 while not queue.empty():  # the FULL request at its next unfence will cover these
                     queue.get_nowait()
                 continue
+            finally:
+                self._sending -= 1
             failed = [(p.partition_index, p.error_code) for t in response.topics for p in t.partition_errors
                       if p.error_code] + [(p.partition_index, p.error_code) for p in response.partition_errors
                                           if p.error_code]

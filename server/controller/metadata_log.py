@@ -13,8 +13,9 @@ from typing import Callable, Iterator, Protocol
 
 from kraftwire.codec.message import Message
 
-Entry = tuple[Message, int | None]  # a record and the version to write it at (None: the latest)
-CommitListener = Callable[[list[tuple[int, Message]]], None]
+from kraftwire.server.metadata.view import CommitListener
+
+VersionedRecord = tuple[Message, int]  # a record and the version to frame it at
 
 
 class MetadataLog(Protocol):
@@ -29,7 +30,7 @@ class MetadataLog(Protocol):
     def replay(self) -> Iterator[tuple[int, Message]]:
         """Committed (offset, record) pairs to rebuild the image from at start-up."""
 
-    def append(self, records: list[Entry]) -> tuple[int, asyncio.Future]:
+    def append(self, records: list[VersionedRecord]) -> tuple[int, asyncio.Future]:
         """Append one atomic batch; returns (base offset, future resolved with the last offset once
         committed, or failed if it cannot be)."""
 

@@ -2,7 +2,8 @@
 (LeaderAndIsr pushes to the brokers, throttle clean-up)."""
 from __future__ import annotations
 
-from kraftwire.server import apis
+from collections.abc import Callable, Mapping
+
 from kraftwire.server.wire.transport import Listener
 
 from .active_controller import Controller
@@ -11,17 +12,17 @@ from .throttle_cleanup import ThrottleCleaner
 
 
 class ControllerNode:
-    """The controller's own listener: broker lifecycle RPCs and the requests brokers forward."""
+    """The controller's own listener: broker lifecycle RPCs and the requests brokers forward.
+    ``apis``: api key -> ``handler(node, context, request)`` (``kraftwire.server.apis.CONTROLLER_APIS``)."""
 
-    def __init__(self, controller: Controller, host: str, port: int, startup_configs: dict[str, str] | None = None):
+    def __init__(self, controller: Controller, host: str, port: int, apis: Mapping[int, Callable],
+                 startup_configs: dict[str, str] | None = None):
         self.controller = controller
         self.node_id = controller.node_id
         self.host = host
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
-        handlers = {key: (lambda ctx, req, m=module: m.on_controller(self, ctx, req))
-                    for key, module in apis.controller_apis().items()}
-        versions = {key: apis.served_versions(key) for key in handlers}
-        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, versions)
+        handlers = {key: lambda ctx, req, handler=handler: handler(self, ctx, req) for key, handler in apis.items()}
+        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers)
         self.leader_and_isr = LeaderAndIsrPublisher(controller)
         self.throttle_cleaner = ThrottleCleaner(controller)
 

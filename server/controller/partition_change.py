@@ -27,12 +27,12 @@ import uuid
 from enum import Enum
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import LEADER_RECOVERING, LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED
 
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED, BrokerState, PartitionState
+from kraftwire.server.metadata.image import BrokerState, PartitionState
 
 Brokers = dict[int, BrokerState]
 
-LEADER_RECOVERING = 1
 
 
 class Election(Enum):

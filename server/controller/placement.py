@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Sequence
 
-from kraftwire.server.metadata.errors import INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 
 
 class _BrokerCycle:
@@ -131,10 +131,10 @@ def place(brokers: Sequence[tuple[int, str | None]], start_partition: int, num_p
     broker is fenced, or when there are fewer brokers than replicas; INVALID_PARTITIONS for a
     non-positive number of partitions."""
     if replication_factor <= 0:
-        raise KafkaError(INVALID_REPLICATION_FACTOR,
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                          "Replication factor must be larger than 0, or -1 to use the default value.")
     if num_partitions <= 0:
-        raise KafkaError(INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
     striper = _Striper(brokers, fenced, rng)
     if striper.unfenced == 0:
         reason = "All brokers are currently fenced, or have all their log directories cordoned."
@@ -146,4 +146,4 @@ def place(brokers: Sequence[tuple[int, str | None]], start_partition: int, num_p
         return [striper.place(replication_factor) for _ in range(num_partitions)]
     if start_partition == 0:
         reason = f"Unable to replicate the partition {replication_factor} time(s): {reason}"
-    raise KafkaError(INVALID_REPLICATION_FACTOR, reason)
+    raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, reason)

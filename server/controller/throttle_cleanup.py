@@ -16,9 +16,12 @@ import asyncio
 import uuid
 
 from kraftwire.codec import records as rec
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage
+from .result import ControllerResult
 
 TOPIC_KEYS = (configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS)
 BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)
@@ -26,6 +29,19 @@ BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)
 
 def auto_remove_enabled(image: MetadataImage) -> bool:
     return bool(configs.broker_value({}, image.broker_configs(""), configs.THROTTLE_AUTO_REMOVE_ENABLE))
+
+
+def set_auto_remove(image: MetadataImage, enabled: bool) -> ControllerResult:
+    """The cluster-default ConfigRecord switching the option on or off (the record
+    ``kafka-configs --entity-default`` writes; ``kraftwire serve --throttle-auto-remove``); none when it
+    already is so. Raises KafkaError unless ``enabled`` is a bool."""
+    if not isinstance(enabled, bool):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Throttle auto-removal is true or false, not {enabled!r}.")
+    value = str(enabled).lower()
+    if image.broker_configs("").get(configs.THROTTLE_AUTO_REMOVE_ENABLE) == value:
+        return ControllerResult()
+    return ControllerResult([rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
+                                              name=configs.THROTTLE_AUTO_REMOVE_ENABLE, value=value)])
 
 
 def throttle_removals(image: MetadataImage, topics, brokers) -> list:
@@ -42,12 +58,12 @@ def throttle_removals(image: MetadataImage, topics, brokers) -> list:
     records = []
     for name in sorted(set(topics) - busy_topics):
         present = image.topic_configs(name) if name in image.topic_ids else {}
-        records += [(rec.ConfigRecord(resource_type=configs.TOPIC, resource_name=name, name=key, value=None), None)
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name, name=key, value=None)
                     for key in TOPIC_KEYS if key in present]
     for broker_id in sorted(set(brokers) - busy_brokers):
         present = image.broker_configs(str(broker_id))
-        records += [(rec.ConfigRecord(resource_type=configs.BROKER, resource_name=str(broker_id), name=key,
-                                      value=None), None)
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=str(broker_id), name=key,
+                                     value=None)
                     for key in BROKER_KEYS if key in present]
     return records
 
@@ -92,4 +108,4 @@ class ThrottleCleaner:
                     ended_brokers |= self._reassigning.pop(key)[1]
         if ended_topics or ended_brokers:
             asyncio.ensure_future(self.controller.write(
-                lambda working: (throttle_removals(working, ended_topics, ended_brokers), None)))
+                lambda working: ControllerResult(throttle_removals(working, ended_topics, ended_brokers))))

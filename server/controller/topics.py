@@ -14,13 +14,12 @@ from collections.abc import Iterable, Sequence
 
 from kraftwire.codec import records as rec
 
-from kraftwire.server.metadata.errors import INVALID_REPLICA_ASSIGNMENT, KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.server.metadata.image import MetadataImage
 from .partition_change import default_directory
 from .placement import place
 
-ZERO_UUID = uuid.UUID(int=0)
-METADATA_TOPIC = "__cluster_metadata"
+
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
 # MetadataVersion 3.9-IV0 writes partition records with Directories and without ELR fields.
@@ -84,18 +83,18 @@ def check_manual_assignment(image: MetadataImage, replicas: Sequence[int],
     """Kafka's checks of one partition's replica list given by a client; raises KafkaError
     INVALID_REPLICA_ASSIGNMENT. ``replication_factor``: what earlier partitions have, if any."""
     if not replicas:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
     previous = None
     for broker_id in sorted(replicas):
         if broker_id not in image.brokers:
-            raise KafkaError(INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
                                                          f"{broker_id}, but no such broker is registered.")
         if broker_id == previous:
-            raise KafkaError(INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker "
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker "
                                                          f"{broker_id} more than once.")
         previous = broker_id
     if replication_factor is not None and len(replicas) != replication_factor:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT,
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                          f"The manual partition assignment includes a partition with {len(replicas)} replica(s), "
                          f"but this is not consistent with previous partitions, which have {replication_factor} "
                          "replica(s).")
@@ -105,7 +104,7 @@ def manual_isr(image: MetadataImage, replicas: Sequence[int], partition_id: int)
     """The ISR of a manually assigned new partition; INVALID_REPLICA_ASSIGNMENT if none can lead."""
     isr = active_replicas(image, replicas)
     if not isr:
-        raise KafkaError(INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition assignment for "
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition assignment for "
                                                      f"partition {partition_id} are fenced or in controlled shutdown.")
     return isr
 
@@ -122,9 +121,8 @@ def place_partitions(image: MetadataImage, start_partition: int, count: int, rep
 
 def partition_record(image: MetadataImage, topic_id: uuid.UUID, partition_id: int, replicas: Sequence[int],
                      isr: Sequence[int]):
-    """The (PartitionRecord, version) entry of a new partition: its first in-sync replica leads."""
-    return (rec.PartitionRecord(
+    """The PartitionRecord of a new partition: its first in-sync replica leads."""
+    return rec.PartitionRecord(
         partition_id=partition_id, topic_id=topic_id, replicas=list(replicas), isr=list(isr),
         removing_replicas=[], adding_replicas=[], leader=isr[0], leader_recovery_state=0, leader_epoch=0,
-        partition_epoch=0, directories=[default_directory(image.brokers, b) for b in replicas]),
-        None)
+        partition_epoch=0, directories=[default_directory(image.brokers, b) for b in replicas])

@@ -1,0 +1,9 @@
+"""The metadata: what the log's records mean, for whoever replays them. ``image`` (the state built by
+applying records, and nothing else), ``record_versions`` (which version of each record is written),
+``configs`` (the catalogue of topic and broker configs, their parsing and validation), ``errors`` (the
+``KafkaError`` a refusal raises) and ``view`` (``MetadataView``, what a broker may know of the metadata).
+
+Kept apart from the controller on purpose: the brokers use the same image code as the controller, as
+Kafka's image/metadata module serves both its controller and its brokers, so the broker wing depends on
+this wing and never on ``controller``. It imports only ``kraftwire.codec``.
+"""

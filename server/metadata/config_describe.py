@@ -9,8 +9,10 @@ from enum import IntEnum
 from itertools import dropwhile
 from typing import NamedTuple
 
+from kraftwire.codec.constants import ConfigResourceType
+
 from .config_values import ConfigType, parse, render
-from .configs import BROKER, BROKER_CONFIGS, QUOTA_CONFIGS, SYNONYM_GROUPS, TOPIC, TOPIC_CONFIGS, ConfigKey, topic_value
+from .configs import BROKER_CONFIGS, QUOTA_CONFIGS, SYNONYM_GROUPS, TOPIC_CONFIGS, ConfigKey, topic_value
 
 
 class ConfigSource(IntEnum):
@@ -104,13 +106,13 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     def selected(names):
         return [name for name in names if not keys or name in keys]
 
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         rows = [_topic_row(name, dynamic, broker_defaults) for name in selected(TOPIC_CONFIGS)]
-    elif resource_type == BROKER and resource_name == "":
+    elif resource_type == ConfigResourceType.BROKER and resource_name == "":
         names = [name for name in BROKER_CONFIGS if name in dynamic]
         names += sorted(dynamic.keys() - BROKER_CONFIGS.keys())
         rows = [_cluster_default_row(name, dynamic) for name in selected(names)]
-    elif resource_type == BROKER:
+    elif resource_type == ConfigResourceType.BROKER:
         names = [*BROKER_CONFIGS, *sorted((dynamic.keys() | broker_defaults.keys()) - BROKER_CONFIGS.keys())]
         startup = {"broker.id": resource_name, **(static or {})}
         rows = [_broker_row(name, dynamic, broker_defaults, startup) for name in selected(names)]

@@ -28,11 +28,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from kraftwire.codec.constants import ConfigResourceType
+
 from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, check_gzip_level,
                             check_throttled_replicas, parse, render)
 
-TOPIC = 2
-BROKER = 4
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
@@ -286,9 +286,9 @@ SYNONYM_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def catalogue_of(resource_type: int) -> dict[str, ConfigKey]:
-    if resource_type == TOPIC:
+    if resource_type == ConfigResourceType.TOPIC:
         return TOPIC_CONFIGS
-    if resource_type == BROKER:
+    if resource_type == ConfigResourceType.BROKER:
         return BROKER_CONFIGS
     raise ValueError(f"no dynamic configs for resource type {resource_type}")
 

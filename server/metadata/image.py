@@ -16,22 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
+                                       LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
 from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
-
-MIGRATING = uuid.UUID(int=0)
-UNASSIGNED = uuid.UUID(int=1)
-LOST = uuid.UUID(int=2)
-RESERVED_DIRECTORY_LIMIT = 100  # ids with msb 0 and lsb below this are reserved (DirectoryId)
-
-LEADER_UNCHANGED = -2
-NO_LEADER = -1
-TOPIC_RESOURCE = 2
-BROKER_RESOURCE = 4
-
-
-def is_reserved_directory(directory: uuid.UUID) -> bool:
-    return directory.int < RESERVED_DIRECTORY_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +110,8 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
         removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
         adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
         leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        leader_recovery_state=state.leader_recovery_state if r.leader_recovery_state == -1 else r.leader_recovery_state,
+        leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
+                               else r.leader_recovery_state),
         leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         partition_epoch=state.partition_epoch + 1,
         directories=_directories(directories, replicas),
@@ -156,11 +145,11 @@ class MetadataImage:
         return None if topic_id is None else self.topics[topic_id]
 
     def topic_configs(self, name: str) -> dict[str, str]:
-        return self.configs.get((TOPIC_RESOURCE, name), {})
+        return self.configs.get((ConfigResourceType.TOPIC, name), {})
 
     def broker_configs(self, broker: str) -> dict[str, str]:
         """Dynamic configs of one broker ("1") or the cluster-wide default ("")."""
-        return self.configs.get((BROKER_RESOURCE, broker), {})
+        return self.configs.get((ConfigResourceType.BROKER, broker), {})
 
     def partitions(self):
         """Every (topic, partition index, state)."""
@@ -267,11 +256,11 @@ class MetadataImage:
         if broker is None:
             return
         changes = {}
-        if r.fenced == 1:
+        if r.fenced == FENCE:
             changes["fenced"] = True
-        elif r.fenced == -1:
+        elif r.fenced == UNFENCE:
             changes["fenced"] = False
-        if r.in_controlled_shutdown == 1:
+        if r.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN:
             changes["in_controlled_shutdown"] = True
         if r.log_dirs:
             changes["log_dirs"] = tuple(r.log_dirs)
@@ -287,7 +276,7 @@ class MetadataImage:
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
             del self.topic_ids[topic.name]
-            self.configs.pop((TOPIC_RESOURCE, topic.name), None)
+            self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
     def _add_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)

@@ -15,7 +15,7 @@ the level: only a log from elsewhere gives kraftwire such state, and a snapshot 
 What the later levels turn on in Kafka beyond record versions (ELR elections, cordoned directories,
 ApiVersions v5's ClusterId and NodeId) kraftwire does not model; README.md lists them.
 
-Decisions return (record, None) and the controller fills the version in here, so the choice lives in
+Decisions return bare records and the controller picks each one's version here, so the choice lives in
 one place.
 """
 from __future__ import annotations

@@ -7,8 +7,13 @@
 * ``snapshots``: ``.checkpoint`` files.
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
+
+It imports only ``kraftwire.codec``: the controller writes through it as a ``MetadataLog``
+(server/controller/metadata_log.py) that the host hands in.
 """
-from .log import PARTITION_DIR, LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
+from kraftwire.codec.log_layout import PARTITION_DIR
+
+from .log import LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
 from .storage import StorageError
 
 __all__ = ["PARTITION_DIR", "LogCorruptError", "LogFailedError", "QuorumDescription", "RaftConfig", "RaftLog",

@@ -17,9 +17,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kraftwire.codec.log_layout import QUORUM_STATE_FILE
+
 from .storage import StorageError, atomic_write
 
-FILE_NAME = "quorum-state"
 NO_ID = -1
 
 
@@ -39,7 +40,7 @@ class QuorumState:
 
 def read_quorum_state(directory: Path) -> QuorumState | None:
     """The stored state, None when there is none yet; StorageError when the file is damaged."""
-    path = directory / FILE_NAME
+    path = directory / QUORUM_STATE_FILE
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -66,4 +67,4 @@ def read_quorum_state(directory: Path) -> QuorumState | None:
 
 
 def write_quorum_state(directory: Path, state: QuorumState) -> None:
-    atomic_write(directory / FILE_NAME, state.to_json().encode())
+    atomic_write(directory / QUORUM_STATE_FILE, state.to_json().encode())

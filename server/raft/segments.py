@@ -9,8 +9,9 @@ pre-allocated, and they are fsync'd when a segment rolls or the log closes rathe
 commit: recovery rebuilds the index of every segment it scans.
 
 ``walk`` checks a buffer of batches against the log's rules (framing, CRC-32C, contiguous offsets,
-epochs that change only upward and only at a control batch); recovery and ``kraftwire log verify``
-share it.
+epochs that change only upward and only at a control batch), and ``judge_damage`` decides whether what
+it found may be cut away as a torn write or means acknowledged data is damaged; recovery and
+``kraftwire log verify`` share both, so start-up is never more lenient than verify.
 """
 from __future__ import annotations
 
@@ -22,26 +23,11 @@ from pathlib import Path
 from typing import Iterator
 
 from kraftwire.codec import MalformedError
+from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
 from kraftwire.codec.records import ATTR_CONTROL, BatchHeader, check_batch
 
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-INDEX_ENTRY = struct.Struct(">ii")
-DEFAULT_INDEX_INTERVAL_BYTES = 4096
 _BASE_OFFSET = struct.Struct(">q")
 _MAGIC_POSITION = 16
-
-
-def file_name(base_offset: int, suffix: str) -> str:
-    return f"{base_offset:020d}{suffix}"
-
-
-def parse_base_offset(name: str, suffix: str) -> int | None:
-    """The base offset in a segment or index file name, None for other files."""
-    stem = name[: -len(suffix)]
-    if name.endswith(suffix) and len(stem) == 20 and stem.isdigit():
-        return int(stem)
-    return None
 
 
 class Damage(Exception):
@@ -101,6 +87,38 @@ def find_batch_after(buf, position: int, min_offset: int) -> int | None:
         return candidate
 
 
+def judge_damage(path: Path, buf, damage: Damage | None, valid_size: int, *, is_last: bool, snapshot_end: int,
+                 synced_bytes: int | None) -> str | None:
+    """Why start-up must refuse ``path``, or None when what follows ``valid_size`` (``damage``, or a file
+    shorter than it should be) is an unfinished write that may be cut away.
+
+    Only bytes at or past ``synced_bytes``, the length recorded as fsync'd (so every batch below it
+    was acknowledged), can be a torn tail; that holds for the last batch too. Without a recorded length
+    (a log from before it was kept), damage followed by a valid batch is damage in the middle."""
+    if damage is None:
+        if is_last and synced_bytes is not None and valid_size < synced_bytes:
+            return (f"{path} ends at byte {valid_size}, short of the {synced_bytes} bytes recorded as fsync'd: "
+                    f"acknowledged records are missing; refusing to start")
+        return None
+    where = f"{path} at byte {damage.position} (offset {damage.offset}): {damage.reason}"
+    if not is_last:
+        return (f"damaged record batch in {where}; later segments follow, so this is not a torn write: "
+                f"refusing to start (see `kraftwire log verify`)")
+    if damage.offset is not None and damage.offset < snapshot_end:
+        return (f"damaged record batch in {where}; it lies below the newest snapshot (offset {snapshot_end}), "
+                f"so committed data is damaged: refusing to start")
+    if synced_bytes is not None:
+        if damage.position >= synced_bytes:
+            return None  # past what was fsync'd: whatever follows was never acknowledged either
+        return (f"damaged record batch in {where}; it lies below the {synced_bytes} bytes recorded as fsync'd, "
+                f"so acknowledged data is damaged, not a torn write: refusing to start")
+    following = find_batch_after(buf, damage.position, damage.offset or 0)
+    if following is not None:
+        return (f"damaged record batch in {where}; a valid batch follows at byte {following}, so this is "
+                f"damage in the middle of the log, not a torn write: refusing to start")
+    return None
+
+
 @contextmanager
 def mapped(path: Path):
     """The file's bytes as a read-only buffer (an mmap, or b"" for an empty file)."""
@@ -113,26 +131,14 @@ def mapped(path: Path):
             yield view
 
 
-def index_entries(index: bytes) -> list[tuple[int, int]]:
-    """(relative offset, position) entries; stops at the first all-zero entry after the first, as a
-    pre-allocated Kafka index ends."""
-    entries = []
-    for i in range(len(index) // INDEX_ENTRY.size):
-        entry = INDEX_ENTRY.unpack_from(index, i * INDEX_ENTRY.size)
-        if i > 0 and entry == (0, 0):
-            break
-        entries.append(entry)
-    return entries
-
-
 class Segment:
     """One segment and its index. Appends and syncs come from one thread at a time (the log's I/O
     thread); ``size`` counts valid bytes and ``synced_size`` the bytes known to be on disk."""
 
     def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES):
         self.base_offset = base_offset
-        self.path = directory / file_name(base_offset, LOG_SUFFIX)
-        self.index_path = directory / file_name(base_offset, INDEX_SUFFIX)
+        self.path = directory / segment_file_name(base_offset)
+        self.index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
         self.index_interval_bytes = index_interval_bytes
         self.size = 0
         self.synced_size = 0

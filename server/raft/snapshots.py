@@ -10,23 +10,20 @@ start-up, as Kafka does.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
 from kraftwire.codec import MalformedError
+from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
 from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, control_batch, decode_frame,
                            decode_value, encode_batch, encode_frame, read_batch)
 
 from .segments import Damage, mapped, walk
 from .storage import StorageError, fsync_dir
 
-SUFFIX = ".checkpoint"
-PART_SUFFIX = ".checkpoint.part"
 MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
 MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
-_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 
 class SnapshotId(NamedTuple):
@@ -35,7 +32,7 @@ class SnapshotId(NamedTuple):
 
     @property
     def file_name(self) -> str:
-        return f"{self.end_offset:020d}-{self.epoch:010d}{SUFFIX}"
+        return snapshot_file_name(self.end_offset, self.epoch)
 
 
 class SnapshotError(StorageError):
@@ -46,15 +43,15 @@ def list_snapshots(directory: Path) -> list[tuple[SnapshotId, Path]]:
     """Every ``.checkpoint`` in ``directory``, oldest first."""
     found = []
     for path in directory.iterdir():
-        match = _NAME.match(path.name)
-        if match:
-            found.append((SnapshotId(int(match[1]), int(match[2])), path))
+        parsed = parse_snapshot_name(path.name)
+        if parsed:
+            found.append((SnapshotId(*parsed), path))
     return sorted(found)
 
 
 def remove_partial(directory: Path) -> list[Path]:
     """Delete interrupted snapshot writes; returns what was deleted."""
-    partial = [p for p in directory.iterdir() if p.name.endswith(PART_SUFFIX)]
+    partial = [p for p in directory.iterdir() if p.name.endswith(PARTIAL_SNAPSHOT_SUFFIX)]
     for path in partial:
         path.unlink()
     return partial
@@ -64,7 +61,7 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
                    records: Iterable) -> Path:
     """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``; returns its path."""
     final = directory / snapshot.file_name
-    part = directory / f"{final.name[: -len(SUFFIX)]}-{secrets.token_hex(8)}{PART_SUFFIX}"
+    part = directory / f"{final.name[: -len(SNAPSHOT_SUFFIX)]}-{secrets.token_hex(8)}{PARTIAL_SNAPSHOT_SUFFIX}"
     epoch = snapshot.epoch
     with open(part, "wb") as out:
         out.write(control_batch(0, epoch, now_ms, [SnapshotHeaderRecord(

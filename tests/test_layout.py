@@ -1,0 +1,169 @@
+"""The package layout ARCHITECTURE.md describes: which wing may import which, and one ``kraftwire``
+distribution with no other top-level import name.
+
+The import graph is read from the source with ``ast`` (no module is imported), so a rule broken by a
+function-local import is caught too. The folders map onto ``kraftwire.*`` names as pyproject.toml's
+package-dir says.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What each wing may import besides itself (ARCHITECTURE.md, "Wings"); the host may import anything.
+ALLOWED = {
+    "codec": {"schemas"},
+    "audit": {"codec"},
+    "server.metadata": {"codec"},
+    "server.raft": {"codec"},
+    "server.wire": {"codec"},
+    "server.controller": {"codec", "server.metadata", "server.wire"},
+    "server.apis": {"codec", "server.metadata", "server.controller", "server.wire"},
+    "server.broker": {"codec", "server.metadata", "server.wire"},
+}
+
+# The controller's pure decision rules: functions of (image, request), testable without sockets.
+DECISION_RULES = ["partition_change", "placement", "topics", "broker_lifecycle", "throttle_cleanup",
+                  "replication_bandwidth", "config_validation", "result"]
+DECISION_RULES_MUST_NOT_REACH = ("kraftwire.server.wire", "kraftwire.server.raft", "kraftwire.server.apis",
+                                 "kraftwire.server.controller.metadata_log", "kraftwire.server.controller.active_controller")
+
+
+def source_modules() -> dict[str, Path]:
+    """Every module of the distribution by its import name, from the folders pyproject maps."""
+    package_dirs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    mapped = {ROOT / d for d in package_dirs.values()}
+    modules = {}
+    for package, directory in package_dirs.items():
+        for path in (ROOT / directory).rglob("*.py"):
+            if any(parent in mapped and ROOT / directory in parent.parents for parent in path.parents):
+                continue  # in a folder mapped to a package of its own (server/public is ``kraftwire``)
+            parts = list(path.relative_to(ROOT / directory).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+MODULES = source_modules()
+
+
+def direct_imports(name: str, path: Path) -> set[str]:
+    """The kraftwire modules ``name`` imports (anywhere in the file), with the packages they live in."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                if node.level else node.module
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            # Importing a module runs its packages' __init__ first; not counted: the root package, which
+            # loads the harness only when ``Cluster`` is first asked for (server/public/__init__.py).
+            found.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    return {m for m in found if m in MODULES}
+
+
+GRAPH = {name: direct_imports(name, path) for name, path in MODULES.items()}
+
+
+def reachable(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in GRAPH[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def wing(module: str) -> str:
+    parts = module.split(".")[1:]
+    if parts[:1] == ["server"] and len(parts) > 1:
+        return "server." + parts[1]
+    return ".".join(parts[:1]) or "kraftwire"
+
+
+def test_the_import_graph_covers_the_source_tree():
+    assert {"kraftwire", "kraftwire.codec", "kraftwire.server.broker.node", "kraftwire.server.controller.topics",
+            "kraftwire.audit"} <= set(MODULES)
+    assert "kraftwire.server.public" not in MODULES
+    assert "kraftwire.server.controller.result" in GRAPH["kraftwire.server.apis.api45_alter_partition_reassignments"]
+
+
+def test_each_wing_imports_only_what_it_may():
+    broken = sorted((module, target) for module, targets in GRAPH.items() if wing(module) in ALLOWED
+                    for target in targets
+                    if wing(target) != wing(module) and wing(target) not in ALLOWED[wing(module)]
+                    and target != "kraftwire.server")  # the (empty) server package itself
+    assert broken == []
+
+
+def test_brokers_cannot_reach_the_controller_even_indirectly():
+    for module in MODULES:
+        if wing(module) == "server.broker":
+            reached = {m for m in reachable(module) if wing(m) in ("server.controller", "server.apis", "server.raft")}
+            assert reached == set(), module
+
+
+def test_codec_and_audit_stay_out_of_the_server():
+    for module in MODULES:
+        if wing(module) == "codec":
+            assert {wing(m) for m in reachable(module)} <= {"codec", "schemas"}, module
+        if wing(module) == "audit":
+            assert {wing(m) for m in reachable(module)} <= {"audit", "codec", "schemas"}, module
+
+
+def test_decision_rules_reach_neither_the_wire_the_log_nor_the_handlers():
+    for rule in DECISION_RULES:
+        module = f"kraftwire.server.controller.{rule}"
+        assert module in MODULES
+        reached = {m for m in reachable(module) if m.startswith(DECISION_RULES_MUST_NOT_REACH)}
+        assert reached == set(), module
+
+
+def test_the_wheel_installs_only_kraftwire(tmp_path):
+    """Built from a copy of the tree (the build leaves build/ and *.egg-info behind), installed without
+    its dependencies into a fresh venv that imports ``kraftwire`` and nothing named server, codec or audit."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        (source / name).write_bytes((ROOT / name).read_bytes())
+    for folder in ("codec", "server", "audit", "schemas"):
+        subprocess.run(["cp", "-r", str(ROOT / folder), str(source / folder)], check=True)
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(dist)],
+                   check=True, timeout=600)
+    (wheel,) = dist.glob("kraftwire-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        top = {name.split("/")[0] for name in archive.namelist()}
+    assert top == {"kraftwire", wheel.name.split("-py")[0] + ".dist-info"}
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, timeout=300)
+    site_packages, imported = subprocess.run(
+        [str(python), "-I", "-c", "import kraftwire, sysconfig; print(sysconfig.get_paths()['purelib']); "
+                                  "print(kraftwire.__file__)"],
+        cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert Path(imported) == Path(site_packages) / "kraftwire" / "__init__.py"
+    installed = {path.name.removesuffix(".py") for path in Path(site_packages).iterdir()}
+    assert "kraftwire" in installed
+    assert installed & {"server", "codec", "audit", "schemas"} == set()
+    found = subprocess.run([str(python), "-I", "-c", "import importlib.util as u; "
+                            "print([n for n in ('server', 'codec', 'audit') if u.find_spec(n)])"],
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    assert found == "[]"
