@@ -13,8 +13,9 @@ from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.metadata.configs import describe, validate_topic_changes
-from kraftwire.server.metadata.errors import KafkaError
-from kraftwire.server.metadata.image import LEADER_UNCHANGED, MIGRATING, MetadataImage
+from kraftwire.codec import KafkaError
+from kraftwire.codec.constants import LEADER_UNCHANGED, MIGRATING
+from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
@@ -24,7 +25,7 @@ def decide_alter(image, topic: str, index: int, replicas, allow_rf_change: bool)
     request = Request(allow_replication_factor_change=allow_rf_change, topics=[Request.ReassignableTopic(
         name=topic, partitions=[Request.ReassignablePartition(partition_index=index, replicas=replicas)])])
     records, response = alter.decide(image, request)
-    return [r for r, _ in records], [(p.error_code, p.error_message) for t in response.responses for p in t.partitions]
+    return list(records), [(p.error_code, p.error_message) for t in response.responses for p in t.partitions]
 
 
 def test_kip860_refuses_growing_the_replication_factor_too():
@@ -192,7 +193,7 @@ def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about(
         image.apply(rec.ConfigRecord(resource_type=4, resource_name=broker, name=name,
                                      value="true" if broker == "" else "1000"), image.offset + 1)
     removed = [(r.resource_type, r.resource_name, r.name)
-               for r, _ in throttle_removals(image, {"done", "shrinking"}, {2, 4})]
+               for r in throttle_removals(image, {"done", "shrinking"}, {2, 4})]
     assert removed == [(2, "done", "leader.replication.throttled.replicas"),
                        (4, "4", "leader.replication.throttled.rate")]
 

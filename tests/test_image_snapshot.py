@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraftwire.codec import records as rec
-from kraftwire.server.metadata.image import MIGRATING, MetadataImage
+from kraftwire.codec.constants import MIGRATING
+from kraftwire.server.metadata.image import MetadataImage
 
 BROKER_IDS = st.integers(1, 3)
 DIRECTORIES = [uuid.UUID(int=(1 << 64) + i) for i in range(3)]

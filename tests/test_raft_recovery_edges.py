@@ -55,8 +55,10 @@ async def test_damage_at_the_tail_below_the_newest_snapshot_stops_start_up(tmp_p
 
 async def test_damage_in_the_first_batch_after_the_snapshot_is_a_torn_write(tmp_path):
     snapshot_end = await write(tmp_path, ["0", "1", "2", "3"], snapshot_after=3)
-    _, _, base = damage_last_batch(tmp_path)
+    _, position, base = damage_last_batch(tmp_path)
     assert base == snapshot_end  # the first batch the snapshot does not cover
+    segment = segments(tmp_path)[-1]  # as if x=3 had never been fsync'd: damage there is a torn write
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
     values, _ = await values_after_restart(tmp_path)
     assert values == ["2"]  # the snapshot's x=2, then nothing: the torn x=3 is gone
 
