@@ -162,6 +162,11 @@ def record_row(raw: Raw, record, version: int, topic=None, topic_id=None, partit
 
 
 def undecodable(out: Output, raw: Raw, exc: MalformedError, **where) -> None:
+    """A record that does not decode is a violation, unless it is well framed and only of a type (or
+    version) the schemas lack, as a newer Kafka writes: that one is counted, not judged."""
+    if isinstance(exc, rec.UnknownRecordType):
+        out.record_types[f"UnknownRecordType{exc.record_type}v{exc.version}"] += 1
+        return
     if out.window.contains(raw[0], raw[1]):
         out.rows["violations"].append(violation(raw[0], raw[1], "undecodable_record", detail=exc.what, **where))
 

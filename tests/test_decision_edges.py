@@ -12,7 +12,8 @@ from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
-from kraftwire.server.metadata.configs import describe, validate_topic_changes
+from kraftwire.server.controller.config_validation import validate_topic_changes
+from kraftwire.server.metadata.config_describe import describe
 from kraftwire.codec import KafkaError
 from kraftwire.codec.constants import LEADER_UNCHANGED, MIGRATING
 from kraftwire.server.metadata.image import MetadataImage

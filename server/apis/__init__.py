@@ -20,7 +20,8 @@ from . import (api03_metadata, api04_leader_and_isr, api18_api_versions, api19_c
                api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
                api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
                api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
-               api73_assign_replicas_to_dirs)
+               api73_assign_replicas_to_dirs, api74_list_config_resources,
+               api75_describe_topic_partitions)
 
 Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
 
@@ -48,6 +49,8 @@ BROKER_APIS: dict[int, Handler] = {
     api46_list_partition_reassignments.API_KEY: forward_to_controller,
     api55_describe_quorum.API_KEY: forward_to_controller,
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
+    api74_list_config_resources.API_KEY: api74_list_config_resources.on_broker,
+    api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {

@@ -2,8 +2,7 @@
 
 Who: any client, on a broker listener. ``Topics`` null (v1+) or empty (v0) means every topic; v10+
 may name topics by id. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (3) (UNKNOWN_TOPIC_ID (100) by
-id); kraftwire never auto-creates topics (it serves no Produce), as if auto.create.topics.enable were
-false. Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
+id), or INVALID_TOPIC_EXCEPTION (17) when the name is illegal (Kafka's ``Topic.validate``); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
 report it (clients send controller-bound requests there and the broker forwards them). During a
 reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions carry
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
@@ -24,6 +23,8 @@ from kraftwire.codec.messages import MetadataResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 
+from kraftwire.server.controller.topics import invalid_name_reason
+from .auto_topic_creation import create_missing_topics
 
 API_KEY = 3
 FIRST_TOPIC_ID_VERSION = 12  # v10 and v11 carry the TopicId field, but Kafka refuses requests that use it
@@ -96,7 +97,9 @@ def build_response(image, request, version: int, broker) -> MetadataResponse:
                 missing = (ErrorCode.UNKNOWN_TOPIC_ID, None, entry.topic_id)
             else:
                 topic = image.topic(entry.name)
-                missing = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, entry.name, ZERO_UUID)
+                illegal = entry.name is not None and invalid_name_reason(entry.name) is not None
+                missing = (ErrorCode.INVALID_TOPIC_EXCEPTION if illegal else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           entry.name, ZERO_UUID)
             topics.append(_missing_topic(*missing) if topic is None else _topic(image, topic, version))
     return MetadataResponse(brokers=brokers, cluster_id=broker.cluster_id, controller_id=live_broker_id(image),
                             topics=topics)
@@ -120,7 +123,7 @@ def on_broker(broker, context, request):
     if _uses_topic_ids_too_early(request, version):
         return invalid_request_response(request)
     if request.topics is not None or version == 0:
-        return build_response(image, request, version, broker)
+        return create_missing_topics(broker, request, build_response(image, request, version, broker))
     cache = broker.metadata_cache
     key = (image.version, version)
     cached = cache.get(key)

@@ -39,13 +39,16 @@ PLAINTEXT = 0
 class BrokerNode:
     """``apis``: api key -> ``handler(broker, context, request)``; ``controller_address``: where the
     controller listener is, (host, port), asked at each start (its port may be ephemeral); ``network``:
-    the replication network every broker of the cluster shares."""
+    the replication network every broker of the cluster shares; ``startup_configs``: the static configs
+    it was started with (its server.properties)."""
 
     def __init__(self, broker_id: int, host: str, port: int, *, metadata: MetadataView,
                  controller_address: Callable[[], tuple[str, int]], apis: Mapping[int, Callable],
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
-                 heartbeat_interval_ms: int = 500, advertised_host: str | None = None):
+                 heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
+                 startup_configs: dict[str, str] | None = None):
         self.broker_id = broker_id
+        self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack

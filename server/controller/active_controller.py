@@ -27,7 +27,8 @@ from typing import Callable
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
+                                                      metadata_version_level, version_for)
 from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
 from .metadata_log import MetadataLog
@@ -40,8 +41,11 @@ Decision = Callable[[MetadataImage], ControllerResult]
 
 class Controller:
     def __init__(self, metadata_log: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
-                 session_timeout_ms: int = 9000, rng: random.Random | None = None):
+                 session_timeout_ms: int = 9000, rng: random.Random | None = None,
+                 metadata_version: str = DEFAULT_METADATA_VERSION):
         self.log = metadata_log
+        # written at the first start only; a log that has a metadata.version keeps it
+        self.bootstrap_metadata_version_level = metadata_version_level(metadata_version)
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
@@ -65,7 +69,7 @@ class Controller:
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
             await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL)]))
+                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level)]))
         self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
@@ -88,7 +92,8 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
-            base, committed = self.log.append([(record, version_for(record)) for record in records])
+            level = self.working.metadata_version_level
+            base, committed = self.log.append([(record, version_for(record, level)) for record in records])
             for i, record in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1

@@ -20,6 +20,7 @@ import uvloop
 from . import config_file, healthcheck
 from .cluster import Cluster
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError
 from kraftwire.server.raft import tools as log_tools
 from kraftwire.server.wire.transport import TransportLimits
@@ -28,11 +29,34 @@ EXIT_LOG_FAILED = 3  # the metadata log directory failed while serving
 DEFAULT_FAILURE_EXIT_DELAY_MS = 2000
 
 
+def node_ids(text: str) -> list[int] | int:
+    """``0,1,2`` (a list) or ``0`` (the first id); ValueError otherwise (argparse names the option)."""
+    ids = [int(part) for part in text.split(",")]
+    return ids if "," in text else ids[0]
+
+
+def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | None:
+    return list(range(node_ids, node_ids + brokers)) if isinstance(node_ids, int) else node_ids
+
+
 def _serve_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: one controller and N simulated brokers",
                        description="Run one controller and N simulated brokers in this process. "
-                                   "Broker i (1..N) listens on --host at --port + i - 1.")
+                                   "The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
+    p.add_argument("--node-ids", type=node_ids, default=None,
+                   help="the brokers' node ids: a list (0,1,2) or the first id (0 gives 0..N-1); default 1..N, "
+                        "as Kafka's sample server.properties starts at node.id=1")
+    p.add_argument("--auto-create-topics", action="store_true",
+                   help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
+                        "missing topics it names (default off, where Kafka's default is on: see README)")
+    p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+                   help=f"metadata.version written at the first start; records are written at its versions "
+                        f"(default {DEFAULT_METADATA_VERSION}: see README for why not the newest)")
+    p.add_argument("--num-partitions", type=int, default=None,
+                   help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
+    p.add_argument("--default-replication-factor", type=int, default=None,
+                   help="Kafka's default.replication.factor: replicas of topics created without one (default 1)")
     p.add_argument("--host", default="127.0.0.1", help="address every listener binds to (default 127.0.0.1)")
     p.add_argument("--advertised-host", default=None,
                    help="address the brokers tell clients to connect to (default: --host)")
@@ -154,7 +178,10 @@ async def _serve(args) -> int:
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                           log_dir_capacity_bytes=args.log_dir_capacity_bytes,
                           throttle_auto_remove=args.throttle_auto_remove, seed=args.seed,
-                          virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args))
+                          virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
+                          node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
+                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
+                          metadata_version=args.metadata_version)
     except (StorageError, ValueError) as exc:  # damaged or locked storage, or a setting out of range
         logger.critical("cannot start: %s", exc)
         return 1

@@ -43,6 +43,7 @@ import random
 import shutil
 import tempfile
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from kraftwire.codec import ErrorCode
@@ -57,6 +58,7 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
@@ -98,6 +100,29 @@ class CommittedImageView:
         self._controller.add_commit_listener(listener)
 
 
+def _check_node_ids(node_ids: list[int], brokers: int) -> None:
+    if len(node_ids) != brokers:
+        raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
+    if len(set(node_ids)) != len(node_ids):
+        raise ValueError(f"node ids must differ: {node_ids}")
+    if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
+        raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
+    if CONTROLLER_NODE_ID in node_ids:
+        raise ValueError(f"node id {CONTROLLER_NODE_ID} is the controller's")
+
+
+def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
+                     default_replication_factor: int | None) -> dict[str, str]:
+    """The cluster-wide broker configs a Kafka cluster would have in every server.properties."""
+    startup = {"auto.create.topics.enable": "true" if auto_create_topics else "false"}
+    for name, value in (("num.partitions", num_partitions), ("default.replication.factor", default_replication_factor)):
+        if value is not None:
+            if not 1 <= value < (1 << 31) or (name == "default.replication.factor" and value >= 1 << 15):
+                raise ValueError(f"{name} must be at least 1, not {value}")
+            startup[name] = str(value)
+    return startup
+
+
 class Cluster:
     def __init__(self, brokers: int = 3, *, host: str = "127.0.0.1", port: int = 0, controller_port: int = 0,
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
@@ -108,9 +133,21 @@ class Cluster:
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
                  log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
                  transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
-                 seed: int | None = None, virtual_clock: bool = False):
+                 seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
+                 auto_create_topics: bool = False, num_partitions: int | None = None,
+                 default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION):
+        """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
+        at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
+        see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
+        those names, used for auto-created topics and CreateTopics asking for the default (-1).
+        ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
+        are then written at the versions Kafka writes at that level (record_versions.py)."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
+        metadata_version_level(metadata_version)  # refused before anything is created
+        _check_node_ids(node_ids, brokers)
+        startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
@@ -124,28 +161,32 @@ class Cluster:
         try:
             self._locks.acquire(self.data_dir)
             cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
-            broker_log_dirs = [self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
-                               for i in range(brokers)]
+            broker_log_dirs = [self._log_dirs(broker_id, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
+                               for broker_id in node_ids]
         except BaseException:
             self._locks.release()
             raise
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms,
-                                     rng=None if seed is None else random.Random(seed))
-        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS)
+                                     rng=None if seed is None else random.Random(seed),
+                                     metadata_version=metadata_version)
+        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
+                                              startup_configs)
         metadata = CommittedImageView(self.controller)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
-            BrokerNode(i + 1, host, port + i if port else 0, metadata=metadata,
+            BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
                        controller_address=lambda: (self.controller_node.host, self.controller_node.port),
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
-                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
-            for i in range(brokers)
+                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
+                       startup_configs=startup_configs)
+            for i, broker_id in enumerate(node_ids)
         ]
+        self._by_id = {broker.broker_id: broker for broker in self.brokers}
         for node in self.brokers:
             node.new_incarnation_id = new_uuid
         self.faults = ErrorInjector([b.listener for b in self.brokers])
@@ -176,9 +217,9 @@ class Cluster:
         self.failed.set()
 
     def broker(self, broker_id: int) -> BrokerNode:
-        if not 1 <= broker_id <= len(self.brokers):
+        if broker_id not in self._by_id:
             raise KeyError(f"no broker {broker_id}")
-        return self.brokers[broker_id - 1]
+        return self._by_id[broker_id]
 
     def listeners(self) -> list[Listener]:
         return [self.controller_node.listener] + [b.listener for b in self.brokers]

@@ -9,6 +9,8 @@ entry (it must point at a batch boundary and name that batch's last offset); it 
 problem with its file and offset and exits 1, or a summary and exits 0. The newest segment is judged
 as start-up judges it (``segments.judge_damage``): damage past the length recorded as fsync'd is a
 torn tail start-up cuts away (reported, exit 0); damage below it, or a file cut short of it, exits 1.
+A well-framed record of a type (or version) ``schemas/records`` does not hold, as a newer Kafka may
+write, is no damage: dump shows it as ``UnknownRecord`` with its bytes and verify lists it as a warning.
 """
 from __future__ import annotations
 
@@ -19,12 +21,13 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Iterator, NamedTuple, TextIO
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
 from kraftwire.codec.model import Struct
-from kraftwire.codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
+from kraftwire.codec.records import (METADATA_TYPES, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
+                                     decode_control, decode_frame, read_batch)
 
 from .log import read_synced_lengths
 from .segments import Damage, judge_damage, mapped, walk
@@ -34,6 +37,20 @@ from .snapshots import list_snapshots
 class Problem(Exception):
     def __init__(self, path: Path, position: int, offset: int | None, reason: str):
         super().__init__(f"{path}: offset {offset} (byte {position}): {reason}")
+
+
+class UnknownRecord(NamedTuple):
+    """A framed metadata record the codec has no schema for; ``frame`` is the whole record value."""
+
+    record_type: int
+    version: int
+    frame: bytes
+
+    def describe(self) -> str:
+        known = METADATA_TYPES.get(self.record_type)
+        what = (f"unknown metadata record type {self.record_type} v{self.version}" if known is None
+                else f"unknown version {self.version} of {known.__name__} (type {self.record_type})")
+        return f"{what}: {self.frame.hex()}"
 
 
 def partition_directory(path: str | Path) -> Path:
@@ -65,6 +82,9 @@ def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
                             value, version = decode_control(record.key, record.value), 0
                         else:
                             value, version = decode_frame(record.value)
+                    except UnknownRecordType as unknown:
+                        value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value))
+                        version = unknown.version
                     except MalformedError as exc:
                         raise Problem(path, position, record.offset, exc.what) from None
                     yield record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value, version
@@ -125,6 +145,8 @@ def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = No
 def fields_at(value, version: int):
     """A record's fields as JSON-ready data, only those its version has; unknown tagged fields only
     when there are some."""
+    if isinstance(value, UnknownRecord):
+        return {"record_type": value.record_type, "frame": value.frame.hex()}
     if isinstance(value, Struct):
         fields = {spec.attr: fields_at(item, version)
                   for spec, item in zip(value._spec.fields, value) if version in spec.versions}
@@ -187,9 +209,13 @@ def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
     boundaries: dict[Path, dict[int, int]] = {}
     snapshot_ends: dict[Path, list] = {}  # snapshot -> [first record, last record]
     first = last = None
+    unknown = 0
     try:
         tail_rule = TailRule.of(directory, segment_paths(directory)[-1]) if segment_paths(directory) else None
         for path, (offset, _epoch, _ts, _control, record, _version) in read_log(directory, boundaries, tail_rule):
+            if isinstance(record, UnknownRecord):
+                unknown += 1
+                print(f"warning: {path}: offset {offset}: {record.describe()}", file=out)
             if path in boundaries:
                 first = offset if first is None else first
                 last = offset
@@ -208,7 +234,9 @@ def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
         print(f"damaged: {problem}", file=out)
         return 1
     span = f"offsets {first}..{last}" if first is not None else "no records"
-    print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}", file=out)
+    warnings = f", {unknown} record(s) of unknown type" if unknown else ""
+    print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}{warnings}",
+          file=out)
     if tail_rule is not None and tail_rule.torn is not None:
         path, position, dropped, reason = tail_rule.torn
         print(f"torn tail: {path} from byte {position} ({dropped} bytes past the fsync'd length, {reason}); "
