@@ -128,7 +128,7 @@ class KafkaCluster:
             directory.mkdir(parents=True)
             config = directory / "server.properties"
             config.write_text("".join(f"{k}={v}\n" for k, v in self._properties(node_id).items()))
-            formats.append(subprocess.Popen(java_command(STORAGE_TOOL, "format", "-t", self.cluster_id, "-c", str(config)),
+            formats.append(subprocess.Popen(java_command(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config)),
                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for formatting in formats:
             output = formatting.communicate(timeout=180)[0]
