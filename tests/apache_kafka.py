@@ -4,7 +4,8 @@ the version) into tests/kafka/lib.
 
 ``run_tool`` runs one of Kafka's tools by its main class, as ``bin/kafka-*.sh`` would; ``KafkaCluster``
 starts a real cluster: node 1 a combined controller+broker, the others plain brokers, each with
-``log_dirs`` log directories, on ports the kernel picked, formatted with Kafka's storage tool.
+``log_dirs`` log directories, on ports the kernel picked, formatted with Kafka's storage tool; or, with
+``dedicated_controller``, a controller node of its own beside the brokers, as kraftwire is laid out.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 
 from kraftwire.codec.messages import MetadataRequest
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.host.cluster import CONTROLLER_NODE_ID
 from served import free_ports
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
@@ -59,22 +61,31 @@ DUMP_LOG = "org.apache.kafka.tools.DumpLogSegments"
 METADATA_SHELL = "org.apache.kafka.shell.MetadataShell"
 
 
-class KafkaCluster:
-    """A real Apache Kafka KRaft cluster of ``brokers`` nodes, each a JVM with a small heap.
+class PortTaken(Exception):
+    """A node could not bind a port chosen for it: another process took it meanwhile."""
 
-    Node 1 is the one controller (combined with a broker, like a development cluster), so there is one
-    voter; nodes 2..n are brokers only. Offsets and transactions topics take one replica, and a group's
-    first rebalance does not wait, so the cluster answers at once.
+
+class KafkaCluster:
+    """A real Apache Kafka KRaft cluster of ``brokers`` broker nodes (ids 1..n), each a JVM with a small heap.
+
+    There is one voter: node 1, combined with a broker like a development cluster, or with
+    ``dedicated_controller`` a controller-only node of that id. Offsets and transactions topics take
+    one replica, and a group's first rebalance does not wait, so the cluster answers at once.
     """
 
-    def __init__(self, brokers: int = 3, log_dirs: int = 2, overrides: dict[str, str] | None = None):
+    def __init__(self, brokers: int = 3, log_dirs: int = 2, dedicated_controller: int | None = None,
+                 overrides: dict[str, str] | None = None):
         self.count, self.log_dirs_per_broker, self.overrides = brokers, log_dirs, overrides or {}
+        self.controller_id = dedicated_controller or 1
+        self.dedicated = dedicated_controller is not None
         self.root = Path(tempfile.mkdtemp(prefix="apache-kafka-"))
         self.cluster_id = _cluster_id()
-        base = free_ports(brokers + 1)
-        self.controller_port = base
-        self.ports = [base + 1 + i for i in range(brokers)]
         self.processes: list[subprocess.Popen] = []
+        self._pick_ports()
+
+    def _pick_ports(self) -> None:
+        base = free_ports(self.count + 1)
+        self.controller_port, self.ports = base, [base + 1 + i for i in range(self.count)]
 
     @property
     def bootstrap(self) -> str:
@@ -88,24 +99,22 @@ class KafkaCluster:
 
     def metadata_dir(self) -> Path:
         """The controller's ``__cluster_metadata-0`` partition directory."""
-        return self.node_dir(1) / "metadata" / "__cluster_metadata-0"
+        return self.node_dir(self.controller_id) / "metadata" / "__cluster_metadata-0"
+
+    @property
+    def node_ids(self) -> list[int]:
+        return ([self.controller_id] if self.dedicated else []) + list(range(1, self.count + 1))
 
     def _properties(self, node_id: int) -> dict[str, str]:
-        port = self.ports[node_id - 1]
-        controller = node_id == 1
-        listeners = f"PLAINTEXT://127.0.0.1:{port}"
-        if controller:
-            listeners += f",CONTROLLER://127.0.0.1:{self.controller_port}"
+        roles = [role for role, yes in (("broker", node_id <= self.count), ("controller", node_id == self.controller_id))
+                 if yes]
+        listeners = [f"CONTROLLER://127.0.0.1:{self.controller_port}"] if "controller" in roles else []
         properties = {
-            "process.roles": "broker,controller" if controller else "broker",
+            "process.roles": ",".join(roles),
             "node.id": str(node_id),
-            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": listeners,
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "controller.quorum.voters": f"{self.controller_id}@127.0.0.1:{self.controller_port}",
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "log.dirs": ",".join(str(d) for d in self.log_dirs(node_id)),
             "metadata.log.dir": str(self.node_dir(node_id) / "metadata"),
             "offsets.topic.replication.factor": "1",
             "transaction.state.log.replication.factor": "1",
@@ -118,12 +127,34 @@ class KafkaCluster:
             "background.threads": "2",
             "log.cleaner.enable": "false",
         }
+        if "broker" in roles:
+            port = self.ports[node_id - 1]
+            listeners.insert(0, f"PLAINTEXT://127.0.0.1:{port}")
+            properties.update({"advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                               "inter.broker.listener.name": "PLAINTEXT",
+                               "log.dirs": ",".join(str(d) for d in self.log_dirs(node_id))})
+        else:
+            properties["log.dirs"] = str(self.node_dir(node_id) / "metadata")
+        properties["listeners"] = ",".join(listeners)
         properties.update(self.overrides)
         return properties
 
-    def start(self, timeout: float = 120) -> "KafkaCluster":
+    def start(self, timeout: float = 120, attempts: int = 3) -> "KafkaCluster":
+        """Format and start every node; on new ports if one was taken in between (Kafka needs its
+        controller's port in every node's config before any starts, so the kernel cannot pick it at bind)."""
+        for _ in range(attempts):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                self.stop(remove=False)
+                shutil.rmtree(self.root, ignore_errors=True)
+                self.root.mkdir()
+                self._pick_ports()
+        raise AssertionError(f"Apache Kafka found its ports taken {attempts} times")
+
+    def _start(self, timeout: float) -> "KafkaCluster":
         formats = []
-        for node_id in range(1, self.count + 1):
+        for node_id in self.node_ids:
             directory = self.node_dir(node_id)
             directory.mkdir(parents=True)
             config = directory / "server.properties"
@@ -133,7 +164,7 @@ class KafkaCluster:
         for formatting in formats:
             output = formatting.communicate(timeout=180)[0]
             assert formatting.returncode == 0, output
-        for node_id in range(1, self.count + 1):
+        for node_id in self.node_ids:
             directory = self.node_dir(node_id)
             log = open(directory / "kafka.log", "w")
             self.processes.append(subprocess.Popen(
@@ -142,6 +173,8 @@ class KafkaCluster:
             log.close()
         try:
             asyncio.run(self._wait_for_brokers(timeout))
+        except PortTaken:
+            raise
         except BaseException:
             self.stop()
             raise
@@ -153,6 +186,8 @@ class KafkaCluster:
         while True:
             for process in self.processes:
                 if process.poll() is not None:
+                    if "java.net.BindException: Address already in use" in self.logs():
+                        raise PortTaken()
                     raise AssertionError(f"an Apache Kafka node exited ({process.returncode}): {self.logs()}")
             client = KafkaClient("127.0.0.1", self.ports[0], "kafka-fixture")
             try:
@@ -169,9 +204,9 @@ class KafkaCluster:
 
     def logs(self) -> str:
         return "\n".join(f"--- node {i}\n" + (self.node_dir(i) / "kafka.log").read_text()[-4000:]
-                         for i in range(1, self.count + 1) if (self.node_dir(i) / "kafka.log").exists())
+                         for i in self.node_ids if (self.node_dir(i) / "kafka.log").exists())
 
-    def stop(self) -> None:
+    def stop(self, remove: bool = True) -> None:
         for process in self.processes:
             process.terminate()
         for process in self.processes:
@@ -181,7 +216,8 @@ class KafkaCluster:
                 process.kill()
                 process.wait()
         self.processes.clear()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if remove:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "KafkaCluster":
         return self.start()
@@ -197,7 +233,8 @@ def _cluster_id() -> str:
 
 @pytest.fixture(scope="session")
 def apache_kafka():
-    """One real Apache Kafka cluster (3 brokers, 2 log dirs each) for the whole run: its JVMs start once."""
-    with KafkaCluster(brokers=3, log_dirs=2) as cluster:
+    """One real Apache Kafka cluster for the whole run (its JVMs start once), laid out as kraftwire's
+    default: 3 brokers with 2 log dirs each, and a controller of its own with kraftwire's node id."""
+    with KafkaCluster(brokers=3, log_dirs=2, dedicated_controller=CONTROLLER_NODE_ID) as cluster:
         yield cluster
 
