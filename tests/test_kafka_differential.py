@@ -5,14 +5,16 @@ Both sides are sent the same bytes by kraftwire's own codec (``KafkaClient``), a
 scenario names. Before comparing, each response is normalised (``Normaliser``) so that what differs
 between any two clusters does not count: cluster ids, topic ids, directory ids and paths become names
 (``topic-id:<topic>``, ``dir:<broker>/<k>``), broker ports become broker ids, throttle times and
-timestamps become 0, and the id a KRaft broker reports as "the controller" (a random live broker, in
-Kafka) becomes ``"broker"``. Every difference left must be in ``DELIBERATE`` below, each listed with its
-reason in README.md's differences section, and every listed one must still happen: the test asserts
-the exact set.
+timestamps and metadata-log offsets become fixed values, the id a KRaft broker reports as "the
+controller" (a random live broker, in Kafka) becomes ``"a broker"``, and lists that clients read as sets
+or by key lose their order (``Normaliser`` says which). Every difference left must be in
+``DELIBERATE`` below, each listed with its reason in README.md's differences section, and every listed
+one must still happen: the test asserts the exact set.
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 import uuid
 from pathlib import Path
@@ -31,7 +33,6 @@ from kraftwire.server.wire.client import KafkaClient
 TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 PREFERRED, UNCLEAN = 0, 1
-NO_TIMESTAMP = 0
 
 
 # --- the two clusters, seen the same way --------------------------------------------------------------
@@ -80,7 +81,7 @@ def kraftwire_target(bg: BackgroundCluster) -> Target:
 
 
 def _kafka_uuid(text: str) -> uuid.UUID:
-    import base64
+    """A directory id as meta.properties writes it (URL-safe base64, no padding)."""
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
 
 

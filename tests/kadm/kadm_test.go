@@ -232,13 +232,22 @@ func TestLogDirMove(t *testing.T) {
 	if len(all) != 3 {
 		t.Fatalf("brokers described: %d", len(all))
 	}
-	dirs, err := adm.DescribeBrokerLogDirs(ctx, 1, topic)
-	if err != nil || !dirs.Ok() || len(dirs) != 2 {
-		t.Fatalf("broker 1's directories: %v %+v", err, dirs)
-	}
-	from, ok := dirs.LookupPartition("kadm-dirs", 0)
-	if !ok || from.IsFuture {
-		t.Fatalf("kadm-dirs-0 on broker 1: %+v", from)
+	// A broker creates its replica once it has seen the new partition: wait for it on broker 1.
+	var dirs kadm.DescribedLogDirs
+	var from kadm.DescribedLogDirPartition
+	eventually(t, "kadm-dirs-0 on broker 1", func() error {
+		var err error
+		if dirs, err = adm.DescribeBrokerLogDirs(ctx, 1, topic); err != nil {
+			return err
+		}
+		var ok bool
+		if from, ok = dirs.LookupPartition("kadm-dirs", 0); !ok || from.IsFuture {
+			return notYet(fmt.Sprintf("not there yet: %+v", dirs))
+		}
+		return nil
+	})
+	if !dirs.Ok() || len(dirs) != 2 {
+		t.Fatalf("broker 1's directories: %+v", dirs)
 	}
 	var to string
 	for d := range dirs {
