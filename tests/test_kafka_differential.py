@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from apache_kafka import KafkaCluster, apache_kafka, kafka_version  # noqa: F401 (session fixture)
+from apache_kafka import KafkaCluster, kafka_version
 from kraftwire.codec.messages import (
     AlterConfigsRequest, AlterPartitionReassignmentsRequest, AlterReplicaLogDirsRequest, ApiVersionsRequest,
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeClusterRequest,
