@@ -5,11 +5,14 @@
 in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests); ``operable_cluster`` is a
 ``bg_cluster`` serving metrics and the control plane over HTTP. ``spark`` is one local
 SparkSession for the whole run (tests marked ``spark``): starting one costs ~10 s and ~400 MB.
+``apache_kafka`` (tests/apache_kafka.py) is one real Apache Kafka cluster for the whole run, shared by
+the tests that take Kafka as the oracle: its four JVMs start once.
 """
 import os
 
 import pytest
 
+from apache_kafka import apache_kafka  # noqa: F401 (one real Apache Kafka cluster for the whole session)
 from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 

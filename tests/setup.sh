@@ -69,3 +69,19 @@ if [ -f tests/node/package.json ]; then
     (cd tests/node && npm install --no-audit --no-fund --loglevel=error)
   fi
 fi
+
+# Apache Kafka (broker, tools, Java Admin) from Maven Central into tests/kafka/lib, pinned by
+# tests/kafka/pom.xml; offline from the local Maven cache when it is already there.
+if [ -f tests/kafka/pom.xml ]; then
+  stamp=tests/kafka/lib/.resolved
+  if [ ! -f "$stamp" ] || [ tests/kafka/pom.xml -nt "$stamp" ]; then
+    echo "setup: resolving Apache Kafka with Maven into tests/kafka/lib"
+    rm -rf tests/kafka/lib
+    (cd tests/kafka && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }) && touch "$stamp"
+  fi
+fi
+
+# franz-go for tests/kadm (Go module proxy); go.sum pins every module.
+if [ -f tests/kadm/go.mod ] && command -v go >/dev/null 2>&1; then
+  (cd tests/kadm && go mod download)
+fi

@@ -37,6 +37,10 @@ def _names_metadata_partition(request) -> bool:
             and request.topics[0].partitions[0].partition_index == METADATA_PARTITION)
 
 
+# Kafka answers a successful DescribeQuorum (v2+) with empty error messages, not null ones.
+NO_ERROR_MESSAGE = ""
+
+
 def _replica(progress) -> Replica:
     return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
@@ -46,18 +50,18 @@ def _replica(progress) -> Replica:
 def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuorumResponse:
     """``quorum``: the log's QuorumDescription; ``host``/``port``: the leader's controller listener."""
     if not _names_metadata_partition(request):
-        return DescribeQuorumResponse(error_message=None, topics=[
+        return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[
             Topic(topic_name=t.topic_name, partitions=[
                 Partition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           error_message=UNKNOWN_TOPIC_OR_PARTITION_MESSAGE) for p in t.partitions])
             for t in request.topics])
-    partition = Partition(partition_index=METADATA_PARTITION, error_message=None, leader_id=quorum.leader_id,
+    partition = Partition(partition_index=METADATA_PARTITION, error_message=NO_ERROR_MESSAGE, leader_id=quorum.leader_id,
                           leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
                           current_voters=[_replica(v) for v in quorum.voters],
                           observers=[_replica(o) for o in quorum.observers])
     nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=host, port=port)])
              for v in quorum.voters if v.replica_id == quorum.leader_id and version >= 2]
-    return DescribeQuorumResponse(error_message=None, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
+    return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
                                   nodes=nodes)
 
 
