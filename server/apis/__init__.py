@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from . import (api03_metadata, api04_leader_and_isr, api18_api_versions, api19_create_topics, api20_delete_topics,
-               api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs,
-               api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
-               api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
-               api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
+from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions, api19_create_topics,
+               api20_delete_topics, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
+               api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
+               api44_incremental_alter_configs, api45_alter_partition_reassignments,
+               api46_list_partition_reassignments, api55_describe_quorum, api56_alter_partition,
+               api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
                api73_assign_replicas_to_dirs)
 
 Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
@@ -34,6 +35,7 @@ async def forward_to_controller(broker, context, request):
 BROKER_APIS: dict[int, Handler] = {
     api03_metadata.API_KEY: api03_metadata.on_broker,
     api04_leader_and_isr.API_KEY: api04_leader_and_isr.on_broker,
+    api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
     api19_create_topics.API_KEY: forward_to_controller,
     api20_delete_topics.API_KEY: forward_to_controller,
@@ -41,6 +43,7 @@ BROKER_APIS: dict[int, Handler] = {
     api33_alter_configs.API_KEY: api33_alter_configs.on_broker,
     api34_alter_replica_log_dirs.API_KEY: api34_alter_replica_log_dirs.on_broker,
     api35_describe_log_dirs.API_KEY: api35_describe_log_dirs.on_broker,
+    api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
     api37_create_partitions.API_KEY: forward_to_controller,
     api43_elect_leaders.API_KEY: forward_to_controller,
     api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_broker,
@@ -51,11 +54,13 @@ BROKER_APIS: dict[int, Handler] = {
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {
+    api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_controller,
     api19_create_topics.API_KEY: api19_create_topics.on_controller,
     api20_delete_topics.API_KEY: api20_delete_topics.on_controller,
     api32_describe_configs.API_KEY: api32_describe_configs.on_controller,
     api33_alter_configs.API_KEY: api33_alter_configs.on_controller,
+    api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
     api37_create_partitions.API_KEY: api37_create_partitions.on_controller,
     api43_elect_leaders.API_KEY: api43_elect_leaders.on_controller,
     api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_controller,

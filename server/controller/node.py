@@ -15,12 +15,12 @@ class ControllerNode:
     """The controller's own listener: broker lifecycle RPCs and the requests brokers forward.
     ``apis``: api key -> ``handler(node, context, request)`` (``kraftwire.server.apis.CONTROLLER_APIS``)."""
 
-    def __init__(self, controller: Controller, host: str, port: int, apis: Mapping[int, Callable]):
+    def __init__(self, controller: Controller, host: str, port: int, apis: Mapping[int, Callable], security=None):
         self.controller = controller
         self.node_id = controller.node_id
         self.host = host
         handlers = {key: lambda ctx, req, handler=handler: handler(self, ctx, req) for key, handler in apis.items()}
-        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers)
+        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, security)
         self.leader_and_isr = LeaderAndIsrPublisher(controller)
         self.throttle_cleaner = ThrottleCleaner(controller)
 

@@ -12,7 +12,8 @@ defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests se
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
 ``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
-bound to 0.0.0.0 in a container.
+bound to 0.0.0.0 in a container. ``security`` (server/host/security_settings.py) sets the listeners'
+protocols, TLS and SASL users; without it every listener is PLAINTEXT and open, as before.
 
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
@@ -43,6 +44,7 @@ from kraftwire.server.wire.transport import Listener
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError
 from .metrics import ClusterMetrics
+from .security_settings import Security
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -74,7 +76,7 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, security: Security | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
@@ -86,7 +88,9 @@ class Cluster:
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms)
-        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS)
+        self.security = security
+        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
+                                              security.controller_listener() if security else None)
         metadata = CommittedImageView(self.controller)
         self.network = ReplicationNetwork(lambda: metadata.image, speed)
         metadata.subscribe(self.network.on_commit)
@@ -96,7 +100,8 @@ class Cluster:
                        controller_address=lambda: (self.controller_node.host, self.controller_node.port),
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes), rack=racks[i],
-                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host)
+                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
+                       **self._broker_security())
             for i in range(brokers)
         ]
         self.faults = ErrorInjector([b.listener for b in self.brokers])
@@ -104,6 +109,12 @@ class Cluster:
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
         self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
+
+    def _broker_security(self) -> dict:
+        if self.security is None:
+            return {}
+        return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
+                "controller_security": self.security.broker_client()}
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]

@@ -52,6 +52,7 @@ class RequestContext:
     client_id: str | None
     peer: tuple | None
     listener: "Listener"
+    session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
@@ -72,8 +73,9 @@ class Listener:
     ApiVersions answers are derived from them).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler]):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None):
         self.name = name
+        self.security = security  # a security.ListenerSecurity (TLS, SASL), consulted per connection
         self.host = host
         self.port = port
         self.handlers = handlers
@@ -90,7 +92,8 @@ class Listener:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True)
+        self._server = await loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True,
+                                                 ssl=self.security.ssl_context if self.security else None)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -131,10 +134,14 @@ class _Connection(asyncio.Protocol):
         self.pending: deque[list] = deque()
         self.peer = None
         self.closing = False  # refused or closed: read nothing more
+        self.lingering = False  # closing later (a failed authentication): the timer closes it
+        self.session = None
 
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
+        if self.listener.security is not None:
+            self.session = self.listener.security.session(transport)
         self.listener._connections.add(self)
 
     def connection_lost(self, exc) -> None:
@@ -160,8 +167,9 @@ class _Connection(asyncio.Protocol):
         start = 0
         while length - start >= 4:
             size = _SIZE.unpack_from(data, start)[0]
-            if size < 0 or size > MAX_FRAME_BYTES:
-                self._refuse(f"frame of {size} bytes is over the {MAX_FRAME_BYTES} limit")
+            limit = MAX_FRAME_BYTES if self.session is None else self.session.max_frame_bytes or MAX_FRAME_BYTES
+            if size < 0 or size > limit:
+                self._refuse(f"frame of {size} bytes is over the {limit} limit")
                 break
             end = start + 4 + size
             if end > length:
@@ -184,10 +192,15 @@ class _Connection(asyncio.Protocol):
             self._write()
 
     def _handle(self, frame: bytes) -> None:
+        session = self.session
+        if session is not None and session.raw_tokens and not session.authenticated:
+            return self._raw_token(frame)
         if len(frame) < 8:
             return self._refuse("request shorter than a header")
         api_key, version = _KEY_VERSION.unpack_from(frame, 0)
         listener = self.listener
+        if session is not None and not session.admits(api_key):
+            return self._refuse(f"api key {api_key} before SASL authentication completed")
         handler = listener.handlers.get(api_key)
         if handler is None:
             return self._refuse(f"api key {api_key} is not served on this listener")
@@ -205,12 +218,14 @@ class _Connection(asyncio.Protocol):
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
         arrived = time.perf_counter()
         correlation_id = header.correlation_id
-        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener)
+        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session)
         try:
             result = handler(context, request)
         except Exception:
             log.exception("%s: handler for api key %d failed; closing the connection", listener.name, api_key)
             return self.close()
+        if session is not None and session.close_after is not None:
+            self._close_later(session.close_after)
         if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
             if self.pending:
                 self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
@@ -220,6 +235,18 @@ class _Connection(asyncio.Protocol):
             entry = [False, api_key, version, correlation_id, flexible, None, arrived]
             self.pending.append(entry)
             asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task))
+
+    def _raw_token(self, frame: bytes) -> None:
+        """SaslHandshake v0: a bare token in, a bare token out; a failure closes without an answer."""
+        reply = self.session.token(frame)
+        if reply is None:
+            return self._close_later(self.session.close_after)
+        self.out += _SIZE.pack(len(reply)) + reply
+
+    def _close_later(self, delay: float) -> None:
+        """Read nothing more; send what is answered and close ``delay`` seconds on."""
+        self.closing = self.lingering = True
+        asyncio.get_running_loop().call_later(delay, self.close)
 
     def _answer_unsupported_api_versions(self, frame: bytes, version: int) -> None:
         """KIP-511: the header still parses (v2 from v3 on, like every ApiVersions); the body is not read."""
@@ -272,5 +299,5 @@ class _Connection(asyncio.Protocol):
         if self.out:
             transport.write(self.out)  # a fresh buffer follows: the transport may keep this one
             self.out = bytearray()
-        if self.closing and not self.pending:
+        if self.closing and not self.pending and not self.lingering:
             transport.close()  # sends what is buffered first

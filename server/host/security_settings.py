@@ -1,0 +1,109 @@
+"""``Security``: the listeners' security settings of a cluster, as ``Cluster(security=...)`` and
+``kraftwire serve`` take them.
+
+Kafka's names: the brokers' listener (``listener_name``, default PLAINTEXT) and the controller's
+(``controller_listener_name``, default CONTROLLER) each get a protocol through ``protocol_map``
+(``listener.security.protocol.map``; a name that is itself a protocol maps to itself, and CONTROLLER
+is PLAINTEXT unless mapped). TLS takes ``certfile``/``keyfile`` (the listeners' certificate),
+``cafile`` (trusted to sign client certificates, and by brokers to check the controller's) and
+``client_auth`` (``ssl.client.auth``: none, requested, required). SASL takes ``mechanisms``
+(``sasl.enabled.mechanisms``), ``plain_users`` ({user: password}, as Kafka's JAAS ``user_<name>``
+entries) and ``scram_users`` ([(mechanism, user, password, iterations)], salted at start, as
+``kafka-storage format --add-scram`` does; the passwords are not kept).
+
+Brokers authenticate to the controller as ``inter_broker_user`` (user, password), with SCRAM-SHA-512
+when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
+Over SSL they show the listeners' certificate as their client certificate.
+
+    Cluster(security=Security(listener_name="SASL_SSL", certfile=..., keyfile=..., cafile=...,
+                              plain_users={"alice": "alice-secret"}))
+"""
+from __future__ import annotations
+
+import secrets
+import ssl
+from dataclasses import dataclass, field
+
+from kraftwire.server.wire.security import (
+    DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MIN_ITERATIONS, ClientSecurity, Credentials,
+    ListenerSecurity, protocol_of, server_ssl_context)
+
+INTERNAL_BROKER_USER = "kraftwire-broker"
+
+
+@dataclass
+class Security:
+    listener_name: str = "PLAINTEXT"
+    controller_listener_name: str = "CONTROLLER"
+    protocol_map: dict[str, str] = field(default_factory=dict)
+    certfile: str | None = None
+    keyfile: str | None = None
+    cafile: str | None = None
+    client_auth: str = "none"
+    mechanisms: tuple[str, ...] = MECHANISMS
+    plain_users: dict[str, str] = field(default_factory=dict)
+    scram_users: list[tuple] = field(default_factory=list)
+    inter_broker_user: tuple[str, str] | None = None
+    failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
+
+    def __post_init__(self):
+        self.listener_name = self.listener_name.upper()
+        self.controller_listener_name = self.controller_listener_name.upper()
+        self.protocol_map = {name.upper(): protocol.upper() for name, protocol in self.protocol_map.items()}
+        self.protocol_map.setdefault("CONTROLLER", "PLAINTEXT")
+        self.broker_protocol = protocol_of(self.listener_name, self.protocol_map)
+        self.controller_protocol = protocol_of(self.controller_listener_name, self.protocol_map)
+        uses_ssl = {self.broker_protocol, self.controller_protocol} & {"SSL", "SASL_SSL"}
+        if uses_ssl and not self.certfile:
+            raise ValueError(f"a {' and '.join(sorted(uses_ssl))} listener needs certfile (and keyfile)")
+        if "SSL" == self.controller_protocol or self.controller_protocol == "SASL_SSL":
+            if not self.cafile:
+                raise ValueError("brokers need cafile to check the controller's TLS certificate")
+        self.credentials = Credentials(plain=dict(self.plain_users))
+        for mechanism, user, password, *rest in self.scram_users:
+            self.credentials.add_scram(mechanism, user, password, rest[0] if rest else SCRAM_MIN_ITERATIONS)
+        self._server_context = None
+        if uses_ssl:
+            self._server_context = server_ssl_context(self.certfile, self.keyfile, self.cafile, self.client_auth)
+        self._inter_broker = self._inter_broker_credential()
+
+    def _inter_broker_credential(self) -> tuple[str, str, str] | None:
+        """(mechanism, user, password) brokers use towards the controller, or None without SASL there."""
+        if not self.controller_protocol.startswith("SASL_"):
+            return None
+        mechanism = "SCRAM-SHA-512" if "SCRAM-SHA-512" in self.mechanisms else "PLAIN"
+        if mechanism not in self.mechanisms:
+            raise ValueError("brokers authenticate to a SASL controller listener with SCRAM-SHA-512 or PLAIN: "
+                             "enable one of them")
+        user, password = self.inter_broker_user or (INTERNAL_BROKER_USER, secrets.token_urlsafe(24))
+        if self.inter_broker_user is None:  # the cluster's own user, known to both sides only in memory
+            if mechanism == "PLAIN":
+                self.credentials.plain[user] = password
+            else:
+                self.credentials.add_scram(mechanism, user, password)
+        return mechanism, user, password
+
+    @property
+    def broker_principal(self) -> str | None:
+        """The principal the brokers have on the controller's listener (None: ANONYMOUS or a certificate)."""
+        return None if self._inter_broker is None else "User:" + self._inter_broker[1]
+
+    def broker_listener(self) -> ListenerSecurity:
+        return self._listener(self.broker_protocol)
+
+    def controller_listener(self) -> ListenerSecurity:
+        return self._listener(self.controller_protocol)
+
+    def _listener(self, protocol: str) -> ListenerSecurity:
+        return ListenerSecurity(protocol, ssl_context=self._server_context, mechanisms=self.mechanisms,
+                                credentials=self.credentials,
+                                failed_authentication_delay_ms=self.failed_authentication_delay_ms)
+
+    def broker_client(self) -> ClientSecurity:
+        """How brokers reach the controller's listener."""
+        context = None
+        if self.controller_protocol in ("SSL", "SASL_SSL"):
+            context = ssl.create_default_context(cafile=self.cafile)
+            context.load_cert_chain(self.certfile, self.keyfile)
+        mechanism, user, password = self._inter_broker or (None, None, None)
+        return ClientSecurity(self.controller_protocol, context, mechanism, user, password)
