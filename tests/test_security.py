@@ -342,3 +342,23 @@ async def test_a_plaintext_client_on_a_tls_port_gets_nothing(pki):
         writer.close()
         # the TLS server answers a non-TLS record with at most an alert, never a Kafka frame
         assert not data or data[0] == 0x15
+
+
+# --- kraftwire serve -----------------------------------------------------------------------------------------------
+
+def test_serve_takes_the_security_settings_from_flags_and_the_file(tmp_path, pki):
+    """SASL_SSL brokers and a SASL_PLAINTEXT controller listener, with the users split between the file
+    and a flag; kafka-python logs in with PLAIN and SCRAM-SHA-512."""
+    from served import Served
+
+    (tmp_path / "kraftwire.toml").write_text(
+        'listener-name = "CLIENT"\nlistener-security-protocol-map = "CLIENT:SASL_SSL,CONTROLLER:SASL_PLAINTEXT"\n'
+        f'ssl-certfile = "{pki["server"]}"\nssl-cafile = "{pki["ca"]}"\nsasl-plain-users = "alice:alice-secret"\n')
+    served = Served(tmp_path, "--brokers", "1", "--port", "0", "--controller-port", "0", "--data-dir", "d",
+                    "--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret]")
+    try:
+        served.protocol = "SASL_SSL"
+        for mechanism in ("PLAIN", "SCRAM-SHA-512"):
+            assert kafka_python_brokers(served, pki, mechanism) == [1]
+    finally:
+        served.stop()
