@@ -50,6 +50,8 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--control-port", type=int, default=None,
                    help="serve the HTTP control plane and the live view at http://HOST:PORT/ "
                         "(default: off; 0: any free port)")
+    p.add_argument("--control-token", default=None,
+                   help="bearer token the control plane's state-changing calls need (default: generated and printed)")
     _security_options(p)
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
@@ -131,7 +133,8 @@ async def _serve(args) -> int:
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
                           metrics_port=args.metrics_port, control_port=args.control_port,
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
-                          log_dir_capacity_bytes=args.log_dir_capacity_bytes, security=security)
+                          log_dir_capacity_bytes=args.log_dir_capacity_bytes, security=security,
+                          control_token=args.control_token)
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a bad setting, an unreadable certificate
         logging.getLogger("kraftwire").critical("cannot start: %s", exc)
@@ -142,6 +145,8 @@ async def _serve(args) -> int:
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
         if server is not None:
             logging.getLogger("kraftwire").info("%s on %s", name, server.url)
+    if cluster.control_server is not None and args.control_token is None:
+        print(f"control plane token: {cluster.control_token}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

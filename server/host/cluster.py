@@ -10,7 +10,8 @@ defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests se
 ``speed`` runs the simulated replication (``kraftwire.server.broker.replication``) that many times faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
-operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
+operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...). The control
+plane's state-changing calls need ``control_token`` as a bearer token (given, or generated here).
 ``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
 bound to 0.0.0.0 in a container. ``security`` (server/host/security_settings.py) sets the listeners'
 protocols, TLS and SASL users; without it every listener is PLAINTEXT and open, as before.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -76,7 +78,8 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, security: Security | None = None):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, security: Security | None = None,
+                 control_token: str | None = None):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if log_dirs < 1:
@@ -108,7 +111,9 @@ class Cluster:
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
-        self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
+        self.control_token = control_token or secrets.token_urlsafe(24)  # for the control plane's writes
+        self.control_server = (None if control_port is None
+                               else ControlPlane(self).http_server(host, control_port, self.control_token))
 
     def _broker_security(self) -> dict:
         if self.security is None:
