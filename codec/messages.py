@@ -449,6 +449,40 @@ class BrokerRegistrationResponse(Message):
     broker_epoch: int
 
 
+class CreateAclsRequest(Message):
+    """CreateAclsRequest: the request of API key 30; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    creations: tuple[CreateAclsRequest.AclCreation, ...]
+
+    class AclCreation(Struct):
+        """CreateAclsRequest.AclCreation: versions 0+."""
+
+        __slots__ = ()
+        resource_type: int
+        resource_name: str
+        resource_pattern_type: int  # versions 1+
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+
+class CreateAclsResponse(Message):
+    """CreateAclsResponse: the response of API key 30; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    results: tuple[CreateAclsResponse.AclCreationResult, ...]
+
+    class AclCreationResult(Struct):
+        """CreateAclsResponse.AclCreationResult: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+
+
 class CreatePartitionsRequest(Message):
     """CreatePartitionsRequest: the request of API key 37; versions 0-3, flexible 2+."""
 
@@ -552,6 +586,55 @@ class CreateTopicsResponse(Message):
         configs: tuple[CreateTopicsResponse.CreatableTopicConfigs, ...] | None  # versions 5+
 
 
+class DeleteAclsRequest(Message):
+    """DeleteAclsRequest: the request of API key 31; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    filters: tuple[DeleteAclsRequest.DeleteAclsFilter, ...]
+
+    class DeleteAclsFilter(Struct):
+        """DeleteAclsRequest.DeleteAclsFilter: versions 0+."""
+
+        __slots__ = ()
+        resource_type_filter: int
+        resource_name_filter: str | None
+        pattern_type_filter: int  # versions 1+
+        principal_filter: str | None
+        host_filter: str | None
+        operation: int
+        permission_type: int
+
+
+class DeleteAclsResponse(Message):
+    """DeleteAclsResponse: the response of API key 31; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    filter_results: tuple[DeleteAclsResponse.DeleteAclsFilterResult, ...]
+
+    class DeleteAclsMatchingAcl(Struct):
+        """DeleteAclsResponse.DeleteAclsMatchingAcl: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+        resource_type: int
+        resource_name: str
+        pattern_type: int  # versions 1+
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+    class DeleteAclsFilterResult(Struct):
+        """DeleteAclsResponse.DeleteAclsFilterResult: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+        matching_acls: tuple[DeleteAclsResponse.DeleteAclsMatchingAcl, ...]
+
+
 class DeleteTopicsRequest(Message):
     """DeleteTopicsRequest: the request of API key 20; versions 0-6, flexible 4+."""
 
@@ -583,6 +666,47 @@ class DeleteTopicsResponse(Message):
         topic_id: uuid.UUID  # versions 6+
         error_code: int
         error_message: str | None  # versions 5+
+
+
+class DescribeAclsRequest(Message):
+    """DescribeAclsRequest: the request of API key 29; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    resource_type_filter: int
+    resource_name_filter: str | None
+    pattern_type_filter: int
+    principal_filter: str | None
+    host_filter: str | None
+    operation: int
+    permission_type: int
+
+
+class DescribeAclsResponse(Message):
+    """DescribeAclsResponse: the response of API key 29; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    resources: tuple[DescribeAclsResponse.DescribeAclsResource, ...]
+
+    class AclDescription(Struct):
+        """DescribeAclsResponse.AclDescription: versions 0+."""
+
+        __slots__ = ()
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+    class DescribeAclsResource(Struct):
+        """DescribeAclsResponse.DescribeAclsResource: versions 0+."""
+
+        __slots__ = ()
+        resource_type: int
+        resource_name: str
+        pattern_type: int  # versions 1+
+        acls: tuple[DescribeAclsResponse.AclDescription, ...]
 
 
 class DescribeClusterRequest(Message):
@@ -1324,12 +1448,18 @@ __all__ = [
     "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest",
     "BrokerRegistrationResponse",
+    "CreateAclsRequest",
+    "CreateAclsResponse",
     "CreatePartitionsRequest",
     "CreatePartitionsResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
+    "DeleteAclsRequest",
+    "DeleteAclsResponse",
     "DeleteTopicsRequest",
     "DeleteTopicsResponse",
+    "DescribeAclsRequest",
+    "DescribeAclsResponse",
     "DescribeClusterRequest",
     "DescribeClusterResponse",
     "DescribeConfigsRequest",

@@ -14,6 +14,20 @@ from .model import Struct
 from .schema import load_package
 
 
+class AccessControlEntryRecord(Message):
+    """AccessControlEntryRecord: metadata record type 18; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
 class BrokerRegistrationChangeRecord(Message):
     """BrokerRegistrationChangeRecord: metadata record type 17; versions 0-3, flexible 0+."""
 
@@ -153,6 +167,13 @@ class RegisterBrokerRecord(Message):
         max_supported_version: int
 
 
+class RemoveAccessControlEntryRecord(Message):
+    """RemoveAccessControlEntryRecord: metadata record type 19; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    id: uuid.UUID
+
+
 class RemoveTopicRecord(Message):
     """RemoveTopicRecord: metadata record type 9; versions 0, flexible 0+."""
 
@@ -233,6 +254,7 @@ class VotersRecord(Message):
 
 ALL = bind_message_classes(globals(), load_package('kraftwire.schemas.records'))
 __all__ = [
+    "AccessControlEntryRecord",
     "BrokerRegistrationChangeRecord",
     "ConfigRecord",
     "FeatureLevelRecord",
@@ -243,6 +265,7 @@ __all__ = [
     "PartitionChangeRecord",
     "PartitionRecord",
     "RegisterBrokerRecord",
+    "RemoveAccessControlEntryRecord",
     "RemoveTopicRecord",
     "SnapshotFooterRecord",
     "SnapshotHeaderRecord",

@@ -46,7 +46,7 @@ class BrokerNode:
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
-                 controller_security: ClientSecurity | None = None):
+                 controller_security: ClientSecurity | None = None, authorizer=None):
         self.broker_id = broker_id
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
@@ -54,6 +54,7 @@ class BrokerNode:
         self.listener_name = listener_name
         self.security_protocol = PROTOCOL_IDS[security.protocol] if security is not None else PLAINTEXT
         self._controller_security = controller_security  # how it authenticates to the controller
+        self.authorizer = authorizer  # server/metadata/acls.py's Authorizer, or None: every request allowed
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._metadata = metadata
         self._controller_address = controller_address

@@ -92,8 +92,11 @@ class Cluster:
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
                                      session_timeout_ms=session_timeout_ms)
         self.security = security
+        self.authorizer = security.make_authorizer() if security else None
         self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
-                                              security.controller_listener() if security else None)
+                                              security.controller_listener() if security else None, self.authorizer)
+        if security is not None:
+            self.controller_node.leader_and_isr.client_security = security.controller_client()
         metadata = CommittedImageView(self.controller)
         self.network = ReplicationNetwork(lambda: metadata.image, speed)
         metadata.subscribe(self.network.on_commit)
@@ -119,7 +122,7 @@ class Cluster:
         if self.security is None:
             return {}
         return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
-                "controller_security": self.security.broker_client()}
+                "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]

@@ -15,6 +15,14 @@ Brokers authenticate to the controller as ``inter_broker_user`` (user, password)
 when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
 Over SSL they show the listeners' certificate as their client certificate.
 
+``authorizer=True`` turns on ACLs (Kafka's StandardAuthorizer, server/metadata/acls.py) with
+``super_users`` (``super.users``, principals such as ``User:admin``) and
+``allow_everyone_if_no_acl_found`` (default false). The nodes' own principal (their SASL user, and
+``User:ANONYMOUS`` when the controller listener is PLAINTEXT, so anyone who reaches that port) is a
+super user, as a Kafka cluster must list it in ``super.users``; lock the controller listener with SASL
+to keep others off it. On an SSL controller listener list the certificate's principal yourself. Without ``authorizer`` every request is allowed and the ACL APIs answer
+SECURITY_DISABLED, as Kafka without an authorizer does.
+
     Cluster(security=Security(listener_name="SASL_SSL", certfile=..., keyfile=..., cafile=...,
                               plain_users={"alice": "alice-secret"}))
 """
@@ -24,8 +32,9 @@ import secrets
 import ssl
 from dataclasses import dataclass, field
 
+from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.wire.security import (
-    DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MIN_ITERATIONS, ClientSecurity, Credentials,
+    ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MIN_ITERATIONS, ClientSecurity, Credentials,
     ListenerSecurity, protocol_of, server_ssl_context)
 
 INTERNAL_BROKER_USER = "kraftwire-broker"
@@ -45,6 +54,9 @@ class Security:
     scram_users: list[tuple] = field(default_factory=list)
     inter_broker_user: tuple[str, str] | None = None
     failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
+    authorizer: bool = False
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
 
     def __post_init__(self):
         self.listener_name = self.listener_name.upper()
@@ -56,9 +68,8 @@ class Security:
         uses_ssl = {self.broker_protocol, self.controller_protocol} & {"SSL", "SASL_SSL"}
         if uses_ssl and not self.certfile:
             raise ValueError(f"a {' and '.join(sorted(uses_ssl))} listener needs certfile (and keyfile)")
-        if "SSL" == self.controller_protocol or self.controller_protocol == "SASL_SSL":
-            if not self.cafile:
-                raise ValueError("brokers need cafile to check the controller's TLS certificate")
+        if uses_ssl and not self.cafile:
+            raise ValueError("the nodes need cafile to check each other's TLS certificates")
         self.credentials = Credentials(plain=dict(self.plain_users))
         for mechanism, user, password, *rest in self.scram_users:
             self.credentials.add_scram(mechanism, user, password, rest[0] if rest else SCRAM_MIN_ITERATIONS)
@@ -68,8 +79,8 @@ class Security:
         self._inter_broker = self._inter_broker_credential()
 
     def _inter_broker_credential(self) -> tuple[str, str, str] | None:
-        """(mechanism, user, password) brokers use towards the controller, or None without SASL there."""
-        if not self.controller_protocol.startswith("SASL_"):
+        """(mechanism, user, password) the nodes use towards each other's SASL listeners, or None without SASL."""
+        if not (self.controller_protocol.startswith("SASL_") or self.broker_protocol.startswith("SASL_")):
             return None
         mechanism = "SCRAM-SHA-512" if "SCRAM-SHA-512" in self.mechanisms else "PLAIN"
         if mechanism not in self.mechanisms:
@@ -83,10 +94,15 @@ class Security:
                 self.credentials.add_scram(mechanism, user, password)
         return mechanism, user, password
 
-    @property
-    def broker_principal(self) -> str | None:
-        """The principal the brokers have on the controller's listener (None: ANONYMOUS or a certificate)."""
-        return None if self._inter_broker is None else "User:" + self._inter_broker[1]
+    def make_authorizer(self) -> Authorizer | None:
+        if not self.authorizer:
+            return None
+        super_users = set(self.super_users)
+        if self._inter_broker is not None:
+            super_users.add("User:" + self._inter_broker[1])
+        if self.controller_protocol == "PLAINTEXT":  # the brokers have no other name there
+            super_users.add(ANONYMOUS)
+        return Authorizer(super_users, self.allow_everyone_if_no_acl_found)
 
     def broker_listener(self) -> ListenerSecurity:
         return self._listener(self.broker_protocol)
@@ -101,9 +117,16 @@ class Security:
 
     def broker_client(self) -> ClientSecurity:
         """How brokers reach the controller's listener."""
+        return self._client(self.controller_protocol)
+
+    def controller_client(self) -> ClientSecurity:
+        """How the controller reaches the brokers' listeners (LeaderAndIsr)."""
+        return self._client(self.broker_protocol)
+
+    def _client(self, protocol: str) -> ClientSecurity:
         context = None
-        if self.controller_protocol in ("SSL", "SASL_SSL"):
+        if protocol in ("SSL", "SASL_SSL"):
             context = ssl.create_default_context(cafile=self.cafile)
             context.load_cert_chain(self.certfile, self.keyfile)
-        mechanism, user, password = self._inter_broker or (None, None, None)
-        return ClientSecurity(self.controller_protocol, context, mechanism, user, password)
+        mechanism, user, password = self._inter_broker if protocol.startswith("SASL_") else (None, None, None)
+        return ClientSecurity(protocol, context, mechanism, user, password)

@@ -1,6 +1,6 @@
 """The metadata image: cluster state built only by applying metadata records, in log order.
 
-Brokers, topics with their partitions, dynamic configs and feature levels. ``apply`` is the one way the
+Brokers, topics with their partitions, dynamic configs, feature levels and access control entries. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
 yet committed records) and both are fed the same records.
 
@@ -19,6 +19,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
                                        LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
+from .acls import Acl
 from .record_versions import version_for
 
 
@@ -120,6 +121,7 @@ class MetadataImage:
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
+        self.acls: dict[uuid.UUID, Acl] = {}  # access control entries by id (server/metadata/acls.py)
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
 
     # --- queries ---------------------------------------------------------------------------------
@@ -153,6 +155,7 @@ class MetadataImage:
         other.topic_ids = dict(self.topic_ids)
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
+        other.acls = dict(self.acls)
         other.version = self.version
         return other
 
@@ -187,6 +190,10 @@ class MetadataImage:
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=value)
+        for acl_id, a in self.acls.items():
+            yield rec.AccessControlEntryRecord(
+                id=acl_id, resource_type=a.resource_type, resource_name=a.resource_name, pattern_type=a.pattern_type,
+                principal=a.principal, host=a.host, operation=a.operation, permission_type=a.permission)
 
     # --- applying records ------------------------------------------------------------------------
 
@@ -268,6 +275,10 @@ class MetadataImage:
     def _set_feature(self, r) -> None:
         self.features[r.name] = r.feature_level
 
+    def _add_acl(self, r) -> None:
+        self.acls[r.id] = Acl(r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host, r.operation,
+                              r.permission_type)
+
 
 _APPLY = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
@@ -281,4 +292,6 @@ _APPLY = {
     rec.PartitionChangeRecord: MetadataImage._change_partition,
     rec.ConfigRecord: MetadataImage._set_config,
     rec.FeatureLevelRecord: MetadataImage._set_feature,
+    rec.AccessControlEntryRecord: MetadataImage._add_acl,
+    rec.RemoveAccessControlEntryRecord: lambda image, r: image.acls.pop(r.id, None),
 }
