@@ -349,16 +349,31 @@ async def test_a_plaintext_client_on_a_tls_port_gets_nothing(pki):
 def test_serve_takes_the_security_settings_from_flags_and_the_file(tmp_path, pki):
     """SASL_SSL brokers and a SASL_PLAINTEXT controller listener, with the users split between the file
     and a flag; kafka-python logs in with PLAIN and SCRAM-SHA-512."""
+    from kafka.errors import NoError
     from served import Served
 
     (tmp_path / "kraftwire.toml").write_text(
         'listener-name = "CLIENT"\nlistener-security-protocol-map = "CLIENT:SASL_SSL,CONTROLLER:SASL_PLAINTEXT"\n'
-        f'ssl-certfile = "{pki["server"]}"\nssl-cafile = "{pki["ca"]}"\nsasl-plain-users = "alice:alice-secret"\n')
+        f'ssl-certfile = "{pki["server"]}"\nssl-cafile = "{pki["ca"]}"\nsasl-plain-users = "alice:alice-secret"\n'
+        'authorizer = true\nsuper-users = "User:alice,User:carol"\n')
     served = Served(tmp_path, "--brokers", "1", "--port", "0", "--controller-port", "0", "--data-dir", "d",
                     "--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret]")
     try:
         served.protocol = "SASL_SSL"
         for mechanism in ("PLAIN", "SCRAM-SHA-512"):
             assert kafka_python_brokers(served, pki, mechanism) == [1]
+        from kafka import KafkaAdminClient
+        from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType
+        from kafka.admin import ResourcePatternFilter, ResourceType
+
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, security_protocol="SASL_SSL",
+                                 sasl_mechanism="PLAIN", sasl_plain_username="alice",
+                                 sasl_plain_password="alice-secret", ssl_cafile=pki["ca"])
+        try:  # the authorizer is on (no SECURITY_DISABLED) and alice is a super user
+            every = ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY)
+            assert admin.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY, every)) == ([],
+                                                                                                              NoError)
+        finally:
+            admin.close()
     finally:
         served.stop()

@@ -22,8 +22,8 @@ from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18
                api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
                api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
                api73_assign_replicas_to_dirs)
-from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS,
-                            delete_topics, on_cluster, per_resource)
+from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
+                            INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
 from kraftwire.server.metadata.acls import Operation
 
 Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
@@ -51,7 +51,7 @@ BROKER_APIS: dict[int, Handler] = {
     api31_delete_acls.API_KEY: api31_delete_acls.on_broker,
     api32_describe_configs.API_KEY: per_resource(api32_describe_configs.on_broker, DESCRIBE_CONFIGS),
     api33_alter_configs.API_KEY: per_resource(api33_alter_configs.on_broker, ALTER_CONFIGS),
-    api34_alter_replica_log_dirs.API_KEY: api34_alter_replica_log_dirs.on_broker,
+    api34_alter_replica_log_dirs.API_KEY: alter_replica_log_dirs(api34_alter_replica_log_dirs.on_broker),
     api35_describe_log_dirs.API_KEY: on_cluster(DESCRIBE, api35_describe_log_dirs.on_broker),
     api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
     api37_create_partitions.API_KEY: per_resource(forward_to_controller, CREATE_PARTITIONS),

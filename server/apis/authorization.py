@@ -15,6 +15,9 @@ Two wrappers around a handler, as the API tables in ``__init__`` apply them:
   DELETE, CreatePartitions ALTER, DescribeConfigs DESCRIBE_CONFIGS, AlterConfigs ALTER_CONFIGS); the
   refused ones get TOPIC_AUTHORIZATION_FAILED (29) or CLUSTER_AUTHORIZATION_FAILED (31) in their own
   result, the rest are handled as if they had come alone.
+
+Not checked yet: Metadata lists every topic to every principal (Kafka lists only those the principal
+may DESCRIBE), and DescribeCluster needs nothing (Kafka's controller asks ALTER on the cluster).
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ from typing import Callable
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ConfigResourceType
-from kraftwire.codec.messages import (AlterConfigsResponse, CreatePartitionsResponse, CreateTopicsResponse,
-                                      DeleteTopicsResponse, DescribeConfigsResponse, IncrementalAlterConfigsResponse)
+from kraftwire.codec.messages import (AlterConfigsResponse, AlterReplicaLogDirsResponse, CreatePartitionsResponse,
+                                      CreateTopicsResponse, DeleteTopicsResponse, DescribeConfigsResponse, IncrementalAlterConfigsResponse)
 from kraftwire.server.metadata.acls import CLUSTER_NAME, Operation, ResourceType
 from kraftwire.server.wire.security import ANONYMOUS
 
@@ -168,6 +171,21 @@ ALTER_CONFIGS = ResourceRule(
 INCREMENTAL_ALTER_CONFIGS = ResourceRule(
     "resources", "responses", _config_allowed(Operation.ALTER_CONFIGS),
     _config_refused(IncrementalAlterConfigsResponse.AlterConfigsResourceResponse), IncrementalAlterConfigsResponse)
+
+
+def alter_replica_log_dirs(handler: Callable) -> Callable:
+    """AlterReplicaLogDirs needs ALTER on the cluster; refused, every partition named gets
+    CLUSTER_AUTHORIZATION_FAILED in its own result, as Kafka answers."""
+    def guarded(node, context, request):
+        if authorized(node, context, Operation.ALTER):
+            return handler(node, context, request)
+        result, partition = (AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult,
+                             AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult)
+        refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return AlterReplicaLogDirsResponse(results=[
+            result(topic_name=t.name, partitions=[partition(partition_index=p, error_code=refused) for p in t.partitions])
+            for d in request.dirs for t in d.topics])
+    return guarded
 
 
 def delete_topics(handler: Callable) -> Callable:

@@ -94,6 +94,11 @@ def _security_options(p: argparse.ArgumentParser) -> None:
                         "SCRAM-SHA-256=[name=USER,password=PASSWORD] (salted at start; the password is not kept)")
     p.add_argument("--failed-authentication-delay-ms", type=int, default=DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
                    help="close a connection that failed authentication this long after the answer (default 100)")
+    p.add_argument("--authorizer", action="store_true",
+                   help="check every request against ACLs (Kafka's StandardAuthorizer; default: everything allowed)")
+    p.add_argument("--super-users", default="", help="principals allowed everything, as User:admin,User:ops")
+    p.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
+                   help="allow a request on a resource without any ACL (default: deny it)")
 
 
 _SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
@@ -103,7 +108,7 @@ def _security(args) -> Security | None:
     """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
     protocol_map = parse_protocol_map(args.listener_security_protocol_map)
     asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
-             or args.add_scram)
+             or args.add_scram or args.authorizer)
     if not asked:
         return None
     plain = {}
@@ -120,7 +125,9 @@ def _security(args) -> Security | None:
                     cafile=args.ssl_cafile, client_auth=args.ssl_client_auth,
                     mechanisms=tuple(m.strip().upper() for m in args.sasl_enabled_mechanisms.split(",") if m.strip()),
                     plain_users=plain, scram_users=scram,
-                    failed_authentication_delay_ms=args.failed_authentication_delay_ms)
+                    failed_authentication_delay_ms=args.failed_authentication_delay_ms, authorizer=args.authorizer,
+                    super_users=tuple(u.strip() for u in args.super_users.split(",") if u.strip()),
+                    allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
 async def _serve(args) -> int:

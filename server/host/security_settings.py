@@ -20,7 +20,8 @@ Over SSL they show the listeners' certificate as their client certificate.
 ``allow_everyone_if_no_acl_found`` (default false). The nodes' own principal (their SASL user, and
 ``User:ANONYMOUS`` when the controller listener is PLAINTEXT, so anyone who reaches that port) is a
 super user, as a Kafka cluster must list it in ``super.users``; lock the controller listener with SASL
-to keep others off it. On an SSL controller listener list the certificate's principal yourself. Without ``authorizer`` every request is allowed and the ACL APIs answer
+to keep others off it. On an SSL controller listener list the certificate's principal yourself.
+Without ``authorizer`` every request is allowed and the ACL APIs answer
 SECURITY_DISABLED, as Kafka without an authorizer does.
 
     Cluster(security=Security(listener_name="SASL_SSL", certfile=..., keyfile=..., cafile=...,
