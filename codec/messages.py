@@ -211,6 +211,47 @@ class AlterReplicaLogDirsResponse(Message):
         partitions: tuple[AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult, ...]
 
 
+class AlterUserScramCredentialsRequest(Message):
+    """AlterUserScramCredentialsRequest: the request of API key 51; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    deletions: tuple[AlterUserScramCredentialsRequest.ScramCredentialDeletion, ...]
+    upsertions: tuple[AlterUserScramCredentialsRequest.ScramCredentialUpsertion, ...]
+
+    class ScramCredentialDeletion(Struct):
+        """AlterUserScramCredentialsRequest.ScramCredentialDeletion: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        mechanism: int
+
+    class ScramCredentialUpsertion(Struct):
+        """AlterUserScramCredentialsRequest.ScramCredentialUpsertion: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        mechanism: int
+        iterations: int
+        salt: bytes
+        salted_password: bytes
+
+
+class AlterUserScramCredentialsResponse(Message):
+    """AlterUserScramCredentialsResponse: the response of API key 51; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    results: tuple[AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult, ...]
+
+    class AlterUserScramCredentialsResult(Struct):
+        """AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult: versions 0+."""
+
+        __slots__ = ()
+        user: str
+        error_code: int
+        error_message: str | None
+
+
 class ApiVersionsRequest(Message):
     """ApiVersionsRequest: the request of API key 18; versions 0-5, flexible 3+."""
 
@@ -987,6 +1028,45 @@ class DescribeTopicPartitionsResponse(Message):
         partition_index: int
 
 
+class DescribeUserScramCredentialsRequest(Message):
+    """DescribeUserScramCredentialsRequest: the request of API key 50; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    users: tuple[DescribeUserScramCredentialsRequest.UserName, ...] | None
+
+    class UserName(Struct):
+        """DescribeUserScramCredentialsRequest.UserName: versions 0+."""
+
+        __slots__ = ()
+        name: str
+
+
+class DescribeUserScramCredentialsResponse(Message):
+    """DescribeUserScramCredentialsResponse: the response of API key 50; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    results: tuple[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult, ...]
+
+    class CredentialInfo(Struct):
+        """DescribeUserScramCredentialsResponse.CredentialInfo: versions 0+."""
+
+        __slots__ = ()
+        mechanism: int
+        iterations: int
+
+    class DescribeUserScramCredentialsResult(Struct):
+        """DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult: versions 0+."""
+
+        __slots__ = ()
+        user: str
+        error_code: int
+        error_message: str | None
+        credential_infos: tuple[DescribeUserScramCredentialsResponse.CredentialInfo, ...]
+
+
 class ElectLeadersRequest(Message):
     """ElectLeadersRequest: the request of API key 43; versions 0-2, flexible 2+."""
 
@@ -1438,6 +1518,8 @@ __all__ = [
     "AlterPartitionResponse",
     "AlterReplicaLogDirsRequest",
     "AlterReplicaLogDirsResponse",
+    "AlterUserScramCredentialsRequest",
+    "AlterUserScramCredentialsResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
     "AssignReplicasToDirsRequest",
@@ -1470,6 +1552,8 @@ __all__ = [
     "DescribeQuorumResponse",
     "DescribeTopicPartitionsRequest",
     "DescribeTopicPartitionsResponse",
+    "DescribeUserScramCredentialsRequest",
+    "DescribeUserScramCredentialsResponse",
     "ElectLeadersRequest",
     "ElectLeadersResponse",
     "EndQuorumEpochRequest",

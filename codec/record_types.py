@@ -181,6 +181,14 @@ class RemoveTopicRecord(Message):
     topic_id: uuid.UUID
 
 
+class RemoveUserScramCredentialRecord(Message):
+    """RemoveUserScramCredentialRecord: metadata record type 22; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    name: str
+    mechanism: int
+
+
 class SnapshotFooterRecord(Message):
     """SnapshotFooterRecord: control record type 4; versions 0, flexible 0+."""
 
@@ -218,6 +226,18 @@ class UnregisterBrokerRecord(Message):
     __slots__ = ()
     broker_id: int
     broker_epoch: int
+
+
+class UserScramCredentialRecord(Message):
+    """UserScramCredentialRecord: metadata record type 11; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
 
 
 class VotersRecord(Message):
@@ -267,10 +287,12 @@ __all__ = [
     "RegisterBrokerRecord",
     "RemoveAccessControlEntryRecord",
     "RemoveTopicRecord",
+    "RemoveUserScramCredentialRecord",
     "SnapshotFooterRecord",
     "SnapshotHeaderRecord",
     "TopicRecord",
     "UnfenceBrokerRecord",
     "UnregisterBrokerRecord",
+    "UserScramCredentialRecord",
     "VotersRecord",
 ]

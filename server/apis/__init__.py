@@ -19,7 +19,8 @@ from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18
                api20_delete_topics, api29_describe_acls, api30_create_acls, api31_delete_acls, api32_describe_configs,
                api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs, api36_sasl_authenticate,
                api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
-               api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
+               api45_alter_partition_reassignments, api46_list_partition_reassignments,
+               api50_describe_user_scram_credentials, api51_alter_user_scram_credentials, api55_describe_quorum,
                api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
                api73_assign_replicas_to_dirs)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
@@ -60,6 +61,8 @@ BROKER_APIS: dict[int, Handler] = {
                                                           INCREMENTAL_ALTER_CONFIGS),
     api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, forward_to_controller),
     api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
+    api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
+    api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
 }
@@ -81,6 +84,8 @@ CONTROLLER_APIS: dict[int, Handler] = {
                                                           INCREMENTAL_ALTER_CONFIGS),
     api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, api45_alter_partition_reassignments.on_controller),
     api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, api46_list_partition_reassignments.on_controller),
+    api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_controller,
+    api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_controller,
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, api55_describe_quorum.on_controller),
     api56_alter_partition.API_KEY: on_cluster(CLUSTER_ACTION, api56_alter_partition.on_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_controller,

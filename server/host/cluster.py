@@ -38,6 +38,7 @@ from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import RaftConfig, RaftLog
@@ -97,6 +98,7 @@ class Cluster:
                                               security.controller_listener() if security else None, self.authorizer)
         if security is not None:
             self.controller_node.leader_and_isr.client_security = security.controller_client()
+            security.read_scram_from(lambda: self.controller.committed)
         metadata = CommittedImageView(self.controller)
         self.network = ReplicationNetwork(lambda: metadata.image, speed)
         metadata.subscribe(self.network.on_commit)
@@ -149,6 +151,8 @@ class Cluster:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         await self.controller.start()
+        if self.security is not None and self.security.bootstrap_scram:
+            await self.controller.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         await self.controller_node.start()
         await asyncio.gather(*(b.start() for b in self.brokers))
         await self.wait_until(lambda image: all(

@@ -8,8 +8,10 @@ is PLAINTEXT unless mapped). TLS takes ``certfile``/``keyfile`` (the listeners' 
 ``cafile`` (trusted to sign client certificates, and by brokers to check the controller's) and
 ``client_auth`` (``ssl.client.auth``: none, requested, required). SASL takes ``mechanisms``
 (``sasl.enabled.mechanisms``), ``plain_users`` ({user: password}, as Kafka's JAAS ``user_<name>``
-entries) and ``scram_users`` ([(mechanism, user, password, iterations)], salted at start, as
-``kafka-storage format --add-scram`` does; the passwords are not kept).
+entries) and ``scram_users`` ([(mechanism, user, password, iterations)]: salted at start and written
+to the metadata log as UserScramCredentialRecords unless the user already has a credential there, as
+``kafka-storage format --add-scram`` does; the passwords are not kept). SCRAM logins check the
+credentials in the committed metadata image, which AlterUserScramCredentials changes.
 
 Brokers authenticate to the controller as ``inter_broker_user`` (user, password), with SCRAM-SHA-512
 when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
@@ -29,14 +31,16 @@ SECURITY_DISABLED, as Kafka without an authorizer does.
 """
 from __future__ import annotations
 
+import os
 import secrets
 import ssl
 from dataclasses import dataclass, field
 
+from kraftwire.server.controller.scram import MECHANISM_IDS, salted_password
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.wire.security import (
-    ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MIN_ITERATIONS, ClientSecurity, Credentials,
-    ListenerSecurity, protocol_of, server_ssl_context)
+    ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS,
+    ClientSecurity, Credentials, ListenerSecurity, ScramCredential, protocol_of, server_ssl_context)
 
 INTERNAL_BROKER_USER = "kraftwire-broker"
 
@@ -72,12 +76,28 @@ class Security:
         if uses_ssl and not self.cafile:
             raise ValueError("the nodes need cafile to check each other's TLS certificates")
         self.credentials = Credentials(plain=dict(self.plain_users))
-        for mechanism, user, password, *rest in self.scram_users:
-            self.credentials.add_scram(mechanism, user, password, rest[0] if rest else SCRAM_MIN_ITERATIONS)
+        self.bootstrap_scram = [self._bootstrap_credential(*user) for user in self.scram_users]
         self._server_context = None
         if uses_ssl:
             self._server_context = server_ssl_context(self.certfile, self.keyfile, self.cafile, self.client_auth)
         self._inter_broker = self._inter_broker_credential()
+
+    @staticmethod
+    def _bootstrap_credential(mechanism: str, user: str, password: str, iterations: int = SCRAM_MIN_ITERATIONS):
+        """(user, mechanism id, salt, salted password, iterations) for ``scram.bootstrap_credentials``."""
+        if mechanism not in MECHANISM_IDS:
+            raise ValueError(f"unknown SCRAM mechanism {mechanism!r}: {', '.join(MECHANISM_IDS)}")
+        if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
+            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, got {iterations}")
+        mechanism_id, salt = MECHANISM_IDS[mechanism], os.urandom(32)
+        return user, mechanism_id, salt, salted_password(mechanism_id, password, salt, iterations), iterations
+
+    def read_scram_from(self, image_of) -> None:
+        """SCRAM logins check ``image_of()``'s credentials (the committed metadata image)."""
+        def lookup(mechanism: str, user: str) -> ScramCredential | None:
+            found = image_of().scram.get((MECHANISM_IDS[mechanism], user))
+            return None if found is None else ScramCredential(*found)
+        self.credentials.scram_lookup = lookup
 
     def _inter_broker_credential(self) -> tuple[str, str, str] | None:
         """(mechanism, user, password) the nodes use towards each other's SASL listeners, or None without SASL."""

@@ -1,6 +1,7 @@
 """The metadata image: cluster state built only by applying metadata records, in log order.
 
-Brokers, topics with their partitions, dynamic configs, feature levels and access control entries. ``apply`` is the one way the
+Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
+users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
 yet committed records) and both are fed the same records.
 
@@ -122,6 +123,8 @@ class MetadataImage:
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
         self.acls: dict[uuid.UUID, Acl] = {}  # access control entries by id (server/metadata/acls.py)
+        # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
+        self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
 
     # --- queries ---------------------------------------------------------------------------------
@@ -156,6 +159,7 @@ class MetadataImage:
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
         other.acls = dict(self.acls)
+        other.scram = dict(self.scram)
         other.version = self.version
         return other
 
@@ -194,6 +198,9 @@ class MetadataImage:
             yield rec.AccessControlEntryRecord(
                 id=acl_id, resource_type=a.resource_type, resource_name=a.resource_name, pattern_type=a.pattern_type,
                 principal=a.principal, host=a.host, operation=a.operation, permission_type=a.permission)
+        for (mechanism, name), (salt, stored_key, server_key, iterations) in self.scram.items():
+            yield rec.UserScramCredentialRecord(name=name, mechanism=mechanism, salt=salt, stored_key=stored_key,
+                                                server_key=server_key, iterations=iterations)
 
     # --- applying records ------------------------------------------------------------------------
 
@@ -294,4 +301,7 @@ _APPLY = {
     rec.FeatureLevelRecord: MetadataImage._set_feature,
     rec.AccessControlEntryRecord: MetadataImage._add_acl,
     rec.RemoveAccessControlEntryRecord: lambda image, r: image.acls.pop(r.id, None),
+    rec.UserScramCredentialRecord: lambda image, r: image.scram.__setitem__(
+        (r.mechanism, r.name), (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)),
+    rec.RemoveUserScramCredentialRecord: lambda image, r: image.scram.pop((r.mechanism, r.name), None),
 }
