@@ -22,7 +22,7 @@ from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.security import ClientSecurity
 
 USERS = ["admin", "none", "describer", "alterer", "denied", "creator", "prefixed", "configs", "wildcard", "deleter",
-         "acl-viewer", "nobody"]
+         "acl-viewer", "nobody", "lister"]
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, "kafka-cluster")
 ANY_ACL = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
                     ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))
@@ -43,6 +43,7 @@ SETUP = [
     allow("*", ACLOperation.DESCRIBE_CONFIGS, ResourcePattern(ResourceType.TOPIC, "public")),
     allow("deleter", ACLOperation.DELETE, ResourcePattern(ResourceType.TOPIC, "doomed")),
     allow("acl-viewer", ACLOperation.DESCRIBE, CLUSTER),
+    allow("lister", ACLOperation.READ, ResourcePattern(ResourceType.TOPIC, "pub", ACLResourcePatternType.PREFIXED)),
 ]
 
 
@@ -117,6 +118,32 @@ def test_create_topics_per_topic_codes_and_prefixed_patterns(bg):
         == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     made = topics(bg)
     assert {"by-creator", "pre-one"} <= made and not {"other-one", "by-none"} & made
+
+
+def test_metadata_shows_only_the_topics_a_principal_may_describe(bg):
+    """READ implies DESCRIBE (here by a PREFIXED pattern); other topics are left out of "all topics" and
+    answer 29 when named, existing or not."""
+    from confluent_kafka.admin import AdminClient
+
+    lister = AdminClient({"bootstrap.servers": bg.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                          "sasl.mechanism": "PLAIN", "sasl.username": "lister", "sasl.password": "lister-secret"})
+    assert set(lister.list_topics(timeout=15).topics) == {"public"}
+    named = lister.list_topics(topic="kept", timeout=15).topics["kept"]
+    assert named.error.code() == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    admin = kafka_admin(bg, "lister")
+    try:
+        assert set(admin.list_topics()) == {"public"}
+    finally:
+        admin.close()
+    assert "existing" in set(kafka_admin_topics(bg, "admin"))
+
+
+def kafka_admin_topics(bg, user: str) -> list[str]:
+    admin = kafka_admin(bg, user)
+    try:
+        return admin.list_topics()
+    finally:
+        admin.close()
 
 
 def test_delete_topics_needs_delete_on_the_topic(bg):

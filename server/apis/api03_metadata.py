@@ -9,7 +9,12 @@ reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions 
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
 whose directory is offline.
 
-The answer to "all topics" is encoded once per image version and served from that cache.
+With an authorizer (server/apis/authorization.py) a topic needs DESCRIBE: "all topics" lists only
+those, a topic named without it gets TOPIC_AUTHORIZATION_FAILED (29) whether it exists or not, and one
+named by id gets UNKNOWN_TOPIC_ID, as Kafka answers so that ids do not reveal topics.
+
+The answer to "all topics" is encoded once per image version and served from that cache (without an
+authorizer: the answer is then the same for everyone).
 """
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ import random
 from kraftwire.codec.messages import MetadataResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
+from kraftwire.server.metadata.acls import Operation, ResourceType
+
+from .authorization import authorized
 
 
 API_KEY = 3
@@ -56,19 +64,23 @@ def _topic(image, topic) -> Topic:
                  partitions=[_partition(image, i, s) for i, s in sorted(topic.partitions.items())])
 
 
-def build_response(image, request, version: int, broker) -> MetadataResponse:
+def build_response(image, request, version: int, broker, may_describe=lambda name: True) -> MetadataResponse:
     brokers = [MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=e.host, port=e.port, rack=b.rack)
                for b in sorted(image.brokers.values(), key=lambda b: b.broker_id) if not b.fenced
                for e in b.endpoints if e.name == broker.listener_name]
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
-        topics = [_topic(image, t) for t in sorted(image.topics.values(), key=lambda t: t.name)]
+        topics = [_topic(image, t) for t in sorted(image.topics.values(), key=lambda t: t.name) if may_describe(t.name)]
     else:
         topics = []
         for entry in wanted:
             if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
                 missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
+                if topic is not None and not may_describe(topic.name):
+                    topic = None
+            elif not may_describe(entry.name):
+                topic, missing = None, Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=entry.name)
             else:
                 topic = image.topic(entry.name)
                 missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=entry.name)
@@ -80,6 +92,9 @@ def build_response(image, request, version: int, broker) -> MetadataResponse:
 def on_broker(broker, context, request):
     image = broker.image
     version = context.api_version
+    if broker.authorizer is not None:
+        return build_response(image, request, version, broker, lambda name: authorized(
+            broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
     if request.topics is not None or version == 0:
         return build_response(image, request, version, broker)
     cache = broker.metadata_cache
