@@ -6,9 +6,13 @@ controller. The certificates are made here by ``trustme``; no key is kept in the
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import socket
 import ssl
 import struct
+import subprocess
+from pathlib import Path
 
 import pytest
 import trustme
@@ -95,11 +99,37 @@ def aiokafka_brokers(bg, pki, mechanism):
     return asyncio.run(describe())
 
 
+NODE_DIR = Path(__file__).parent / "node"
+HAS_KAFKAJS = shutil.which("node") is not None and (NODE_DIR / "node_modules" / "kafkajs").is_dir()
+
+
+def kafkajs_answer(bg, pki, mechanism, password=None) -> dict:
+    user, secret = USERS[mechanism]
+    ca = [pki["ca"]] if bg.protocol == "SASL_SSL" else []
+    done = subprocess.run(["node", str(NODE_DIR / "sasl.js"), bg.bootstrap, mechanism.lower(), user,
+                           password or secret, *ca], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def kafkajs_brokers(bg, pki, mechanism):
+    if not HAS_KAFKAJS:
+        pytest.skip("node and kafkajs (npm install in tests/node) are needed")
+    return kafkajs_answer(bg, pki, mechanism)["brokers"]
+
+
 @pytest.mark.parametrize("mechanism", MECHANISMS)
-@pytest.mark.parametrize("client", [kafka_python_brokers, confluent_brokers, aiokafka_brokers],
-                         ids=["kafka-python", "confluent-kafka", "aiokafka"])
+@pytest.mark.parametrize("client", [kafka_python_brokers, confluent_brokers, aiokafka_brokers, kafkajs_brokers],
+                         ids=["kafka-python", "confluent-kafka", "aiokafka", "kafkajs"])
 def test_clients_authenticate(sasl_cluster, pki, client, mechanism):
     assert client(sasl_cluster, pki, mechanism) == [1, 2]
+
+
+@pytest.mark.skipif(not HAS_KAFKAJS, reason="node and kafkajs (npm install in tests/node) are needed")
+def test_kafkajs_wrong_password_gets_58(sasl_cluster, pki):
+    answer = kafkajs_answer(sasl_cluster, pki, "SCRAM-SHA-512", password="wrong")
+    assert answer["error"] == "KafkaJSSASLAuthenticationError"
+    assert "Invalid username or password" in answer["message"], answer  # the 58 answer's message
 
 
 # --- the exchange byte by byte -----------------------------------------------------------------------------------
