@@ -103,3 +103,37 @@ def test_kafkas_codes_for_bad_changes_and_unauthorized_callers(bg):
 
     answer = bg.run(describe_all_as_alice())
     assert (answer.error_code, list(answer.results)) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, [])
+
+
+def test_users_and_acls_survive_a_restart_through_a_snapshot(tmp_path):
+    """SCRAM credentials and ACLs are metadata: after a restart (the image rebuilt from a snapshot and the
+    log) the user still logs in, the ACL still holds, and the bootstrap user is not written again."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ResourcePattern, ResourceType
+
+    from kraftwire.server.raft import RaftConfig
+
+    def start():
+        security = Security(listener_name="SASL_PLAINTEXT", plain_users={"admin": "admin-secret"},
+                            scram_users=[("SCRAM-SHA-256", "boot", BOOT_PASSWORD)], authorizer=True,
+                            super_users=("User:admin",))
+        return BackgroundCluster(brokers=1, security=security, data_dir=tmp_path,
+                                 log_config=RaftConfig(snapshot_every_records=5))
+
+    acl = ACL("User:boot", "*", ACLOperation.DESCRIBE, ACLPermissionType.ALLOW,
+              ResourcePattern(ResourceType.CLUSTER, "kafka-cluster"))
+    with start() as bg:
+        admin_client = KafkaAdminClient(bootstrap_servers=bg.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                        sasl_mechanism="PLAIN", sasl_plain_username="admin",
+                                        sasl_plain_password="admin-secret")
+        try:
+            assert not admin_client.create_acls([acl])["failed"]
+        finally:
+            admin_client.close()
+        salt_before = bg.call(lambda: bg.cluster.controller.committed.scram[(1, "boot")][0])
+    assert list((tmp_path / "__cluster_metadata-0").glob("*.checkpoint"))
+    with start() as bg:
+        assert logs_in(bg, "SCRAM-SHA-256", "boot", BOOT_PASSWORD)
+        image = bg.call(lambda: bg.cluster.controller.committed)
+        assert image.scram[(1, "boot")][0] == salt_before  # the first start's credential, kept
+        assert [(a.principal, a.operation) for a in image.acls.values()] == [("User:boot", ACLOperation.DESCRIBE)]
