@@ -16,6 +16,11 @@ Requests after a refused one are not read; those before it are answered, then th
 (Kafka works through one request of a connection at a time, so it has answered them before it reads
 the bad one).
 
+A listener with ``security`` (server/wire/security.py) speaks TLS when its protocol says so and gives each
+connection a session: before authentication only the SASL exchange is read, frames are capped at 512
+KiB, and a failed login closes the connection after the session's delay. ``RequestContext.session``
+carries the principal to the handlers.
+
 Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
 are computed once per listener; answers that are ready when nothing earlier is pending go into one
 buffer written at the end of the read; a response header is the correlation id, plus an empty
