@@ -17,7 +17,7 @@ from kafka.errors import KafkaError
 from kraftwire import BackgroundCluster, Security
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
-                                      DescribeAclsRequest)
+                                      DescribeAclsRequest, DescribeClusterRequest)
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.security import ClientSecurity
 
@@ -239,6 +239,19 @@ def test_controller_refuses_broker_rpcs_without_cluster_action(bg):
             return registration.error_code, heartbeat.error_code, alter.error_code, acls.error_code
         finally:
             await client.close()
+
+    async def describe_cluster_on_controller(user):
+        client = KafkaClient("127.0.0.1", bg.cluster.controller_node.port, "describe",
+                             ClientSecurity("SASL_PLAINTEXT", None, "PLAIN", user, f"{user}-secret"))
+        try:
+            return (await client.send(DescribeClusterRequest(endpoint_type=2))).error_code  # controllers
+        finally:
+            await client.close()
+
+    # the controller asks ALTER on the cluster for DescribeCluster; a broker asks nothing
+    assert bg.run(describe_cluster_on_controller("describer")) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert bg.run(describe_cluster_on_controller("alterer")) == ErrorCode.NONE
+    assert as_user(bg, "nobody", lambda a: a.describe_cluster()) == ErrorCode.NONE
 
     epoch_before = bg.call(lambda: bg.cluster.controller.committed.brokers[1].epoch)
     assert bg.run(attempt()) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED,) * 3 + (ErrorCode.NONE,)

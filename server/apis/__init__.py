@@ -88,7 +88,7 @@ CONTROLLER_APIS: dict[int, Handler] = {
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_controller,
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, api55_describe_quorum.on_controller),
     api56_alter_partition.API_KEY: on_cluster(CLUSTER_ACTION, api56_alter_partition.on_controller),
-    api60_describe_cluster.API_KEY: api60_describe_cluster.on_controller,
+    api60_describe_cluster.API_KEY: on_cluster(ALTER, api60_describe_cluster.on_controller),  # as Kafka's controller
     api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),
     api63_broker_heartbeat.API_KEY: on_cluster(CLUSTER_ACTION, api63_broker_heartbeat.on_controller),
     api73_assign_replicas_to_dirs.API_KEY: on_cluster(CLUSTER_ACTION, api73_assign_replicas_to_dirs.on_controller),

@@ -16,8 +16,8 @@ Two wrappers around a handler, as the API tables in ``__init__`` apply them:
   refused ones get TOPIC_AUTHORIZATION_FAILED (29) or CLUSTER_AUTHORIZATION_FAILED (31) in their own
   result, the rest are handled as if they had come alone.
 
-Metadata (api03_metadata.py) judges each topic itself. Not checked yet: DescribeCluster needs nothing
-(Kafka's controller asks ALTER on the cluster), and no response carries authorized operations.
+Metadata (api03_metadata.py) judges each topic itself. DescribeCluster needs ALTER on the cluster on the
+controller listener and nothing on a broker's, as in Kafka. No response carries authorized operations.
 """
 from __future__ import annotations
 
