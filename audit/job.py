@@ -1,6 +1,7 @@
 """The audit as a Spark job: ``spark-submit audit/job.py LOG_DIR... --out OUT`` or ``kraftwire audit``.
 
-A thin shell around ``audit.replay`` (see audit/README.md for running it on a cluster):
+A thin shell around the pure-Python replay (``audit.partition_replay``, ``audit.global_replay``; see
+audit/README.md for running it on a cluster):
 
 1. the driver lists the files and cuts segments into index-aligned splits (``audit.splits``);
 2. one task per split reads its byte range through pyarrow (any URI) and checks its batches with the
@@ -30,15 +31,18 @@ import sys
 import zlib
 from array import array
 from collections import Counter
+from contextlib import contextmanager
 from functools import partial
 from itertools import accumulate, chain, repeat
 
-from kraftwire.audit import local, report, storage, tables
+from kraftwire.audit import executors, local, report, storage, tables
 from kraftwire.audit.options import add_arguments, window_bounds
 from kraftwire.audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
-from kraftwire.audit.replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, Window, few_collections,
-                          merge_urp, replay_partition)
-from kraftwire.audit.results import AuditResult, conclude
+from kraftwire.audit.global_replay import GlobalReplay
+from kraftwire.audit.joins import Digest, merge_urp
+from kraftwire.audit.partition_replay import replay_partition
+from kraftwire.audit.rows import EVERYTHING, PARTITION_TABLES, Output, Window, few_collections
+from kraftwire.audit.results import DRIVER_TABLES, AuditResult, conclude
 from kraftwire.audit.splits import DEFAULT_SPLIT_BYTES, plan
 
 LOCAL_SETTINGS = {
@@ -48,27 +52,63 @@ LOCAL_SETTINGS = {
 }
 
 
-def session(master: str | None = None, settings: dict[str, str] | None = None, progress: bool = True):
+def session(master: str | None = None, settings: dict[str, str] | None = None, progress: bool = True,
+            executor_env: str | None = None):
     """A SparkSession for the audit. Submitted jobs (a gateway already exists) keep the master and
     settings spark-submit gave; otherwise the master defaults to local[*] and local runs stay on
-    loopback with no web UI."""
+    loopback with no web UI. The workers' interpreter is chosen by ``executors.executor_python``; on a
+    cluster master the kraftwire code is shipped, and ``executor_env`` (a pack-env archive) with it."""
     from pyspark.sql import SparkSession
 
+    settings = dict(settings or {})
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    effective = master or (submitted_master() if submitted else "local[*]")
     builder = SparkSession.builder.appName("kraftwire-audit")
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        master = master or "local[*]"
-        builder = builder.master(master)
-        if master.startswith("local"):
-            for key, value in LOCAL_SETTINGS.items():
-                builder = builder.config(key, value)
-    elif master:
-        builder = builder.master(master)
+    if master or not submitted:
+        builder = builder.master(effective)
+    if not submitted and executors.is_local(effective):
+        for key, value in LOCAL_SETTINGS.items():
+            builder = builder.config(key, value)
+    if executor_env and not executors.is_local(effective):
+        settings.update(executors.env_settings(executor_env))
     builder = builder.config("spark.ui.showConsoleProgress", "true" if progress else "false")
-    for key, value in (settings or {}).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    with _environment("PYSPARK_PYTHON", executors.executor_python(effective, settings)):
+        spark = builder.getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("WARN")
+    if not executors.is_local(sc.master):
+        from pyspark import SparkFiles
+
+        staging = os.path.join(SparkFiles.getRootDirectory(), "kraftwire-code")  # removed with the context
+        os.makedirs(staging, exist_ok=True)
+        sc.addPyFile(executors.code_zip(staging))
+        executors.check_executors(sc)
     return spark
+
+
+def submitted_master() -> str:
+    """The master spark-submit was given (read from the JVM it started)."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return SparkConf().get("spark.master", "local[*]")
+
+
+@contextmanager
+def _environment(name: str, value: str | None):
+    """``os.environ[name] = value`` while the block runs (nothing when ``value`` is None)."""
+    before = os.environ.get(name)
+    if value is not None:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 @few_collections()
@@ -110,8 +150,17 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
         digest.merge(result["digest"])
         merge_urp(urp, result["urp"])
         record_types.update(result["types"])
-    return conclude(out, window, log_plan, stats, glob, violations, digest, urp, record_types, dict(counts),
-                    f"spark {sc.master}")
+    result = conclude(out, window, log_plan, stats, glob, violations, digest, urp, record_types, dict(counts),
+                      f"spark {sc.master}")
+    parts = {table: range(n) for table in PARTITION_TABLES}
+    parts["records"] = range(n + 1)
+    parts.update((table, (0,)) for table in DRIVER_TABLES)
+    problems = tables.unseen(out, parts, result.counts)
+    if problems:
+        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        raise RuntimeError(f"the tables under {out} are not what the executors wrote (is it storage every node "
+                           f"shares?): {'; '.join(problems[:5])}{more}")
+    return result
 
 
 def _identity(target: int) -> int:
@@ -205,9 +254,13 @@ def _replay_global(window: Window, out: str, index: int, items) -> dict:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the audit the options describe; prints the summary (and writes the report with --html).
-    Returns 2, with a message, when the options or the directories do not make sense."""
+    Returns 2, with a message, when the options or the directories do not make sense, and 1 when the
+    executors cannot run the audit or the tables are not all visible under OUT."""
     try:
         window = Window(*window_bounds(args))
+        if not args.local:
+            master = args.master or (submitted_master() if "PYSPARK_GATEWAY_PORT" in os.environ else None)
+            executors.refuse_node_local(master, [*args.log_dirs, args.out])
         missing = [d for d in args.log_dirs if not storage.exists(d)]
         if missing:
             raise ValueError(f"no such directory: {', '.join(missing)}")
@@ -215,14 +268,18 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"kraftwire audit: {exc}", file=sys.stderr)
         return 2
     split_bytes = int(args.split_mib * (1 << 20))
-    if args.local:
-        result = local.run(args.log_dirs, args.out, window, split_bytes)
-    else:
-        spark = session(args.master, dict(args.conf))
-        try:
-            result = run(spark, args.log_dirs, args.out, window, split_bytes, args.partitions)
-        finally:
-            spark.stop()
+    try:
+        if args.local:
+            result = local.run(args.log_dirs, args.out, window, split_bytes)
+        else:
+            spark = session(args.master, dict(args.conf), executor_env=args.executor_env)
+            try:
+                result = run(spark, args.log_dirs, args.out, window, split_bytes, args.partitions)
+            finally:
+                spark.stop()
+    except RuntimeError as exc:
+        print(f"kraftwire audit: {exc}", file=sys.stderr)
+        return 1
     print(report.summary(result))
     if args.html:
         print(f"report: {report.write_html(result)}")

@@ -12,8 +12,10 @@ from collections import defaultdict
 
 from . import tables
 from .reader import SplitStats, read_split
-from .replay import (EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, PartitionReplay, Window,
-                     few_collections)
+from .global_replay import GlobalReplay
+from .joins import Digest
+from .partition_replay import PartitionReplay
+from .rows import EVERYTHING, PARTITION_TABLES, Output, Window, few_collections
 from .results import AuditResult, conclude
 from .splits import DEFAULT_SPLIT_BYTES, plan
 

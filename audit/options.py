@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime, timezone
+from importlib.util import find_spec
+
+INSTALL_EXTRA = "pip install 'kraftwire[audit]'"
 
 DEFAULT_SPLIT_MIB = 16
 
@@ -16,9 +19,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "archive of retired segments and the live directory")
     p.add_argument("--out", required=True, help="where the tables go (path or URI); earlier tables there are replaced")
     p.add_argument("--master", default=None,
-                   help="Spark master (default: the one spark-submit was given, else local[*])")
+                   help="Spark master (default: the one spark-submit was given, else local[*]); with a cluster "
+                        "master LOG_DIR and --out must be storage every node shares (hdfs://, s3a://, file:// "
+                        "on a shared mount)")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", type=_setting,
                    help="extra Spark setting, e.g. spark.driver.memory=4g (repeatable)")
+    p.add_argument("--executor-env", metavar="ARCHIVE",
+                   help="a `kraftwire audit pack-env` archive (path or URI) that cluster executors unpack and "
+                        "import pyarrow and crc32c from; without it they must have them installed")
     p.add_argument("--local", action="store_true",
                    help="replay in this one process without Spark (same tables)")
     p.add_argument("--from", dest="start", default=(None, None), metavar="OFFSET|TIME", type=parse_bound,
@@ -62,3 +70,18 @@ def window_bounds(args: argparse.Namespace) -> tuple[int | None, int | None, boo
     if len(kinds) > 1:
         raise ValueError("--from and --to must both be offsets or both be times")
     return lo, hi, bool(kinds and kinds.pop())
+
+
+def missing_libraries(args: argparse.Namespace) -> list[str]:
+    """The audit extra's libraries these options need that are not installed."""
+    needed = ["pyarrow"] + ([] if args.local else ["pyspark"]) + (["matplotlib"] if args.html else [])
+    return [name for name in needed if find_spec(name) is None]
+
+
+def add_pack_env_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("archive", nargs="?", default="kraftwire_env.tar.gz",
+                   help="the tar.gz to write (default kraftwire_env.tar.gz)")
+    p.add_argument("--python-version", metavar="X.Y",
+                   help="the executors' Python, when it differs from this one: pip fetches wheels built for it")
+    p.add_argument("--platform", metavar="TAG",
+                   help="the executors' platform tag, e.g. manylinux_2_28_x86_64 or manylinux_2_28_aarch64")

@@ -23,7 +23,7 @@ from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
 
 from . import storage
-from .replay import Raw, violation
+from .rows import Raw, violation
 from .splits import Split
 
 GLOBAL = b""

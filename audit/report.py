@@ -13,7 +13,7 @@ from collections import Counter
 from datetime import datetime, timezone
 
 from . import storage, tables
-from .replay import Digest
+from .joins import Digest
 from .results import AuditResult
 
 TABLE_ROWS = Digest.SAMPLE

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from . import storage, tables
 from .reader import SplitStats, gap_detail
-from .replay import (COLUMNS, PARTITION_TABLES, ROW_ORDER, Digest, GlobalReplay, Window, throttle_rows,
-                     under_replicated_rows, violation)
+from .global_replay import GlobalReplay
+from .joins import Digest, throttle_rows, under_replicated_rows
+from .rows import COLUMNS, PARTITION_TABLES, ROW_ORDER, Window, violation
 from .splits import Plan
 
 DRIVER_TABLES = tuple(name for name in COLUMNS if name not in PARTITION_TABLES)

@@ -23,7 +23,7 @@ from kraftwire.codec.log_layout import (INDEX_SUFFIX, LOG_SUFFIX, PARTITION_DIR,
                                        parse_snapshot_name)
 
 from . import storage
-from .replay import violation
+from .rows import violation
 
 DEFAULT_SPLIT_BYTES = 16 << 20
 _BASE_AND_MAGIC = struct.Struct(">qiib")

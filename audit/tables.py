@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import storage
-from .replay import COLUMNS
+from .rows import COLUMNS
 
 _INTS = pa.list_(pa.int32())
 _TEXTS = pa.list_(pa.string())
@@ -155,3 +155,24 @@ class TableWriter:
         self._parquet.clear()
         self._json.clear()
         return self.counts
+
+
+def unseen(out: str, parts: dict[str, range | tuple], counts: dict[str, int]) -> list[str]:
+    """What is wrong with the tables under OUT as this process sees them: parts (by table, the part
+    numbers written) that are not there, and tables whose Parquet parts hold other row counts than
+    ``counts``. Empty when every part is visible."""
+    problems = []
+    for table, numbers in parts.items():
+        rows = 0
+        for part in numbers:
+            for fmt in ("parquet", "json"):
+                uri = table_uri(out, table, fmt, part)
+                if not storage.exists(uri):
+                    problems.append(f"{uri} is missing")
+                elif fmt == "parquet":
+                    fs, path = storage.resolve(uri)
+                    with fs.open_input_file(path) as f:
+                        rows += pq.ParquetFile(f).metadata.num_rows
+        if rows != counts.get(table, 0):
+            problems.append(f"{table} has {rows} rows there, {counts.get(table, 0)} were written")
+    return problems

@@ -18,7 +18,10 @@ from pyspark.sql.functions import length
 
 from kraftwire.audit import local, tables
 from kraftwire.audit.reader import SplitStats, read_split
-from kraftwire.audit.replay import EVERYTHING, PARTITION_TABLES, Digest, GlobalReplay, Output, merge_urp, replay_partition
+from kraftwire.audit.global_replay import GlobalReplay
+from kraftwire.audit.joins import Digest, merge_urp
+from kraftwire.audit.partition_replay import replay_partition
+from kraftwire.audit.rows import EVERYTHING, PARTITION_TABLES, Output
 from kraftwire.audit.results import conclude
 from kraftwire.audit.splits import plan
 

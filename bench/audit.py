@@ -9,6 +9,7 @@ commit into one 1 GiB-segment-sized log with its .index. Then times, each in a f
 
 * ``local``: audit.local, the single-process replay writing the same tables;
 * ``spark local[1]`` and ``spark local[2]``: audit.job (session start reported apart);
+* with ``--master spark://HOST:PORT`` (and ``--executor-env``), the Spark job on that cluster;
 * with ``--compare-paths``, ``arrow local[2]``: the same replay over a DataFrame path (a Spark Python
   data source yielding Arrow batches, repartition + sortWithinPartitions + mapInArrow), to compare
   with the pickled-RDD path audit.job uses.
@@ -428,7 +429,7 @@ def own_cpu_seconds() -> float:
     return times.user + times.system
 
 
-def measure(kind: str, log_dir: str, out: str, split_mib: float) -> dict:
+def measure(kind: str, log_dir: str, out: str, split_mib: float, executor_env: str | None = None) -> dict:
     from kraftwire.audit import job, local
 
     split_bytes = int(split_mib * (1 << 20))
@@ -439,7 +440,7 @@ def measure(kind: str, log_dir: str, out: str, split_mib: float) -> dict:
     path, master = kind.split(":", 1)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     started = time.perf_counter()
-    spark = job.session(master, SPARK_SETTINGS, progress=False)
+    spark = job.session(master, SPARK_SETTINGS, progress=False, executor_env=executor_env)
     spark.sparkContext.setLogLevel("ERROR")
     session_s = time.perf_counter() - started
     jvm = TreeCpu(spark.sparkContext._gateway.proc.pid)
@@ -457,9 +458,9 @@ def measure(kind: str, log_dir: str, out: str, split_mib: float) -> dict:
 
 
 def run_measurement(kind: str, args) -> dict:
-    out = str(Path(args.work) / f"out-{kind.replace(':', '-').replace('[', '').replace(']', '')}")
+    out = str(Path(args.work) / f"out-{kind.replace(':', '-').replace('[', '').replace(']', '').replace('/', '')}")
     command = [sys.executable, __file__, "--measure", kind, "--log-dir", str(args.log_dir), "--out", out,
-               "--split-mib", str(args.split_mib)]
+               "--split-mib", str(args.split_mib)] + (["--executor-env", args.executor_env] if args.executor_env else [])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{kind} failed:\n{done.stderr[-4000:]}")
@@ -477,18 +478,22 @@ def main() -> int:
     parser.add_argument("--compare-paths", action="store_true", help="also time the Arrow/DataFrame path")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the measurements this many times, in turn; the fastest run of each counts")
+    parser.add_argument("--master", action="append", default=[],
+                        help="also time a running cluster, e.g. spark://HOST:PORT (repeatable; audit/README.md)")
+    parser.add_argument("--executor-env", default=None, help="the cluster executors' pack-env archive")
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.log_dir = Path(args.log_dir or Path(args.work) / f"log-{args.records}" / "__cluster_metadata-0")
     if args.measure:
-        print(json.dumps(measure(args.measure, str(args.log_dir), args.out, args.split_mib)))
+        print(json.dumps(measure(args.measure, str(args.log_dir), args.out, args.split_mib, args.executor_env)))
         return 0
 
     info = generate(args.log_dir, args.records)
     print(f"log: {info['records']:,} records, {info['bytes'] / 2**20:.0f} MiB in {args.log_dir} "
           f"(generated in {info['generate_s']} s)")
     kinds = ["local", "spark:local[1]", "spark:local[2]"] + (["arrow:local[2]"] if args.compare_paths else [])
+    kinds += [f"spark:{master}" for master in args.master]
     results: dict[str, dict] = {}
     for round_ in range(1, args.repeat + 1):
         for kind in kinds:
@@ -511,6 +516,8 @@ def main() -> int:
           f"(local[2] on two free cores could take about {two['cpu_s'] / 2:.0f} s)")
     print(f"rows per table: {reference}")
     flags = (" --compare-paths" if args.compare_paths else "") + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
+    flags += "".join(f" --master {master}" for master in args.master)
+    flags += f" --executor-env {args.executor_env}" if args.executor_env else ""
     print(f"command: python bench/audit.py --records {args.records}{flags}")
     return 0
 

@@ -1293,6 +1293,29 @@ class LeaderAndIsrResponse(Message):
         partition_errors: tuple[LeaderAndIsrResponse.LeaderAndIsrPartitionError, ...]
 
 
+class ListConfigResourcesRequest(Message):
+    """ListConfigResourcesRequest: the request of API key 74; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    resource_types: tuple[int, ...]  # versions 1+
+
+
+class ListConfigResourcesResponse(Message):
+    """ListConfigResourcesResponse: the response of API key 74; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    config_resources: tuple[ListConfigResourcesResponse.ConfigResource, ...]
+
+    class ConfigResource(Struct):
+        """ListConfigResourcesResponse.ConfigResource: versions 0+."""
+
+        __slots__ = ()
+        resource_name: str
+        resource_type: int  # versions 1+
+
+
 class ListPartitionReassignmentsRequest(Message):
     """ListPartitionReassignmentsRequest: the request of API key 46; versions 0, flexible 0+."""
 
@@ -1562,6 +1585,8 @@ __all__ = [
     "IncrementalAlterConfigsResponse",
     "LeaderAndIsrRequest",
     "LeaderAndIsrResponse",
+    "ListConfigResourcesRequest",
+    "ListConfigResourcesResponse",
     "ListPartitionReassignmentsRequest",
     "ListPartitionReassignmentsResponse",
     "MetadataRequest",

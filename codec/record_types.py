@@ -14,6 +14,13 @@ from .model import Struct
 from .schema import load_package
 
 
+class AbortTransactionRecord(Message):
+    """AbortTransactionRecord: metadata record type 25; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    reason: str | None  # tag 0
+
+
 class AccessControlEntryRecord(Message):
     """AccessControlEntryRecord: metadata record type 18; versions 0, flexible 0+."""
 
@@ -28,6 +35,13 @@ class AccessControlEntryRecord(Message):
     permission_type: int
 
 
+class BeginTransactionRecord(Message):
+    """BeginTransactionRecord: metadata record type 23; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    name: str | None  # tag 0
+
+
 class BrokerRegistrationChangeRecord(Message):
     """BrokerRegistrationChangeRecord: metadata record type 17; versions 0-3, flexible 0+."""
 
@@ -40,6 +54,30 @@ class BrokerRegistrationChangeRecord(Message):
     cordoned_log_dirs: tuple[uuid.UUID, ...] | None  # versions 3+, tag 3
 
 
+class ClearElrRecord(Message):
+    """ClearElrRecord: metadata record type 28; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    topic_name: str
+
+
+class ClientQuotaRecord(Message):
+    """ClientQuotaRecord: metadata record type 14; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    entity: tuple[ClientQuotaRecord.EntityData, ...]
+    key: str
+    value: float
+    remove: bool
+
+    class EntityData(Struct):
+        """ClientQuotaRecord.EntityData: versions 0+."""
+
+        __slots__ = ()
+        entity_type: str
+        entity_name: str | None
+
+
 class ConfigRecord(Message):
     """ConfigRecord: metadata record type 4; versions 0, flexible 0+."""
 
@@ -48,6 +86,25 @@ class ConfigRecord(Message):
     resource_name: str
     name: str
     value: str | None
+
+
+class DelegationTokenRecord(Message):
+    """DelegationTokenRecord: metadata record type 10; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    owner: str
+    requester: str
+    renewers: tuple[str, ...]
+    issue_timestamp: int
+    max_timestamp: int
+    expiration_timestamp: int
+    token_id: str
+
+
+class EndTransactionRecord(Message):
+    """EndTransactionRecord: metadata record type 24; versions 0, flexible 0+."""
+
+    __slots__ = ()
 
 
 class FeatureLevelRecord(Message):
@@ -133,6 +190,15 @@ class PartitionRecord(Message):
     last_known_elr: tuple[int, ...] | None  # versions 2+, tag 2
 
 
+class ProducerIdsRecord(Message):
+    """ProducerIdsRecord: metadata record type 15; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+
+
 class RegisterBrokerRecord(Message):
     """RegisterBrokerRecord: metadata record type 0; versions 0-4, flexible 0+."""
 
@@ -167,11 +233,46 @@ class RegisterBrokerRecord(Message):
         max_supported_version: int
 
 
+class RegisterControllerRecord(Message):
+    """RegisterControllerRecord: metadata record type 27; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    controller_id: int
+    incarnation_id: uuid.UUID
+    zk_migration_ready: bool
+    end_points: tuple[RegisterControllerRecord.ControllerEndpoint, ...]
+    features: tuple[RegisterControllerRecord.ControllerFeature, ...]
+
+    class ControllerEndpoint(Struct):
+        """RegisterControllerRecord.ControllerEndpoint: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        host: str
+        port: int
+        security_protocol: int
+
+    class ControllerFeature(Struct):
+        """RegisterControllerRecord.ControllerFeature: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        min_supported_version: int
+        max_supported_version: int
+
+
 class RemoveAccessControlEntryRecord(Message):
     """RemoveAccessControlEntryRecord: metadata record type 19; versions 0, flexible 0+."""
 
     __slots__ = ()
     id: uuid.UUID
+
+
+class RemoveDelegationTokenRecord(Message):
+    """RemoveDelegationTokenRecord: metadata record type 26; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    token_id: str
 
 
 class RemoveTopicRecord(Message):
@@ -228,6 +329,13 @@ class UnregisterBrokerRecord(Message):
     broker_epoch: int
 
 
+class UnregisterControllerRecord(Message):
+    """UnregisterControllerRecord: metadata record type 29; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    controller_id: int
+
+
 class UserScramCredentialRecord(Message):
     """UserScramCredentialRecord: metadata record type 11; versions 0, flexible 0+."""
 
@@ -272,11 +380,24 @@ class VotersRecord(Message):
         k_raft_version_feature: VotersRecord.KRaftVersionFeature
 
 
+class ZkMigrationStateRecord(Message):
+    """ZkMigrationStateRecord: metadata record type 21; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    zk_migration_state: int
+
+
 ALL = bind_message_classes(globals(), load_package('kraftwire.schemas.records'))
 __all__ = [
+    "AbortTransactionRecord",
     "AccessControlEntryRecord",
+    "BeginTransactionRecord",
     "BrokerRegistrationChangeRecord",
+    "ClearElrRecord",
+    "ClientQuotaRecord",
     "ConfigRecord",
+    "DelegationTokenRecord",
+    "EndTransactionRecord",
     "FeatureLevelRecord",
     "FenceBrokerRecord",
     "KRaftVersionRecord",
@@ -284,8 +405,11 @@ __all__ = [
     "NoOpRecord",
     "PartitionChangeRecord",
     "PartitionRecord",
+    "ProducerIdsRecord",
     "RegisterBrokerRecord",
+    "RegisterControllerRecord",
     "RemoveAccessControlEntryRecord",
+    "RemoveDelegationTokenRecord",
     "RemoveTopicRecord",
     "RemoveUserScramCredentialRecord",
     "SnapshotFooterRecord",
@@ -293,6 +417,8 @@ __all__ = [
     "TopicRecord",
     "UnfenceBrokerRecord",
     "UnregisterBrokerRecord",
+    "UnregisterControllerRecord",
     "UserScramCredentialRecord",
     "VotersRecord",
+    "ZkMigrationStateRecord",
 ]

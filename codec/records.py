@@ -45,15 +45,26 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     return bytes(out)
 
 
+class UnknownRecordType(MalformedError):
+    """A framed metadata record of a type, or a version of a type, that ``schemas/records`` does not
+    hold: what a newer Kafka may write. Readers may skip it (its frame says where it ends) instead of
+    calling the log damaged."""
+
+    def __init__(self, record_type: int, version: int, pos: int):
+        known = METADATA_TYPES.get(record_type)
+        what = (f"{known.__name__} has no version {version}" if known is not None
+                else f"unknown metadata record type {record_type}")
+        super().__init__(what, pos)
+        self.record_type, self.version = record_type, version
+
+
 _frame_decoders: dict[bytes, object] = {}  # a frame's first 3 bytes (version, type, record version) -> decoder
 
 
 def _frame_decoder(record_type: int, version: int, pos: int):
     cls = METADATA_TYPES.get(record_type)
-    if cls is None:
-        raise MalformedError(f"unknown metadata record type {record_type}", pos)
-    if version not in cls.VALID_VERSIONS:
-        raise MalformedError(f"{cls.__name__} has no version {version}", pos)
+    if cls is None or version not in cls.VALID_VERSIONS:
+        raise UnknownRecordType(record_type, version, pos)
     return cls._codec(version)[0]
 
 

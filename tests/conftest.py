@@ -13,6 +13,11 @@ import pytest
 from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-frames", type=int, default=6000, help="frames tests/test_fuzz.py sends (default 6000)")
+    parser.addoption("--fuzz-seed", type=int, default=12, help="seed of tests/test_fuzz.py's frames (default 12)")
+
+
 @pytest.fixture
 def bg_cluster():
     with BackgroundCluster(brokers=3) as bg:
@@ -34,20 +39,15 @@ async def cluster():
 
 @pytest.fixture(scope="session")
 def spark():
-    """local[2] on loopback, no UI, few shuffle partitions; serial GC and C1-only JIT start faster."""
+    """local[2] on loopback, no UI, few shuffle partitions; serial GC and C1-only JIT start faster.
+    Started the way ``kraftwire audit`` starts it (workers run this interpreter)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from kraftwire.audit.job import session as audit_session
 
-    session = (SparkSession.builder.master("local[2]").appName("kraftwire-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               .config("spark.driver.memory", "1g")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-               .getOrCreate())
+    session = audit_session("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+                                         "spark.driver.memory": "1g",
+                                         "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"},
+                            progress=False)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 apt_needs=(
   "kcat:kcat"
   "chromium:chromium"
+  "curl:curl"
+  "node:nodejs"
+  "npm:npm"
 )
 
 missing=()
@@ -23,7 +26,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# Reinstall only when kraftwire is not installed from this checkout or a requirement is unmet.
+# Reinstall only when kraftwire is not installed from this checkout, a requirement is unmet or an entry
+# point is missing.
 # (-I keeps the checkout off sys.path, so a kraftwire.egg-info left in it is not taken for the install.)
 if ! python -I - <<'PY'
 import json, pathlib, sys, tomllib
@@ -41,6 +45,11 @@ except metadata.PackageNotFoundError:
 if url != root.as_uri():
     sys.exit(1)
 project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+installed = {(e.group, e.name, e.value) for e in metadata.distribution("kraftwire").entry_points}
+declared = {(group, name, value) for group, entries in project.get("entry-points", {}).items()
+            for name, value in entries.items()}
+if not declared <= installed:  # e.g. the pytest plugin's entry point, added after the last install
+    sys.exit(1)
 for line in project["dependencies"] + project["optional-dependencies"]["test"]:
     requirement = Requirement(line)
     try:

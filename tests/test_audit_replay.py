@@ -11,9 +11,9 @@ import uuid
 import pyarrow.parquet as pq
 import pytest
 
-from kraftwire.audit import local, splits
+from kraftwire.audit import local, splits, tables
 from kraftwire.audit.options import parse_bound
-from kraftwire.audit.replay import COLUMNS, Window
+from kraftwire.audit.rows import COLUMNS, Window
 from kraftwire.audit.logwriter import LogWriter, write_snapshot
 from audit_logs import T0, Log, dir_of, dirs, partition, planted_log
 from kraftwire.codec import log_layout
@@ -250,7 +250,10 @@ def test_cancel_after_a_new_target_reverts_the_kafka_way_and_grows_the_rf(tmp_pa
 
 
 def test_throttles_removed_left_behind_and_unused(tmp_path):
+    """Broker 5's rate is still needed at the end of the log (a reassignment to it is running), so it is
+    not left behind; broker 4's is, though another reassignment is running elsewhere."""
     other = uuid.UUID(int=77)
+    running = uuid.UUID(int=78)
     marks = {}
 
     def build(log):
@@ -271,11 +274,15 @@ def test_throttles_removed_left_behind_and_unused(tmp_path):
         log.config(4, CLUSTER_DEFAULT, "leader.replication.throttled.rate", None)
         log.at(20000)
         marks["deleted"] = log.put(r.RemoveTopicRecord(topic_id=other))
+        log.at(25000)
+        log.put(r.TopicRecord(name="u", topic_id=running), partition(running, 0, [1, 2, 3]))
+        marks["rate5"] = log.config(4, "5", "follower.replication.throttled.rate", "1000")
+        log.move(running, 0, [5, 2, 3, 1], adding=[5], removing=[1])
         log.at(30000)
         log.put(r.NoOpRecord())
 
     rows = {(t["resource_type"], t["resource_name"]): t for t in audit(tmp_path, build).rows("throttles")}
-    assert len(rows) == 5
+    assert len(rows) == 6
     topic = rows["topic", "t"]
     assert (topic["set_offset"], topic["removed_offset"], topic["removed_by"], topic["reassignments"],
             topic["last_reassignment_end_time"], topic["lingered_ms"], topic["left_behind"]) == (
@@ -283,6 +290,9 @@ def test_throttles_removed_left_behind_and_unused(tmp_path):
     rate = rows["broker", "4"]
     assert (rate["config"], rate["value"], rate["reassignments"], rate["lingered_ms"], rate["left_behind"]) == (
         "follower.replication.throttled.rate", "1000", 1, 24000, True)
+    needed = rows["broker", "5"]
+    assert (needed["set_offset"], needed["removed_offset"], needed["reassignments"], needed["lingered_ms"],
+            needed["left_behind"]) == (marks["rate5"], None, 1, None, False)
     unused = rows["broker", "9"]
     assert (unused["reassignments"], unused["lingered_ms"], unused["left_behind"]) == (0, 30000, True)
     default = rows["broker", CLUSTER_DEFAULT]
@@ -497,3 +507,76 @@ def test_an_empty_directory_gives_empty_tables(tmp_path):
     assert set(result.counts.values()) == {0} and result.log["records"] == 0
     for table in COLUMNS:
         assert pq.read_table(tmp_path / "out" / "parquet" / table).num_rows == 0, table
+
+
+def test_the_readers_load_no_replay_logic():
+    probe = ("import sys, kraftwire.audit.reader, kraftwire.audit.splits\n"
+             "print(sorted(m for m in sys.modules if m.startswith('kraftwire.audit.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert loaded.returncode == 0, loaded.stderr
+    modules = eval(loaded.stdout)
+    assert "kraftwire.audit.rows" in modules
+    assert not {"kraftwire.audit.partition_replay", "kraftwire.audit.global_replay",
+                "kraftwire.audit.joins"} & set(modules), modules
+
+
+def test_a_throttle_row_holds_the_value_set_at_its_offset(tmp_path):
+    marks = {}
+
+    def build(log):
+        log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2, 3]))
+        marks["first"] = log.config(4, "4", "follower.replication.throttled.rate", "1000")
+        log.at(1000)
+        marks["raised"] = log.config(4, "4", "follower.replication.throttled.rate", "2000")
+        log.config(4, "4", "follower.replication.throttled.rate", "2000")  # the same value again
+        log.at(2000)
+        marks["removed"] = log.config(4, "4", "follower.replication.throttled.rate", None)
+
+    rows = audit(tmp_path, build).rows("throttles")
+    assert [(t["value"], t["set_offset"], t["set_time"], t["removed_offset"], t["removed_by"]) for t in rows] == [
+        ("1000", marks["first"], T0, marks["raised"], "replaced"),
+        ("2000", marks["raised"], T0 + 1000, marks["removed"], "deleted")]
+
+
+def test_under_replicated_is_kafka_s_rule_replicas_minus_adding_against_the_isr(tmp_path):
+    marks = {}
+
+    def build(log):
+        log.put(r.TopicRecord(name="t", topic_id=TOPIC), partition(TOPIC, 0, [1, 2]), partition(TOPIC, 1, [1, 2, 3]))
+        log.at(1000)  # an RF increase in flight: broker 3 still copying is not a missing replica
+        marks["grow"] = log.move(TOPIC, 0, [1, 2, 3], adding=[3])
+        # a move from 1 to 4 while 1 has dropped out of the ISR: one of the replication factor's 3 is missing
+        marks["move"] = log.move(TOPIC, 1, [4, 2, 3, 1], adding=[4], removing=[1], isr=[2, 3], leader=2)
+        log.at(2000)
+        marks["caught_up"] = log.change(TOPIC, 1, isr=[2, 3, 4])
+
+    rows = audit(tmp_path, build).rows("under_replicated")
+    assert [(u["offset"], u["under_replicated"]) for u in rows] == [(marks["move"], 1), (marks["caught_up"], 0)]
+
+
+def test_a_missing_audit_extra_is_one_line_naming_the_install(tmp_path):
+    planted_log(tmp_path / "log")
+    probe = ("import sys\n"
+             "sys.modules['pyarrow'] = None  # as if the audit extra were not installed\n"
+             "from kraftwire.server.host.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", probe, "audit", str(tmp_path / "log"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == "kraftwire audit needs pyarrow: pip install 'kraftwire[audit]'\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_tables_not_all_visible_under_out_are_named(tmp_path):
+    planted_log(tmp_path / "log")
+    result = local.run([str(tmp_path / "log")], str(tmp_path / "out"))
+    parts = {table: (0,) for table in COLUMNS}
+    assert tables.unseen(str(tmp_path / "out"), parts, result.counts) == []
+    (tmp_path / "out" / "json" / "brokers" / "part-00000.jsonl").unlink()
+    (tmp_path / "out" / "parquet" / "records" / "part-00000.parquet").unlink()
+    counts = dict(result.counts, violations=result.counts["violations"] + 1)
+    assert tables.unseen(str(tmp_path / "out"), parts, counts) == [
+        f"{tmp_path / 'out' / 'parquet' / 'records' / 'part-00000.parquet'} is missing",
+        f"records has 0 rows there, {result.counts['records']} were written",
+        f"violations has {result.counts['violations']} rows there, {counts['violations']} were written",
+        f"{tmp_path / 'out' / 'json' / 'brokers' / 'part-00000.jsonl'} is missing"]

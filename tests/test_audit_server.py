@@ -11,7 +11,7 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource
 
 from kraftwire.audit import job, local
-from kraftwire.audit.replay import COLUMNS
+from kraftwire.audit.rows import COLUMNS
 from kraftwire.server.host.cluster import BackgroundCluster
 
 pytestmark = pytest.mark.spark

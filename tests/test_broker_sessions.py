@@ -27,3 +27,28 @@ async def test_a_stalled_event_loop_fences_no_broker():
         assert answer.topics[0].error_code == 0
         assert fenced == []
         assert not any(broker.fenced for broker in cluster.controller.committed.brokers.values())
+
+
+async def test_brokers_that_do_not_come_back_after_a_restart_are_fenced(tmp_path):
+    """A data directory of 4 brokers restarted with 2: brokers 3 and 4 keep their registration but
+    never heartbeat again, so their inherited sessions lapse, they are fenced, and a partition led by
+    broker 3 elects broker 1 (uncleanly, as the topic allows: broker 1's restart took it out of the ISR);
+    brokers 1 and 2 re-register at once."""
+    async with Cluster(brokers=4, data_dir=tmp_path) as cluster:
+        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
+        try:
+            Topic = CreateTopicsRequest.CreatableTopic
+            answer = await client.send(CreateTopicsRequest(timeout_ms=10000, topics=[Topic(
+                name="orders", num_partitions=-1, replication_factor=-1,
+                assignments=[CreateTopicsRequest.CreatableReplicaAssignment(partition_index=0, broker_ids=[3, 1])],
+                configs=[CreateTopicsRequest.CreatableTopicConfig(name="unclean.leader.election.enable",
+                                                                  value="true")])]))
+        finally:
+            await client.close()
+        assert answer.topics[0].error_code == 0
+        assert cluster.controller.committed.topic("orders").partitions[0].leader == 3
+    async with Cluster(brokers=2, data_dir=tmp_path, session_timeout_ms=1000) as cluster:
+        await cluster.wait_until(lambda image: image.brokers[3].fenced and image.brokers[4].fenced, timeout=15)
+        await cluster.wait_until(lambda image: image.topic("orders").partitions[0].leader == 1)
+        assert list(cluster.controller.committed.topic("orders").partitions[0].isr) == [1]
+        assert not cluster.controller.committed.brokers[1].fenced and not cluster.controller.committed.brokers[2].fenced

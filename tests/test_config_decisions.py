@@ -10,7 +10,10 @@ from kraftwire.codec.messages import (AlterConfigsRequest, DescribeConfigsReques
 from kraftwire.server.apis import api32_describe_configs as describe_api
 from kraftwire.server.apis import api33_alter_configs as legacy_api
 from kraftwire.server.apis import api44_incremental_alter_configs as incremental_api
-from kraftwire.server.metadata.configs import LONG_MAX, TOPIC_CONFIGS, AlterOp, ConfigSource, ConfigType
+from kraftwire.server.controller.config_validation import AlterOp
+from kraftwire.server.metadata.config_describe import ConfigSource
+from kraftwire.server.metadata.config_values import ConfigType
+from kraftwire.server.metadata.configs import LONG_MAX, TOPIC_CONFIGS
 from kraftwire.server.metadata.image import MetadataImage
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8

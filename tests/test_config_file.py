@@ -130,3 +130,54 @@ def test_bad_settings_end_with_a_usage_error(tmp_path, monkeypatch, capsys, toml
         parse([], environ, tmp_path, monkeypatch)
     assert done.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_throttle_auto_removal_from_the_file_and_through_entity_default(tmp_path):
+    """``throttle-auto-remove = true`` in kraftwire.toml writes the cluster-default broker config at
+    start; the request ``kafka-configs --entity-default --entity-type brokers --alter`` sends
+    (IncrementalAlterConfigs on broker resource "") switches it off again."""
+    import asyncio
+
+    from kraftwire.codec.messages import DescribeConfigsRequest, IncrementalAlterConfigsRequest
+    from kraftwire.server.wire.client import KafkaClient
+
+    key, broker_resource, dynamic_default, set_op = "kraftwire.throttle.auto.remove.enable", 4, 3, 0
+    port = free_ports(3) + 1
+    write_toml(tmp_path, 1, port)
+    with open(tmp_path / "kraftwire.toml", "a") as toml:
+        toml.write("throttle-auto-remove = true\n")
+    served = Served(tmp_path)
+
+    async def cluster_default(client) -> tuple:
+        answer = await client.send(DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
+            resource_type=broker_resource, resource_name="", configuration_keys=[key])]))
+        [entry] = answer.results[0].configs
+        return entry.value, entry.config_source
+
+    async def talk():
+        client = KafkaClient("127.0.0.1", port, "test")
+        try:
+            started = await cluster_default(client)
+            Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+            altered = await client.send(IncrementalAlterConfigsRequest(resources=[Resource(
+                resource_type=broker_resource, resource_name="", configs=[IncrementalAlterConfigsRequest.AlterableConfig(
+                    name=key, config_operation=set_op, value="false")])]))
+            return started, altered.responses[0].error_code, await cluster_default(client)
+        finally:
+            await client.close()
+
+    try:
+        assert asyncio.run(talk()) == (("true", dynamic_default), 0, ("false", dynamic_default))
+    finally:
+        served.stop()
+
+
+def test_throttle_auto_remove_is_a_flag_with_a_negation():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    from kraftwire.server.host.cli import _serve_parser
+
+    serve = _serve_parser(sub)
+    config_file.apply_layers(serve, [], environ={"KRAFTWIRE_THROTTLE_AUTO_REMOVE": "true"})
+    assert parser.parse_args(["serve"]).throttle_auto_remove is True
+    assert parser.parse_args(["serve", "--no-throttle-auto-remove"]).throttle_auto_remove is False

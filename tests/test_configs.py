@@ -4,11 +4,15 @@ Kafka's codes and texts, incremental operations and typed accessors."""
 import pytest
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.controller.config_validation import (
+    AlterOp, apply_incremental, legacy_alter_ops, validate_broker_changes, validate_topic_changes,
+    validate_topic_creation,
+)
+from kraftwire.server.metadata.config_describe import ConfigSource, describe
+from kraftwire.server.metadata.config_values import ConfigType
 from kraftwire.server.metadata.configs import (
     BROKER_CONFIGS, DEFAULT_BROKER_BANDWIDTH, DEFAULT_PARTITION_SIZE_BYTES, LONG_MAX,
-    TOPIC_CONFIGS, AlterOp, ConfigSource, ConfigType, apply_incremental, broker_value, describe,
-    legacy_alter_ops, throttled_replicas, topic_value, validate_broker_changes, validate_topic_changes,
-    validate_topic_creation,
+    TOPIC_CONFIGS, broker_value, throttled_replicas, topic_value,
 )
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
@@ -272,8 +276,10 @@ def test_range_errors_show_the_parsed_value():
 def test_accepted_topic_value_forms():
     ops = [("retention.ms", SET, " +42 "), ("preallocate", SET, "True"), ("cleanup.policy", SET, ""),
            ("min.cleanable.dirty.ratio", SET, "NaN"), ("compression.gzip.level", SET, "-1")]
-    validate_topic_changes({}, ops, {})
-    validate_topic_changes({}, [("cleanup.policy", SET, "compact,delete,compact")], {})
+    # stored as given, as Kafka stores them: parsing only checks them
+    assert validate_topic_changes({}, ops, {}) == {name: value for name, _, value in ops}
+    assert validate_topic_changes({"retention.ms": "5"}, [("cleanup.policy", SET, "compact,delete,compact")], {}) == {
+        "retention.ms": "5", "cleanup.policy": "compact,delete,compact"}
 
 
 def test_empty_cleanup_policy_item():

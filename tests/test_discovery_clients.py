@@ -24,7 +24,7 @@ from kraftwire.codec.messages import ApiVersionsRequest
 from kraftwire.server import apis
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.wire.client import KafkaClient
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_LEVEL
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 
@@ -161,8 +161,29 @@ def test_api_versions_finalized_features_follow_the_image(bg_cluster):
     host, port = expected_brokers(bg_cluster)[1]
     before = bg_cluster.run(api_versions(host, port))
     assert before.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)
-    assert [(f.name, f.min_version_level) for f in before.finalized_features] == [("metadata.version", METADATA_VERSION_LEVEL)]
+    assert [(f.name, f.min_version_level) for f in before.finalized_features] == [("metadata.version", METADATA_VERSIONS[DEFAULT_METADATA_VERSION])]
     seed_topics(bg_cluster)
     after = bg_cluster.run(api_versions(host, port))
     assert after.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)
     assert after.finalized_features_epoch > before.finalized_features_epoch
+
+
+def test_api_versions_v5_checks_the_cluster_and_node_it_names(bg_cluster):
+    """KIP-1242: a v5 request naming another cluster or node is told to rebootstrap."""
+    broker = bg_cluster.cluster.broker(2)
+    cluster_id = bg_cluster.call(lambda: broker.cluster_id)
+
+    async def ask(**named):
+        client = KafkaClient(broker.host, broker.port, "rebootstrap-test")
+        try:
+            return await client.send(ApiVersionsRequest(client_software_name="test", client_software_version="1",
+                                                        **named), 5)
+        finally:
+            await client.close()
+
+    for named in ({}, {"cluster_id": cluster_id, "node_id": 2}):
+        answer = bg_cluster.run(ask(**named))
+        assert answer.error_code == 0 and answer.api_keys, named
+    for named in ({"cluster_id": cluster_id, "node_id": 1}, {"cluster_id": "another-cluster", "node_id": 2}):
+        answer = bg_cluster.run(ask(**named))
+        assert (answer.error_code, answer.api_keys) == (129, ()), named

@@ -10,6 +10,7 @@ import select
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, TopicPartition
@@ -163,3 +164,55 @@ def test_page_follows_a_reassignment_without_reloading(bg, admin, tmp_path):
         assert replicas == "2"
     finally:
         page.close()
+
+
+def test_throughput_charts_copies_with_their_eta_and_topic_links(tmp_path):
+    """On a virtual clock, 10 simulated seconds into moving a 1 GiB partition from broker 1 to 2 and 3
+    (broker 3 limited to 20 MiB/s): the charts show what each broker sends and receives, the
+    reassignment lists each copy and the slowest one's time left, and a topic's link leads to its
+    partitions. The page is captured as a PNG (also into $KRAFTWIRE_SCREENSHOT_DIR when set)."""
+    import base64
+
+    with BackgroundCluster(brokers=3, control_port=0, seed=1, virtual_clock=True) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        try:
+            admin.create_topics([NewTopic("orders", -1, -1, replica_assignments={0: [1]},
+                                          topic_configs={"kraftwire.partition.size.bytes": str(1 << 30)}),
+                                 NewTopic("payments", 4, 2)])
+            bg.run(bg.cluster.set_bandwidth(3, 20 << 20))
+            admin.alter_partition_reassignments({TopicPartition("orders", 0): [2, 3]})
+            bg.run(bg.cluster.advance(10))
+        finally:
+            admin.close()
+        page = Page(bg.cluster.control_server.url + "/", tmp_path / "profile")
+        try:
+            page._call("Emulation.setDeviceMetricsOverride",
+                       {"width": 1280, "height": 1100, "deviceScaleFactor": 1, "mobile": False}, page._session)
+            deadline = time.monotonic() + 30
+            while not page.evaluate("!!document.querySelector('#throughput figure')"):
+                assert time.monotonic() < deadline, "the page never showed the charts"
+                time.sleep(0.1)
+            captions = page.evaluate("[...document.querySelectorAll('#throughput figcaption')]"
+                                     ".map(c => c.textContent)")
+            assert captions == ["broker 1: in 0 B/s, out 100.0 MiB/s", "broker 2: in 80.0 MiB/s, out 0 B/s",
+                                "broker 3: in 20.0 MiB/s, out 0 B/s"]
+            lines = page.evaluate("[...document.querySelectorAll('#throughput svg')].map(s => "
+                                  "s.querySelectorAll('polyline').length)")
+            assert lines == [2, 2, 2]
+            row = "document.querySelector('[data-reassignment=\"orders-0\"]')"
+            cells = page.evaluate(f"[...{row}.children].map(c => c.innerText)")
+            assert cells[9] == "41.2 s"  # the copy to 3: (1024 - 200) MiB at 20 MiB/s, not the summed rate's
+            assert cells[10].split("\n") == ["1→2 78% at 80.0 MiB/s", "1→3 20% at 20.0 MiB/s"]
+            page.evaluate("document.querySelector('#topic-list a[href=\"#partitions-payments\"]').click()")
+            assert page.evaluate("location.hash") == "#partitions-payments"
+            # the element the link leads to (the view is re-rendered every half second, so look it up by id)
+            assert page.evaluate("document.getElementById(location.hash.slice(1)).dataset.partition") == "payments-0"
+            shot = page._call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+                              page._session)
+        finally:
+            page.close()
+    png = base64.b64decode(shot["data"])
+    assert png.startswith(b"\x89PNG")
+    (tmp_path / "live-view.png").write_bytes(png)
+    if os.environ.get("KRAFTWIRE_SCREENSHOT_DIR"):
+        (Path(os.environ["KRAFTWIRE_SCREENSHOT_DIR"]) / "live-view.png").write_bytes(png)

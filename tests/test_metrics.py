@@ -1,4 +1,5 @@
 """Prometheus metrics on the metrics port, scraped over HTTP while real clients work on the cluster."""
+import json
 import time
 import urllib.request
 
@@ -169,3 +170,25 @@ def test_unknown_path_is_404(bg):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(bg.cluster.metrics_server.url + "/nothing", timeout=10)
     assert refused.value.code == 404
+
+
+def test_a_healthy_reassignment_is_not_under_replicated(bg, admin):
+    """Kafka's rule, in /metrics and the live view alike: replicas minus adding, compared with the ISR.
+    While [1] moves to [2, 3] (replicas [2, 3, 1], ISR [1]) nothing is under-replicated; once broker 1
+    of "pair" (ISR [1, 2]) is fenced, "pair" is."""
+    admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1]},
+                                  topic_configs={"kraftwire.partition.size.bytes": str(10 ** 15)}),
+                         NewTopic("pair", -1, -1, replica_assignments={0: [3, 1]})])
+    admin.alter_partition_reassignments({TopicPartition("moving", 0): [2, 3]})
+
+    def partitions() -> dict:
+        with urllib.request.urlopen(bg.cluster.control_server.url + "/api/state", timeout=10) as answer:
+            state = json.loads(answer.read())
+        return {(t["name"], p["partition"]): p for t in state["topics"] for p in t["partitions"]}
+
+    assert partitions()[("moving", 0)]["adding"] == [2, 3]
+    assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 0
+    assert not any(p["under_replicated"] for p in partitions().values())
+    bg.run(bg.cluster.fence_broker(1))  # "moving" goes offline (counted there), "pair" loses 1 from its ISR
+    assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 1
+    assert [key for key, p in partitions().items() if p["under_replicated"]] == [("pair", 0)]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -19,7 +17,7 @@ from kraftwire.server.raft import LogCorruptError, RaftLog
 from kraftwire.server.raft.log import SYNCED_LENGTHS
 from kraftwire.server.raft.tools import read_log
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
-from tests.served import free_ports
+from tests.served import serve_once
 
 
 async def build_log(data_dir, writes: int, **config) -> None:
@@ -69,32 +67,55 @@ def copy_of(pristine, scratch):
     return target
 
 
+def mark_synced(data_dir, segment, length: int) -> None:
+    """Record ``length`` bytes of ``segment`` as fsync'd, as a server killed before its last fsync left it."""
+    (partition_dir(data_dir) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {length}}}')
+
+
 async def test_a_torn_tail_is_cut_back_to_the_last_complete_batch(pristine, scratch):
+    """Cuts past the fsync'd length (the last three batches were never fsync'd) lose only those."""
     last = segments(pristine)[-1]
     found = batches(last)
     assert len(found) >= 4
     complete, _ = await records_after_restart(copy_of(pristine, scratch))
     size = last.stat().st_size
     tail_start = found[-3][0]
-    rng = random.Random(11)
-    cuts = list(range(tail_start, size)) + [rng.randrange(0, size) for _ in range(200)]
-    for cut in cuts:
+    for cut in range(tail_start, size):
         data_dir = copy_of(pristine, scratch)
         segment = segments(data_dir)[-1]
+        mark_synced(data_dir, segment, tail_start)
         with open(segment, "r+b") as f:
             f.truncate(cut)
         kept = [b for b in found if b[0] + b[1] <= cut]
-        end = kept[-1][2] + kept[-1][3] if kept else int(segment.stem)
+        end = kept[-1][2] + kept[-1][3]
         replayed, log = await records_after_restart(data_dir)
         assert replayed == [r for r in complete if r[0] < end], f"cut at byte {cut}"
         assert log.end_offset == end + 1  # the restart's LeaderChange follows the last complete batch
         assert batches(segment)[:len(kept)] == kept
 
 
-async def test_a_bad_crc_at_the_tail_is_cut_away(pristine, scratch, caplog):
+async def test_a_cut_below_the_fsynced_length_stops_start_up(pristine, scratch):
+    """Whole batches or not, bytes below the fsync'd length were acknowledged: a file cut short of it is
+    refused, never truncated further."""
+    last = segments(pristine)[-1]
+    size = last.stat().st_size
+    rng = random.Random(11)
+    for cut in sorted({*(rng.randrange(0, size) for _ in range(60)), size - 1, *(b[0] for b in batches(last))}):
+        data_dir = copy_of(pristine, scratch)
+        segment = segments(data_dir)[-1]
+        with open(segment, "r+b") as f:
+            f.truncate(cut)
+        with pytest.raises(LogCorruptError) as raised:
+            await RaftLog(data_dir, NODE_ID).open()
+        assert segment.name in str(raised.value) and str(size) in str(raised.value), f"cut at byte {cut}"
+        assert segment.stat().st_size == cut
+
+
+async def test_a_bad_crc_at_the_tail_past_the_fsynced_length_is_cut_away(pristine, scratch, caplog):
     data_dir = copy_of(pristine, scratch)
     segment = segments(data_dir)[-1]
     position, size, base, _count = batches(segment)[-1]
+    mark_synced(data_dir, segment, position)
     data = bytearray(segment.read_bytes())
     data[position + size - 1] ^= 0x10
     segment.write_bytes(bytes(data))
@@ -102,6 +123,25 @@ async def test_a_bad_crc_at_the_tail_is_cut_away(pristine, scratch, caplog):
     assert log.end_offset == base + 1
     assert all(offset < base for offset, _ in replayed)
     assert f"truncating at byte {position}" in caplog.text and segment.name in caplog.text
+
+
+async def test_a_flipped_bit_in_the_last_fsynced_batch_stops_start_up(pristine, scratch):
+    """The last batch of the newest segment, below the fsync'd length, was acknowledged: damage there is
+    refused (naming the file, the byte and the fsync'd length) and the file is left as it was."""
+    rng = random.Random(5)
+    last = segments(pristine)[-1]
+    position, size, base, _count = batches(last)[-1]
+    for spot in sorted({*range(61), *(rng.randrange(size) for _ in range(30))}):
+        data_dir = copy_of(pristine, scratch)
+        segment = segments(data_dir)[-1]
+        flip(segment, position + spot, rng.randrange(8))
+        damaged = segment.read_bytes()
+        with pytest.raises(LogCorruptError) as raised:
+            await RaftLog(data_dir, NODE_ID).open()
+        message = str(raised.value)
+        assert segment.name in message and "refusing to start" in message, f"byte {spot}: {message}"
+        assert f"{last.stat().st_size} bytes recorded as fsync'd" in message or "short of" in message
+        assert segment.read_bytes() == damaged
 
 
 def flip(path, position: int, bit: int) -> None:
@@ -136,7 +176,7 @@ async def test_damage_past_the_fsynced_length_is_an_unsynced_tail(pristine, scra
     segment = segments(data_dir)[-1]
     found = batches(segment)
     position, _size, base, _count = found[-3]
-    (partition_dir(data_dir) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
+    mark_synced(data_dir, segment, position)
     flip(segment, position + 30, 0)
     _, log = await records_after_restart(data_dir)
     assert log.end_offset == base + 1
@@ -180,10 +220,8 @@ def test_serve_refuses_to_start_on_a_damaged_log_and_says_where(pristine, scratc
     target = segments(data_dir)[0]
     position, size, base, _count = batches(target)[1]
     flip(target, position + size - 2, 3)
-    port = free_ports(4)
-    result = subprocess.run([sys.executable, "-m", "kraftwire", "serve", "--data-dir", str(data_dir),
-                             "--port", str(port + 1), "--controller-port", str(port), "--log-level", "WARNING"],
-                            capture_output=True, text=True, timeout=60)
+    result = serve_once(data_dir, "--data-dir", str(data_dir), "--port", "0", "--controller-port", "0",
+                        "--log-level", "WARNING")
     assert result.returncode == 1
     assert f"cannot start: damaged record batch in {target} at byte {position} (offset {base})" in result.stderr
     assert "refusing to start" in result.stderr

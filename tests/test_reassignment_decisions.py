@@ -12,7 +12,7 @@ from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.apis import api46_list_partition_reassignments as listing
 from kraftwire.server.apis import api56_alter_partition as alter_partition
 from kraftwire.server.controller.partition_change import build_change
-from kraftwire.server.broker.replication import allocate_rates
+from kraftwire.server.broker.replication_network import allocate_rates
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from topic_records import BROKER, TOPIC, add_topic, apply_all, image_with_brokers
 

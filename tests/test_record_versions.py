@@ -1,9 +1,16 @@
-"""The metadata log on disk holds each record at the version Kafka writes at metadata.version 3.9-IV0."""
-from kafka.admin import KafkaAdminClient, NewTopic
+"""The metadata log on disk holds each record at the version Kafka writes at the cluster's
+metadata.version (3.9-IV0 by default)."""
+import json
+import subprocess
+import sys
+
+import pytest
+from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from kraftwire.codec import records as rec
 from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.metadata.record_versions import version_for
+from kraftwire.server.raft import RaftConfig
 
 
 def _logged_records(data_dir):
@@ -33,3 +40,33 @@ def test_records_on_disk_use_the_versions_of_metadata_version_3_9():
     assert seen[rec.TopicRecord] == seen[rec.ConfigRecord] == seen[rec.FeatureLevelRecord] == {0}
     assert 0 in seen[rec.BrokerRegistrationChangeRecord]  # the fence
     assert seen.get(rec.PartitionChangeRecord, {1}) == {1}
+
+
+@pytest.mark.parametrize("metadata_version, level, partition_version, broker_version", [
+    ("4.1-IV0", 26, 2, 3), ("4.4-IV2", 33, 2, 4)])
+def test_records_follow_the_chosen_metadata_version(metadata_version, level, partition_version, broker_version):
+    """The log, snapshots included (read back by ``kraftwire log dump``), holds the level chosen and every
+    record at the version Kafka writes at that level; clients see the level as the finalized feature."""
+    with BackgroundCluster(brokers=3, metadata_version=metadata_version,
+                           log_config=RaftConfig(snapshot_every_records=8)) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        try:
+            admin.create_topics([NewTopic("versions", 3, 2)])
+            admin.create_partitions({"versions": NewPartitions(4)})
+            features = admin.describe_features()
+        finally:
+            admin.close()
+        dumped = subprocess.run([sys.executable, "-m", "kraftwire", "log", "dump", "--json", str(bg.cluster.data_dir)],
+                                capture_output=True, text=True, timeout=60)
+    assert dumped.returncode == 0, dumped.stderr
+    lines = [json.loads(line) for line in dumped.stdout.splitlines() if line]
+    versions = {}
+    for line in lines:
+        versions.setdefault((line["type"], line["file"].endswith(".checkpoint")), set()).add(line["version"])
+    assert features["metadata.version"]["finalized"] == (level, level)
+    assert features["metadata.version"]["supported"] == (7, 33)
+    assert [line["fields"]["feature_level"] for line in lines if line["type"] == "FeatureLevelRecord"][0] == level
+    for in_snapshot in (False, True):
+        assert versions[("PartitionRecord", in_snapshot)] == {partition_version}
+        assert versions[("RegisterBrokerRecord", in_snapshot)] == {broker_version}
+    assert versions[("FeatureLevelRecord", True)] == {0}

@@ -22,7 +22,8 @@ from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18
                api45_alter_partition_reassignments, api46_list_partition_reassignments,
                api50_describe_user_scram_credentials, api51_alter_user_scram_credentials, api55_describe_quorum,
                api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
-               api73_assign_replicas_to_dirs)
+               api73_assign_replicas_to_dirs, api74_list_config_resources,
+               api75_describe_topic_partitions)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
                             INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
 from kraftwire.server.metadata.acls import Operation
@@ -65,6 +66,8 @@ BROKER_APIS: dict[int, Handler] = {
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
+    api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
+    api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {

@@ -2,16 +2,20 @@
 
 Who: any client, on a broker listener. ``Topics`` null (v1+) or empty (v0) means every topic; v10+
 may name topics by id. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (3) (UNKNOWN_TOPIC_ID (100) by
-id); kraftwire never auto-creates topics (it serves no Produce), as if auto.create.topics.enable were
-false. Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
+id), or INVALID_TOPIC_EXCEPTION (17) when the name is illegal (Kafka's ``Topic.validate``); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
 report it (clients send controller-bound requests there and the broker forwards them). During a
 reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions carry
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
-whose directory is offline.
+whose directory is offline. v0 answers, as Kafka's, leave out replicas (and ISR members) whose broker
+is fenced or missing, and a partition with a leader that lost some that way carries
+REPLICA_NOT_AVAILABLE (9). v10 and v11 requests naming a topic by id or without a name are invalid
+(Kafka: "Topic IDs are not supported in requests for version ..."): every topic asked for is answered
+INVALID_REQUEST (42), a null name as "", in the shape of Kafka's generic error response.
 
 With an authorizer (server/apis/authorization.py) a topic needs DESCRIBE: "all topics" lists only
 those, a topic named without it gets TOPIC_AUTHORIZATION_FAILED (29) whether it exists or not, and one
-named by id gets UNKNOWN_TOPIC_ID, as Kafka answers so that ids do not reveal topics.
+named by id gets UNKNOWN_TOPIC_ID, as Kafka answers so that ids do not reveal topics. Auto-creation
+also needs CREATE on the cluster or the topic; a missing topic without it gets TOPIC_AUTHORIZATION_FAILED.
 
 The answer to "all topics" is encoded once per image version and served from that cache (without an
 authorizer: the answer is then the same for everyone).
@@ -19,16 +23,19 @@ authorizer: the answer is then the same for everyone).
 from __future__ import annotations
 
 import random
+import uuid
 
 from kraftwire.codec.messages import MetadataResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
+from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.acls import Operation, ResourceType
 
 from .authorization import authorized
-
+from .auto_topic_creation import create_missing_topics
 
 API_KEY = 3
+FIRST_TOPIC_ID_VERSION = 12  # v10 and v11 carry the TopicId field, but Kafka refuses requests that use it
 Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
 
@@ -50,18 +57,37 @@ def live_broker_id(image, rng=random) -> int:
     return rng.choice(live) if live else -1
 
 
-def _partition(image, index, state) -> Partition:
+def _partition(image, index, state, only_available: bool = False) -> Partition:
+    def available(broker_id: int) -> bool:
+        return (broker := image.brokers.get(broker_id)) is not None and not broker.fenced
+
     offline = tuple(b for b in state.replicas
-                    if (broker := image.brokers.get(b)) is None or broker.fenced
-                    or not broker.has_online_dir(state.directory_of(b)))
-    return Partition(error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
-                     partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch,
-                     replica_nodes=state.replicas, isr_nodes=state.isr, offline_replicas=offline)
+                    if not available(b) or not image.brokers[b].has_online_dir(state.directory_of(b)))
+    error = ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE
+    replicas, isr = state.replicas, state.isr
+    if only_available:  # v0: Kafka's filterUnavailableEndpoints
+        replicas, isr = tuple(b for b in replicas if available(b)), tuple(b for b in isr if available(b))
+        if error == ErrorCode.NONE and (len(replicas) < len(state.replicas) or len(isr) < len(state.isr)):
+            error = ErrorCode.REPLICA_NOT_AVAILABLE
+    return Partition(error_code=error, partition_index=index, leader_id=state.leader,
+                     leader_epoch=state.leader_epoch, replica_nodes=replicas, isr_nodes=isr,
+                     offline_replicas=offline)
 
 
-def _topic(image, topic) -> Topic:
+def _topic(image, topic, version: int) -> Topic:
     return Topic(error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
-                 partitions=[_partition(image, i, s) for i, s in sorted(topic.partitions.items())])
+                 partitions=[_partition(image, i, s, version == 0) for i, s in sorted(topic.partitions.items())])
+
+
+_ERROR_AT, _NAME_AT, _ID_AT = (Topic._fields.index(f) for f in ("error_code", "name", "topic_id"))
+
+
+def _missing_topic(error_code: int, name: str | None, topic_id: uuid.UUID) -> Topic:
+    """An unknown topic's entry, built as the decoder builds structs (one ``tuple.__new__``): a request
+    naming hundreds of thousands of unknown topics costs the event loop a tenth of the keyword path."""
+    values = list(Topic._defaults)
+    values[_ERROR_AT], values[_NAME_AT], values[_ID_AT] = error_code, name, topic_id
+    return tuple.__new__(Topic, values)
 
 
 def build_response(image, request, version: int, broker, may_describe=lambda name: True) -> MetadataResponse:
@@ -70,33 +96,57 @@ def build_response(image, request, version: int, broker, may_describe=lambda nam
                for e in b.endpoints if e.name == broker.listener_name]
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
-        topics = [_topic(image, t) for t in sorted(image.topics.values(), key=lambda t: t.name) if may_describe(t.name)]
+        topics = [_topic(image, t, version) for t in sorted(image.topics.values(), key=lambda t: t.name)
+                  if may_describe(t.name)]
     else:
         topics = []
         for entry in wanted:
             if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
-                missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=entry.topic_id)
+                missing = (ErrorCode.UNKNOWN_TOPIC_ID, None, entry.topic_id)
                 if topic is not None and not may_describe(topic.name):
                     topic = None
             elif not may_describe(entry.name):
-                topic, missing = None, Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=entry.name)
+                topic, missing = None, (ErrorCode.TOPIC_AUTHORIZATION_FAILED, entry.name, ZERO_UUID)
             else:
                 topic = image.topic(entry.name)
-                missing = Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=entry.name)
-            topics.append(missing if topic is None else _topic(image, topic))
+                illegal = entry.name is not None and invalid_name_reason(entry.name) is not None
+                missing = (ErrorCode.INVALID_TOPIC_EXCEPTION if illegal else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                           entry.name, ZERO_UUID)
+            topics.append(_missing_topic(*missing) if topic is None else _topic(image, topic, version))
     return MetadataResponse(brokers=brokers, cluster_id=broker.cluster_id, controller_id=live_broker_id(image),
                             topics=topics)
+
+
+def _uses_topic_ids_too_early(request, version: int) -> bool:
+    return version < FIRST_TOPIC_ID_VERSION and request.topics is not None and any(
+        t.name is None or t.topic_id != ZERO_UUID for t in request.topics)
+
+
+def invalid_request_response(request) -> MetadataResponse:
+    """Kafka's generic Metadata error answer: each topic asked for, with INVALID_REQUEST and no partitions."""
+    return MetadataResponse(brokers=[], cluster_id=None, controller_id=-1, topics=[
+        Topic(error_code=ErrorCode.INVALID_REQUEST, name="" if t.name is None else t.name, topic_id=t.topic_id,
+              is_internal=False, partitions=[]) for t in request.topics])
+
+
+def may_create(broker, context, name: str) -> bool:
+    """Auto-creation needs CREATE on the cluster or on the topic, as Kafka asks."""
+    return (authorized(broker, context, Operation.CREATE)
+            or authorized(broker, context, Operation.CREATE, ResourceType.TOPIC, name))
 
 
 def on_broker(broker, context, request):
     image = broker.image
     version = context.api_version
+    if _uses_topic_ids_too_early(request, version):
+        return invalid_request_response(request)
     if broker.authorizer is not None:
-        return build_response(image, request, version, broker, lambda name: authorized(
+        response = build_response(image, request, version, broker, lambda name: authorized(
             broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
+        return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
     if request.topics is not None or version == 0:
-        return build_response(image, request, version, broker)
+        return create_missing_topics(broker, request, build_response(image, request, version, broker))
     cache = broker.metadata_cache
     key = (image.version, version)
     cached = cache.get(key)

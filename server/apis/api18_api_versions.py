@@ -3,13 +3,17 @@
 Who: any client, first thing on a connection (KIP-511). Every simulated broker advertises the same
 ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
 the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
-finalized ``metadata.version`` feature.
+finalized ``metadata.version`` feature. A v5+ request that names a cluster (KIP-1242) must name this
+broker's cluster id and node id, or it gets REBOOTSTRAP_REQUIRED (129) and no API list, as Kafka's
+brokers answer a client whose bootstrap address now leads to another node; the controller listener,
+like Kafka's, does not check.
 
 The answer depends only on the listener, the version asked and the image, so it is encoded once per
 image version and served from that cache.
 """
 import weakref
 
+from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ApiVersionsResponse
 
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
@@ -44,6 +48,9 @@ def _build(context, image):
 
 
 def on_broker(broker, context, request):
+    if context.api_version >= 5 and request.cluster_id is not None and (
+            request.cluster_id != broker.cluster_id or request.node_id != broker.broker_id):
+        return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
     return _answer(context, broker.image)
 
 

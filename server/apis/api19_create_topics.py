@@ -14,7 +14,8 @@ controller (ControllerApis.createTopics, ReplicationControlManager.createTopics)
   same size, registered brokers, no broker twice, at least one active broker);
 * without: ReplicationFactor 0 or below -1 is INVALID_REPLICATION_FACTOR (38), NumPartitions 0 or below
   -1 INVALID_PARTITIONS (37); -1 means the cluster default (``num.partitions``,
-  ``default.replication.factor``, 1 unless the cluster-wide broker configs say otherwise); the striped
+  ``default.replication.factor``: as the cluster was started, else 1 unless the cluster-wide broker
+  configs in the log say otherwise); the striped
   placer places the replicas, and too few brokers is INVALID_REPLICATION_FACTOR.
 
 More than 10,000 partitions in one request fail every topic with POLICY_VIOLATION (44).
@@ -35,6 +36,8 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreateTopicsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata import config_describe
+from kraftwire.server.controller import config_validation
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType, ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_TOPIC
@@ -50,8 +53,10 @@ Result = CreateTopicsResponse.CreatableTopicResult
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
 
 
-def default_partitions_and_replication(image: MetadataImage) -> tuple[int, int]:
-    cluster_defaults = image.broker_configs("")
+def default_partitions_and_replication(image: MetadataImage, startup: dict[str, str]) -> tuple[int, int]:
+    """``num.partitions`` and ``default.replication.factor``: as the cluster was started with them
+    (``startup``), else as a cluster-wide config in the log says, else Kafka's 1."""
+    cluster_defaults = {**startup, **image.broker_configs("")}
     return (configs.broker_value({}, cluster_defaults, "num.partitions"),
             configs.broker_value({}, cluster_defaults, "default.replication.factor"))
 
@@ -105,7 +110,7 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
 
 
 def _effective_configs(image: MetadataImage, name: str, dynamic: dict[str, str]) -> list[ResultConfig]:
-    entries = configs.describe(ConfigResourceType.TOPIC, name, dynamic, image.broker_configs(""))
+    entries = config_describe.describe(ConfigResourceType.TOPIC, name, dynamic, image.broker_configs(""))
     return [ResultConfig(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
                          is_sensitive=e.is_sensitive) for e in sorted(entries, key=lambda e: e.name)]
 
@@ -116,8 +121,8 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     nulls = [c.name for c in topic.configs if c.value is None]
     if nulls:
         raise KafkaError(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
-    ops = [(key, configs.AlterOp.SET, value) for key, value in given.items()]
-    dynamic = configs.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
+    ops = [(key, config_validation.AlterOp.SET, value) for key, value in given.items()]
+    dynamic = config_validation.validate_topic_changes({}, ops, image.broker_configs("")) if ops else {}
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
     records.append(rec.TopicRecord(name=topic.name, topic_id=topic_id))
@@ -146,12 +151,14 @@ def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[_failed(t.name, code, message) for t in request.topics])
 
 
-def decide(image: MetadataImage, request, rng: random.Random = RNG) -> ControllerResult:
-    """The records and CreateTopicsResponse; no records when validating only or nothing was created."""
+def decide(image: MetadataImage, request, rng: random.Random = RNG,
+           startup: dict[str, str] | None = None) -> ControllerResult:
+    """The records and CreateTopicsResponse; no records when validating only or nothing was created.
+    ``startup``: the controller's startup configs (num.partitions, default.replication.factor)."""
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     wanted = set(unique) - {METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in wanted]
-    defaults = default_partitions_and_replication(image)
+    defaults = default_partitions_and_replication(image, startup or {})
     if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
         return ControllerResult([], _refused(request, ErrorCode.POLICY_VIOLATION,
                                              "Excessively large number of partitions per request."))
@@ -175,4 +182,5 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG) -> Controlle
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.controller.write(lambda image: decide(image, request, node.controller.rng,
+                                                            startup=node.startup_configs))

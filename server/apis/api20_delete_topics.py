@@ -80,4 +80,4 @@ def decide(image: MetadataImage, request, rng: random.Random = RNG) -> Controlle
 
 
 async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.controller.write(lambda image: decide(image, request, node.controller.rng))

@@ -11,6 +11,11 @@ as the broker). Resources are answered in request order, each on its own:
   received {name}"; a name that is not an integer "Broker id must be an integer, but it is: {name}".
   The replication throttle rates are always listed, set or not (kafka-python's alter_configs refuses
   keys the server does not list).
+  The broker's startup configs (node.id, process.roles, listeners and advertised.listeners with its
+  real address, listener.security.protocol.map, inter.broker.listener.name, controller.listener.names,
+  controller.quorum.bootstrap.servers, log.dirs, and the cluster's auto.create.topics.enable,
+  num.partitions and default.replication.factor) show with source STATIC_BROKER_CONFIG (4), as a KRaft
+  broker's server.properties would give them; the controller listener reports its own.
 * BROKER "": the cluster-wide defaults, only those that are set, from any broker.
 * BROKER_LOGGER (8), CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
   (kraftwire keeps no configs for them; Kafka does). A resource type Kafka does not know fails the
@@ -30,6 +35,8 @@ from kraftwire.codec.messages import DescribeConfigsResponse
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
+from kraftwire.server.metadata import config_describe
+from kraftwire.server.metadata import config_values
 from kraftwire.server.controller.topics import invalid_name_reason
 
 API_KEY = 32
@@ -52,7 +59,7 @@ def parse_broker_id(name: str) -> int | None:
     return int(name)
 
 
-def _entry(entry: configs.ConfigEntry, version: int) -> Entry:
+def _entry(entry: config_describe.ConfigEntry, version: int) -> Entry:
     extra = {"is_default": entry.is_default} if version == 0 else {
         "config_source": entry.source,
         "synonyms": [Synonym(name=name, value=value, source=source) for name, value, source in entry.synonyms]}
@@ -62,7 +69,44 @@ def _entry(entry: configs.ConfigEntry, version: int) -> Entry:
                  **extra)
 
 
-def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, include_documentation: bool):
+CONTROLLER_LISTENER_NAME = "CONTROLLER"
+
+
+def _security_protocol_map(*listener_names: str) -> str:
+    """The map of PLAINTEXT listeners; a cluster with security puts its own in the startup configs."""
+    return ",".join(f"{name}:PLAINTEXT" for name in listener_names)
+
+
+def broker_static_configs(broker) -> dict[str, str]:
+    """What a KRaft broker's server.properties would hold for this simulated broker."""
+    name = broker.listener_name
+    controller_name = broker.startup_configs.get("controller.listener.names", CONTROLLER_LISTENER_NAME)
+    static = {
+        "node.id": str(broker.broker_id), "process.roles": "broker",
+        "listeners": f"{name}://{broker.host}:{broker.port}",
+        "advertised.listeners": f"{name}://{broker.advertised_host}:{broker.port}",
+        "listener.security.protocol.map": broker.startup_configs.get(
+            "listener.security.protocol.map", _security_protocol_map(controller_name, name)),
+        "inter.broker.listener.name": name, "controller.listener.names": controller_name,
+        "log.dirs": ",".join(directory.path for directory in broker.log_manager.directories)}
+    if broker.client is not None:
+        static["controller.quorum.bootstrap.servers"] = f"{broker.client.host}:{broker.client.port}"
+    return {**broker.startup_configs, **static}
+
+
+def controller_static_configs(node) -> dict[str, str]:
+    """The same for the controller node."""
+    address = f"{node.host}:{node.port}"
+    name = node.startup_configs.get("controller.listener.names", CONTROLLER_LISTENER_NAME)
+    return {**node.startup_configs, "node.id": str(node.node_id), "process.roles": "controller",
+            "listeners": f"{name}://{address}",
+            "listener.security.protocol.map": node.startup_configs.get(
+                "listener.security.protocol.map", _security_protocol_map(name)),
+            "controller.listener.names": name, "controller.quorum.bootstrap.servers": address}
+
+
+def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, include_documentation: bool,
+                       static: dict[str, str]):
     """The config entries of one resource; raises KafkaError for a resource Kafka would refuse."""
     resource_type, name = resource.resource_type, resource.resource_name
     cluster_defaults = image.broker_configs("")
@@ -85,14 +129,16 @@ def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, 
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_TYPE_NAMES[resource_type]}")
     try:
-        return configs.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
-                                include_synonyms, include_documentation)
-    except configs.InvalidValue as stored_value_broken:  # a log written by another tool or version
+        return config_describe.describe(resource_type, name, dynamic, cluster_defaults, resource.configuration_keys,
+                                        include_synonyms, include_documentation, static if name else None)
+    except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
 
 
-def decide(image, request, version: int, broker_id: int) -> DescribeConfigsResponse:
-    """The answer of broker ``broker_id`` to a DescribeConfigs request, from ``image``."""
+def decide(image, request, version: int, broker_id: int,
+           static: dict[str, str] | None = None) -> DescribeConfigsResponse:
+    """The answer of broker ``broker_id``, started with ``static`` configs, to a DescribeConfigs
+    request, from ``image``."""
     resources = request.resources
     if any(r.resource_type not in RESOURCE_TYPE_NAMES for r in resources):
         return DescribeConfigsResponse(results=[
@@ -103,7 +149,7 @@ def decide(image, request, version: int, broker_id: int) -> DescribeConfigsRespo
         named = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
         try:
             entries = _describe_resource(image, broker_id, resource, request.include_synonyms,
-                                         request.include_documentation)
+                                         request.include_documentation, static or {})
             results.append(Result(error_code=ErrorCode.NONE, configs=[_entry(entry, version) for entry in entries], **named))
         except KafkaError as error:
             results.append(Result(error_code=error.code, error_message=error.message, configs=[], **named))
@@ -111,8 +157,9 @@ def decide(image, request, version: int, broker_id: int) -> DescribeConfigsRespo
 
 
 def on_broker(broker, context, request):
-    return decide(broker.image, request, context.api_version, broker.broker_id)
+    return decide(broker.image, request, context.api_version, broker.broker_id, broker_static_configs(broker))
 
 
 def on_controller(node, context, request):
-    return decide(node.controller.committed, request, context.api_version, node.node_id)
+    return decide(node.controller.committed, request, context.api_version, node.node_id,
+                  controller_static_configs(node))

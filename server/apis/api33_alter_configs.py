@@ -3,7 +3,7 @@
 
 Who: admin clients, on a broker listener; the controller listener serves it too. Each resource's
 ``Configs`` becomes its complete set of dynamic configs: every key given is set, every key it had and
-is not given is deleted (``configs.legacy_alter_ops``). A null ``Value`` is refused on the broker with
+is not given is deleted (``config_validation.legacy_alter_ops``). A null ``Value`` is refused on the broker with
 INVALID_REQUEST "Null value not supported for : {keys}". Everything else follows
 IncrementalAlterConfigs (api44_incremental_alter_configs): the receiving broker refuses repeated
 resources and keys, other brokers' ids and bad broker values with INVALID_REQUEST and forwards the rest;
@@ -16,14 +16,15 @@ from __future__ import annotations
 from kraftwire.codec.messages import AlterConfigsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.controller import config_validation
 from . import api44_incremental_alter_configs as incremental
 
 API_KEY = 33
 
 
-def legacy_ops(image, resource) -> list[configs.Op]:
+def legacy_ops(image, resource) -> list[config_validation.Op]:
     current = image.configs.get((resource.resource_type, resource.resource_name), {})
-    return configs.legacy_alter_ops(current, [(config.name, config.value) for config in resource.configs])
+    return config_validation.legacy_alter_ops(current, [(config.name, config.value) for config in resource.configs])
 
 
 def decide(image, request, controller_id: int):

@@ -37,6 +37,7 @@ from kraftwire.codec.messages import IncrementalAlterConfigsResponse
 from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
+from kraftwire.server.controller import config_validation
 from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 from kraftwire.server.controller.result import ControllerResult
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
@@ -46,10 +47,10 @@ Outcome = tuple[int, str | None]  # (error code, error message) of one resource
 SUCCESS: Outcome = (0, None)
 # What Kafka's controller answers every resource when a request would write too many records.
 TOO_MANY_RECORDS: Outcome = (ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
-OpsOf = Callable[[object, object], list[configs.Op]]  # (image, request resource) -> operations
+OpsOf = Callable[[object, object], list[config_validation.Op]]  # (image, request resource) -> operations
 
 
-def incremental_ops(image, resource) -> list[configs.Op]:
+def incremental_ops(image, resource) -> list[config_validation.Op]:
     return [(config.name, config.config_operation, config.value) for config in resource.configs]
 
 
@@ -76,12 +77,12 @@ def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int
             continue
         try:
             ops = ops_of(image, resource)
-            configs.check_operations(ops)
+            config_validation.check_operations(ops)
             if resource.resource_type == ConfigResourceType.BROKER:
                 name = resource.resource_name
                 if name:
                     _check_own_broker_id(name, broker_id)
-                configs.validate_broker_changes(name, image.broker_configs(name), ops)
+                config_validation.validate_broker_changes(name, image.broker_configs(name), ops)
             elif resource.resource_type != ConfigResourceType.TOPIC:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
         except KafkaError as error:
@@ -116,7 +117,7 @@ def _topic_changes(image, name: str, current, ops) -> dict[str, str]:
     reason = invalid_name_reason(name)
     if reason is not None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-    updated = configs.validate_topic_changes(current, ops, image.broker_configs(""))
+    updated = config_validation.validate_topic_changes(current, ops, image.broker_configs(""))
     if image.topic(name) is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     return updated
@@ -128,7 +129,7 @@ def _broker_changes(image, name: str, current, ops, controller_id: int) -> dict[
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if name and node_id < 0:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
-    updated = configs.validate_broker_changes(name, current, ops)
+    updated = config_validation.validate_broker_changes(name, current, ops)
     if name and node_id not in image.brokers and node_id != controller_id:
         raise KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {node_id} found.")
     return updated

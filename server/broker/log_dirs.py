@@ -45,7 +45,8 @@ from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDir
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
-from .replication import CAUGHT_UP_SLACK, Replica, partition_size
+from .replica_manager import Replica
+from .replication_network import CAUGHT_UP_SLACK, partition_size
 
 log = logging.getLogger("kraftwire.log_dirs")
 
@@ -417,7 +418,7 @@ class LogDirManager:
         for future in copying:
             future.rate = share
         left = min(max(f.replica.log_bytes - f.copied, 0.0) for f in copying)
-        self._timer = asyncio.get_running_loop().call_later(left / share / self.network.speed, self._tick)
+        self._timer = self.network.call_later(left / share, self._tick)
 
     def _tick(self) -> None:
         self._timer = None

@@ -28,7 +28,8 @@ from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
 from kraftwire.server.wire.transport import Handler, Listener
 from .log_dirs import LogDir, LogDirManager
-from .replication import ReplicaManager, ReplicationNetwork
+from .replica_manager import ReplicaManager
+from .replication_network import ReplicationNetwork
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -39,15 +40,18 @@ PLAINTEXT = 0
 class BrokerNode:
     """``apis``: api key -> ``handler(broker, context, request)``; ``controller_address``: where the
     controller listener is, (host, port), asked at each start (its port may be ephemeral); ``network``:
-    the replication network every broker of the cluster shares."""
+    the replication network every broker of the cluster shares; ``startup_configs``: the static configs
+    it was started with (its server.properties)."""
 
     def __init__(self, broker_id: int, host: str, port: int, *, metadata: MetadataView,
                  controller_address: Callable[[], tuple[str, int]], apis: Mapping[int, Callable],
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
-                 controller_security: ClientSecurity | None = None, authorizer=None):
+                 controller_security: ClientSecurity | None = None, authorizer=None,
+                 startup_configs: dict[str, str] | None = None):
         self.broker_id = broker_id
+        self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack
@@ -60,12 +64,14 @@ class BrokerNode:
         self._controller_address = controller_address
         self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
+        self.new_incarnation_id = uuid.uuid4  # the cluster's seeded ids in deterministic mode
         self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
         self.client: KafkaClient | None = None
         self._heartbeats: asyncio.Task | None = None
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
         metadata.subscribe(self.log_manager.on_commit)
+        metadata.subscribe(self.replica_manager.on_commit)
         handlers: dict[int, Handler] = {key: lambda ctx, req, handler=handler: handler(self, ctx, req)
                                         for key, handler in apis.items()}
         self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security)
@@ -98,7 +104,7 @@ class BrokerNode:
     async def start(self) -> None:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
-        self.incarnation_id = uuid.uuid4()
+        self.incarnation_id = self.new_incarnation_id()
         self.client = KafkaClient(*self._controller_address(), f"broker-{self.broker_id}", self._controller_security)
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())

@@ -10,11 +10,16 @@ never interleave with another write: no locks.
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
 heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other. Time the event loop
 stood still does not count against a session (the heartbeats sent meanwhile could not be read yet).
+On start, every broker the log holds as registered and unfenced gets a session that starts then, as a
+newly active Kafka controller gives them (BrokerHeartbeatManager): one that never heartbeats again is
+fenced after the timeout and its leaderships move. Such an inherited session does not make a new
+incarnation's registration a duplicate, so the restarted process's own brokers re-register at once.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 from typing import Callable
@@ -22,7 +27,8 @@ from typing import Callable
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, version_for
+from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
+                                                      metadata_version_level, version_for)
 from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
 from .metadata_log import MetadataLog
@@ -35,14 +41,19 @@ Decision = Callable[[MetadataImage], ControllerResult]
 
 class Controller:
     def __init__(self, metadata_log: MetadataLog, node_id: int = 3000, cluster_id: str | None = None,
-                 session_timeout_ms: int = 9000):
+                 session_timeout_ms: int = 9000, rng: random.Random | None = None,
+                 metadata_version: str = DEFAULT_METADATA_VERSION):
         self.log = metadata_log
+        # written at the first start only; a log that has a metadata.version keeps it
+        self.bootstrap_metadata_version_level = metadata_version_level(metadata_version)
         self.node_id = node_id
         self.cluster_id = cluster_id or "kraftwire-" + uuid.uuid4().hex[:12]
         self.session_timeout_ms = session_timeout_ms
+        self.rng = rng or random.Random()  # every random choice of the decisions (placement, topic ids)
         self.committed = MetadataImage()
         self.working = MetadataImage()
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
+        self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
         self._commit_listeners: list[CommitListener] = []
         self._expiry_task: asyncio.Task | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
@@ -58,7 +69,8 @@ class Controller:
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
             await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=METADATA_VERSION_LEVEL)]))
+                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level)]))
+        self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 
     async def stop(self) -> None:
@@ -80,7 +92,8 @@ class Controller:
         """Run a decision against the working image; append and apply its records; answer after commit."""
         records, response = decide(self.working)
         if records:
-            base, committed = self.log.append([(record, version_for(record)) for record in records])
+            level = self.working.metadata_version_level
+            base, committed = self.log.append([(record, version_for(record, level)) for record in records])
             for i, record in enumerate(records):
                 self.working.apply(record, base + i)
             self.working.offset = self.log.end_offset - 1
@@ -92,11 +105,18 @@ class Controller:
 
     # --- broker sessions -----------------------------------------------------------------------------
 
+    def _inherit_sessions(self) -> None:
+        for broker_id, broker in self.committed.brokers.items():
+            if not broker.fenced:
+                self.touch_session(broker_id)
+                self._inherited.add(broker_id)
+
     def touch_session(self, broker_id: int) -> None:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
+        self._inherited.discard(broker_id)
 
     def session_alive(self, broker_id: int) -> bool:
-        return self._sessions.get(broker_id, 0) > time.monotonic()
+        return broker_id not in self._inherited and self._sessions.get(broker_id, 0) > time.monotonic()
 
     async def _expire_sessions(self) -> None:
         interval = min(1.0, self.session_timeout_ms / 4000)

@@ -81,6 +81,13 @@ class LeaderAndIsrPublisher:
         self._senders: dict[int, asyncio.Task] = {}
         self._clients: dict[int, KafkaClient] = {}
         self.client_security = None  # a wire.security.ClientSecurity for the brokers' listeners, or None
+        self._sending = 0  # requests sent and not yet answered
+
+    @property
+    def idle(self) -> bool:
+        """Nothing committed waits to be sent, and every request sent was answered."""
+        return not (self._scheduled or self._dirty or self._full or self._sending
+                    or any(not queue.empty() for queue in self._queues.values()))
 
     def start(self) -> None:
         self.controller.add_commit_listener(self.on_commit)
@@ -150,6 +157,7 @@ class LeaderAndIsrPublisher:
                 continue
             request = build_request(self.controller.committed, self.controller.node_id, self.controller.log.epoch,
                                     broker_id, partitions, request_type)
+            self._sending += 1
             try:
                 response = await client.send(request)
             except KafkaClientError as exc:
@@ -158,6 +166,8 @@ class LeaderAndIsrPublisher:
                 while not queue.empty():  # the FULL request at its next unfence will cover these
                     queue.get_nowait()
                 continue
+            finally:
+                self._sending -= 1
             failed = [(p.partition_index, p.error_code) for t in response.topics for p in t.partition_errors
                       if p.error_code] + [(p.partition_index, p.error_code) for p in response.partition_errors
                                           if p.error_code]

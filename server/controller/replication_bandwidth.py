@@ -10,6 +10,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata.image import MetadataImage
+from .config_validation import AlterOp, validate_broker_changes
 from .result import ControllerResult
 
 
@@ -22,9 +23,9 @@ def set_replication_bandwidth(image: MetadataImage, broker_id: int, bytes_per_se
                                           f"not {bytes_per_second!r}.")
     name = str(broker_id)
     value = None if bytes_per_second is None else str(bytes_per_second)
-    operation = configs.AlterOp.DELETE if value is None else configs.AlterOp.SET
+    operation = AlterOp.DELETE if value is None else AlterOp.SET
     current = image.broker_configs(name)
-    updated = configs.validate_broker_changes(name, current, [(configs.REPLICATION_BANDWIDTH, operation, value)])
+    updated = validate_broker_changes(name, current, [(configs.REPLICATION_BANDWIDTH, operation, value)])
     if updated.get(configs.REPLICATION_BANDWIDTH) == current.get(configs.REPLICATION_BANDWIDTH):
         return ControllerResult()
     return ControllerResult([rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name=name,

@@ -16,6 +16,7 @@ import asyncio
 import uuid
 
 from kraftwire.codec import records as rec
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
@@ -28,6 +29,19 @@ BROKER_KEYS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE)
 
 def auto_remove_enabled(image: MetadataImage) -> bool:
     return bool(configs.broker_value({}, image.broker_configs(""), configs.THROTTLE_AUTO_REMOVE_ENABLE))
+
+
+def set_auto_remove(image: MetadataImage, enabled: bool) -> ControllerResult:
+    """The cluster-default ConfigRecord switching the option on or off (the record
+    ``kafka-configs --entity-default`` writes; ``kraftwire serve --throttle-auto-remove``); none when it
+    already is so. Raises KafkaError unless ``enabled`` is a bool."""
+    if not isinstance(enabled, bool):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Throttle auto-removal is true or false, not {enabled!r}.")
+    value = str(enabled).lower()
+    if image.broker_configs("").get(configs.THROTTLE_AUTO_REMOVE_ENABLE) == value:
+        return ControllerResult()
+    return ControllerResult([rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
+                                              name=configs.THROTTLE_AUTO_REMOVE_ENABLE, value=value)])
 
 
 def throttle_removals(image: MetadataImage, topics, brokers) -> list:

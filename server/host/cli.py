@@ -1,5 +1,7 @@
 """The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
-``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/host/config_file.py); ``kraftwire healthcheck``
+``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/host/config_file.py); it exits 1 when it cannot
+start (a port in use, found before the data directory is touched; a locked or damaged data directory)
+and 3 when its metadata log directory fails while serving; ``kraftwire healthcheck``
 asks a broker for its ApiVersions;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""
@@ -9,7 +11,9 @@ import argparse
 import asyncio
 import logging
 import re
+import resource
 import signal
+import socket
 import sys
 
 import uvloop
@@ -20,15 +24,43 @@ from .security_settings import Security
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError
 from kraftwire.server.raft import tools as log_tools
+from kraftwire.server.wire.transport import TransportLimits
+
+EXIT_LOG_FAILED = 3  # the metadata log directory failed while serving
+DEFAULT_FAILURE_EXIT_DELAY_MS = 2000
+
+
+def node_ids(text: str) -> list[int] | int:
+    """``0,1,2`` (a list) or ``0`` (the first id); ValueError otherwise (argparse names the option)."""
+    ids = [int(part) for part in text.split(",")]
+    return ids if "," in text else ids[0]
+
+
+def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | None:
+    return list(range(node_ids, node_ids + brokers)) if isinstance(node_ids, int) else node_ids
 
 
 def _serve_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: one controller and N simulated brokers",
                        description="Run one controller and N simulated brokers in this process. "
-                                   "Broker i (1..N) listens on --host at --port + i - 1.")
+                                   "The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
+    p.add_argument("--node-ids", type=node_ids, default=None,
+                   help="the brokers' node ids: a list (0,1,2) or the first id (0 gives 0..N-1); default 1..N, "
+                        "as Kafka's sample server.properties starts at node.id=1")
+    p.add_argument("--auto-create-topics", action="store_true",
+                   help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
+                        "missing topics it names (default off, where Kafka's default is on: see README)")
+    p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+                   help=f"metadata.version written at the first start; records are written at its versions "
+                        f"(default {DEFAULT_METADATA_VERSION}: see README for why not the newest)")
+    p.add_argument("--num-partitions", type=int, default=None,
+                   help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
+    p.add_argument("--default-replication-factor", type=int, default=None,
+                   help="Kafka's default.replication.factor: replicas of topics created without one (default 1)")
     p.add_argument("--host", default="127.0.0.1", help="address every listener binds to (default 127.0.0.1)")
     p.add_argument("--advertised-host", default=None,
                    help="address the brokers tell clients to connect to (default: --host)")
@@ -50,6 +82,16 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--control-port", type=int, default=None,
                    help="serve the HTTP control plane and the live view at http://HOST:PORT/ "
                         "(default: off; 0: any free port)")
+    p.add_argument("--throttle-auto-remove", action=argparse.BooleanOptionalAction, default=None,
+                   help="set the cluster-default broker config kraftwire.throttle.auto.remove.enable at start: "
+                        "remove a reassignment's throttle configs once no reassignment needs them "
+                        "(default: as the metadata log has it, off in a new cluster)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="deterministic mode: seed every random choice (placement, topic ids) and id; the "
+                        "brokers start one after another (default: random)")
+    p.add_argument("--virtual-clock", action="store_true", default=False,
+                   help="simulated data movement waits for POST /api/clock/advance instead of following "
+                        "the wall clock (with --control-port)")
     p.add_argument("--control-token", default=None,
                    help="bearer token the control plane's state-changing calls need (default: generated and printed)")
     _security_options(p)
@@ -67,6 +109,25 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="retire segments below the newest snapshot older than this (default: keep every segment)")
     p.add_argument("--log-archive-dir", default=None,
                    help="move retired segments and snapshots here instead of deleting them")
+    limits = TransportLimits()
+    p.add_argument("--socket-request-max-bytes", type=int, default=limits.socket_request_max_bytes,
+                   help="socket.request.max.bytes: close a connection sending a larger frame (default 100 MiB)")
+    p.add_argument("--queued-max-request-bytes", type=int, default=limits.queued_max_request_bytes,
+                   help="queued.max.request.bytes: bytes of frames still arriving, over all connections, before "
+                        "connections stop being read; -1: unbounded (default 100 MiB; Kafka's is -1)")
+    p.add_argument("--connections-max-idle-ms", type=int, default=limits.connections_max_idle_ms,
+                   help="connections.max.idle.ms: close connections idle this long, half-sent frames included "
+                        "(default 600000)")
+    p.add_argument("--max-connections", type=int, default=None,
+                   help="max.connections: close new connections over this many, over all listeners "
+                        "(default: the file-descriptor limit less 128)")
+    p.add_argument("--max-connections-per-ip", type=int, default=None,
+                   help="max.connections.per.ip: close new connections from an address over this many "
+                        "(default: unbounded)")
+    p.add_argument("--failure-exit-delay-ms", type=int, default=DEFAULT_FAILURE_EXIT_DELAY_MS,
+                   help="once the metadata log cannot be written, keep answering (writes NOT_CONTROLLER, ApiVersions "
+                        f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
+                        f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
     return p
 
 
@@ -130,7 +191,50 @@ def _security(args) -> Security | None:
                     allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
+def _transport_limits(args) -> TransportLimits:
+    queued = args.queued_max_request_bytes
+    return TransportLimits(socket_request_max_bytes=args.socket_request_max_bytes,
+                           queued_max_request_bytes=None if queued == -1 else queued,
+                           connections_max_idle_ms=args.connections_max_idle_ms,
+                           max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip)
+
+
+def _ports_in_use(args) -> str | None:
+    """The first fixed port (not 0) another socket holds, said in one line; checked before the data
+    directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
+    wanted = [("controller", args.controller_port)]
+    wanted += [(f"broker {i}", args.port + i - 1) for i in range(1, args.brokers + 1)] if args.port else []
+    wanted += [(name, port) for name, port in (("metrics", args.metrics_port), ("control plane", args.control_port))
+               if port]
+    for name, port in wanted:
+        if not port:
+            continue
+        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((args.host, port))
+            except OSError as exc:
+                return f"the {name} port {args.host}:{port} is not available: {exc.strerror}"
+    return None
+
+
+def _raise_descriptor_limit() -> None:
+    """Take the hard file-descriptor limit as the soft one: max.connections follows it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
 async def _serve(args) -> int:
+    logger = logging.getLogger("kraftwire")
+    in_use = _ports_in_use(args)
+    if in_use is not None:
+        logger.critical("cannot start: %s", in_use)
+        return 1
+    _raise_descriptor_limit()
     log_config = RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
                             snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
                             retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
@@ -140,18 +244,25 @@ async def _serve(args) -> int:
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
                           metrics_port=args.metrics_port, control_port=args.control_port,
                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
-                          log_dir_capacity_bytes=args.log_dir_capacity_bytes, security=security,
-                          control_token=args.control_token)
-        await cluster.start()
-    except (StorageError, ValueError, OSError) as exc:  # damaged storage, a bad setting, an unreadable certificate
-        logging.getLogger("kraftwire").critical("cannot start: %s", exc)
+                          log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                          throttle_auto_remove=args.throttle_auto_remove, seed=args.seed,
+                          virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
+                          node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
+                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
+                          metadata_version=args.metadata_version, security=security, control_token=args.control_token)
+    except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
+        logger.critical("cannot start: %s", exc)
         return 1
-    logging.getLogger("kraftwire").info(
-        "kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
-        cluster.bootstrap, args.host, cluster.controller_node.port)
+    try:
+        await cluster.start()
+    except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
+        logger.critical("cannot start: %s", exc)
+        return 1
+    logger.info("kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
+                cluster.bootstrap, args.host, cluster.controller_node.port)
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
         if server is not None:
-            logging.getLogger("kraftwire").info("%s on %s", name, server.url)
+            logger.info("%s on %s", name, server.url)
     if cluster.control_server is not None and args.control_token is None:
         print(f"control plane token: {cluster.control_token}", flush=True)
     stop = asyncio.Event()
@@ -159,9 +270,19 @@ async def _serve(args) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     print(f"kraftwire ready on {cluster.bootstrap}", flush=True)  # a SIGTERM from now on stops it cleanly
-    await stop.wait()
+    stopped, failed = asyncio.ensure_future(stop.wait()), asyncio.ensure_future(cluster.failed.wait())
+    await asyncio.wait([stopped, failed], return_when=asyncio.FIRST_COMPLETED)
+    status = 0
+    if cluster.failure is not None:
+        logger.critical("the metadata log directory failed (%s): answering writes with NOT_CONTROLLER, stopping "
+                        "in %d ms with exit status %d; restart once the directory is usable again",
+                        cluster.failure, args.failure_exit_delay_ms, EXIT_LOG_FAILED)
+        await asyncio.wait([stopped], timeout=args.failure_exit_delay_ms / 1000)
+        status = EXIT_LOG_FAILED
+    stopped.cancel()
+    failed.cancel()
     await cluster.stop()
-    return 0
+    return status
 
 
 def _log_parser(sub) -> None:
@@ -180,7 +301,27 @@ def _audit_parser(sub) -> None:
     add_arguments(sub.add_parser(
         "audit", help="audit a metadata log with Spark: reassignments, RF changes, throttles, violations",
         description="Replay a metadata log (segments and snapshots) with Spark and write its tables as Parquet "
-                    "and JSON lines under --out; the same job runs with spark-submit audit/job.py."))
+                    "and JSON lines under --out; the same job runs with spark-submit audit/job.py.",
+        epilog="`kraftwire audit pack-env [ARCHIVE]` packs the libraries cluster executors need (see "
+               "--executor-env)."))
+
+
+def _pack_env(argv: list[str]) -> int:
+    """``kraftwire audit pack-env``: the executors' libraries as one archive (audit/README.md)."""
+    from kraftwire.audit import executors
+    from kraftwire.audit.options import add_pack_env_arguments
+
+    parser = argparse.ArgumentParser(prog="kraftwire audit pack-env",
+                                     description="Pack pyarrow, crc32c and construct for Spark executors.")
+    add_pack_env_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        size = executors.pack_env(args.archive, args.python_version, args.platform)
+    except (RuntimeError, ImportError) as exc:
+        print(f"kraftwire audit pack-env: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.archive}: {size / (1 << 20):.1f} MiB; pass it as --executor-env {args.archive}")
+    return 0
 
 
 def _healthcheck_parser(sub) -> argparse.ArgumentParser:
@@ -202,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     _log_parser(sub)
     _audit_parser(sub)
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["audit", "pack-env"]:
+        return _pack_env(argv[2:])
     if argv[:1] == ["serve"]:
         config_file.apply_layers(serve, argv[1:])
     elif argv[:1] == ["healthcheck"]:  # finds the broker the way ``serve`` was told where to listen
@@ -217,6 +360,12 @@ def main(argv: list[str] | None = None) -> int:
             return log_tools.dump(args.dir, as_json=args.json)
         return log_tools.verify(args.dir)
     if args.command == "audit":
+        from kraftwire.audit.options import INSTALL_EXTRA, missing_libraries
+
+        missing = missing_libraries(args)
+        if missing:
+            print(f"kraftwire audit needs {', '.join(missing)}: {INSTALL_EXTRA}", file=sys.stderr)
+            return 1
         from kraftwire.audit.job import run_command  # Spark, pyarrow and matplotlib load only for an audit
 
         return run_command(args)

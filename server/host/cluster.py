@@ -7,7 +7,7 @@
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
-``speed`` runs the simulated replication (``kraftwire.server.broker.replication``) that many times faster than real time.
+``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...). The control
@@ -19,39 +19,73 @@ protocols, TLS and SASL users; without it every listener is PLAINTEXT and open, 
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
 ``log_dir_capacity_bytes``; ``fail_log_dir`` and ``restore_log_dir`` break and mend one.
+
+``throttle_auto_remove`` (None: leave as the log has it) sets the cluster-default broker config
+``kraftwire.throttle.auto.remove.enable`` at start, the same record ``kafka-configs --entity-default``
+writes, so it shows in DescribeConfigs and can be changed later like any dynamic config.
+
+Deterministic mode, for test suites: ``seed`` drives every random choice that reaches the metadata
+log (replica placement, topic ids, the order of DeleteTopics results) and every id the cluster makes
+(cluster id, log directory ids, broker incarnations), and the brokers start one after another, so two
+runs with the same seed and the same client calls write the same records (their batches' timestamps
+aside). ``virtual_clock`` stops simulated time: data moves only when the test calls ``advance(seconds)``
+or ``run_until_reassignments_done()``, so a reassignment can be seen in progress without sleeping.
+The virtual clock governs data movement only; heartbeats and sessions keep the wall clock.
+
+The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
+``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
+metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
 """
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import random
 import secrets
 import shutil
 import tempfile
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
+from kraftwire.codec import ErrorCode
 from kraftwire.server import apis
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.node import BrokerNode
-from kraftwire.server.broker.replication import ReplicationNetwork
+from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
+from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import RaftConfig, RaftLog
-from kraftwire.server.raft.storage import directory_id, load_meta_properties
-from kraftwire.server.wire.transport import Listener
+from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
+from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
+from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from .control_plane import ControlPlane, RecentRecords, describe_broker
-from .fault_injection import ErrorInjector, InjectedError
+from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
 from .security_settings import Security
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
+QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
+QUIET_INTERVAL_S = 0.01  # ... this far apart (the LeaderAndIsr linger is 10 ms)
+
+
+def seconds_left(copies: list[dict]) -> float | None:
+    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
+    there is none yet, or one with bytes left does not move."""
+    if not copies:
+        return None
+    waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
+    return None if None in waits else max(waits, default=0.0)
 
 
 class CommittedImageView:
@@ -71,6 +105,29 @@ class CommittedImageView:
         self._controller.add_commit_listener(listener)
 
 
+def _check_node_ids(node_ids: list[int], brokers: int) -> None:
+    if len(node_ids) != brokers:
+        raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
+    if len(set(node_ids)) != len(node_ids):
+        raise ValueError(f"node ids must differ: {node_ids}")
+    if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
+        raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
+    if CONTROLLER_NODE_ID in node_ids:
+        raise ValueError(f"node id {CONTROLLER_NODE_ID} is the controller's")
+
+
+def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
+                     default_replication_factor: int | None) -> dict[str, str]:
+    """The cluster-wide broker configs a Kafka cluster would have in every server.properties."""
+    startup = {"auto.create.topics.enable": "true" if auto_create_topics else "false"}
+    for name, value in (("num.partitions", num_partitions), ("default.replication.factor", default_replication_factor)):
+        if value is not None:
+            if not 1 <= value < (1 << 31) or (name == "default.replication.factor" and value >= 1 << 15):
+                raise ValueError(f"{name} must be at least 1, not {value}")
+            startup[name] = str(value)
+    return startup
+
+
 class Cluster:
     def __init__(self, brokers: int = 3, *, host: str = "127.0.0.1", port: int = 0, controller_port: int = 0,
                  data_dir: str | Path | None = None, racks: list[str | None] | None = None,
@@ -79,40 +136,81 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES, security: Security | None = None,
-                 control_token: str | None = None):
+                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
+                 seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
+                 auto_create_topics: bool = False, num_partitions: int | None = None,
+                 default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
+                 security: Security | None = None, control_token: str | None = None):
+        """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
+        at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
+        see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
+        those names, used for auto-created topics and CreateTopics asking for the default (-1).
+        ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
+        are then written at the versions Kafka writes at that level (record_versions.py)."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
+        metadata_version_level(metadata_version)  # refused before anything is created
+        _check_node_ids(node_ids, brokers)
+        startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
+        if security is not None:
+            startup_configs.update(security.static_configs())
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
+        self._throttle_auto_remove = throttle_auto_remove
+        self.seed = seed
+        ids = random.Random(f"kraftwire-ids-{seed}") if seed is not None else None
+        new_uuid = uuid.uuid4 if ids is None else lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
         self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
         self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
-        cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID)["cluster.id"]
+        self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
+        try:
+            self._locks.acquire(self.data_dir)
+            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
+            broker_log_dirs = [self._log_dirs(broker_id, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
+                               for broker_id in node_ids]
+        except BaseException:
+            self._locks.release()
+            raise
         self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
         self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
-                                     session_timeout_ms=session_timeout_ms)
+                                     session_timeout_ms=session_timeout_ms,
+                                     rng=None if seed is None else random.Random(seed),
+                                     metadata_version=metadata_version)
         self.security = security
         self.authorizer = security.make_authorizer() if security else None
         self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
-                                              security.controller_listener() if security else None, self.authorizer)
+                                              security.controller_listener() if security else None, self.authorizer,
+                                              startup_configs)
         if security is not None:
             self.controller_node.leader_and_isr.client_security = security.controller_client()
             security.read_scram_from(lambda: self.controller.committed)
         metadata = CommittedImageView(self.controller)
-        self.network = ReplicationNetwork(lambda: metadata.image, speed)
+        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
-            BrokerNode(i + 1, host, port + i if port else 0, metadata=metadata,
+            BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
                        controller_address=lambda: (self.controller_node.host, self.controller_node.port),
                        apis=apis.BROKER_APIS, network=self.network,
-                       log_dirs=self._log_dirs(i + 1, cluster_id, log_dirs, log_dir_capacity_bytes), rack=racks[i],
+                       log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
-                       **self._broker_security())
-            for i in range(brokers)
+                       startup_configs=startup_configs, **self._broker_security())
+            for i, broker_id in enumerate(node_ids)
         ]
+        self._by_id = {broker.broker_id: broker for broker in self.brokers}
+        for node in self.brokers:
+            node.new_incarnation_id = new_uuid
         self.faults = ErrorInjector([b.listener for b in self.brokers])
+        self.failure: str | None = None  # why the metadata log failed, once it has
+        self.failed = asyncio.Event()
+        self.log.on_failure = self._on_log_failure
+        quotas = Quotas(transport_limits)
+        for listener in self.listeners():
+            listener.quotas = quotas
+            listener.error_answer = _log_failure_answer
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
@@ -126,14 +224,24 @@ class Cluster:
         return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int) -> list[LogDir]:
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
-        return [LogDir(directory_id(path, cluster_id, broker_id), str(path), capacity) for path in paths]
+        for path in paths:
+            self._locks.acquire(path)
+        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]
+
+    def _on_log_failure(self, reason: str) -> None:
+        """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
+        KAFKA_STORAGE_ERROR; whoever runs the cluster stops it (``kraftwire serve`` exits non-zero)."""
+        self.failure = reason
+        for listener in self.listeners():
+            listener.failure = reason
+        self.failed.set()
 
     def broker(self, broker_id: int) -> BrokerNode:
-        if not 1 <= broker_id <= len(self.brokers):
+        if broker_id not in self._by_id:
             raise KeyError(f"no broker {broker_id}")
-        return self.brokers[broker_id - 1]
+        return self._by_id[broker_id]
 
     def listeners(self) -> list[Listener]:
         return [self.controller_node.listener] + [b.listener for b in self.brokers]
@@ -154,11 +262,21 @@ class Cluster:
         if self.security is not None and self.security.bootstrap_scram:
             await self.controller.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         await self.controller_node.start()
-        await asyncio.gather(*(b.start() for b in self.brokers))
-        await self.wait_until(lambda image: all(
-            (b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in self.brokers), ready_timeout)
+        if self.seed is None:
+            await asyncio.gather(*(b.start() for b in self.brokers))
+        else:  # one after another, each registered and unfenced before the next: the same records each run
+            for node in self.brokers:
+                await node.start()
+                await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
+        await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
+        if self._throttle_auto_remove is not None:
+            await self.controller.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
+
+    @staticmethod
+    def _unfenced(image, nodes) -> bool:
+        return all((b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in nodes)
 
     async def stop(self) -> None:
         for server in self._http_servers:
@@ -167,13 +285,17 @@ class Cluster:
             await broker.stop()
         await self.controller_node.stop()
         await self.controller.stop()
+        self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def reassignment_progress(self) -> dict:
         """Each reassigning partition's data movement: ``{(topic, partition): {"adding": [...],
-        "bytes_moved", "bytes_left", "rate"}}``, bytes summed over its adding replicas' copies and the
-        rate in bytes per second of simulated time."""
+        "removing": [...], "bytes_moved", "bytes_left", "rate", "seconds_left", "copies": [...]}}``: bytes
+        and rates (bytes per second of simulated time) summed over its adding replicas' copies, each copy
+        also listed. ``seconds_left`` is simulated time until its slowest copy is done at the current
+        rates (a reassignment ends when its last copy does): None while a copy with bytes left stands
+        still."""
         copies = {(c["topic"], c["partition"], c["follower"]): c for c in self.network.progress()}
         progress = {}
         for topic, index, state in self.controller.committed.partitions():
@@ -184,7 +306,10 @@ class Cluster:
                 "adding": list(state.adding), "removing": list(state.removing),
                 "bytes_moved": sum(c["bytes_moved"] for c in moving),
                 "bytes_left": sum(c["bytes_left"] for c in moving),
-                "rate": sum(c["rate"] for c in moving)}
+                "rate": sum(c["rate"] for c in moving),
+                "seconds_left": seconds_left(moving),
+                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate")}
+                           for c in moving]}
         return progress
 
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
@@ -287,12 +412,68 @@ class Cluster:
         await self.wait_until(lambda image: not any(state.reassigning for _t, _i, state in image.partitions()),
                               timeout)
 
+    # --- the virtual clock (``virtual_clock=True``) ---------------------------------------------------
+
+    async def advance(self, seconds: float, timeout: float = 30.0) -> None:
+        """Move simulated time ``seconds`` on, copy by copy: at each copy's end the cluster reacts (ISR
+        changes, reassignments completing, LeaderAndIsr pushes) before time moves further. Returns once
+        the cluster is quiet at the new time. ValueError without a virtual clock or for negative time."""
+        if not self.network.virtual_clock:
+            raise ValueError("advance needs a cluster with virtual_clock=True")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise ValueError("seconds must be a finite number, at least 0")
+        until = self.network.now() + seconds
+        await self._quiesce(timeout)
+        while self.network.run_next_timer(until):
+            await self._quiesce(timeout)
+        self.network.move_clock_to(until)
+
+    async def run_until_reassignments_done(self, timeout: float = 30.0) -> float:
+        """Move simulated time on until no partition is reassigning; returns the simulated seconds that
+        took. RuntimeError if a reassignment cannot finish (nothing of it moves: a paused or stopped
+        broker, a throttle of 0)."""
+        if not self.network.virtual_clock:
+            raise ValueError("run_until_reassignments_done needs a cluster with virtual_clock=True")
+        started = self.network.now()
+        await self._quiesce(timeout)
+        while any(state.reassigning for _t, _i, state in self.controller.committed.partitions()):
+            if not self.network.run_next_timer(math.inf):
+                raise RuntimeError("the reassignments in progress cannot finish: none of their copies moves")
+            await self._quiesce(timeout)
+        return self.network.now() - started
+
+    def _idle(self) -> bool:
+        return (self.network.idle and self.controller_node.leader_and_isr.idle
+                and self.log.end_offset == self.log.high_watermark
+                and all(b.replica_manager.idle for b in self.brokers))
+
+    async def _quiesce(self, timeout: float) -> None:
+        """Wait until writes, LeaderAndIsr pushes and AlterPartition proposals are all answered and the
+        committed offset stayed put over a few turns (what one sets off may set off another)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        quiet, last = 0, None
+        while quiet < QUIET_TURNS:
+            await asyncio.sleep(QUIET_INTERVAL_S)
+            offset = self.controller.committed.offset
+            quiet = quiet + 1 if self._idle() and offset == last else 0
+            last = offset
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("the cluster did not come to rest in time")
+
     async def __aenter__(self) -> "Cluster":
         await self.start()
         return self
 
     async def __aexit__(self, *exc) -> None:
         await self.stop()
+
+
+def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
+    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, LogFailedError):
+        return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
+    return None
 
 
 class BackgroundCluster:

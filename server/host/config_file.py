@@ -44,7 +44,7 @@ def env_name(dest: str) -> str:
 
 
 def _is_flag(action: argparse.Action) -> bool:
-    return isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+    return isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse.BooleanOptionalAction))
 
 
 def _convert(action: argparse.Action, value, where: str):

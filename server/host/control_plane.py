@@ -24,6 +24,9 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/reassignments/wait             {"timeout": 30}: returns once no partition is reassigning
     PUT  /api/speed                          {"speed": 50}: simulated replication runs that many times
                                              faster than real time from now on (progress goes on, no jump)
+    POST /api/clock/advance                  {"seconds": 5}: with a virtual clock (``--virtual-clock``), move
+                                             simulated time on and answer once the cluster is at rest;
+                                             {"until": "reassignments-done"} moves it until none is left
 
 Every call but GET needs ``Authorization: Bearer <token>`` (the cluster's ``control_token``), and
 Host and Origin must name the bound address (server/host/http_guard.py): 401 and 403 otherwise.
@@ -50,7 +53,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.codec import KafkaError
 from .http_guard import RequestGuard
 from .httpd import HttpError, HttpServer, Request, Response
-from .metrics import api_name
+from .metrics import api_name, under_replicated_partition
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -107,17 +110,22 @@ def _throttles(image) -> list[dict]:
 
 
 def _reassignments(cluster: "Cluster") -> list[dict]:
-    """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time at the current
-    rate and simulation speed (None while nothing moves)."""
+    """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
+    slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
     image = cluster.controller.committed
     speed = cluster.network.speed
     listed = []
     for (topic, partition), progress in sorted(cluster.reassignment_progress().items()):
-        rate, left = progress["rate"], progress["bytes_left"]
+        simulated = progress["seconds_left"]
         listed.append({"topic": topic, "partition": partition,
                        "replicas": list(image.topic(topic).partitions[partition].replicas), **progress,
-                       "seconds_left": left / rate / speed if rate > 0 else None})
+                       "seconds_left": None if simulated is None else simulated / speed})
     return listed
+
+
+def _clock(cluster: "Cluster") -> dict:
+    """The simulated clock: virtual (moved by the test) or following the wall clock, and its reading."""
+    return {"virtual": cluster.network.virtual_clock, "seconds": cluster.network.now()}
 
 
 def cluster_state(cluster: "Cluster") -> dict:
@@ -127,7 +135,8 @@ def cluster_state(cluster: "Cluster") -> dict:
         partitions = [{"partition": index, "leader": state.leader, "leader_epoch": state.leader_epoch,
                        "replicas": list(state.replicas), "isr": list(state.isr),
                        "adding": list(state.adding), "removing": list(state.removing),
-                       "directories": [str(d) for d in state.directories]}
+                       "directories": [str(d) for d in state.directories],
+                       "under_replicated": under_replicated_partition(state)}
                       for index, state in sorted(topic.partitions.items())]
         topics.append({"name": topic.name, "id": str(topic.topic_id), "partitions": partitions})
     return {
@@ -139,7 +148,11 @@ def cluster_state(cluster: "Cluster") -> dict:
         "brokers": cluster.list_brokers(),
         "topics": topics,
         "speed": cluster.network.speed,
+        "clock": _clock(cluster),
+        "seed": cluster.seed,
         "reassignments": _reassignments(cluster),
+        "catching_up": [c for c in cluster.network.progress() if c["bytes_left"] > 0],
+        "throughput": cluster.network.throughput(),
         "throttles": _throttles(image),
         "injected_errors": [rule.to_dict() for rule in cluster.faults.armed],
         "recent_records": cluster.recent_records.to_list(),
@@ -178,6 +191,7 @@ class ControlPlane:
             ("DELETE", "/api/errors"): self.clear_errors,
             ("POST", "/api/reassignments/wait"): self.wait_for_reassignments,
             ("PUT", "/api/speed"): self.set_speed,
+            ("POST", "/api/clock/advance"): self.advance_clock,
         })
 
     def _broker_id(self, text: str) -> int:
@@ -242,6 +256,25 @@ class ControlPlane:
             raise HttpError(400, str(exc)) from None
         return Response.json({"speed": self.cluster.network.speed})
 
+    async def advance_clock(self, request: Request) -> Response:
+        body = request.json()
+        if not self.cluster.network.virtual_clock:
+            raise HttpError(409, "this cluster's clock is not virtual (kraftwire serve --virtual-clock)")
+        try:
+            if body.get("until") == "reassignments-done":
+                await self.cluster.run_until_reassignments_done()
+            elif "until" in body:
+                raise HttpError(400, 'until must be "reassignments-done"')
+            else:
+                await self.cluster.advance(body.get("seconds"))
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        except RuntimeError as exc:  # a reassignment that cannot finish
+            raise HttpError(409, str(exc)) from None
+        except TimeoutError as exc:
+            raise HttpError(504, str(exc)) from None
+        return Response.json({"clock": _clock(self.cluster)})
+
     def injected_errors(self, request: Request) -> Response:
         return Response.json([rule.to_dict() for rule in self.cluster.faults.armed])
 
@@ -291,6 +324,8 @@ h1 { font-size: 1.3em; } h2 { font-size: 1.1em; margin-top: 1.4em; }
 table { border-collapse: collapse; } td, th { padding: 2px 10px; border-bottom: 1px solid #ddd; text-align: left; }
 .fenced, .offline, .paused { color: #b00; } .ok { color: #070; } .muted { color: #777; }
 code { font-size: 12px; }
+figure.chart { display: inline-block; margin: 0 12px 6px 0; } figcaption, .axis { font-size: 12px; color: #555; }
+.axis { display: flex; justify-content: space-between; width: 260px; } table + table { margin-top: 1em; }
 """
 
 _SCRIPT = f"""
@@ -340,13 +375,26 @@ def render_view(state: dict) -> str:
              _table(["id", "address", "rack", "state", "replication", "epoch", "directories"],
                     _broker_rows(state["brokers"]), "brokers")]
 
-    parts.append(f'<h2>Reassignments</h2><p class="muted">simulation speed x{state["speed"]:g}</p>')
+    parts.append("<h2>Replication throughput</h2>")
+    parts.append(_throughput_charts(state["throughput"], [b["id"] for b in state["brokers"]]))
+
+    clock = "virtual clock" if state["clock"]["virtual"] else f'simulation speed x{state["speed"]:g}'
+    parts.append(f'<h2>Reassignments</h2><p class="muted">{clock}</p>')
     if state["reassignments"]:
         parts.append(_table(["topic", "partition", "replicas", "adding", "removing", "progress", "moved", "left",
-                             "rate", "time left"], [_reassignment_row(r) for r in state["reassignments"]],
+                             "rate", "time left", "copies"], [_reassignment_row(r) for r in state["reassignments"]],
                             "reassignments"))
     else:
         parts.append('<p class="muted" id="reassignments">none in progress</p>')
+
+    reassigning = {(r["topic"], r["partition"], b) for r in state["reassignments"] for b in r["adding"]}
+    catching_up = [c for c in state["catching_up"] if (c["topic"], c["partition"], c["follower"]) not in reassigning]
+    if catching_up:  # followers copying what a bigger partition size added on their leader
+        parts.append("<h2>Followers catching up</h2>")
+        parts.append(_table(["topic", "partition", "copy", "moved", "left", "rate"], [
+            f'<tr data-catch-up="{_e(c["topic"])}-{c["partition"]}-{c["follower"]}"><td>{_e(c["topic"])}</td>'
+            f'<td>{c["partition"]}</td><td>{c["leader"]}&rarr;{c["follower"]}</td><td>{_bytes(c["bytes_moved"])}</td>'
+            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up], "catching-up"))
 
     parts.append("<h2>Throttles</h2>")
     if state["throttles"]:
@@ -356,12 +404,17 @@ def render_view(state: dict) -> str:
     else:
         parts.append('<p class="muted" id="throttles">none</p>')
 
-    parts.append("<h2>Topics</h2>")
-    rows = [f'<tr data-partition="{_e(t["name"])}-{p["partition"]}"><td>{_e(t["name"])}</td><td>{p["partition"]}'
-            f'</td><td>{p["leader"] if p["leader"] >= 0 else "<span class=offline>none</span>"}</td>'
-            f'<td>{_ids(p["replicas"])}</td><td>{_ids(p["isr"])}</td></tr>'
-            for t in state["topics"] for p in t["partitions"]]
-    parts.append(_table(["topic", "partition", "leader", "replicas", "isr"], rows, "topics") if rows
+    under = sum(p["under_replicated"] for t in state["topics"] for p in t["partitions"])
+    parts.append(f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
+                 f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>')
+    if state["topics"]:
+        parts.append(_table(["topic", "partitions", "under-replicated", "reassigning"], [
+            f'<tr data-topic="{_e(t["name"])}"><td><a href="#{_anchor(t["name"])}">{_e(t["name"])}</a></td>'
+            f'<td>{len(t["partitions"])}</td><td>{sum(p["under_replicated"] for p in t["partitions"])}</td>'
+            f'<td>{sum(bool(p["adding"] or p["removing"]) for p in t["partitions"])}</td></tr>'
+            for t in state["topics"]], "topic-list"))
+    rows = [_partition_row(t["name"], p, first=i == 0) for t in state["topics"] for i, p in enumerate(t["partitions"])]
+    parts.append(_table(["topic", "partition", "leader", "replicas", "isr", ""], rows, "topics") if rows
                  else '<p class="muted" id="topics">no topics</p>')
 
     if state["injected_errors"]:
@@ -377,6 +430,60 @@ def render_view(state: dict) -> str:
         f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
         for r in state["recent_records"]], "records"))
     return "\n".join(parts)
+
+
+def _anchor(topic: str) -> str:
+    """The id of a topic's first partition row, the target of its link (topic names are [a-zA-Z0-9._-])."""
+    return "partitions-" + topic
+
+
+def _partition_row(topic: str, p: dict, first: bool) -> str:
+    anchor = f' id="{_e(_anchor(topic))}"' if first else ""
+    leader = p["leader"] if p["leader"] >= 0 else "<span class=offline>none</span>"
+    under = "<span class=fenced>under-replicated</span>" if p["under_replicated"] else ""
+    return (f'<tr data-partition="{_e(topic)}-{p["partition"]}"{anchor}><td>{_e(topic)}</td><td>{p["partition"]}</td>'
+            f'<td>{leader}</td><td>{_ids(p["replicas"])}</td><td>{_ids(p["isr"])}</td><td>{under}</td></tr>')
+
+
+CHART_WIDTH, CHART_HEIGHT = 260, 70
+CHART_MIN_SPAN_S = 30.0
+
+
+def _throughput_charts(throughput: dict, broker_ids: list[int]) -> str:
+    """One small SVG per broker: bytes/s received (blue) and sent (orange) since replication first moved
+    (at least the last 30 and at most the kept 300 simulated seconds), as steps (rates only change at
+    events), on one scale for every broker."""
+    now, changes = throughput["now"], throughput["changes"]
+    first_move = next((at for at, rates in changes if rates), now)
+    window = min(max(now - first_move, CHART_MIN_SPAN_S), throughput["window_seconds"])  # what has happened
+    start = now - window
+    peak = max([max(r) for _, rates in changes for r in rates.values()] + [1.0])
+    charts = []
+    for broker_id in broker_ids:
+        lines = []
+        for side, colour in ((0, "#1f6fb4"), (1, "#e07b16")):
+            points = []
+            for i, (at, rates) in enumerate(changes):
+                until = changes[i + 1][0] if i + 1 < len(changes) else now
+                if until < start:
+                    continue
+                rate = rates.get(broker_id, (0.0, 0.0))[side]
+                y = CHART_HEIGHT - rate / peak * (CHART_HEIGHT - 4)
+                for moment in (max(at, start), until):
+                    points.append(f"{(moment - start) / window * CHART_WIDTH:.1f},{y:.1f}")
+            if points:
+                lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{" ".join(points)}"/>')
+        latest = changes[-1][1] if changes else {}
+        received, sent = latest.get(broker_id, (0.0, 0.0))
+        charts.append(
+            f'<figure class="chart" data-throughput="{broker_id}"><figcaption>broker {broker_id}: in '
+            f'{_bytes(received)}/s, out {_bytes(sent)}/s</figcaption>'
+            f'<svg width="{CHART_WIDTH}" height="{CHART_HEIGHT}" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}">'
+            f'<rect width="100%" height="100%" fill="#f6f6f6"/>{"".join(lines)}</svg>'
+            f'<div class="axis"><span>-{window:.0f} s</span><span>now</span></div></figure>')
+    return (f'<div id="throughput">{"".join(charts)}</div><p class="muted">simulated time; one scale, peak '
+            f'{_bytes(peak)}/s; <span style="color:#1f6fb4">received</span>, '
+            f'<span style="color:#e07b16">sent</span></p>')
 
 
 def _bytes(count: float) -> str:
@@ -396,7 +503,17 @@ def _reassignment_row(r: dict) -> str:
             f'<td>{_ids(r["removing"])}</td>'
             f'<td><progress max="{total}" value="{r["bytes_moved"]}">{done:.0%}</progress> {done:.0%}</td>'
             f'<td>{_bytes(r["bytes_moved"])}</td><td>{_bytes(r["bytes_left"])}</td>'
-            f'<td>{_bytes(r["rate"])}/s</td><td>{eta}</td></tr>')
+            f'<td>{_bytes(r["rate"])}/s</td><td>{eta}</td><td>{_copies(r["copies"])}</td></tr>')
+
+
+def _copies(copies: list[dict]) -> str:
+    """Each new replica's copy: the broker it goes to, how much of it is done, its rate."""
+    cells = []
+    for c in copies:
+        total = c["bytes_moved"] + c["bytes_left"]
+        cells.append(f'{c["leader"]}&rarr;{c["follower"]} {c["bytes_moved"] / total if total else 1.0:.0%} '
+                     f'at {_bytes(c["rate"])}/s')
+    return "<br>".join(cells) or "-"
 
 
 def _brief(fields: dict, limit: int = 160) -> str:

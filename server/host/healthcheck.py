@@ -1,7 +1,8 @@
 """``kraftwire healthcheck``: is a broker answering the Kafka protocol?
 
 Sends one ApiVersions request (v3, what current clients open with) over a plain blocking socket with
-our codec and reports healthy when the answer decodes with error code 0. Blocking and dependency-free
+our codec and reports healthy when the answer decodes with error code 0; a server whose metadata log
+directory failed answers KAFKA_STORAGE_ERROR (56) until it has stopped, and is reported unhealthy. Blocking and dependency-free
 on purpose: it runs as a container's HEALTHCHECK, a fresh process every few seconds.
 """
 from __future__ import annotations
@@ -16,6 +17,8 @@ from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, Re
 API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")
 CORRELATION_ID = 1
+# What an error code in the answer means for the server's health.
+ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR: "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
 
 
 class Unhealthy(Exception):
@@ -56,7 +59,9 @@ def probe(host: str, port: int, timeout: float = 5.0) -> ApiVersionsResponse:
     if header.correlation_id != CORRELATION_ID:
         raise Unhealthy(f"{host}:{port} answered another request ({header.correlation_id})")
     if response.error_code != codec.ErrorCode.NONE:
-        raise Unhealthy(f"{host}:{port} answered ApiVersions with error code {response.error_code}")
+        why = ERROR_MEANINGS.get(response.error_code)
+        raise Unhealthy(f"{host}:{port} answered ApiVersions with error code {response.error_code}"
+                        + (f" ({why})" if why else ""))
     return response
 
 

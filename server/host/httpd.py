@@ -11,7 +11,9 @@ segment each and are passed to the handler as keyword arguments. A handler gets 
 returns a ``Response`` (or awaits one); raising ``HttpError`` answers with that status and a JSON error.
 A ``guard`` (server/host/http_guard.py), when given, sees every request first and may refuse it.
 An unknown path is 404, a known path with another method is 405, a handler that fails is 500: the
-server itself never goes down over a request.
+server itself never goes down over a request. A request line or header line longer than
+``MAX_LINE_BYTES`` is answered 414 or 431 and the connection closed. ``stop`` ends open connections
+quietly (a keep-alive connection waiting for its next request is no error).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ log = logging.getLogger("kraftwire.http")
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_HEADER_LINES = 100
+MAX_LINE_BYTES = 64 * 1024  # asyncio's stream limit: a longer line is refused, not buffered
 
 
 class HttpError(Exception):
@@ -89,7 +92,8 @@ class HttpServer:
         self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port, reuse_address=True)
+        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port, reuse_address=True,
+                                                  limit=MAX_LINE_BYTES)
         self.port = self._server.sockets[0].getsockname()[1]
         if self.guard is not None:
             self.guard.port = self.port
@@ -98,8 +102,10 @@ class HttpServer:
         if self._server is None:
             return
         self._server.close()
-        for task in list(self._connections):
+        tasks = list(self._connections)
+        for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
 
@@ -143,7 +149,9 @@ class HttpServer:
                     break
         except HttpError as exc:  # the request itself could not be read: answer and hang up
             writer.write(_encode(Response.json({"error": exc.message}, exc.status), False))
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:  # ``stop``: the connection just ends
             pass
         finally:
             self._connections.discard(task)
@@ -163,8 +171,18 @@ class HttpServer:
             return Response.json({"error": "internal error; see the server log"}, 500)
 
 
+async def _read_line(reader: asyncio.StreamReader, too_long: HttpError) -> bytes:
+    """One line with its end, b"" at the end of the stream; ``too_long`` past MAX_LINE_BYTES."""
+    try:
+        return await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial
+    except asyncio.LimitOverrunError:
+        raise too_long from None
+
+
 async def _read_request(reader: asyncio.StreamReader) -> Request | None:
-    line = await reader.readline()
+    line = await _read_line(reader, HttpError(414, f"request lines are limited to {MAX_LINE_BYTES} bytes"))
     if not line:
         return None
     try:
@@ -173,7 +191,7 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
         raise HttpError(400, "malformed request line") from None
     headers = {}
     for _ in range(MAX_HEADER_LINES):
-        line = await reader.readline()
+        line = await _read_line(reader, HttpError(431, f"header lines are limited to {MAX_LINE_BYTES} bytes"))
         if line in (b"\r\n", b"\n", b""):
             break
         name, _, value = line.decode("latin-1").partition(":")

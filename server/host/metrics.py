@@ -9,8 +9,8 @@ clusters in one process (a test session) keep separate counts.
   ``kraftwire_request_latency_seconds`` by listener and api (arrival to response written, Kafka's
   TotalTimeMs). Both are plain counts per listener, made into metric families when scraped.
 * Cluster state, computed when scraped from the committed image and the running nodes (no bookkeeping
-  on every change): brokers and fenced brokers, partitions, under-replicated (ISR smaller than the
-  replica set) and offline (leaderless) partitions, offline log directories, partitions being
+  on every change): brokers and fenced brokers, partitions, under-replicated (``under_replicated``:
+  Kafka's rule) and offline (leaderless) partitions, offline log directories, partitions being
   reassigned and the bytes their new replicas have copied and have left to copy (the simulated
   replication's progress), open connections per listener, and the metadata log's end offset, high
   watermark and newest snapshot (where it ends, how old it is).
@@ -46,6 +46,16 @@ def api_name(api_key: int) -> str:
         return codec.api(api_key)[0].__name__.removesuffix("Request")
     except KeyError:
         return str(api_key)
+
+
+def under_replicated_partition(state) -> bool:
+    """Kafka's under-replicated partition: it has a leader and its ISR is smaller than its replication
+    factor, which during a reassignment is the replicas minus those being added (Kafka's
+    ``Partition.isUnderReplicated`` and ``kafka-topics --under-replicated-partitions``). So a healthy
+    reassignment is not under-replicated while its new replicas copy, and a leaderless partition counts
+    as offline instead. The one definition used by /metrics and the live view."""
+    replication_factor = len(set(state.replicas) - set(state.adding))
+    return state.leader != NO_LEADER and len(state.isr) < replication_factor
 
 
 class _RequestStats:
@@ -136,11 +146,11 @@ class _ClusterStateCollector:
         partitions = under_replicated = offline = 0
         for _topic, _index, state in image.partitions():
             partitions += 1
-            under_replicated += len(state.isr) < len(state.replicas)
+            under_replicated += under_replicated_partition(state)
             offline += state.leader == NO_LEADER
         yield _gauge("kraftwire_partitions", "Partitions.", partitions)
-        yield _gauge("kraftwire_under_replicated_partitions", "Partitions whose ISR is smaller than their replica "
-                     "set.", under_replicated)
+        yield _gauge("kraftwire_under_replicated_partitions", "Partitions with a leader whose ISR is smaller than "
+                     "their replicas minus those being added (Kafka's rule).", under_replicated)
         yield _gauge("kraftwire_offline_partitions", "Partitions without a leader.", offline)
         progress = cluster.reassignment_progress().values()
         yield _gauge("kraftwire_ongoing_reassignments", "Partitions being reassigned.", len(progress))
@@ -162,6 +172,8 @@ class _ClusterStateCollector:
                      log.high_watermark)
         yield _gauge("kraftwire_metadata_image_offset", "Offset of the last record in the committed image.",
                      image.offset)
+        yield _gauge("kraftwire_metadata_log_failed", "1 once a write of the metadata log failed (the server is "
+                     "stopping), else 0.", int(cluster.failure is not None))
         yield from _newest_snapshot(log.directory)
 
 

@@ -125,6 +125,12 @@ class Security:
             super_users.add(ANONYMOUS)
         return Authorizer(super_users, self.allow_everyone_if_no_acl_found)
 
+    def static_configs(self) -> dict[str, str]:
+        """The listener settings these listeners stand for in a Kafka server.properties (DescribeConfigs)."""
+        return {"listener.security.protocol.map": f"{self.controller_listener_name}:{self.controller_protocol},"
+                                                  f"{self.listener_name}:{self.broker_protocol}",
+                "controller.listener.names": self.controller_listener_name}
+
     def broker_listener(self) -> ListenerSecurity:
         return self._listener(self.broker_protocol)
 

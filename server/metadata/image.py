@@ -21,7 +21,7 @@ from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_
                                        LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
 from .acls import Acl
-from .record_versions import version_for
+from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,9 @@ class BrokerState:
     in_controlled_shutdown: bool
     log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
     features: tuple[tuple[str, int, int], ...] = ()  # (name, min, max) supported, as registered
+    # Cordoned directories (KIP-1066) as a Kafka 4.3+ log holds them, None until reported; kraftwire's
+    # brokers cordon none.
+    cordoned_log_dirs: tuple[uuid.UUID, ...] | None = None
 
     @property
     def active(self) -> bool:
@@ -71,6 +74,10 @@ class PartitionState(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     directories: tuple[uuid.UUID, ...]
+    # Eligible leader replicas (KIP-966) as a Kafka log at 4.0-IV1+ holds them; kraftwire's own
+    # controller runs without ELR and never sets them.
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
     @property
     def reassigning(self) -> bool:
@@ -109,7 +116,9 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
                                else r.leader_recovery_state),
         leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         partition_epoch=state.partition_epoch + 1,
-        directories=_directories(directories, replicas))
+        directories=_directories(directories, replicas),
+        elr=state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+        last_known_elr=state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
 
 
 class MetadataImage:
@@ -126,8 +135,15 @@ class MetadataImage:
         # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
         self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
+        # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
+        self.pending_transaction: list | None = None
 
     # --- queries ---------------------------------------------------------------------------------
+
+    @property
+    def metadata_version_level(self) -> int:
+        """The metadata.version feature level records are written at (the default until it is set)."""
+        return self.features.get(METADATA_VERSION_FEATURE, METADATA_VERSIONS[DEFAULT_METADATA_VERSION])
 
     def topic(self, name: str) -> TopicState | None:
         topic_id = self.topic_ids.get(name)
@@ -161,13 +177,15 @@ class MetadataImage:
         other.acls = dict(self.acls)
         other.scram = dict(self.scram)
         other.version = self.version
+        other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
 
     def to_records(self):
-        """The image as (record, version) pairs, the content of a snapshot: applied in order to an empty
-        image they rebuild this one. Features, brokers (with their fencing state), topics each followed
-        by their partitions, then configs, as Kafka's image writer orders them."""
-        return ((record, version_for(record)) for record in self._snapshot_records())
+        """The image as (record, version) pairs at its metadata.version, the content of a snapshot:
+        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing state), topics each followed
+        by their partitions, then configs, ACLs and SCRAM credentials, as Kafka's image writer orders them."""
+        level = self.metadata_version_level
+        return ((record, version_for(record, level)) for record in self._snapshot_records())
 
     def _snapshot_records(self):
         for name, level in sorted(self.features.items()):
@@ -181,7 +199,7 @@ class MetadataImage:
                 features=[rec.RegisterBrokerRecord.BrokerFeature(name=n, min_supported_version=lo,
                                                                  max_supported_version=hi)
                           for n, lo, hi in b.features],
-                log_dirs=list(b.log_dirs))
+                log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
         for topic in self.topics.values():
             yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id)
             for index, p in topic.partitions.items():
@@ -189,7 +207,8 @@ class MetadataImage:
                     partition_id=index, topic_id=topic.topic_id, replicas=p.replicas, isr=p.isr,
                     removing_replicas=p.removing, adding_replicas=p.adding, leader=p.leader,
                     leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
-                    partition_epoch=p.partition_epoch, directories=p.directories)
+                    partition_epoch=p.partition_epoch, directories=p.directories,
+                    eligible_leader_replicas=p.elr or None, last_known_elr=p.last_known_elr or None)
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
@@ -205,11 +224,29 @@ class MetadataImage:
     # --- applying records ------------------------------------------------------------------------
 
     def apply(self, record, offset: int) -> None:
-        handler = _APPLY.get(type(record))
-        if handler is not None:
-            handler(self, record)
+        """Apply one committed record. Records inside a metadata transaction (written by Kafka's
+        controller, never by kraftwire's) take effect together at its end, or not at all if aborted,
+        as Kafka's MetadataLoader replays them. Record types that carry no state kraftwire keeps
+        (quotas, producer ids, delegation tokens, controller registrations, ...) change nothing."""
+        if self.pending_transaction is not None and type(record) not in _TRANSACTION_ENDS:
+            self.pending_transaction.append(record)
+        else:
+            handler = _APPLY.get(type(record))
+            if handler is not None:
+                handler(self, record)
         self.offset = offset
         self.version += 1
+
+    def _begin_transaction(self, _record) -> None:
+        self.pending_transaction = []
+
+    def _end_transaction(self, record) -> None:
+        held, self.pending_transaction = self.pending_transaction or [], None
+        if type(record) is rec.EndTransactionRecord:
+            for pending in held:
+                handler = _APPLY.get(type(pending))
+                if handler is not None:
+                    handler(self, pending)
 
     def _register_broker(self, r) -> None:
         self.brokers[r.broker_id] = BrokerState(
@@ -217,7 +254,8 @@ class MetadataImage:
             endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
             rack=r.rack, fenced=r.fenced, in_controlled_shutdown=r.in_controlled_shutdown,
             log_dirs=tuple(r.log_dirs),
-            features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features))
+            features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
+            cordoned_log_dirs=None if r.cordoned_log_dirs is None else tuple(r.cordoned_log_dirs))
 
     def _unregister_broker(self, r) -> None:
         self.brokers.pop(r.broker_id, None)
@@ -240,6 +278,8 @@ class MetadataImage:
             changes["in_controlled_shutdown"] = True
         if r.log_dirs:
             changes["log_dirs"] = tuple(r.log_dirs)
+        if r.cordoned_log_dirs is not None:
+            changes["cordoned_log_dirs"] = tuple(r.cordoned_log_dirs)
         self.brokers[r.broker_id] = replace(broker, **changes)
 
     def _add_topic(self, r) -> None:
@@ -260,13 +300,28 @@ class MetadataImage:
             replicas=tuple(r.replicas), isr=tuple(r.isr), removing=tuple(r.removing_replicas),
             adding=tuple(r.adding_replicas), leader=r.leader, leader_recovery_state=r.leader_recovery_state,
             leader_epoch=r.leader_epoch, partition_epoch=r.partition_epoch,
-            directories=_directories(r.directories, r.replicas))
+            directories=_directories(r.directories, r.replicas),
+            elr=tuple(r.eligible_leader_replicas or ()), last_known_elr=tuple(r.last_known_elr or ()))
 
     def _change_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)
         state = topic.partitions.get(r.partition_id) if topic else None
         if state is not None:
             topic.partitions[r.partition_id] = merged_partition(state, r)
+
+    def _clear_elr(self, r) -> None:
+        """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
+        emptied, each such partition's epoch going up as a change record's would."""
+        if r.topic_name:
+            topic = self.topic(r.topic_name)
+            topics = [] if topic is None else [topic]
+        else:
+            topics = list(self.topics.values())
+        for topic in topics:
+            for index, state in topic.partitions.items():
+                if state.elr or state.last_known_elr:
+                    topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
+                                                             partition_epoch=state.partition_epoch + 1)
 
     def _set_config(self, r) -> None:
         key = (r.resource_type, r.resource_name)
@@ -304,4 +359,9 @@ _APPLY = {
     rec.UserScramCredentialRecord: lambda image, r: image.scram.__setitem__(
         (r.mechanism, r.name), (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)),
     rec.RemoveUserScramCredentialRecord: lambda image, r: image.scram.pop((r.mechanism, r.name), None),
+    rec.ClearElrRecord: MetadataImage._clear_elr,
+    rec.BeginTransactionRecord: MetadataImage._begin_transaction,
+    rec.EndTransactionRecord: MetadataImage._end_transaction,
+    rec.AbortTransactionRecord: MetadataImage._end_transaction,
 }
+_TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)

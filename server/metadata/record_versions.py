@@ -1,10 +1,19 @@
-"""Which version of each metadata record kraftwire writes.
+"""Which metadata.version a cluster runs at, and which version of each metadata record it writes there.
 
-kraftwire runs at metadata.version 3.9-IV0 (feature level 21), and writes what Kafka writes there:
-PartitionRecord and PartitionChangeRecord v1 (with Directories, without the ELR fields of v2),
-RegisterBrokerRecord v3 (with LogDirs), and BrokerRegistrationChangeRecord at the version its change
-needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled shutdown, v2 for a change of
-log directories). Every other record has only version 0.
+A cluster is started at one of ``METADATA_VERSIONS`` (default 3.9-IV0, feature level 21) and writes its
+FeatureLevelRecord once, at its first start; later starts keep the level in the log. Records are
+written at the versions Kafka's MetadataVersion picks for the level the image holds:
+PartitionRecord and PartitionChangeRecord v1 (Directories) and from 4.0-IV1 v2 (the ELR fields, left
+empty: kraftwire runs as a Kafka cluster with eligible.leader.replicas.version=0); RegisterBrokerRecord
+v3 (LogDirs) and from 4.3-IV0 v4 (CordonedLogDirs, empty: nothing is cordoned); BrokerRegistrationChange
+Record at the version its change needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled
+shutdown, v2 for a change of log directories). Every other record has only version 0.
+
+A record that carries ELR or cordoned directories is written at the version that has them whatever
+the level: only a log from elsewhere gives kraftwire such state, and a snapshot must keep it.
+
+What the later levels turn on in Kafka beyond record versions (ELR elections, cordoned directories,
+ApiVersions v5's ClusterId and NodeId) kraftwire does not model; README.md lists them.
 
 Decisions return bare records and the controller picks each one's version here, so the choice lives in
 one place.
@@ -14,19 +23,37 @@ from __future__ import annotations
 from kraftwire.codec import records as rec
 
 METADATA_VERSION_FEATURE = "metadata.version"
-METADATA_VERSION_LEVEL = 21  # 3.9-IV0
-MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
-
-_FIXED = {
-    rec.PartitionRecord: 1,
-    rec.PartitionChangeRecord: 1,
-    rec.RegisterBrokerRecord: 3,
+# The levels kraftwire can run at (Kafka's MetadataVersion from 3.9-IV0; 4.4-IV2 is Kafka's newest
+# production level).
+METADATA_VERSIONS = {
+    "3.9-IV0": 21, "4.0-IV0": 22, "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.1-IV0": 26, "4.1-IV1": 27,
+    "4.2-IV0": 28, "4.2-IV1": 29, "4.3-IV0": 30, "4.4-IV0": 31, "4.4-IV1": 32, "4.4-IV2": 33,
 }
+DEFAULT_METADATA_VERSION = "3.9-IV0"
+METADATA_VERSION_LEVEL = max(METADATA_VERSIONS.values())  # the newest level kraftwire's nodes support
+MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
+ELR_RECORDS_LEVEL = 23  # 4.0-IV1: PartitionRecord and PartitionChangeRecord v2
+CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4
 
 
-def version_for(record) -> int:
-    if isinstance(record, rec.BrokerRegistrationChangeRecord):
+def metadata_version_level(name: str) -> int:
+    """The feature level of a metadata.version name such as ``4.1-IV0``; ValueError for others."""
+    try:
+        return METADATA_VERSIONS[name]
+    except KeyError:
+        raise ValueError(f"unsupported metadata.version {name!r}: one of {', '.join(METADATA_VERSIONS)}") from None
+
+
+def version_for(record, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]) -> int:
+    """The version Kafka writes ``record`` at, at metadata.version feature level ``level``."""
+    kind = type(record)
+    if kind is rec.PartitionRecord or kind is rec.PartitionChangeRecord:
+        elr = record.eligible_leader_replicas is not None or record.last_known_elr is not None
+        return 2 if level >= ELR_RECORDS_LEVEL or elr else 1
+    if kind is rec.RegisterBrokerRecord:
+        return 4 if level >= CORDONED_LOG_DIRS_LEVEL or record.cordoned_log_dirs is not None else 3
+    if kind is rec.BrokerRegistrationChangeRecord:
         if record.log_dirs:
             return 2
         return 1 if record.in_controlled_shutdown else 0
-    return _FIXED.get(type(record), 0)
+    return 0

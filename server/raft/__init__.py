@@ -7,6 +7,8 @@
 * ``snapshots``: ``.checkpoint`` files.
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
+* ``core``: KRaft's Raft for a quorum as a pure state machine (not wired yet; ARCHITECTURE.md, "The
+  quorum core"); ``simulation``: a seeded simulation of it that checks its invariants.
 
 It imports only ``kraftwire.codec``: the controller writes through it as a ``MetadataLog``
 (server/controller/metadata_log.py) that the host hands in.

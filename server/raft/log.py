@@ -14,7 +14,9 @@ each batch gets its own write and fsync (the benchmark's baseline).
 
 Start-up (``open``): read ``quorum-state`` (a damaged one stops start-up), load the newest valid
 snapshot, check every batch after it (torn tails are cut away, damage in the middle stops start-up),
-bump the epoch, persist it, and commit a LeaderChangeMessage control batch. ``replay`` then yields the
+bump the epoch, persist it, and commit a LeaderChangeMessage control batch. Only bytes past the
+length recorded as fsync'd can be a torn tail (``segments.judge_damage``, shared with ``log verify``):
+damage below it, in the last batch too, or a file cut short of it, stops start-up. ``replay`` then yields the
 snapshot's records and the log's tail, all of it committed.
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
@@ -49,7 +51,7 @@ from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_b
 
 from .quorum import Quorum, ReplicaProgress
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
-from .segments import Damage, Segment, find_batch_after, mapped, walk
+from .segments import Damage, Segment, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
     write_snapshot
 from .storage import StorageError, fsync_dir
@@ -100,6 +102,15 @@ class _Append:
     future: asyncio.Future | None = None
 
 
+def read_synced_lengths(directory: Path) -> dict[str, int]:
+    """``synced-lengths.json``: bytes of the active segment known to be fsync'd (empty when unreadable)."""
+    try:
+        synced = json.loads((directory / SYNCED_LENGTHS).read_text())
+    except (OSError, ValueError):
+        return {}
+    return synced if isinstance(synced, dict) else {}
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -123,6 +134,8 @@ class RaftLog:
         self._flushing: asyncio.Task | None = None
         self._snapshotting: asyncio.Task | None = None
         self._failed: str | None = None  # why appends are refused: a failed write, or the log is closed
+        self.failure: str | None = None  # why a write or fsync failed, once one has
+        self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
         self._replay_from = 0  # index of the first segment with records at or past the snapshot
         self._snapshot: tuple[SnapshotId, Path] | None = None
@@ -159,7 +172,7 @@ class RaftLog:
             log.info("deleted the interrupted snapshot %s", path.name)
         self._snapshot = self._newest_valid_snapshot()
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        last_epoch = self._recover_segments(start, self._read_synced_lengths())
+        last_epoch = self._recover_segments(start, read_synced_lengths(self.directory))
         self.high_watermark = start
         if self._snapshot:
             self._committed_epoch = self._snapshot[0].epoch
@@ -179,13 +192,6 @@ class RaftLog:
             except SnapshotError as exc:
                 log.error("ignoring snapshot %s: %s", path, exc)
         return None
-
-    def _read_synced_lengths(self) -> dict[str, int]:
-        try:
-            synced = json.loads((self.directory / SYNCED_LENGTHS).read_text())
-        except (OSError, ValueError):
-            return {}
-        return synced if isinstance(synced, dict) else {}
 
     def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
         """Check every batch from the segment holding ``start`` on; cut a torn tail; returns the epoch
@@ -224,9 +230,11 @@ class RaftLog:
                         expected = header.base_offset + header.count
                         epoch = header.partition_leader_epoch
                 except Damage as damage:
-                    self._judge_damage(segment, buf, damage, i == len(segments) - 1, start,
-                                       synced.get(segment.path.name))
                     torn_at = damage
+                refusal = judge_damage(segment.path, buf, torn_at, size, is_last=i == len(segments) - 1,
+                                       snapshot_end=start, synced_bytes=synced.get(segment.path.name))
+                if refusal is not None:
+                    raise LogCorruptError(refusal)
             if torn_at is not None:
                 log.warning("%s: torn write at the tail: truncating at byte %d (offset %d), dropping %d bytes (%s)",
                             segment.path, size, expected, length - size, torn_at.reason)
@@ -240,24 +248,6 @@ class RaftLog:
         self._replay_from = first
         self.end_offset = expected
         return epoch or 0
-
-    @staticmethod
-    def _judge_damage(segment: Segment, buf, damage: Damage, is_last: bool, start: int,
-                      synced_bytes: int | None) -> None:
-        """Raise LogCorruptError unless the damage can be an unfinished write at the end of the log."""
-        where = f"{segment.path} at byte {damage.position} (offset {damage.offset}): {damage.reason}"
-        if not is_last:
-            raise LogCorruptError(f"damaged record batch in {where}; later segments follow, so this is not a "
-                                  f"torn write: refusing to start (see `kraftwire log verify`)")
-        if damage.offset is not None and damage.offset < start:
-            raise LogCorruptError(f"damaged record batch in {where}; it lies below the newest snapshot "
-                                  f"(offset {start}), so committed data is damaged: refusing to start")
-        if synced_bytes is not None and damage.position >= synced_bytes:
-            return  # past what was fsync'd: whatever follows was never acknowledged either
-        following = find_batch_after(buf, damage.position, damage.offset or 0)
-        if following is not None:
-            raise LogCorruptError(f"damaged record batch in {where}; a valid batch follows at byte {following}, so "
-                                  f"this is damage in the middle of the log, not a torn write: refusing to start")
 
     def _log_start_offset(self) -> int:
         return self._segments[0].base_offset if self._segments else 0
@@ -413,14 +403,19 @@ class RaftLog:
         self._maybe_snapshot()
 
     def _fail(self, exc: BaseException, group: list[_Append]) -> None:
+        """A write or fsync failed (ENOSPC, EIO): nothing more is written, not even at close, and every
+        append not yet committed fails; what was fsync'd before stays the log's durable end."""
         log.critical("metadata log write failed, accepting no more appends: %s", exc)
+        self.failure = f"cannot write the metadata log in {self.directory}: {exc}"
         self._failed = f"an earlier write of the metadata log failed: {exc}"
-        error = LogFailedError(f"cannot write the metadata log: {exc}")
+        error = LogFailedError(self.failure)
         for entry in [*self._unacked, *group, *self._pending]:
             if not entry.future.done():
                 entry.future.set_exception(error)
         self._unacked.clear()
         self._pending = []
+        if self.on_failure is not None:
+            self.on_failure(self.failure)
 
     # --- snapshots and retention ------------------------------------------------------------------
 
@@ -516,7 +511,7 @@ class RaftLog:
 
     def _close_files(self) -> None:
         active = self._segments[-1]
-        if active.is_open:
+        if active.is_open and self.failure is None:
             active.sync(index_too=True)
             self._publish_synced_lengths()
         active.close()

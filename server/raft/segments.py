@@ -9,8 +9,9 @@ pre-allocated, and they are fsync'd when a segment rolls or the log closes rathe
 commit: recovery rebuilds the index of every segment it scans.
 
 ``walk`` checks a buffer of batches against the log's rules (framing, CRC-32C, contiguous offsets,
-epochs that change only upward and only at a control batch); recovery and ``kraftwire log verify``
-share it.
+epochs that change only upward and only at a control batch), and ``judge_damage`` decides whether what
+it found may be cut away as a torn write or means acknowledged data is damaged; recovery and
+``kraftwire log verify`` share both, so start-up is never more lenient than verify.
 """
 from __future__ import annotations
 
@@ -84,6 +85,38 @@ def find_batch_after(buf, position: int, min_offset: int) -> int | None:
         except MalformedError:
             continue
         return candidate
+
+
+def judge_damage(path: Path, buf, damage: Damage | None, valid_size: int, *, is_last: bool, snapshot_end: int,
+                 synced_bytes: int | None) -> str | None:
+    """Why start-up must refuse ``path``, or None when what follows ``valid_size`` (``damage``, or a file
+    shorter than it should be) is an unfinished write that may be cut away.
+
+    Only bytes at or past ``synced_bytes``, the length recorded as fsync'd (so every batch below it
+    was acknowledged), can be a torn tail; that holds for the last batch too. Without a recorded length
+    (a log from before it was kept), damage followed by a valid batch is damage in the middle."""
+    if damage is None:
+        if is_last and synced_bytes is not None and valid_size < synced_bytes:
+            return (f"{path} ends at byte {valid_size}, short of the {synced_bytes} bytes recorded as fsync'd: "
+                    f"acknowledged records are missing; refusing to start")
+        return None
+    where = f"{path} at byte {damage.position} (offset {damage.offset}): {damage.reason}"
+    if not is_last:
+        return (f"damaged record batch in {where}; later segments follow, so this is not a torn write: "
+                f"refusing to start (see `kraftwire log verify`)")
+    if damage.offset is not None and damage.offset < snapshot_end:
+        return (f"damaged record batch in {where}; it lies below the newest snapshot (offset {snapshot_end}), "
+                f"so committed data is damaged: refusing to start")
+    if synced_bytes is not None:
+        if damage.position >= synced_bytes:
+            return None  # past what was fsync'd: whatever follows was never acknowledged either
+        return (f"damaged record batch in {where}; it lies below the {synced_bytes} bytes recorded as fsync'd, "
+                f"so acknowledged data is damaged, not a torn write: refusing to start")
+    following = find_batch_after(buf, damage.position, damage.offset or 0)
+    if following is not None:
+        return (f"damaged record batch in {where}; a valid batch follows at byte {following}, so this is "
+                f"damage in the middle of the log, not a torn write: refusing to start")
+    return None
 
 
 @contextmanager

@@ -4,16 +4,23 @@
 (``version=1``, ``cluster.id``, ``node.id``, ``directory.id``); kraftwire keeps one at the root of the
 data directory (the controller's metadata log directory) and one per simulated broker directory, so
 that a restarted server keeps its cluster id and its brokers keep their directory ids.
+
+``DirectoryLocks`` holds Kafka's ``.lock`` file in each of those directories for the life of the
+server: an exclusive ``flock``, which the kernel drops when the process dies (kill -9 included), so a
+second server on the same directories refuses to start instead of appending to the same log.
 """
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 META_PROPERTIES = "meta.properties"
+LOCK_FILE = ".lock"
 META_VERSION = "1"
 
 
@@ -77,7 +84,8 @@ def write_properties(path: Path, values: dict[str, str]) -> None:
     atomic_write(path, ("\n".join(lines) + "\n").encode())
 
 
-def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) -> dict[str, str]:
+def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int,
+                         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> dict[str, str]:
     """Read ``directory/meta.properties``, creating it on first use; returns its values.
 
     ``cluster_id`` None adopts the stored cluster id (or makes a new one); a different stored cluster id
@@ -87,8 +95,8 @@ def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) 
     path = directory / META_PROPERTIES
     if not path.exists():
         values = {"version": META_VERSION, "node.id": str(node_id),
-                  "cluster.id": cluster_id or kafka_uuid(uuid.uuid4()),
-                  "directory.id": kafka_uuid(uuid.uuid4())}
+                  "cluster.id": cluster_id or kafka_uuid(new_uuid()),
+                  "directory.id": kafka_uuid(new_uuid())}
         write_properties(path, values)
         return values
     values = read_properties(path)
@@ -109,6 +117,30 @@ def load_meta_properties(directory: Path, cluster_id: str | None, node_id: int) 
     return values
 
 
-def directory_id(directory: Path, cluster_id: str, node_id: int) -> uuid.UUID:
-    """The stable id of a log directory (created on first use)."""
-    return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id)["directory.id"])
+def directory_id(directory: Path, cluster_id: str, node_id: int,
+                 new_uuid: Callable[[], uuid.UUID] = uuid.uuid4) -> uuid.UUID:
+    """The stable id of a log directory (created on first use, from ``new_uuid``)."""
+    return parse_kafka_uuid(load_meta_properties(directory, cluster_id, node_id, new_uuid)["directory.id"])
+
+
+class DirectoryLocks:
+    """Exclusive locks on directories (created if missing), held until ``release``."""
+
+    def __init__(self):
+        self._fds: list[int] = []
+
+    def acquire(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StorageError(f"{directory} is in use by another kraftwire server (its {LOCK_FILE} file is "
+                               f"locked): refusing to start") from None
+        self._fds.append(fd)
+
+    def release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []

@@ -6,7 +6,11 @@ control records included: offset, epoch, timestamp, type, version and fields, as
 lines. ``verify`` checks every batch of every file (framing, CRC-32C, contiguous offsets across
 segments, epochs, every record decodable, snapshots framed by header and footer) and every ``.index``
 entry (it must point at a batch boundary and name that batch's last offset); it prints the first
-problem with its file and offset and exits 1, or a summary and exits 0.
+problem with its file and offset and exits 1, or a summary and exits 0. The newest segment is judged
+as start-up judges it (``segments.judge_damage``): damage past the length recorded as fsync'd is a
+torn tail start-up cuts away (reported, exit 0); damage below it, or a file cut short of it, exits 1.
+A well-framed record of a type (or version) ``schemas/records`` does not hold, as a newer Kafka may
+write, is no damage: dump shows it as ``UnknownRecord`` with its bytes and verify lists it as a warning.
 """
 from __future__ import annotations
 
@@ -14,22 +18,39 @@ import json
 import os
 import sys
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Iterator, NamedTuple, TextIO
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
 from kraftwire.codec.model import Struct
-from kraftwire.codec.records import SnapshotFooterRecord, SnapshotHeaderRecord, decode_control, decode_frame, read_batch
+from kraftwire.codec.records import (METADATA_TYPES, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
+                                     decode_control, decode_frame, read_batch)
 
-from .segments import Damage, mapped, walk
+from .log import read_synced_lengths
+from .segments import Damage, judge_damage, mapped, walk
 from .snapshots import list_snapshots
 
 
 class Problem(Exception):
     def __init__(self, path: Path, position: int, offset: int | None, reason: str):
         super().__init__(f"{path}: offset {offset} (byte {position}): {reason}")
+
+
+class UnknownRecord(NamedTuple):
+    """A framed metadata record the codec has no schema for; ``frame`` is the whole record value."""
+
+    record_type: int
+    version: int
+    frame: bytes
+
+    def describe(self) -> str:
+        known = METADATA_TYPES.get(self.record_type)
+        what = (f"unknown metadata record type {self.record_type} v{self.version}" if known is None
+                else f"unknown version {self.version} of {known.__name__} (type {self.record_type})")
+        return f"{what}: {self.frame.hex()}"
 
 
 def partition_directory(path: str | Path) -> Path:
@@ -43,11 +64,13 @@ def segment_paths(directory: Path) -> list[Path]:
 
 
 def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
-              boundaries: dict[int, int] | None = None) -> Iterator[tuple]:
+              boundaries: dict[int, int] | None = None, tail: "TailRule | None" = None) -> Iterator[tuple]:
     """Yield (offset, epoch, timestamp, is control, record, version) for every record of the file,
     checking it as ``walk`` does and decoding every record; raises Problem at the first fault.
-    ``boundaries`` collects each batch's start position -> last offset."""
+    ``boundaries`` collects each batch's start position -> last offset. With ``tail`` (the newest
+    segment), damage start-up would cut away as a torn write ends the file instead, and is noted there."""
     with mapped(path) as buf:
+        valid_size = 0
         try:
             for position, header in walk(buf, 0, expected_offset, epoch):
                 if boundaries is not None:
@@ -59,29 +82,62 @@ def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
                             value, version = decode_control(record.key, record.value), 0
                         else:
                             value, version = decode_frame(record.value)
+                    except UnknownRecordType as unknown:
+                        value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value))
+                        version = unknown.version
                     except MalformedError as exc:
                         raise Problem(path, position, record.offset, exc.what) from None
                     yield record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value, version
-        except Damage as damage:
-            raise Problem(path, damage.position, damage.offset, damage.reason) from None
+                valid_size = position + header.size
+            damage = None
+        except Damage as found:
+            if tail is None:
+                raise Problem(path, found.position, found.offset, found.reason) from None
+            damage = found
         except MalformedError as exc:
             raise Problem(path, exc.offset, expected_offset, exc.what) from None
+        if tail is not None:
+            refusal = judge_damage(path, buf, damage, valid_size, is_last=True, snapshot_end=tail.snapshot_end,
+                                   synced_bytes=tail.synced_bytes)
+            if refusal is not None:
+                raise Problem(path, valid_size if damage is None else damage.position,
+                              None if damage is None else damage.offset, refusal)
+            if damage is not None:
+                tail.torn = (path, valid_size, len(buf) - valid_size, damage.reason)
 
 
-def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = None) -> Iterator[tuple[Path, tuple]]:
+@dataclass
+class TailRule:
+    """What start-up knows when it judges the newest segment: where the newest snapshot ends and how many
+    bytes were recorded as fsync'd; ``torn`` is set to (file, byte, bytes past it, why) for a torn tail."""
+    snapshot_end: int
+    synced_bytes: int | None
+    torn: tuple | None = None
+
+    @classmethod
+    def of(cls, directory: Path, segment: Path) -> "TailRule":
+        snapshots = list_snapshots(directory)
+        return cls(snapshots[-1][0].end_offset if snapshots else 0,
+                   read_synced_lengths(directory).get(segment.name))
+
+
+def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = None,
+             tail: TailRule | None = None) -> Iterator[tuple[Path, tuple]]:
     """(file, record tuple) over the snapshots, then over the segments as one contiguous log;
-    ``boundaries`` collects each segment's batch positions (see ``read_file``)."""
+    ``boundaries`` collects each segment's batch positions (see ``read_file``); ``tail`` judges the
+    newest segment as start-up does."""
     for _snapshot, path in list_snapshots(directory):
         for entry in read_file(path, 0):
             yield path, entry
     expected = epoch = None
-    for path in segment_paths(directory):
+    paths = segment_paths(directory)
+    for path in paths:
         base = parse_base_offset(path.name)
         if expected is not None and base != expected:
             raise Problem(path, 0, expected, f"segment starts at offset {base}, the previous one ends at {expected}")
         expected = base
         found = boundaries.setdefault(path, {}) if boundaries is not None else None
-        for entry in read_file(path, expected, epoch, found):
+        for entry in read_file(path, expected, epoch, found, tail if path == paths[-1] else None):
             expected, epoch = entry[0] + 1, entry[1]
             yield path, entry
 
@@ -89,6 +145,8 @@ def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = No
 def fields_at(value, version: int):
     """A record's fields as JSON-ready data, only those its version has; unknown tagged fields only
     when there are some."""
+    if isinstance(value, UnknownRecord):
+        return {"record_type": value.record_type, "frame": value.frame.hex()}
     if isinstance(value, Struct):
         fields = {spec.attr: fields_at(item, version)
                   for spec, item in zip(value._spec.fields, value) if version in spec.versions}
@@ -151,8 +209,13 @@ def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
     boundaries: dict[Path, dict[int, int]] = {}
     snapshot_ends: dict[Path, list] = {}  # snapshot -> [first record, last record]
     first = last = None
+    unknown = 0
     try:
-        for path, (offset, _epoch, _ts, _control, record, _version) in read_log(directory, boundaries):
+        tail_rule = TailRule.of(directory, segment_paths(directory)[-1]) if segment_paths(directory) else None
+        for path, (offset, _epoch, _ts, _control, record, _version) in read_log(directory, boundaries, tail_rule):
+            if isinstance(record, UnknownRecord):
+                unknown += 1
+                print(f"warning: {path}: offset {offset}: {record.describe()}", file=out)
             if path in boundaries:
                 first = offset if first is None else first
                 last = offset
@@ -171,5 +234,11 @@ def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
         print(f"damaged: {problem}", file=out)
         return 1
     span = f"offsets {first}..{last}" if first is not None else "no records"
-    print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}", file=out)
+    warnings = f", {unknown} record(s) of unknown type" if unknown else ""
+    print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}{warnings}",
+          file=out)
+    if tail_rule is not None and tail_rule.torn is not None:
+        path, position, dropped, reason = tail_rule.torn
+        print(f"torn tail: {path} from byte {position} ({dropped} bytes past the fsync'd length, {reason}); "
+              f"start-up cuts it away", file=out)
     return 0

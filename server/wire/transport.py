@@ -5,7 +5,7 @@ response object, or an awaitable of it; responses go out in request order per co
 requests are already being worked on.
 
 Bad input gets Kafka's answer (SocketServer / RequestContext), always on that connection only:
-* a frame over 100 MiB (``socket.request.max.bytes``) or a negative size: closed;
+* a frame over ``socket.request.max.bytes`` (100 MiB) or a negative size: closed;
 * an api key this listener does not serve, or a version outside the served range: closed, except
   ApiVersions, which gets an UNSUPPORTED_VERSION (35) answer in a v0 body (response header v0) that
   lists ApiVersions' own served range, as Kafka's ``ApiVersionsRequest.getErrorResponse`` does
@@ -21,6 +21,26 @@ connection a session: before authentication only the SASL exchange is read, fram
 KiB, and a failed login closes the connection after the session's delay. ``RequestContext.session``
 carries the principal to the handlers.
 
+Limits (``TransportLimits``, Kafka's socket-server settings, shared through one ``Quotas`` by every
+listener of a server, as a Kafka broker shares them across its listeners):
+* ``queued.max.request.bytes``: the bytes of frames still arriving are reserved, at their declared size,
+  from one pool; a connection whose frame does not fit stops being read until memory is released (as
+  Kafka mutes a channel its memory pool cannot serve). Unlike Kafka, the pool never overshoots, except
+  for one frame when nothing else holds memory, and its default is 100 MiB rather than unbounded.
+* ``connections.max.idle.ms``: a connection with no bytes read or written for that long is closed,
+  half-sent frames included.
+* ``max.connections`` and ``max.connections.per.ip``: a connection over either is closed at once,
+  with a log line. ``max.connections`` defaults to the file-descriptor limit less a reserve (Kafka's
+  default is unbounded), so the server never runs out of descriptors and refuses everyone silently.
+* Flow control: a connection is not read while its answers wait on the socket (asyncio's
+  ``pause_writing``, above ``WRITE_BUFFER_HIGH`` bytes) or while ``MAX_IN_FLIGHT`` of its requests are
+  being worked on; the requests already read wait in its buffer and are handled, in order, when it
+  drains. So a client that pipelines without reading holds a bounded amount of the server's memory.
+* Frames of ``LARGE_REQUEST_BYTES`` or more are decoded, and their answers encoded, in a worker thread
+  while the connection waits (its later requests are not handled before it), so one huge request does
+  not stall the event loop and every other listener for its whole decode and encode; the handler itself
+  still runs on the loop, as it reads the live image (bench/transport_limits.py measures the stall).
+
 Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
 are computed once per listener; answers that are ready when nothing earlier is pending go into one
 buffer written at the end of the read; a response header is the correlation id, plus an empty
@@ -30,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import struct
 import time
 from collections import deque
@@ -42,7 +63,11 @@ from kraftwire.codec import ErrorCode
 
 log = logging.getLogger("kraftwire.transport")
 
-MAX_FRAME_BYTES = 100 * 1024 * 1024
+MAX_FRAME_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
+WRITE_BUFFER_HIGH = 1 << 20  # answers waiting on a socket before its connection stops being read
+MAX_IN_FLIGHT = 64  # requests of one connection being worked on before it stops being read
+LARGE_REQUEST_BYTES = 1 << 20  # decoded in a worker thread
+DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -70,12 +95,89 @@ def _schema_versions(api_key: int) -> tuple[int, int]:
     return versions.low, versions.high
 
 
+@dataclass(frozen=True)
+class TransportLimits:
+    """Kafka's socket-server settings; None means unbounded (``max_connections``: see ``Quotas``)."""
+    socket_request_max_bytes: int = MAX_FRAME_BYTES
+    queued_max_request_bytes: int | None = MAX_FRAME_BYTES  # Kafka: -1, unbounded
+    connections_max_idle_ms: int = 600_000
+    max_connections: int | None = None  # Kafka: Int.MaxValue
+    max_connections_per_ip: int | None = None  # Kafka: Int.MaxValue
+
+    def __post_init__(self):
+        for name in ("socket_request_max_bytes", "queued_max_request_bytes", "connections_max_idle_ms",
+                     "max_connections", "max_connections_per_ip"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name.replace('_', '.')} must be at least 1, not {value}")
+
+
+def descriptor_budget() -> int:
+    """Connections the process can hold: its file-descriptor limit less ``DESCRIPTOR_RESERVE``."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return max(16, (soft if soft != resource.RLIM_INFINITY else 1 << 20) - DESCRIPTOR_RESERVE)
+
+
+class Quotas:
+    """What every listener of one server shares: connection counts and the request memory pool."""
+
+    def __init__(self, limits: TransportLimits = TransportLimits()):
+        self.limits = limits
+        self.max_connections = limits.max_connections or descriptor_budget()
+        self.connections = 0
+        self.per_ip: dict[str, int] = {}
+        self.memory_reserved = 0  # bytes of frames still arriving
+        self._waiting: deque[tuple["_Connection", int]] = deque()
+
+    def admit(self, ip: str | None) -> str | None:
+        """Count a new connection, or say why it is refused."""
+        if self.connections >= self.max_connections:
+            return f"max.connections ({self.max_connections}) reached"
+        per_ip = self.limits.max_connections_per_ip
+        if per_ip is not None and self.per_ip.get(ip, 0) >= per_ip:
+            return f"max.connections.per.ip ({per_ip}) reached for {ip}"
+        self.connections += 1
+        self.per_ip[ip] = self.per_ip.get(ip, 0) + 1
+        return None
+
+    def leave(self, ip: str | None) -> None:
+        self.connections -= 1
+        left = self.per_ip[ip] - 1
+        if left:
+            self.per_ip[ip] = left
+        else:
+            del self.per_ip[ip]
+
+    def reserve(self, connection: "_Connection", size: int) -> bool:
+        """Reserve ``size`` bytes for a frame ``connection`` is receiving; if they do not fit, queue it (it
+        gets them, in turn, from ``release``) and return False."""
+        pool = self.limits.queued_max_request_bytes
+        if pool is None or (not self._waiting and (self.memory_reserved + size <= pool or not self.memory_reserved)):
+            self.memory_reserved += size
+            connection.reserved = size
+            return True
+        self._waiting.append((connection, size))
+        return False
+
+    def release(self, connection: "_Connection") -> None:
+        self.memory_reserved -= connection.reserved
+        connection.reserved = 0
+        self._waiting = deque((c, size) for c, size in self._waiting if c is not connection)
+        pool = self.limits.queued_max_request_bytes
+        while self._waiting and (self.memory_reserved + self._waiting[0][1] <= pool or not self.memory_reserved):
+            waiting, size = self._waiting.popleft()
+            self.memory_reserved += size
+            waiting.reserved = size
+            waiting.memory_granted()
+
+
 class Listener:
     """One TCP port speaking the Kafka protocol.
 
     Each API in ``handlers`` is served over the whole version range of its schema. ``handlers`` may be
     swapped while serving; the APIs served are fixed once the listener is built (the routes and the
-    ApiVersions answers are derived from them).
+    ApiVersions answers are derived from them). ``quotas`` is shared by the listeners of one server (set
+    it before ``start``).
     """
 
     def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None):
@@ -92,23 +194,55 @@ class Listener:
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.observer: Observer | None = None  # e.g. the metrics' request counter
+        # Turns a handler's exception into an answer (None: close the connection, as for a bug).
+        self.error_answer: Callable[[RequestContext, object, BaseException], object | None] | None = None
+        # Why the server is failing (its metadata log directory failed): ApiVersions answers
+        # KAFKA_STORAGE_ERROR (56) then, so health checks and new clients see it at once.
+        self.failure: str | None = None
+        self.quotas = Quotas()
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
+        self._reaper: asyncio.Task | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True,
                                                  ssl=self.security.ssl_context if self.security else None)
         self.port = self._server.sockets[0].getsockname()[1]
+        self._reaper = loop.create_task(self._close_idle_connections())
 
-    async def stop(self) -> None:
+    async def stop(self, drain_timeout: float = 5.0) -> None:
+        """Stop accepting; connections with requests under way read nothing more and close once those
+        are answered (within ``drain_timeout`` seconds), the others at once."""
         if self._server is None:
             return
+        self._reaper.cancel()
         self._server.close()
+        busy = []
+        for connection in list(self._connections):
+            if connection.pending:
+                connection.closing = True
+                busy.append(connection)
+            else:
+                connection.close()
+        deadline = time.monotonic() + drain_timeout
+        while any(c.transport is not None and c.pending for c in busy) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         for connection in list(self._connections):
             connection.close()
         await self._server.wait_closed()
         self._server = None
+
+    async def _close_idle_connections(self) -> None:
+        """connections.max.idle.ms: close connections nothing was read from or written to for that long."""
+        idle = self.quotas.limits.connections_max_idle_ms / 1000
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.01), 30))
+            cutoff = time.monotonic() - idle
+            for connection in [c for c in self._connections if c.last_active < cutoff]:
+                log.info("%s: closing %s: idle for over %d ms", self.name, connection.peer,
+                         self.quotas.limits.connections_max_idle_ms)
+                connection.close()
 
     @property
     def running(self) -> bool:
@@ -127,67 +261,212 @@ class Listener:
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
+class _Encoded:
+    """A response body encoded in a worker thread, written as is (``error_code`` for the observer)."""
+
+    __slots__ = ("data", "error_code")
+
+    def __init__(self, data: bytes, error_code: int):
+        self.data, self.error_code = data, error_code
+
+    def encode_into(self, out: bytearray, version: int) -> None:
+        out += self.data
+
+
+def _encode(response, version: int) -> bytes:
+    body = bytearray()
+    response.encode_into(body, version)
+    return bytes(body)
+
+
+async def _encode_aside(result, version: int) -> _Encoded:
+    response = result if hasattr(result, "encode_into") else await result
+    data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
+    return _Encoded(data, getattr(response, "error_code", 0))
+
+
+def _decode(request_cls, header_version: int, frame, version: int):
+    header, pos = RequestHeader.decode_from(frame, 0, header_version)
+    return header, request_cls.decode_from(frame, pos, version)[0]
+
+
 class _Connection(asyncio.Protocol):
     def __init__(self, listener: Listener):
         self.listener = listener
+        self.quotas = listener.quotas
         self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()  # a partial frame
+        self.buffer = bytearray()  # a partial frame, or requests read while the connection is held back
         self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
         self.out = bytearray()  # answers to write at the end of this read
         # Answers that must wait for an earlier, still running one, in request order:
         # [done, api_key, version, correlation id, flexible header, response, arrival perf_counter()]
         self.pending: deque[list] = deque()
         self.peer = None
+        self.ip = None
+        self.admitted = False
         self.closing = False  # refused or closed: read nothing more
         self.lingering = False  # closing later (a failed authentication): the timer closes it
         self.session = None
+        self.reserved = 0  # bytes of the request memory pool held for the frame in ``buffer``
+        self.waiting_for_memory = False
+        self.write_paused = False  # the transport asked us to stop writing (its buffer is full)
+        self.decoding = False  # a large frame is being decoded in a worker thread
+        self.reading = True
+        self.last_active = time.monotonic()
+
+    # --- life of the connection -------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
+        self.ip = self.peer[0] if isinstance(self.peer, tuple) else None
+        refusal = self.quotas.admit(self.ip)
+        if refusal is not None:
+            log.warning("%s: closing the new connection from %s: %s", self.listener.name, self.peer, refusal)
+            self.closing = True
+            transport.abort()
+            return
+        self.admitted = True
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         if self.listener.security is not None:
             self.session = self.listener.security.session(transport)
         self.listener._connections.add(self)
 
     def connection_lost(self, exc) -> None:
+        if self.admitted:
+            self.admitted = False
+            self.quotas.leave(self.ip)
+        if self.reserved or self.waiting_for_memory:
+            self.quotas.release(self)
         self.listener._connections.discard(self)
         self.transport = None
+        self.closing = True
+        self.buffer = bytearray()
 
     def close(self) -> None:
         self.closing = True
         if self.transport is not None:
             self.transport.close()
 
+    # --- flow control -------------------------------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self._go_on()
+
+    def memory_granted(self) -> None:
+        self.waiting_for_memory = False
+        self._go_on()
+
+    def _held_back(self) -> bool:
+        """Whether requests already read must wait before being handled."""
+        return self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT
+
+    def _go_on(self) -> None:
+        """Something that held the connection back is gone: handle what waits in the buffer, read again."""
+        if self.closing or self.transport is None:
+            return
+        if not self._held_back() and len(self.buffer) >= self.wanted:
+            self._take_buffer()
+        else:
+            self._expect_frame()  # a frame begun while held back reserves its memory now
+            self._read_while_free()
+
+    def _read_while_free(self) -> None:
+        """Read from the socket only while nothing holds the connection back."""
+        free = not (self._held_back() or self.waiting_for_memory)
+        if free != self.reading and self.transport is not None and not self.closing:
+            self.reading = free
+            (self.transport.resume_reading if free else self.transport.pause_reading)()
+
+    # --- reading ------------------------------------------------------------------------------------
+
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
+        self.last_active = time.monotonic()
         buffer = self.buffer
         if buffer:
             buffer += data
-            if len(buffer) < self.wanted:
+            if len(buffer) < self.wanted or self._held_back():
                 return
+            self._take_buffer()
+        elif self._held_back():
+            buffer += data
+        else:
+            self._cut(data)
+
+    def _take_buffer(self) -> None:
+        """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
+        buffer = self.buffer
+        first = None
+        if self.wanted >= LARGE_REQUEST_BYTES:
+            with memoryview(buffer) as view:
+                first, data = bytes(view[4:self.wanted]), bytes(view[self.wanted:])
+        else:
             data = bytes(buffer)
-            buffer.clear()
+        buffer.clear()
+        self._cut(data, first)
+
+    def _cut(self, data: bytes, first: bytes | None = None) -> None:
+        """Handle ``first`` (a frame without its size), then every whole frame of ``data`` while nothing
+        holds the connection back; keep the rest."""
+        if first is not None:
+            self._handle(first)
+            if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
+                self.quotas.release(self)
         length = len(data)
         start = 0
-        while length - start >= 4:
+        while length - start >= 4 and not self.closing and not self._held_back():
             size = _SIZE.unpack_from(data, start)[0]
-            limit = MAX_FRAME_BYTES if self.session is None else self.session.max_frame_bytes or MAX_FRAME_BYTES
+            limit, setting = self._frame_limit()
             if size < 0 or size > limit:
-                self._refuse(f"frame of {size} bytes is over the {limit} limit")
+                self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
                 break
             end = start + 4 + size
             if end > length:
                 break
             self._handle(data[start + 4:end])
+            if self.reserved and not self.decoding:
+                self.quotas.release(self)
             start = end
-            if self.closing:
-                break
+            if len(self.out) >= WRITE_BUFFER_HIGH:
+                self._write()
         if not self.closing and start < length:
-            buffer += memoryview(data)[start:]
-            self.wanted = 4 + _SIZE.unpack_from(data, start)[0] if length - start >= 4 else 4
+            self.buffer += memoryview(data)[start:]
+            self._expect_frame()
+        else:
+            self.wanted = 4
         if self.out:
             self._write()
+        self._read_while_free()
+
+    def _expect_frame(self) -> None:
+        """The buffer starts a frame not read whole: note its size, and reserve memory for it."""
+        buffer = self.buffer
+        if len(buffer) < 4:
+            self.wanted = 4
+            return
+        size = _SIZE.unpack_from(buffer, 0)[0]
+        limit, setting = self._frame_limit()
+        if size < 0 or size > limit:
+            self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
+            return
+        self.wanted = 4 + size
+        if len(buffer) < self.wanted and not self.reserved and not self.waiting_for_memory and not self._held_back():
+            self.waiting_for_memory = not self.quotas.reserve(self, size)
+
+    def _frame_limit(self) -> tuple[int, str]:
+        """The largest frame read now and the setting behind it: ``socket.request.max.bytes``, or the
+        session's smaller cap until SASL authentication completes."""
+        limit = self.quotas.limits.socket_request_max_bytes
+        cap = self.session.max_frame_bytes if self.session is not None else None
+        if cap is not None and cap < limit:
+            return cap, "before SASL authentication"
+        return limit, "socket.request.max.bytes"
 
     def _refuse(self, why: str) -> None:
         """Read nothing more; close once the answers to the requests before this one are out."""
@@ -216,19 +495,50 @@ class _Connection(asyncio.Protocol):
                 return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
             return self._answer_unsupported_api_versions(frame, version)
         request_cls, header_version, flexible = route
+        if len(frame) >= LARGE_REQUEST_BYTES:
+            self.decoding = True
+            decoding = asyncio.get_running_loop().run_in_executor(None, _decode, request_cls, header_version,
+                                                                  frame, version)
+            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible))
+            return
         try:
-            header, pos = RequestHeader.decode_from(frame, 0, header_version)
-            request = request_cls.decode_from(frame, pos, version)[0]
+            header, request = _decode(request_cls, header_version, frame, version)
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
+        self._dispatch(api_key, version, flexible, header, request)
+
+    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool) -> None:
+        self.decoding = False
+        if self.reserved:
+            self.quotas.release(self)
+        if self.closing:
+            return
+        try:
+            header, request = done.result()
+        except codec.MalformedError as exc:
+            self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
+            return
+        self._dispatch(api_key, version, flexible, header, request, large=True)
+        if self.out:
+            self._write()
+        self._go_on()
+
+    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, large: bool = False) -> None:
+        listener, session = self.listener, self.session
         arrived = time.perf_counter()
         correlation_id = header.correlation_id
         context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session)
-        try:
-            result = handler(context, request)
-        except Exception:
-            log.exception("%s: handler for api key %d failed; closing the connection", listener.name, api_key)
-            return self.close()
+        if api_key == API_VERSIONS and listener.failure is not None:
+            result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
+        else:
+            try:
+                result = listener.handlers[api_key](context, request)
+            except Exception as exc:
+                result = self._error_answer(context, request, exc)
+                if result is None:
+                    return self.close()
+        if large:  # its answer is likely large too: encoded in a worker thread
+            result = _encode_aside(result, version)
         if session is not None and session.close_after is not None:
             self._close_later(session.close_after)
         if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
@@ -239,7 +549,18 @@ class _Connection(asyncio.Protocol):
         else:
             entry = [False, api_key, version, correlation_id, flexible, None, arrived]
             self.pending.append(entry)
-            asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task))
+            asyncio.ensure_future(result).add_done_callback(
+                lambda task: self._completed(entry, task, context, request))
+
+    def _error_answer(self, context: RequestContext, request, exc: BaseException):
+        """The listener's answer to a handler's exception, or None (logged) to close the connection."""
+        if self.listener.error_answer is not None:
+            answer = self.listener.error_answer(context, request, exc)
+            if answer is not None:
+                return answer
+        log.error("%s: handler for api key %d failed; closing the connection", self.listener.name,
+                  context.api_key, exc_info=exc)
+        return None
 
     def _raw_token(self, frame: bytes) -> None:
         """SaslHandshake v0: a bare token in, a bare token out; a failure closes without an answer."""
@@ -266,17 +587,24 @@ class _Connection(asyncio.Protocol):
         else:
             self._append(*answer)
 
-    def _completed(self, entry: list, task: asyncio.Future) -> None:
-        if task.cancelled() or task.exception() is not None:
-            if not task.cancelled():
-                log.error("%s: handler for api key %d failed", self.listener.name, entry[1],
-                          exc_info=task.exception())
+    def _completed(self, entry: list, task: asyncio.Future, context: RequestContext, request) -> None:
+        if task.cancelled():
             return self.close()
-        entry[0], entry[5] = True, task.result()
+        if task.exception() is not None:
+            answer = self._error_answer(context, request, task.exception())
+            if answer is None:
+                return self.close()
+            entry[5] = answer
+        else:
+            entry[5] = task.result()
+        entry[0] = True
         pending = self.pending
         while pending and pending[0][0]:
             self._append(*pending.popleft()[1:])
         self._write()
+        self._go_on()
+
+    # --- writing ------------------------------------------------------------------------------------
 
     def _append(self, api_key: int, version: int, correlation_id: int, flexible: bool, response, arrived) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``."""
@@ -302,6 +630,7 @@ class _Connection(asyncio.Protocol):
         if transport is None:
             return
         if self.out:
+            self.last_active = time.monotonic()
             transport.write(self.out)  # a fresh buffer follows: the transport may keep this one
             self.out = bytearray()
         if self.closing and not self.pending and not self.lingering:

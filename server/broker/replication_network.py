@@ -1,15 +1,8 @@
-"""Simulated replication: what each broker hosts, and how fast new replicas copy their data.
+"""The cluster's simulated data plane: how fast each follower copies its partition from the leader.
 
-``ReplicaManager`` (one per simulated broker) keeps the replicas the broker hosts, as the controller's
-LeaderAndIsr requests describe them: it creates a replica when the broker becomes one, deletes it when
-the broker leaves the replica list, and answers stale leader epochs with STALE_CONTROLLER_EPOCH (11),
-as Kafka's ReplicaManager does. As a leader it asks the controller, with AlterPartition over TCP, to
-add followers that have caught up to the ISR; that is what completes reassignments, and what heals
-ISRs after a broker comes back.
-
-``ReplicationNetwork`` (one per cluster) is the data plane: no bytes move, but every out-of-sync
-follower copies its partition's size (``kraftwire.partition.size.bytes``) at a simulated rate. The
-rate follows Kafka's throttles (KIP-179): a copy is throttled on the leader side when its topic's
+``ReplicationNetwork`` (one per cluster) moves no bytes, but every out-of-sync follower copies its
+partition's size (``kraftwire.partition.size.bytes``) at a simulated rate. The rate follows Kafka's
+throttles (KIP-179): a copy is throttled on the leader side when its topic's
 ``leader.replication.throttled.replicas`` lists partition:leader (or is ``*``), and on the follower
 side when ``follower.replication.throttled.replicas`` lists partition:follower; a broker's
 ``leader.replication.throttled.rate`` is shared by every leader-throttled copy it sends and its
@@ -19,6 +12,11 @@ Rates are max-min fair over those shared limits (``allocate_rates``) and are rec
 starts or ends or a config changes; between those events they are constant, so a copy's end is known in
 advance and timed exactly. Simulated time runs ``speed`` times faster than the wall clock.
 
+The network knows brokers only through what each registers with ``register_broker``: whether it is
+running, and the callback that tells it, as a partition's leader, that one of its followers has caught
+up. The replica managers (server/broker/replica_manager.py) call ``follow``/``unfollow``; the network
+never reaches into a manager, and a manager never writes into the network's tables.
+
 Two controls act on the data plane at run time. ``pause(broker)`` stops every copy to or from the
 broker (it leads or follows) and ``resume(broker)`` lets them go on from the bytes they had; a paused
 copy's rate is 0, so it stands still and its end is not timed. ``set_speed`` changes how fast simulated
@@ -26,59 +24,39 @@ time runs from now on: the simulated clock keeps counting from where it was (it 
 keep their bytes and only their ends are timed anew. Whoever else times copies by ``now()`` (the log
 directories' future replicas) hears of both through ``add_pace_listener``.
 
-A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
-replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
-copied.
-
-Each replica lives in one of its broker's log directories (server/broker/log_dirs.py places it, KIP-858); a
-replica whose directory is offline is not served: its LeaderAndIsr entries answer KAFKA_STORAGE_ERROR
-(56), it copies nothing and, as a leader, proposes nothing, until the directory is restored.
+With ``virtual_clock`` simulated time does not follow the wall clock at all: it stands still until
+``run_next_timer`` moves it to the next timer (a copy's end) and runs that, so a test decides when
+data moves (``Cluster.advance``). Everyone times copies with ``call_later`` in simulated seconds, which
+is the event loop's timer in the normal mode and the virtual clock's in this one.
 """
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import uuid
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
 
 from kraftwire.server.metadata import configs
-from kraftwire.server.wire.client import KafkaClientError
-from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import LEADER_AND_ISR_FULL
 from kraftwire.server.metadata.image import MetadataImage
 
-log = logging.getLogger("kraftwire.replication")
+if TYPE_CHECKING:
+    from .replica_manager import Replica
 
-TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
-ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
 UNLIMITED = float(configs.LONG_MAX)
+THROUGHPUT_WINDOW_S = 300.0  # simulated seconds of per-broker throughput kept for the live view
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 
 
-@dataclass(eq=False)
-class Replica:
-    """One partition replica hosted by a broker, as the last LeaderAndIsr described it."""
+@dataclass(frozen=True)
+class _Member:
+    """A broker as the network sees it (``register_broker``)."""
 
-    topic_id: uuid.UUID
-    topic_name: str
-    partition: int
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-    isr: tuple[int, ...]
-    replicas: tuple[int, ...]
-    adding: tuple[int, ...] = ()
-    removing: tuple[int, ...] = ()
-    log_bytes: float = 0.0
-    log_dir: object = None  # the log_dirs.LogDir holding it; None until placed
-
-    @property
-    def key(self) -> tuple[uuid.UUID, int]:
-        return self.topic_id, self.partition
+    is_running: Callable[[], bool]
+    on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]
 
 
 @dataclass(eq=False)
@@ -159,21 +137,41 @@ class _Limits:
         return listed == "all" or (partition, broker_id) in listed
 
 
+class _VirtualTimer:
+    """A timer of the virtual clock, run by ``ReplicationNetwork.run_next_timer``."""
+
+    def __init__(self, when: float, callback: Callable[[], None]):
+        self.when, self.callback, self.cancelled = when, callback, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class ReplicationNetwork:
     """The cluster's simulated data plane (see the module docstring)."""
 
-    def __init__(self, image_source, speed: float = 1.0):
+    def __init__(self, image_source, speed: float = 1.0, virtual_clock: bool = False):
         self._speed = _checked_speed(speed)
         self._clock_origin = (0.0, 0.0)  # (loop time, simulated time) from which now() counts at speed
+        self._virtual_now: float | None = 0.0 if virtual_clock else None
+        self._virtual_timers: list[_VirtualTimer] = []
         self._paused: set[int] = set()
         self._pace_listeners: list = []
         self._image = image_source
-        self.managers: dict[int, ReplicaManager] = {}
+        self._members: dict[int, _Member] = {}
         self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
         self._settled_at: float | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = None
         self._recompute_scheduled = False
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
+        # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
+        self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
+
+    def register_broker(self, broker_id: int, is_running: Callable[[], bool],
+                        on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]) -> None:
+        """A broker joins the data plane: ``is_running()`` says whether it moves bytes now, and
+        ``on_follower_caught_up(key)`` is called on a partition's leader when a follower may have caught up."""
+        self._members[broker_id] = _Member(is_running, on_follower_caught_up)
 
     @property
     def speed(self) -> float:
@@ -182,7 +180,43 @@ class ReplicationNetwork:
 
     def now(self) -> float:
         """Simulated seconds."""
+        if self._virtual_now is not None:
+            return self._virtual_now
         return self._simulated_at(asyncio.get_running_loop().time())
+
+    @property
+    def virtual_clock(self) -> bool:
+        return self._virtual_now is not None
+
+    def call_later(self, simulated_seconds: float, callback: Callable[[], None]):
+        """Call ``callback`` once that many simulated seconds have passed; returns a handle to ``cancel``."""
+        if self._virtual_now is None:
+            return asyncio.get_running_loop().call_later(max(simulated_seconds, 0.0) / self._speed, callback)
+        timer = _VirtualTimer(self._virtual_now + max(simulated_seconds, 0.0), callback)
+        self._virtual_timers.append(timer)
+        return timer
+
+    def run_next_timer(self, until: float) -> bool:
+        """Virtual clock: move to the earliest timer due by ``until`` and run it; False if there is none."""
+        self._virtual_timers = [t for t in self._virtual_timers if not t.cancelled]
+        due = min(self._virtual_timers, key=lambda t: t.when, default=None)
+        if due is None or due.when > until:
+            return False
+        self._virtual_timers.remove(due)
+        self._virtual_now = max(self._virtual_now, due.when)
+        due.callback()
+        return True
+
+    def move_clock_to(self, until: float) -> None:
+        """Virtual clock: let simulated time reach ``until`` (timers due by then must have run)."""
+        self._settle()
+        self._virtual_now = max(self._virtual_now, until)
+        self._settle()
+
+    @property
+    def idle(self) -> bool:
+        """No change of copies waits to be accounted for in this turn of the event loop."""
+        return not self._recompute_scheduled
 
     def _simulated_at(self, loop_time: float) -> float:
         origin_loop_time, origin = self._clock_origin
@@ -261,8 +295,7 @@ class ReplicationNetwork:
 
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
         copy = self.copies.get((topic_id, partition, follower))
-        manager = self.managers.get(follower)
-        return (copy is not None and manager is not None and manager.running
+        return (copy is not None and self._running(follower)
                 and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK and copy.size > 0)
 
     def changed(self) -> None:
@@ -289,6 +322,28 @@ class ReplicationNetwork:
                  "bytes_left": max(int(c.size) - int(c.replica.log_bytes), 0), "rate": c.rate}
                 for c in self.copies.values()]
 
+    def throughput(self) -> dict:
+        """Each broker's replication throughput over the last ``THROUGHPUT_WINDOW_S`` simulated seconds:
+        rates are constant between changes, so the changes alone (``[time, {broker: [received, sent]}]``,
+        bytes per simulated second) describe it exactly; the first may lie before the window."""
+        return {"now": self.now(), "window_seconds": THROUGHPUT_WINDOW_S,
+                "changes": [[at, {b: list(r) for b, r in rates.items()}] for at, rates in self._throughput]}
+
+    def _record_throughput(self) -> None:
+        rates: dict[int, tuple[float, float]] = {}
+        for copy in self.copies.values():
+            if copy.rate > 0:
+                received, sent = rates.get(copy.follower, (0.0, 0.0))
+                rates[copy.follower] = (received + copy.rate, sent)
+                received, sent = rates.get(copy.replica.leader, (0.0, 0.0))
+                rates[copy.replica.leader] = (received, sent + copy.rate)
+        if self._throughput and self._throughput[-1][1] == rates:
+            return
+        now = self._settled_at if self._settled_at is not None else 0.0
+        self._throughput.append((now, rates))
+        while len(self._throughput) > 1 and self._throughput[1][0] <= now - THROUGHPUT_WINDOW_S:
+            self._throughput.popleft()
+
     # --- the clock ------------------------------------------------------------------------------
 
     def _settle(self) -> None:
@@ -308,8 +363,8 @@ class ReplicationNetwork:
         self._settled_at = now
 
     def _running(self, broker_id: int) -> bool:
-        manager = self.managers.get(broker_id)
-        return manager is not None and manager.running
+        member = self._members.get(broker_id)
+        return member is not None and member.is_running()
 
     def _reschedule(self) -> None:
         image = self._image()
@@ -347,12 +402,13 @@ class ReplicationNetwork:
                 copy.finished_at = None
                 if copy.started_at is None:
                     copy.started_at = self._settled_at
+        self._record_throughput()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
         if finishing:
-            self._timer = asyncio.get_running_loop().call_later(max(min(finishing), 0.0) / self._speed, self._tick)
+            self._timer = self.call_later(min(finishing), self._tick)
 
     def _tick(self) -> None:
         self._timer = None
@@ -365,169 +421,6 @@ class ReplicationNetwork:
             self._tell_leader(copy)
 
     def _tell_leader(self, copy: Copy) -> None:
-        manager = self.managers.get(copy.replica.leader)
-        if manager is not None and manager.running:
-            manager.follower_caught_up(copy.replica.key)
-
-
-class ReplicaManager:
-    """The replicas one simulated broker hosts (see the module docstring)."""
-
-    def __init__(self, broker, network: ReplicationNetwork):
-        self.broker = broker
-        self.broker_id = broker.broker_id
-        self.network = network
-        self.replicas: dict[tuple[uuid.UUID, int], Replica] = {}
-        self.controller_epoch = -1
-        self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
-        self._to_propose: set[tuple[uuid.UUID, int]] = set()
-        self._flush_scheduled = False
-        network.managers[self.broker_id] = self
-
-    @property
-    def running(self) -> bool:
-        return self.broker.running
-
-    def leaders(self) -> list[Replica]:
-        return [r for r in self.replicas.values() if r.leader == self.broker_id]
-
-    # --- LeaderAndIsr ---------------------------------------------------------------------------
-
-    def become_leader_or_follower(self, request, version: int) -> LeaderAndIsrResponse:
-        if request.controller_epoch < self.controller_epoch:
-            return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
-        self.controller_epoch = request.controller_epoch
-        image = self.broker.image
-        errors: dict[uuid.UUID, list] = {}
-        for topic_name, topic_id, state in _partition_states(image, request):
-            code = self._apply(image, topic_name, topic_id, state)
-            errors.setdefault(topic_id, []).append((topic_name, state.partition_index, code))
-        if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
-            listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
-            for key in [k for k in self.replicas if k not in listed]:
-                self._delete(key)
-        Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
-        if version >= TOPIC_IDS_VERSION:
-            return LeaderAndIsrResponse(topics=[
-                LeaderAndIsrResponse.LeaderAndIsrTopicError(
-                    topic_id=topic_id, partition_errors=[Error(partition_index=p, error_code=c) for _, p, c in results])
-                for topic_id, results in errors.items()])
-        return LeaderAndIsrResponse(partition_errors=[Error(topic_name=t, partition_index=p, error_code=c)
-                                                      for results in errors.values() for t, p, c in results])
-
-    def _apply(self, image, topic_name: str, topic_id: uuid.UUID | None, state) -> int:
-        if topic_id is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        key = (topic_id, state.partition_index)
-        replica = self.replicas.get(key)
-        if replica is not None and (state.leader_epoch, state.partition_epoch) < (replica.leader_epoch,
-                                                                                  replica.partition_epoch):
-            return ErrorCode.STALE_CONTROLLER_EPOCH
-        if self.broker_id not in state.replicas:
-            if key in self.replicas:
-                self._delete(key)
-            return ErrorCode.NONE
-        if replica is None:
-            replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
-                                                   state.leader_epoch, state.partition_epoch, (), ())
-        replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
-                                                                        state.partition_epoch)
-        replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
-        replica.adding, replica.removing = tuple(state.adding_replicas), tuple(state.removing_replicas)
-        if not self.broker.log_manager.place(image, replica):
-            return ErrorCode.KAFKA_STORAGE_ERROR
-        self.serve(image, replica)
-        return ErrorCode.NONE
-
-    def serve(self, image, replica: Replica) -> None:
-        """Act on a replica's state: lead it, or copy it from its leader."""
-        if self.broker_id in replica.isr:
-            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, replica.topic_name)))
-        if replica.leader == self.broker_id:
-            self.network.unfollow(self.broker_id, replica.key)
-            self.follower_caught_up(replica.key)
-        else:
-            self.network.follow(self.broker_id, replica)
-
-    def _delete(self, key: tuple[uuid.UUID, int]) -> None:
-        replica = self.replicas.pop(key)
-        self.network.unfollow(self.broker_id, key)
-        self.broker.log_manager.forget(replica)
-
-    # --- ISR expansion --------------------------------------------------------------------------
-
-    def follower_caught_up(self, key: tuple[uuid.UUID, int]) -> None:
-        """Some follower of ``key`` may be ready to join the ISR: propose it if this broker leads."""
-        replica = self.replicas.get(key)
-        if replica is None or replica.leader != self.broker_id or not self.broker.log_manager.online(replica):
-            return
-        self._to_propose.add(key)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
-
-    def _expanded_isr(self, image, replica: Replica) -> list[int] | None:
-        joining = [b for b in replica.replicas if b not in replica.isr
-                   and (broker := image.brokers.get(b)) is not None and broker.active
-                   and self.network.caught_up(replica.topic_id, replica.partition, b)]
-        return list(replica.isr) + joining if joining else None
-
-    async def _propose(self) -> None:
-        self._flush_scheduled = False
-        if not self.running or self.broker.client is None:
-            self._to_propose.clear()
-            return
-        image = self.broker.image
-        keys = self._to_propose - self._proposing  # the others wait for their answer
-        self._to_propose -= keys
-        topics: dict[uuid.UUID, list] = {}
-        sent: dict[tuple[uuid.UUID, int], int] = {}
-        for key in keys:
-            replica = self.replicas.get(key)
-            if replica is None or replica.leader != self.broker_id:
-                continue
-            isr = self._expanded_isr(image, replica)
-            if isr is None:
-                continue
-            topics.setdefault(replica.topic_id, []).append(AlterPartitionRequest.PartitionData(
-                partition_index=replica.partition, leader_epoch=replica.leader_epoch, new_isr_with_epochs=[AlterPartitionRequest.BrokerState(
-                    broker_id=b, broker_epoch=image.brokers[b].epoch if b in image.brokers else -1) for b in isr],
-                partition_epoch=replica.partition_epoch))
-            sent[key] = replica.partition_epoch
-        if not sent:
-            return
-        self._proposing |= set(sent)
-        request = AlterPartitionRequest(
-            broker_id=self.broker_id, broker_epoch=self.broker.epoch,
-            topics=[AlterPartitionRequest.TopicData(topic_id=t, partitions=p) for t, p in topics.items()])
-        try:
-            response = await self.broker.client.send(request, ALTER_PARTITION_VERSION)
-        except KafkaClientError as exc:
-            log.warning("broker %d: AlterPartition failed: %s", self.broker_id, exc)
-            response = None
-        finally:
-            self._proposing -= set(sent)
-        again = {key for key in self._to_propose if key in sent}  # asked for while in flight
-        for topic in response.topics if response is not None else ():
-            for result in topic.partitions:
-                key = (topic.topic_id, result.partition_index)
-                replica = self.replicas.get(key)
-                if replica is None:
-                    continue
-                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
-                    replica.isr, replica.leader_epoch = tuple(result.isr), result.leader_epoch
-                    replica.partition_epoch = result.partition_epoch
-                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
-                    again.add(key)  # more may have caught up, or newer state arrived meanwhile
-        for key in again:
-            self.follower_caught_up(key)
-
-
-def _partition_states(image: MetadataImage, request):
-    """(topic name, topic id or None, partition state) of every partition in a LeaderAndIsr request."""
-    for topic in request.topic_states:
-        topic_id = topic.topic_id if topic.topic_id.int else image.topic_ids.get(topic.topic_name)
-        for state in topic.partition_states:
-            yield topic.topic_name, topic_id, state
-    for state in request.ungrouped_partition_states:
-        yield state.topic_name, image.topic_ids.get(state.topic_name), state
+        leader = copy.replica.leader
+        if self._running(leader):
+            self._members[leader].on_follower_caught_up(copy.replica.key)

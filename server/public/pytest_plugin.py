@@ -1,0 +1,110 @@
+"""pytest fixtures for an embedded kraftwire cluster, loaded by pytest through the ``pytest11`` entry point
+``kraftwire`` (installing kraftwire is enough; ``-p no:kraftwire`` turns it off).
+
+Each fixture yields the harness handle itself, so a test drives the cluster with the same methods as
+any other code (``stop_broker``, ``set_bandwidth``, ``wait_for_reassignments``, ...):
+
+* ``kraftwire_cluster``: a ``Cluster`` on the test's event loop, for async tests (pytest-asyncio);
+* ``kraftwire_sync_cluster``: a ``BackgroundCluster`` (its own loop in a thread), for plain tests and
+  synchronous clients;
+* ``kraftwire_bootstrap``: ``host:port,...`` of the test's cluster (the async one when the test uses
+  it, the sync one otherwise);
+* ``kraftwire_session_cluster`` and ``kraftwire_sync_session_cluster``: one cluster shared by the whole
+  run; async tests that use the former run on the session's loop
+  (``@pytest.mark.asyncio(loop_scope="session")``).
+
+``@pytest.mark.kraftwire(brokers=4, log_dirs=2, speed=10, seed=7, ...)`` on a test, class or module
+passes its keywords to ``Cluster`` for the function-scoped fixtures (the closest marker wins per
+keyword). The session-scoped ones take theirs from the ``kraftwire_session_options`` fixture, which a
+suite overrides in its conftest.py.
+
+The cluster modules are imported on first use, so the plugin costs nothing in runs that do not use it.
+"""
+from __future__ import annotations
+
+import pytest
+
+MARKER = "kraftwire"
+
+try:
+    import pytest_asyncio
+except ImportError:  # the async fixtures need pytest-asyncio; the sync ones do not
+    pytest_asyncio = None
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(**options): keywords for kraftwire.Cluster (brokers=4, log_dirs=2, speed=10, "
+                   "seed=7, ...) used by this test's kraftwire_cluster / kraftwire_sync_cluster")
+
+
+def marker_options(node) -> dict:
+    """The ``kraftwire`` marker keywords that apply to ``node``: module, then class, then function,
+    each overriding the one before."""
+    options: dict = {}
+    for marker in reversed(list(node.iter_markers(MARKER))):
+        if marker.args:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only (brokers=4, ...), "
+                                    f"not {marker.args!r}")
+        options.update(marker.kwargs)
+    return options
+
+
+@pytest.fixture
+def kraftwire_options(request) -> dict:
+    """The Cluster keywords for this test's function-scoped cluster (from its markers)."""
+    return marker_options(request.node)
+
+
+@pytest.fixture(scope="session")
+def kraftwire_session_options() -> dict:
+    """The Cluster keywords of the session-scoped clusters; override it in conftest.py."""
+    return {}
+
+
+def _background_cluster(options: dict):
+    from kraftwire import BackgroundCluster
+
+    return BackgroundCluster(**options)
+
+
+@pytest.fixture
+def kraftwire_sync_cluster(kraftwire_options):
+    """A ``BackgroundCluster`` for this test, started before it and stopped after it."""
+    with _background_cluster(kraftwire_options) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def kraftwire_sync_session_cluster(kraftwire_session_options):
+    """One ``BackgroundCluster`` for the whole run."""
+    with _background_cluster(kraftwire_session_options) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kraftwire_bootstrap(request) -> str:
+    """The bootstrap servers of this test's cluster: ``kraftwire_cluster`` if the test uses it, else
+    ``kraftwire_sync_cluster``."""
+    name = "kraftwire_cluster" if "kraftwire_cluster" in request.fixturenames else "kraftwire_sync_cluster"
+    return request.getfixturevalue(name).bootstrap
+
+
+if pytest_asyncio is not None:
+    async def _running_cluster(options: dict):
+        from kraftwire import Cluster
+
+        async with Cluster(**options) as cluster:
+            yield cluster
+
+    @pytest_asyncio.fixture
+    async def kraftwire_cluster(kraftwire_options):
+        """A ``Cluster`` on the test's event loop, started before it and stopped after it."""
+        async for cluster in _running_cluster(kraftwire_options):
+            yield cluster
+
+    @pytest_asyncio.fixture(scope="session", loop_scope="session")
+    async def kraftwire_session_cluster(kraftwire_session_options):
+        """One ``Cluster`` for the whole run, on the session's event loop."""
+        async for cluster in _running_cluster(kraftwire_session_options):
+            yield cluster

@@ -1,0 +1,754 @@
+"""KRaft's Raft as a pure state machine: inputs in, actions out; no sockets, clocks, files or asyncio.
+
+A ``RaftCore`` is one replica of the metadata partition. Its driver calls it with the current time (ms)
+and one input at a time: ``receive`` (a message from another replica), ``on_timer`` (the deadline
+``next_deadline`` named has passed), ``append`` (a local write, on the leader), ``flush_completed``
+(the log is fsync'd up to an end offset) and ``resign`` (graceful shutdown). Each call returns the
+actions to carry out, **in order**: ``PersistState`` (write ``quorum-state`` before anything that
+depends on it), ``TruncateLog``, ``AppendLog``, ``FlushLog``, ``Send`` and ``Commit`` (the high
+watermark moved). Randomness (election timeouts) comes from a ``random.Random`` the driver hands in, so
+a seeded simulation (server/raft/simulation.py) replays exactly.
+
+The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
+
+* roles Unattached, Prospective (pre-vote), Candidate, Leader, Follower and Resigned; observers (not in
+  the voter set) only ever follow;
+* Vote with pre-vote: a voter whose fetch or election timer fires asks for pre-votes without bumping
+  its epoch, and only a majority of them lets it become a candidate in ``epoch + 1``;
+* BeginQuorumEpoch announces a new leader (and is resent to voters that stop fetching);
+  EndQuorumEpoch announces a resignation, naming the best-replicated voters first;
+* pull replication by Fetch: the leader answers ``DivergingEpoch`` with the end offset of the largest
+  epoch not above the fetcher's last fetched epoch, and the fetcher truncates to it;
+* a voter fetches from an offset only once its log is fsync'd up to it, so the fetch offset is a
+  durable acknowledgement; the leader counts its own log end only once fsync'd. The high watermark is
+  the majority point of those offsets and moves only past the leader's epoch start offset (its own
+  ``LeaderChange`` entry), so a leader exposes older entries only after committing one of its own;
+* check-quorum: a leader that has not heard a Fetch from a majority within 1.5 × the fetch timeout
+  resigns.
+
+The log lives here as a list of ``Entry`` (offset = index; no snapshots yet, so the log starts at 0):
+the driver mirrors every ``TruncateLog``/``AppendLog`` onto the durable log and reports fsyncs back.
+Wiring onto ``RaftLog`` and the wire is the next step (ARCHITECTURE.md, "The quorum core").
+
+Deliberate differences from Kafka, all in the direction of simplicity:
+
+* a Candidate whose election times out goes back to Prospective (a new pre-vote round) instead of
+  bumping its epoch again; a Prospective whose round is lost tries again after a random backoff, or,
+  if it knew a leader in its epoch, first follows that leader again for a fetch timeout;
+* a voter that receives EndQuorumEpoch from its leader stays its follower (so no other leader can be
+  voted in for that epoch) but grants pre-votes at once, and campaigns after a backoff set by its place
+  in the preferred-successor list;
+* the leader keeps the high watermark it knew as a follower instead of starting it unknown (it is
+  committed either way, and followers only take ``min(high watermark, own log end)``);
+* a message carries ``correlation_id``, the request header's field, so a response is matched to the
+  request it answers; responses to requests of an earlier state are ignored.
+"""
+from __future__ import annotations
+
+import enum
+import random
+from dataclasses import dataclass, field
+
+from kraftwire.codec.error_codes import ErrorCode
+
+NO_ID = -1
+
+
+class Role(enum.Enum):
+    UNATTACHED = "Unattached"
+    PROSPECTIVE = "Prospective"
+    CANDIDATE = "Candidate"
+    LEADER = "Leader"
+    FOLLOWER = "Follower"
+    RESIGNED = "Resigned"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One record of the log; ``control`` marks the LeaderChange record a new leader starts its epoch with."""
+    epoch: int
+    data: object
+    control: bool = False
+
+
+@dataclass(frozen=True)
+class Timers:
+    """KRaft's ``controller.quorum.*`` timers (ms); ``kafka_defaults`` are Kafka's, the default ones short for tests."""
+    election_timeout_ms: int = 150
+    fetch_timeout_ms: int = 300
+    election_backoff_max_ms: int = 150
+    request_timeout_ms: int = 200
+    retry_backoff_ms: int = 20
+    fetch_max_wait_ms: int = 50
+    fetch_max_entries: int = 64
+
+    @classmethod
+    def kafka_defaults(cls) -> Timers:
+        return cls(election_timeout_ms=1000, fetch_timeout_ms=2000, election_backoff_max_ms=1000,
+                   request_timeout_ms=2000, retry_backoff_ms=20, fetch_max_wait_ms=500, fetch_max_entries=1024)
+
+    @property
+    def check_quorum_ms(self) -> int:
+        return self.fetch_timeout_ms * 3 // 2
+
+
+# --- messages: the fields of Kafka's Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54) and Fetch (1)
+# for the one partition of __cluster_metadata, plus the envelope (source, destination, correlation id).
+
+@dataclass(frozen=True)
+class Message:
+    src: int
+    dst: int
+    correlation_id: int
+
+
+@dataclass(frozen=True)
+class VoteRequest(Message):
+    replica_epoch: int          # the epoch campaigned in: a candidate's own, a prospective's epoch + 1
+    replica_id: int
+    last_offset_epoch: int
+    last_offset: int            # the log end offset
+    pre_vote: bool
+
+
+@dataclass(frozen=True)
+class VoteResponse(Message):
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+
+
+@dataclass(frozen=True)
+class BeginQuorumEpochRequest(Message):
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class BeginQuorumEpochResponse(Message):
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class EndQuorumEpochRequest(Message):
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class EndQuorumEpochResponse(Message):
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class FetchRequest(Message):
+    replica_id: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_wait_ms: int
+
+
+@dataclass(frozen=True)
+class FetchResponse(Message):
+    error_code: int
+    high_watermark: int
+    base_offset: int                        # the records' base offset (the batches carry it on the wire)
+    records: tuple[Entry, ...]
+    diverging_epoch: tuple[int, int] | None  # (Epoch, EndOffset)
+    current_leader: tuple[int, int]         # (LeaderId, LeaderEpoch)
+
+
+# --- actions, carried out by the driver in the order given
+
+@dataclass(frozen=True)
+class PersistState:
+    """Write quorum-state (leaderEpoch, leaderId, votedId) durably before acting on it."""
+    epoch: int
+    leader_id: int
+    voted_id: int
+
+
+@dataclass(frozen=True)
+class TruncateLog:
+    offset: int  # keep the entries below it
+
+
+@dataclass(frozen=True)
+class AppendLog:
+    offset: int
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class FlushLog:
+    end_offset: int  # fsync the log; answer with flush_completed(the end actually fsync'd)
+
+
+@dataclass(frozen=True)
+class Send:
+    message: Message
+
+
+@dataclass(frozen=True)
+class Commit:
+    high_watermark: int  # entries below it are committed
+
+
+class NotLeaderError(Exception):
+    """``append`` on a replica that is not the leader; ``leader_id``/``epoch`` say who may be."""
+
+    def __init__(self, leader_id: int, epoch: int):
+        super().__init__(f"not the leader; the leader of epoch {epoch} is {leader_id}")
+        self.leader_id = leader_id
+        self.epoch = epoch
+
+
+@dataclass
+class _Progress:
+    """A replica's position as the leader sees it in its epoch."""
+    end_offset: int = 0
+    last_fetch_ms: int = -1
+
+
+@dataclass
+class _ParkedFetch:
+    request: FetchRequest
+    deadline_ms: int
+
+
+@dataclass
+class _Election:
+    """An open Vote round (pre-vote or real) and its answers."""
+    pre_vote: bool
+    epoch: int
+    correlation_ids: set[int] = field(default_factory=set)
+    granted: set[int] = field(default_factory=set)
+    rejected: set[int] = field(default_factory=set)
+
+
+class RaftCore:
+    def __init__(self, node_id: int, voters: tuple[int, ...], rng: random.Random, now_ms: int, *,
+                 timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
+                 log: list[Entry] | None = None):
+        """Start from the persisted state: quorum-state (epoch, leader, vote) and the fsync'd log."""
+        self.node_id = node_id
+        self.voters = tuple(sorted(voters))
+        self.is_voter = node_id in self.voters
+        self.rng = rng
+        self.timers = timers
+        self.log: list[Entry] = list(log or ())
+        self.durable_end = len(self.log)
+        self.high_watermark = 0
+        self.epoch = epoch
+        self.leader_id = NO_ID
+        self.voted_id = voted_id
+        self.role = Role.UNATTACHED
+        self._actions: list = []
+        self._next_correlation = 0
+        self._deadlines: dict[str, int] = {}
+        self._election: _Election | None = None
+        self._fetch_in_flight: int | None = None   # the correlation id of the one outstanding Fetch
+        self._fetch_waits_for_flush = False
+        self._last_fetch_ok_ms: int | None = None
+        self._discovery_index = 0
+        self._successors: tuple[int, ...] = ()
+        self._progress: dict[int, _Progress] = {}
+        self._observers: dict[int, _Progress] = {}
+        self._epoch_start_offset = 0
+        self._parked: dict[int, _ParkedFetch] = {}
+        self._unacknowledged: set[int] = set()       # voters a resigned leader still awaits EndQuorumEpoch answers from
+        self._start(now_ms, leader_id)
+
+    def _start(self, now: int, leader_id: int) -> None:
+        if leader_id == self.node_id:
+            # A leader that restarts comes back Resigned in its epoch, so it never votes twice in it.
+            self.role = Role.RESIGNED
+            self.leader_id = self.node_id
+            self._set_election_timer(now)
+        elif leader_id != NO_ID:
+            self._become_follower(now, self.epoch, leader_id, persist=False)
+            # A constructor returns no actions: the first Fetch goes out on the first timer, due at once.
+            self._fetch_in_flight = None
+            self._deadlines["fetch_retry"] = now
+        else:
+            self._become_unattached(now, self.epoch, self.voted_id, persist=False)
+        self._actions.clear()
+
+    # ----------------------------------------------------------------- the log
+
+    @property
+    def log_end(self) -> int:
+        return len(self.log)
+
+    @property
+    def last_epoch(self) -> int:
+        return self.log[-1].epoch if self.log else 0
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch ≤ ``epoch`` in the log, the offset where it ends): the DivergingEpoch answer."""
+        for offset in range(self.log_end - 1, -1, -1):  # epochs only grow along the log: search from its end
+            if self.log[offset].epoch <= epoch:
+                return self.log[offset].epoch, offset + 1
+        return 0, 0
+
+    def _append_local(self, entries: list[Entry]) -> None:
+        self._actions.append(AppendLog(self.log_end, tuple(entries)))
+        self.log.extend(entries)
+        self._actions.append(FlushLog(self.log_end))
+
+    def _truncate_local(self, offset: int) -> None:
+        if offset < self.log_end:
+            self._actions.append(TruncateLog(offset))
+            del self.log[offset:]
+            self.durable_end = min(self.durable_end, offset)
+
+    # ----------------------------------------------------------------- inputs
+
+    def receive(self, now: int, message: Message) -> list:
+        handler = _HANDLERS[type(message)]
+        handler(self, now, message)
+        return self._drain()
+
+    def on_timer(self, now: int) -> list:
+        for name, deadline in sorted(self._deadlines.items(), key=lambda item: item[1]):
+            if deadline <= now and self._deadlines.get(name) == deadline:
+                del self._deadlines[name]
+                getattr(self, f"_expired_{name}")(now)
+        return self._drain()
+
+    def append(self, now: int, data: object) -> tuple[int, list]:
+        """Append a write on the leader: (its offset, actions). It is committed once the high watermark passes it."""
+        if self.role is not Role.LEADER:
+            raise NotLeaderError(self.leader_id, self.epoch)
+        offset = self.log_end
+        self._append_local([Entry(self.epoch, data)])
+        self._complete_parked(now)
+        return offset, self._drain()
+
+    def flush_completed(self, now: int, end_offset: int) -> list:
+        """The log is fsync'd up to ``end_offset`` (the driver never reports past a later truncation)."""
+        self.durable_end = max(self.durable_end, min(end_offset, self.log_end))
+        if self.role is Role.LEADER:
+            self._progress[self.node_id].end_offset = self.durable_end
+            self._maybe_advance_high_watermark(now)
+        elif self._fetch_waits_for_flush and self.durable_end >= self.log_end:
+            self._fetch_waits_for_flush = False
+            self._send_fetch(now)
+        return self._drain()
+
+    def resign(self, now: int) -> list:
+        """Graceful shutdown of a leader: EndQuorumEpoch names the best-replicated voters first."""
+        if self.role is Role.LEADER:
+            self._become_resigned(now)
+        return self._drain()
+
+    def next_deadline(self) -> int | None:
+        return min(self._deadlines.values(), default=None)
+
+    def _drain(self) -> list:
+        actions, self._actions = self._actions, []
+        return actions
+
+    # ----------------------------------------------------------------- transitions
+
+    def _persist(self) -> None:
+        self._actions.append(PersistState(self.epoch, self.leader_id, self.voted_id))
+
+    def _reset_role_state(self) -> None:
+        self._deadlines.clear()
+        self._election = None
+        self._fetch_in_flight = None
+        self._fetch_waits_for_flush = False
+        self._parked.clear()
+        self._progress.clear()
+        self._observers.clear()
+        self._unacknowledged.clear()
+
+    def _become_unattached(self, now: int, epoch: int, voted_id: int = NO_ID, *, persist: bool = True) -> None:
+        self._reset_role_state()
+        self.role = Role.UNATTACHED
+        self.epoch, self.leader_id, self.voted_id = epoch, NO_ID, voted_id
+        if persist:
+            self._persist()
+        if not self.is_voter:
+            self._deadlines["discovery"] = now
+        else:
+            self._set_election_timer(now)
+
+    def _become_follower(self, now: int, epoch: int, leader_id: int, *, persist: bool = True) -> None:
+        voted = self.voted_id if epoch == self.epoch else NO_ID
+        self._reset_role_state()
+        self.role = Role.FOLLOWER
+        self.epoch, self.leader_id, self.voted_id = epoch, leader_id, voted
+        if persist:
+            self._persist()
+        self._last_fetch_ok_ms = None
+        self._deadlines["fetch_timeout"] = now + self.timers.fetch_timeout_ms
+        self._send_fetch(now)
+
+    def _become_prospective(self, now: int) -> None:
+        """Ask for pre-votes in ``epoch + 1`` without bumping or persisting anything.
+
+        The leader known in this epoch, if any, is kept: a replica that has seen a leader of an epoch
+        must never vote for another in it, and may go back to following it if the round fails."""
+        self._reset_role_state()
+        self.role = Role.PROSPECTIVE
+        self._start_election(now, pre_vote=True, campaign_epoch=self.epoch + 1)
+
+    def _become_candidate(self, now: int) -> None:
+        self._reset_role_state()
+        self.role = Role.CANDIDATE
+        self.epoch, self.leader_id, self.voted_id = self.epoch + 1, NO_ID, self.node_id
+        self._persist()
+        self._start_election(now, pre_vote=False, campaign_epoch=self.epoch)
+
+    def _become_leader(self, now: int) -> None:
+        self._reset_role_state()
+        self.role = Role.LEADER
+        self.leader_id = self.node_id
+        self._persist()
+        self._progress = {v: _Progress() for v in self.voters}
+        self._progress[self.node_id] = _Progress(self.durable_end, now)
+        self._epoch_start_offset = self.log_end
+        self._append_local([Entry(self.epoch, ("LeaderChange", self.node_id), control=True)])
+        for voter in self.voters:
+            if voter != self.node_id:
+                self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
+        self._deadlines["begin_quorum"] = now + self.timers.fetch_timeout_ms // 2
+        self._deadlines["check_quorum"] = now + self.timers.check_quorum_ms
+        self._maybe_advance_high_watermark(now)
+
+    def _become_resigned(self, now: int) -> None:
+        successors = sorted((v for v in self.voters if v != self.node_id),
+                            key=lambda v: (-self._progress[v].end_offset, v)) if self._progress else ()
+        self._reset_role_state()
+        self.role = Role.RESIGNED
+        self._unacknowledged = set(self.voters) - {self.node_id}
+        self._successors = tuple(successors)
+        self._send_end_quorum_epoch()
+        self._deadlines["end_quorum"] = now + self.timers.request_timeout_ms
+        self._set_election_timer(now)
+
+    def _transition_to_newer_epoch(self, now: int, epoch: int, leader_id: int) -> None:
+        if leader_id not in (NO_ID, self.node_id):
+            self._become_follower(now, epoch, leader_id)
+        else:
+            self._become_unattached(now, epoch)
+
+    def _set_election_timer(self, now: int) -> None:
+        timeout = self.timers.election_timeout_ms
+        self._deadlines["election"] = now + timeout + self.rng.randrange(timeout)
+
+    # ----------------------------------------------------------------- timers
+
+    def _expired_election(self, now: int) -> None:
+        if self.role is Role.PROSPECTIVE and self.leader_id not in (NO_ID, self.node_id):
+            self._become_follower(now, self.epoch, self.leader_id, persist=False)
+        elif self.is_voter and self.role is not Role.LEADER:
+            self._become_prospective(now)
+
+    def _expired_fetch_timeout(self, now: int) -> None:
+        if self.is_voter:
+            self._become_prospective(now)
+        else:
+            self._become_unattached(now, self.epoch, persist=False)
+
+    def _expired_fetch_retry(self, now: int) -> None:
+        self._send_fetch(now)
+
+    def _expired_discovery(self, now: int) -> None:
+        """An observer without a leader asks the voters in turn; a Fetch answer names the leader."""
+        voter = self.voters[self._discovery_index % len(self.voters)]
+        self._discovery_index += 1
+        self._send(FetchRequest, voter, replica_id=self.node_id, current_leader_epoch=self.epoch,
+                   fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=0)
+        self._deadlines["discovery"] = now + self.timers.request_timeout_ms
+
+    def _expired_begin_quorum(self, now: int) -> None:
+        quiet_since = now - self.timers.fetch_timeout_ms // 2
+        for voter, progress in self._progress.items():
+            if voter != self.node_id and progress.last_fetch_ms < quiet_since:
+                self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
+        self._deadlines["begin_quorum"] = now + self.timers.fetch_timeout_ms // 2
+
+    def _expired_check_quorum(self, now: int) -> None:
+        window_start = now - self.timers.check_quorum_ms
+        heard = sum(1 for v, p in self._progress.items() if v == self.node_id or p.last_fetch_ms >= window_start)
+        if heard < self._majority():
+            self._become_resigned(now)
+        else:
+            self._deadlines["check_quorum"] = now + self.timers.check_quorum_ms
+
+    def _expired_end_quorum(self, now: int) -> None:
+        self._send_end_quorum_epoch()
+        self._deadlines["end_quorum"] = now + self.timers.request_timeout_ms
+
+    def _expired_parked(self, now: int) -> None:
+        for replica, parked in list(self._parked.items()):
+            if parked.deadline_ms <= now:
+                del self._parked[replica]
+                self._answer_fetch(now, parked.request)
+        self._schedule_parked()
+
+    # ----------------------------------------------------------------- sending
+
+    def _send(self, message_type, dst: int, **fields) -> int:
+        self._next_correlation += 1
+        self._actions.append(Send(message_type(src=self.node_id, dst=dst, correlation_id=self._next_correlation,
+                                               **fields)))
+        return self._next_correlation
+
+    def _reply(self, request: Message, message_type, **fields) -> None:
+        self._actions.append(Send(message_type(src=self.node_id, dst=request.src,
+                                               correlation_id=request.correlation_id, **fields)))
+
+    def _send_fetch(self, now: int) -> None:
+        if self.durable_end < self.log_end:
+            # The fetch offset acknowledges the log up to it: only once it is fsync'd.
+            self._fetch_waits_for_flush = True
+            return
+        self._fetch_in_flight = self._send(
+            FetchRequest, self.leader_id, replica_id=self.node_id, current_leader_epoch=self.epoch,
+            fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=self.timers.fetch_max_wait_ms)
+        self._deadlines["fetch_retry"] = now + self.timers.fetch_max_wait_ms + self.timers.request_timeout_ms
+
+    def _send_end_quorum_epoch(self) -> None:
+        for voter in sorted(self._unacknowledged):
+            self._send(EndQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch,
+                       preferred_successors=self._successors)
+
+    def _start_election(self, now: int, *, pre_vote: bool, campaign_epoch: int) -> None:
+        self._election = _Election(pre_vote, campaign_epoch, granted={self.node_id})
+        for voter in self.voters:
+            if voter != self.node_id:
+                self._election.correlation_ids.add(self._send(
+                    VoteRequest, voter, replica_epoch=campaign_epoch, replica_id=self.node_id,
+                    last_offset_epoch=self.last_epoch, last_offset=self.log_end, pre_vote=pre_vote))
+        self._set_election_timer(now)
+        self._count_votes(now)
+
+    def _majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    # ----------------------------------------------------------------- Vote
+
+    def _log_is_at_least(self, last_epoch: int, last_offset: int) -> bool:
+        return (last_epoch, last_offset) >= (self.last_epoch, self.log_end)
+
+    def _on_vote_request(self, now: int, request: VoteRequest) -> None:
+        if (request.last_offset < 0 or request.last_offset_epoch < 0
+                or request.last_offset_epoch >= request.replica_epoch):
+            return self._answer_vote(request, ErrorCode.INVALID_REQUEST, False)
+        if not self.is_voter:
+            return self._answer_vote(request, ErrorCode.NONE, False)
+        if request.replica_epoch < self.epoch:
+            return self._answer_vote(request, ErrorCode.FENCED_LEADER_EPOCH, False)
+        if request.pre_vote:
+            return self._answer_vote(request, ErrorCode.NONE, self._grants_pre_vote(now, request))
+        if request.replica_epoch > self.epoch:
+            self._transition_to_newer_epoch(now, request.replica_epoch, NO_ID)
+        granted = (self.role in (Role.UNATTACHED, Role.PROSPECTIVE) and self.leader_id == NO_ID
+                   and self.voted_id in (NO_ID, request.replica_id)
+                   and self._log_is_at_least(request.last_offset_epoch, request.last_offset))
+        if granted and self.voted_id == NO_ID:
+            self.voted_id = request.replica_id
+            self._persist()
+            self._set_election_timer(now)
+        self._answer_vote(request, ErrorCode.NONE, granted)
+
+    def _grants_pre_vote(self, now: int, request: VoteRequest) -> bool:
+        if self.role is Role.LEADER:
+            return False
+        if (self.role is Role.FOLLOWER and self._last_fetch_ok_ms is not None
+                and now - self._last_fetch_ok_ms < self.timers.fetch_timeout_ms):
+            return False  # a healthy leader is not to be disturbed
+        return self._log_is_at_least(request.last_offset_epoch, request.last_offset)
+
+    def _answer_vote(self, request: VoteRequest, error: ErrorCode, granted: bool) -> None:
+        self._reply(request, VoteResponse, error_code=int(error), leader_id=self.leader_id,
+                    leader_epoch=self.epoch, vote_granted=granted)
+
+    def _on_vote_response(self, now: int, response: VoteResponse) -> None:
+        election = self._election
+        if election is None or response.correlation_id not in election.correlation_ids:
+            return  # an answer to an earlier round
+        if response.leader_epoch > self.epoch:
+            return self._transition_to_newer_epoch(now, response.leader_epoch, response.leader_id)
+        if response.leader_epoch == self.epoch and response.leader_id not in (NO_ID, self.node_id, self.leader_id):
+            return self._become_follower(now, self.epoch, response.leader_id)
+        election.correlation_ids.discard(response.correlation_id)
+        (election.granted if response.vote_granted else election.rejected).add(response.src)
+        self._count_votes(now)
+
+    def _count_votes(self, now: int) -> None:
+        election = self._election
+        if len(election.granted) >= self._majority():
+            if election.pre_vote:
+                self._become_candidate(now)
+            else:
+                self._become_leader(now)
+        elif len(election.rejected) > len(self.voters) - self._majority():
+            # Lost: retry after a randomised backoff rather than the full election timeout.
+            self._election = None
+            self._deadlines["election"] = now + self.timers.retry_backoff_ms + self.rng.randrange(
+                self.timers.election_backoff_max_ms)
+
+    # ----------------------------------------------------------------- BeginQuorumEpoch / EndQuorumEpoch
+
+    def _on_begin_quorum_epoch(self, now: int, request: BeginQuorumEpochRequest) -> None:
+        if request.leader_epoch < self.epoch:
+            return self._reply(request, BeginQuorumEpochResponse, error_code=int(ErrorCode.FENCED_LEADER_EPOCH),
+                               leader_id=self.leader_id, leader_epoch=self.epoch)
+        if request.leader_epoch > self.epoch or self.role is not Role.FOLLOWER:
+            if not (self.role is Role.LEADER and request.leader_epoch == self.epoch):
+                self._become_follower(now, request.leader_epoch, request.leader_id)
+        self._reply(request, BeginQuorumEpochResponse, error_code=int(ErrorCode.NONE),
+                    leader_id=self.leader_id, leader_epoch=self.epoch)
+
+    def _on_begin_quorum_epoch_response(self, now: int, response: BeginQuorumEpochResponse) -> None:
+        if response.leader_epoch > self.epoch:
+            return self._transition_to_newer_epoch(now, response.leader_epoch, response.leader_id)
+
+    def _on_end_quorum_epoch(self, now: int, request: EndQuorumEpochRequest) -> None:
+        if request.leader_epoch < self.epoch:
+            return self._reply(request, EndQuorumEpochResponse, error_code=int(ErrorCode.FENCED_LEADER_EPOCH),
+                               leader_id=self.leader_id, leader_epoch=self.epoch)
+        if request.leader_epoch > self.epoch or self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE):
+            self._become_follower(now, request.leader_epoch, request.leader_id)
+        if self.role is Role.FOLLOWER and self.leader_id == request.leader_id:
+            # Stay a follower of the resigned leader (so no other leader can be voted in for its epoch),
+            # but grant pre-votes and campaign after a backoff set by the place in the successor list.
+            successors = request.preferred_successors
+            place = successors.index(self.node_id) if self.node_id in successors else len(successors)
+            self._last_fetch_ok_ms = None
+            backoff = self.timers.election_backoff_max_ms * place // max(1, len(successors))
+            self._deadlines["fetch_timeout"] = now + backoff
+        self._reply(request, EndQuorumEpochResponse, error_code=int(ErrorCode.NONE),
+                    leader_id=self.leader_id, leader_epoch=self.epoch)
+
+    def _on_end_quorum_epoch_response(self, now: int, response: EndQuorumEpochResponse) -> None:
+        if response.leader_epoch > self.epoch:
+            return self._transition_to_newer_epoch(now, response.leader_epoch, response.leader_id)
+        if self.role is Role.RESIGNED:
+            self._unacknowledged.discard(response.src)
+
+    # ----------------------------------------------------------------- Fetch, on the leader
+
+    def _on_fetch_request(self, now: int, request: FetchRequest) -> None:
+        invalid = (request.max_wait_ms < 0 or request.fetch_offset < 0 or request.last_fetched_epoch < 0
+                   or request.last_fetched_epoch > request.current_leader_epoch)
+        error = (ErrorCode.INVALID_REQUEST if invalid
+                 else ErrorCode.FENCED_LEADER_EPOCH if request.current_leader_epoch < self.epoch
+                 else ErrorCode.UNKNOWN_LEADER_EPOCH if request.current_leader_epoch > self.epoch
+                 else ErrorCode.NOT_LEADER_OR_FOLLOWER if self.role is not Role.LEADER
+                 else ErrorCode.NONE)
+        if error is not ErrorCode.NONE:
+            return self._reply_fetch(request, error)
+        diverging = self._diverging(request)
+        if diverging is not None:
+            return self._reply_fetch(request, ErrorCode.NONE, diverging=diverging)
+        progress = (self._progress if request.replica_id in self._progress else self._observers).setdefault(
+            request.replica_id, _Progress())
+        progress.last_fetch_ms = now
+        if request.replica_id in self._progress:
+            progress.end_offset = max(progress.end_offset, request.fetch_offset)
+            self._maybe_advance_high_watermark(now)
+        else:
+            progress.end_offset = request.fetch_offset
+        if request.fetch_offset >= self.log_end and request.max_wait_ms > 0:
+            self._parked[request.replica_id] = _ParkedFetch(request, now + request.max_wait_ms)
+            self._schedule_parked()
+        else:
+            self._answer_fetch(now, request)
+
+    def _diverging(self, request: FetchRequest) -> tuple[int, int] | None:
+        if request.fetch_offset == 0 and request.last_fetched_epoch == 0:
+            return None
+        epoch, end = self.end_offset_for_epoch(request.last_fetched_epoch)
+        if epoch != request.last_fetched_epoch or end < request.fetch_offset:
+            return epoch, end
+        return None
+
+    def _answer_fetch(self, now: int, request: FetchRequest) -> None:
+        records = tuple(self.log[request.fetch_offset:request.fetch_offset + self.timers.fetch_max_entries])
+        self._reply_fetch(request, ErrorCode.NONE, records=records)
+
+    def _reply_fetch(self, request: FetchRequest, error: ErrorCode, *, records: tuple[Entry, ...] = (),
+                     diverging: tuple[int, int] | None = None) -> None:
+        self._reply(request, FetchResponse, error_code=int(error), high_watermark=self.high_watermark,
+                    base_offset=request.fetch_offset, records=records, diverging_epoch=diverging,
+                    current_leader=(self.leader_id, self.epoch))
+
+    def _schedule_parked(self) -> None:
+        if self._parked:
+            self._deadlines["parked"] = min(p.deadline_ms for p in self._parked.values())
+        else:
+            self._deadlines.pop("parked", None)
+
+    def _complete_parked(self, now: int) -> None:
+        """New entries or a new high watermark answer the long polls at once."""
+        parked, self._parked = self._parked, {}
+        for entry in parked.values():
+            self._answer_fetch(now, entry.request)
+        self._schedule_parked()
+
+    def _maybe_advance_high_watermark(self, now: int) -> None:
+        ends = sorted((p.end_offset for p in self._progress.values()), reverse=True)
+        majority_end = ends[len(self.voters) // 2]
+        if majority_end > self._epoch_start_offset and majority_end > self.high_watermark:
+            self.high_watermark = majority_end
+            self._actions.append(Commit(majority_end))
+            self._complete_parked(now)
+
+    # ----------------------------------------------------------------- Fetch, on a follower or observer
+
+    def _on_fetch_response(self, now: int, response: FetchResponse) -> None:
+        leader_id, leader_epoch = response.current_leader
+        if leader_epoch > self.epoch or (leader_epoch == self.epoch and self.leader_id == NO_ID
+                                         and leader_id not in (NO_ID, self.node_id)
+                                         and self.role in (Role.UNATTACHED, Role.PROSPECTIVE)):
+            if leader_id not in (NO_ID, self.node_id) or leader_epoch > self.epoch:
+                return self._transition_to_newer_epoch(now, leader_epoch, leader_id)
+        if self.role is not Role.FOLLOWER or response.correlation_id != self._fetch_in_flight:
+            return  # an answer to an earlier fetch, or to an observer's discovery
+        self._fetch_in_flight = None
+        if response.error_code != ErrorCode.NONE:
+            self._deadlines["fetch_retry"] = now + self.timers.retry_backoff_ms
+            return
+        self._last_fetch_ok_ms = now
+        self._deadlines["fetch_timeout"] = now + self.timers.fetch_timeout_ms
+        if response.diverging_epoch is not None:
+            # Keep only what both logs hold: up to the leader's end of that epoch and this log's own end
+            # of it, as Kafka's truncateToEndOffset does. Cutting only to the log end is not enough: this
+            # log may hold a later epoch the leader never had, and would then diverge forever.
+            epoch, end_offset = response.diverging_epoch
+            self._truncate_local(min(end_offset, self.end_offset_for_epoch(epoch)[1]))
+            return self._send_fetch(now)
+        if response.base_offset != self.log_end:
+            return self._send_fetch(now)
+        if response.records:
+            self._append_local(list(response.records))
+        new_high_watermark = min(response.high_watermark, self.log_end)
+        if new_high_watermark > self.high_watermark:
+            self.high_watermark = new_high_watermark
+            self._actions.append(Commit(new_high_watermark))
+        self._send_fetch(now)
+
+
+_HANDLERS = {
+    VoteRequest: RaftCore._on_vote_request,
+    VoteResponse: RaftCore._on_vote_response,
+    BeginQuorumEpochRequest: RaftCore._on_begin_quorum_epoch,
+    BeginQuorumEpochResponse: RaftCore._on_begin_quorum_epoch_response,
+    EndQuorumEpochRequest: RaftCore._on_end_quorum_epoch,
+    EndQuorumEpochResponse: RaftCore._on_end_quorum_epoch_response,
+    FetchRequest: RaftCore._on_fetch_request,
+    FetchResponse: RaftCore._on_fetch_response,
+}

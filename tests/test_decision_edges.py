@@ -1,0 +1,213 @@
+"""Edges of the pure decisions that the worked examples leave out, found by mutation testing
+(bench/README.md, "Mutation testing"): each test fails on a one-token change of the rule it names.
+
+Images are built by applying records, as the controller builds them.
+"""
+from __future__ import annotations
+
+import pytest
+
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
+from kraftwire.server.apis import api45_alter_partition_reassignments as alter
+from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.throttle_cleanup import throttle_removals
+from kraftwire.server.controller.config_validation import validate_topic_changes
+from kraftwire.server.metadata.config_describe import describe
+from kraftwire.codec import KafkaError
+from kraftwire.codec.constants import LEADER_UNCHANGED, MIGRATING
+from kraftwire.server.metadata.image import MetadataImage
+from topic_records import add_topic, image_with_brokers
+
+Request = AlterPartitionReassignmentsRequest
+
+
+def decide_alter(image, topic: str, index: int, replicas, allow_rf_change: bool):
+    request = Request(allow_replication_factor_change=allow_rf_change, topics=[Request.ReassignableTopic(
+        name=topic, partitions=[Request.ReassignablePartition(partition_index=index, replicas=replicas)])])
+    records, response = alter.decide(image, request)
+    return list(records), [(p.error_code, p.error_message) for t in response.responses for p in t.partitions]
+
+
+def test_kip860_refuses_growing_the_replication_factor_too():
+    image = image_with_brokers(1, 2, 3, 4)
+    add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    assert decide_alter(image, "t", 0, [1, 2, 3, 4], allow_rf_change=False) == (
+        [], [(38, "The replication factor is changed from 3 to 4")])
+    records, answers = decide_alter(image, "t", 0, [1, 2, 3, 4], allow_rf_change=True)
+    assert answers == [(0, None)] and records[0].adding_replicas == (4,)
+
+
+def test_a_preferred_election_moves_the_leader_and_keeps_the_isr():
+    """Only an unclean election shrinks the ISR to the new leader and marks it recovering."""
+    image = image_with_brokers(1, 2, 3)
+    add_topic(image, "t", {0: {"replicas": [1, 2, 3], "leader": 2}})
+    state = image.topic("t").partitions[0]
+    record = build_change(image.brokers, image.topic_ids["t"], 0, state, election=Election.PREFERRED)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (1, None, -1)
+
+
+def test_a_preferred_leader_already_leading_changes_nothing_whatever_its_id():
+    """Broker ids above 256 are not cached small ints: leaders compare by value."""
+    image = image_with_brokers(1000, 1001)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1000, 1001]}})
+    # the leader read back from bytes, as on replay: an int object of its own
+    decoded, _ = rec.decode_frame(rec.encode_frame(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id,
+                                                                             leader=1000)))
+    image.apply(decoded, image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert state.leader == state.replicas[0] == 1000 and state.leader is not state.replicas[0]
+    assert build_change(image.brokers, topic_id, 0, state, election=Election.PREFERRED) is None
+    record = build_change(image.brokers, topic_id, 0, state, isr=(1000,))
+    assert (record.leader, record.isr) == (LEADER_UNCHANGED, (1000,))
+
+
+def test_the_recovery_state_is_written_only_when_it_changes():
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    state = image.topic("t").partitions[0]
+    assert state.leader_recovery_state == 0
+    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=0) is None
+    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=1).leader_recovery_state == 1
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
+    recovering = image.topic("t").partitions[0]
+    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=1) is None
+    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=0).leader_recovery_state == 0
+
+
+def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
+    """[1,2,3] -> [1,2,4] with 2 out of the ISR: complete once 4 joins (every kept replica must be in sync
+    only when the factor shrinks); each kept replica keeps its own directory."""
+    image = image_with_brokers(1, 2, 3, 4)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 4, 3], "isr": [1, 3], "adding": [4], "removing": [3]}})
+    state = image.topic("t").partitions[0]
+    record = build_change(image.brokers, topic_id, 0, state, isr=(1, 3, 4))
+    assert (record.replicas, record.isr, record.adding_replicas, record.removing_replicas) == (
+        (1, 2, 4), (1, 4), (), ())
+    assert record.directories == tuple(state.directory_of(b) for b in (1, 2, 4))
+
+
+def test_an_unclean_election_takes_the_first_live_replica_in_replica_order():
+    image = image_with_brokers(1, 2, 3, fenced={1})
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": 1}})
+    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (2, (2,), 1)
+
+
+def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly():
+    """Kafka's revert names the ISR itself (the first remaining replica): the election that follows is
+    then a clean one, and the partition is not marked recovering."""
+    image = image_with_brokers(1, 2, 3, 4)
+    add_topic(image, "t", {0: {"replicas": [4, 1, 2], "isr": [4], "leader": 4, "adding": [4], "removing": [1, 2]}},
+              configs={"unclean.leader.election.enable": "true"})
+    records, answers = decide_alter(image, "t", 0, None, allow_rf_change=True)
+    assert answers == [(0, None)]
+    (record,) = records
+    assert (record.replicas, record.isr, record.leader, record.leader_recovery_state) == ((1, 2), (1,), 1, -1)
+
+
+# --- configs -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, shown, rule", [("1000", "1000.0", "Value must be no more than 1"),
+                                               ("Infinity", "Infinity", "Value must be no more than 1"),
+                                               ("-Infinity", "-Infinity", "Value must be at least 0")])
+def test_a_double_out_of_range_is_shown_as_java_prints_it(text, shown, rule):
+    with pytest.raises(KafkaError) as refused:
+        validate_topic_changes({}, [("min.cleanable.dirty.ratio", 0, text)], {})
+    assert refused.value.args[1] == f"Invalid value {shown} for configuration min.cleanable.dirty.ratio: {rule}"
+
+
+def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
+    for resource_type in (0, 1, 3):
+        with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
+            describe(resource_type, "x", {}, {})
+
+
+# --- replaying records ---------------------------------------------------------------------------------
+
+def test_a_registration_change_unfences_and_fences_a_broker():
+    image = image_with_brokers(1, fenced={1})
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=0), image.offset + 1)
+    assert image.brokers[1].fenced  # 0: unchanged
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=-1), image.offset + 1)
+    assert not image.brokers[1].fenced
+    image.apply(rec.BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=101, fenced=1), image.offset + 1)
+    assert image.brokers[1].fenced
+
+
+def test_a_partition_change_without_a_recovery_state_keeps_the_current_one():
+    image = image_with_brokers(1, 2)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2]}})
+    for change in (rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1),
+                   rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1])):
+        image.apply(change, image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert (state.isr, state.leader_recovery_state, state.partition_epoch) == ((1,), 1, 2)
+    assert (state.leader, state.leader_epoch) == (1, 0)  # no Leader in either record: unchanged
+
+
+def test_broker_0_can_be_elected_leader():
+    image = image_with_brokers(0, 1)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 0]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader=0), image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert (state.leader, state.leader_epoch) == (0, 1)
+
+
+def test_operations_given_as_plain_numbers_as_read_from_the_wire():
+    """IncrementalAlterConfigs carries the operation as an int8: 2 is APPEND, 3 is SUBTRACT."""
+    replicas = "leader.replication.throttled.replicas"
+    assert validate_topic_changes({replicas: "0:1"}, [(replicas, 2, "0:2,0:1")], {}) == {replicas: "0:1,0:2"}
+    assert validate_topic_changes({replicas: "0:1,0:2"}, [(replicas, 3, "0:1")], {}) == {replicas: "0:2"}
+
+
+def test_an_int_below_the_java_range_is_not_a_number_of_type_int():
+    for text in ("-2147483649", "2147483648"):
+        with pytest.raises(KafkaError) as refused:
+            validate_topic_changes({}, [("segment.bytes", 0, text)], {})
+        assert refused.value.args[1] == (
+            f"Invalid value {text} for configuration segment.bytes: Not a number of type INT")
+
+
+def test_deleting_one_config_keeps_the_others_of_the_resource():
+    image = image_with_brokers(1)
+    for name, value in (("retention.ms", "1"), ("segment.ms", "2"), ("retention.ms", None)):
+        image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name=name, value=value), image.offset + 1)
+    assert image.topic_configs("t") == {"segment.ms": "2"}
+    image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value=None), image.offset + 1)
+    assert image.topic_configs("t") == {} and (2, "t") not in image.configs
+
+
+# --- throttle removal ----------------------------------------------------------------------------------
+
+def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about():
+    """A partition only removing a replica is still reassigning, and its brokers busy: broker 2 was in a
+    reassignment that ended and is still in this one; broker 3's throttle and those of the topic "moving"
+    stay though not asked about."""
+    image = image_with_brokers(1, 2, 3, 4)
+    throttled = {"leader.replication.throttled.replicas": "0:1"}
+    add_topic(image, "done", {0: {"replicas": [1, 4]}}, configs=throttled)
+    add_topic(image, "shrinking", {0: {"replicas": [1, 2, 3], "isr": [1, 3], "removing": [3]}}, configs=throttled)
+    add_topic(image, "moving", {0: {"replicas": [3, 1, 2], "adding": [3], "removing": [2]}}, configs=throttled)
+    for broker in ("", "2", "3", "4"):
+        name = "kraftwire.throttle.auto.remove.enable" if broker == "" else "leader.replication.throttled.rate"
+        image.apply(rec.ConfigRecord(resource_type=4, resource_name=broker, name=name,
+                                     value="true" if broker == "" else "1000"), image.offset + 1)
+    removed = [(r.resource_type, r.resource_name, r.name)
+               for r in throttle_removals(image, {"done", "shrinking"}, {2, 4})]
+    assert removed == [(2, "done", "leader.replication.throttled.replicas"),
+                       (4, "4", "leader.replication.throttled.rate")]
+
+
+def test_a_replica_change_without_directories_leaves_every_replica_migrating():
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[1, 2, 3]), image.offset + 1)
+    assert image.topic("t").partitions[0].directories == (MIGRATING,) * 3
+
+
+def test_an_empty_image_is_before_offset_0():
+    image = MetadataImage()
+    assert image.offset == -1
+    image.apply(rec.FeatureLevelRecord(name="metadata.version", feature_level=21), 0)
+    assert (image.offset, image.features) == (0, {"metadata.version": 21})

@@ -1,0 +1,130 @@
+"""Recovery edges. Damage in the last batches of the log is a torn write (cut away) only at or above the
+newest snapshot's end, since a snapshot covers only committed batches; a batch repeating earlier offsets
+is damage too. Segments wholly below the recovery point are taken as they are on disk."""
+from __future__ import annotations
+
+import pytest
+
+from kraftwire.codec import records as rec
+from kraftwire.server.raft import LogCorruptError, RaftLog
+from kraftwire.server.raft.log import SYNCED_LENGTHS
+from tests.raft_helpers import NODE_ID, batches, open_log, partition_dir, segments
+
+
+async def write(data_dir, values, snapshot_after: int | None = None) -> int | None:
+    """One-record batches, one per value; a snapshot after the first ``snapshot_after`` of them, whose end
+    offset is returned."""
+    log, _ = await open_log(data_dir)
+    snapshot = None
+    for i, value in enumerate(values):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=value), None)])[1]
+        if i + 1 == snapshot_after:
+            snapshot = await log.snapshot()
+    await log.close()
+    return None if snapshot is None else snapshot.end_offset
+
+
+async def values_after_restart(data_dir) -> tuple[list[str], list[int]]:
+    """The config values and all offsets replayed by a restarted log."""
+    log = RaftLog(data_dir, NODE_ID)
+    await log.open()
+    replayed = list(log.replay())
+    await log.close()
+    return [r.value for _, r in replayed if isinstance(r, rec.ConfigRecord)], [offset for offset, _ in replayed]
+
+
+def damage_last_batch(data_dir) -> tuple[bytes, int, int]:
+    """Flip a bit in the last batch's CRC; returns the damaged segment's bytes, the batch's position and
+    its base offset."""
+    segment = segments(data_dir)[-1]
+    position, size, base, _count = batches(segment)[-1]
+    data = bytearray(segment.read_bytes())
+    data[position + size - 1] ^= 0x10
+    segment.write_bytes(bytes(data))
+    return bytes(data), position, base
+
+
+async def test_damage_at_the_tail_below_the_newest_snapshot_stops_start_up(tmp_path):
+    await write(tmp_path, ["0", "1", "2"], snapshot_after=3)
+    data, _, _ = damage_last_batch(tmp_path)
+    segment = segments(tmp_path)[-1]
+    with pytest.raises(LogCorruptError, match="lies below the newest snapshot"):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == bytes(data)  # nothing was cut away
+
+
+async def test_damage_in_the_first_batch_after_the_snapshot_is_a_torn_write(tmp_path):
+    snapshot_end = await write(tmp_path, ["0", "1", "2", "3"], snapshot_after=3)
+    _, position, base = damage_last_batch(tmp_path)
+    assert base == snapshot_end  # the first batch the snapshot does not cover
+    segment = segments(tmp_path)[-1]  # as if x=3 had never been fsync'd: damage there is a torn write
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["2"]  # the snapshot's x=2, then nothing: the torn x=3 is gone
+
+
+async def test_a_batch_repeating_earlier_offsets_at_the_tail_is_cut_away(tmp_path):
+    await write(tmp_path, ["0", "1", "2"])
+    segment = segments(tmp_path)[-1]
+    position, size, _base, _count = batches(segment)[-2]
+    original = segment.read_bytes()
+    segment.write_bytes(original + original[position:position + size])  # "1" again, after "2"
+    values, offsets = await values_after_restart(tmp_path)
+    assert values == ["0", "1", "2"] and offsets == sorted(set(offsets))
+
+
+async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_follow(tmp_path):
+    """Everything past the fsync'd length was never acknowledged, however far past it the damage is."""
+    await write(tmp_path, [str(i) for i in range(6)])
+    segment = segments(tmp_path)[-1]
+    found = batches(segment)
+    synced_at, damaged_at = found[-4][0], found[-3][0]
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {synced_at}}}')
+    data = bytearray(segment.read_bytes())
+    data[damaged_at + 30] ^= 1  # inside the batch's CRC-covered header, two complete batches after it
+    segment.write_bytes(bytes(data))
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["0", "1", "2"]
+
+
+async def test_segments_below_the_snapshot_are_taken_at_their_size_on_disk(tmp_path):
+    """Their bytes count as fsync'd (synced-lengths.json, retention's total) without being rescanned."""
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    await log.snapshot()
+    await log.close()
+    files = segments(tmp_path)
+    assert len(files) > 2
+    log = RaftLog(tmp_path, NODE_ID)
+    await log.open()
+    lengths = log.synced_lengths()
+    await log.close()
+    assert {name: lengths[name] for name in (f.name for f in files[:-1])} == {f.name: f.stat().st_size
+                                                                              for f in files[:-1]}
+
+
+async def test_a_log_missing_its_first_segment_names_the_one_it_starts_with(tmp_path):
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    await log.close()
+    first, second, *_ = segments(tmp_path)
+    first.unlink()
+    with pytest.raises(LogCorruptError) as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value).startswith(f"{second}: the log starts at offset {int(second.stem)}, but no valid "
+                                         "snapshot covers the offsets before it")
+
+
+async def test_a_matching_offset_index_is_left_as_it_is(tmp_path, caplog):
+    """Recovery rebuilds an index only when the batches say otherwise (here: once, after it is deleted)."""
+    await write(tmp_path, [str(i) for i in range(20)])
+    index = segments(tmp_path)[-1].with_suffix(".index")
+    index.unlink()
+    caplog.set_level("INFO", logger="kraftwire")
+    for _ in range(2):
+        log = RaftLog(tmp_path, NODE_ID)
+        await log.open()
+        await log.close()
+    assert caplog.text.count(f"{index.name}: rebuilt the offset index") == 1
