@@ -102,8 +102,11 @@ alter_reassignments = lambda a: a.alter_partition_reassignments({})  # noqa: E73
     ("denied", list_reassignments, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),      # ... but DENY DESCRIBE wins
     ("none", lambda a: a.describe_acls(ANY_ACL), ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
     ("describer", lambda a: a.describe_log_dirs(), ErrorCode.NONE),
+    ("none", lambda a: a.list_config_resources(), ErrorCode.CLUSTER_AUTHORIZATION_FAILED),  # DESCRIBE_CONFIGS
+    ("denied", lambda a: a.list_config_resources(), ErrorCode.NONE),                        # ALL includes it
 ], ids=["none-list", "describe-list", "describe-alter", "alter-alter", "alter-implies-describe", "super-user",
-        "allow-all", "deny-beats-allow", "describe-acls-denied", "describe-log-dirs"])
+        "allow-all", "deny-beats-allow", "describe-acls-denied", "describe-log-dirs", "list-config-resources-denied",
+        "list-config-resources-allowed"])
 def test_cluster_level_matrix_kafka_python(bg, user, action, expected):
     assert as_user(bg, user, action) == expected
 
@@ -136,6 +139,25 @@ def test_metadata_shows_only_the_topics_a_principal_may_describe(bg):
     finally:
         admin.close()
     assert "existing" in set(kafka_admin_topics(bg, "admin"))
+
+
+def test_describe_topic_partitions_shows_only_the_topics_a_principal_may_describe(bg):
+    """As Metadata: "all topics" leaves the others out, a named one answers 29, existing or not, after
+    the page; each topic carries the operations the principal is allowed on it: READ (and the DESCRIBE
+    it implies) from its own ACL, DESCRIBE_CONFIGS from User:*'s."""
+    admin = kafka_admin(bg, "lister")
+    try:
+        listed = admin.describe_topic_partitions([])
+        named = admin.describe_topic_partitions(["kept", "public", "no-such-topic"])
+    finally:
+        admin.close()
+    allowed = sum(1 << op.value for op in (ACLOperation.READ, ACLOperation.DESCRIBE, ACLOperation.DESCRIBE_CONFIGS))
+    assert [(t["name"], t["error_code"], t["topic_authorized_operations"]) for t in listed["topics"]] == [
+        ("public", 0, allowed)]
+    assert [(t["name"], t["error_code"]) for t in named["topics"]] == [
+        ("public", 0), ("kept", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        ("no-such-topic", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
+    assert named["topics"][0]["partitions"] and not named["topics"][1]["partitions"]
 
 
 def kafka_admin_topics(bg, user: str) -> list[str]:
