@@ -7,6 +7,7 @@ Each case uses its own user, so the cases share one cluster and do not see each 
 """
 from __future__ import annotations
 
+import time
 
 import pytest
 from kafka import KafkaAdminClient
@@ -17,7 +18,7 @@ from kafka.errors import KafkaError
 from kraftwire import BackgroundCluster, Security
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
-                                      DescribeAclsRequest, DescribeClusterRequest)
+                                      DescribeAclsRequest, DescribeClusterRequest, MetadataRequest)
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.security import ClientSecurity
 
@@ -158,6 +159,35 @@ def test_describe_topic_partitions_shows_only_the_topics_a_principal_may_describ
         ("public", 0), ("kept", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
         ("no-such-topic", ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
     assert named["topics"][0]["partitions"] and not named["topics"][1]["partitions"]
+
+
+def test_auto_creation_needs_create_on_the_cluster_or_the_topic():
+    """With auto.create.topics.enable a missing topic the principal may describe but not create answers
+    29 and is not created; with CREATE on the topic it answers 3 and is created."""
+    users = {name: f"{name}-secret" for name in ("admin", "viewer", "maker")}
+    security = Security(listener_name="SASL_PLAINTEXT", plain_users=users, authorizer=True,
+                        super_users=("User:admin",))
+    with BackgroundCluster(brokers=1, security=security, auto_create_topics=True) as cluster:
+        async def ask(user: str, topic: str) -> int:
+            client = KafkaClient("127.0.0.1", cluster.cluster.brokers[0].port, user,
+                                 ClientSecurity("SASL_PLAINTEXT", None, "PLAIN", user, users[user]))
+            try:
+                answer = await client.send(MetadataRequest(
+                    topics=[MetadataRequest.MetadataRequestTopic(name=topic)], allow_auto_topic_creation=True), 9)
+                return answer.topics[0].error_code
+            finally:
+                await client.close()
+
+        pattern = ResourcePattern(ResourceType.TOPIC, "made-by-maker")
+        assert as_user(cluster, "admin", lambda a: a.create_acls([
+            allow("maker", ACLOperation.CREATE, pattern), allow("*", ACLOperation.DESCRIBE, pattern)])) == 0
+        assert cluster.run(ask("viewer", "made-by-maker")) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        assert "made-by-maker" not in topics(cluster)
+        assert cluster.run(ask("maker", "made-by-maker")) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        deadline = time.monotonic() + 15
+        while "made-by-maker" not in topics(cluster) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "made-by-maker" in topics(cluster)
 
 
 def kafka_admin_topics(bg, user: str) -> list[str]:
