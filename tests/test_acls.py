@@ -190,6 +190,20 @@ def test_auto_creation_needs_create_on_the_cluster_or_the_topic():
         assert "made-by-maker" in topics(cluster)
 
 
+def test_broker_static_configs_name_the_listener_protocols(bg):
+    """DescribeConfigs on a broker reports the security protocols its listeners really speak."""
+    from kafka.admin import ConfigResource
+
+    admin = kafka_admin(bg, "admin")
+    try:
+        described = admin.describe_configs([ConfigResource("BROKER", "1")], config_filter="all")["broker"]["1"]
+    finally:
+        admin.close()
+    assert described["listener.security.protocol.map"]["value"] == "CONTROLLER:SASL_PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+    assert described["listeners"]["value"].startswith("SASL_PLAINTEXT://")
+    assert described["controller.listener.names"]["value"] == "CONTROLLER"
+
+
 def kafka_admin_topics(bg, user: str) -> list[str]:
     admin = kafka_admin(bg, user)
     try:
