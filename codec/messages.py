@@ -211,6 +211,47 @@ class AlterReplicaLogDirsResponse(Message):
         partitions: tuple[AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult, ...]
 
 
+class AlterUserScramCredentialsRequest(Message):
+    """AlterUserScramCredentialsRequest: the request of API key 51; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    deletions: tuple[AlterUserScramCredentialsRequest.ScramCredentialDeletion, ...]
+    upsertions: tuple[AlterUserScramCredentialsRequest.ScramCredentialUpsertion, ...]
+
+    class ScramCredentialDeletion(Struct):
+        """AlterUserScramCredentialsRequest.ScramCredentialDeletion: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        mechanism: int
+
+    class ScramCredentialUpsertion(Struct):
+        """AlterUserScramCredentialsRequest.ScramCredentialUpsertion: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        mechanism: int
+        iterations: int
+        salt: bytes
+        salted_password: bytes
+
+
+class AlterUserScramCredentialsResponse(Message):
+    """AlterUserScramCredentialsResponse: the response of API key 51; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    results: tuple[AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult, ...]
+
+    class AlterUserScramCredentialsResult(Struct):
+        """AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult: versions 0+."""
+
+        __slots__ = ()
+        user: str
+        error_code: int
+        error_message: str | None
+
+
 class ApiVersionsRequest(Message):
     """ApiVersionsRequest: the request of API key 18; versions 0-5, flexible 3+."""
 
@@ -449,6 +490,40 @@ class BrokerRegistrationResponse(Message):
     broker_epoch: int
 
 
+class CreateAclsRequest(Message):
+    """CreateAclsRequest: the request of API key 30; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    creations: tuple[CreateAclsRequest.AclCreation, ...]
+
+    class AclCreation(Struct):
+        """CreateAclsRequest.AclCreation: versions 0+."""
+
+        __slots__ = ()
+        resource_type: int
+        resource_name: str
+        resource_pattern_type: int  # versions 1+
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+
+class CreateAclsResponse(Message):
+    """CreateAclsResponse: the response of API key 30; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    results: tuple[CreateAclsResponse.AclCreationResult, ...]
+
+    class AclCreationResult(Struct):
+        """CreateAclsResponse.AclCreationResult: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+
+
 class CreatePartitionsRequest(Message):
     """CreatePartitionsRequest: the request of API key 37; versions 0-3, flexible 2+."""
 
@@ -552,6 +627,55 @@ class CreateTopicsResponse(Message):
         configs: tuple[CreateTopicsResponse.CreatableTopicConfigs, ...] | None  # versions 5+
 
 
+class DeleteAclsRequest(Message):
+    """DeleteAclsRequest: the request of API key 31; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    filters: tuple[DeleteAclsRequest.DeleteAclsFilter, ...]
+
+    class DeleteAclsFilter(Struct):
+        """DeleteAclsRequest.DeleteAclsFilter: versions 0+."""
+
+        __slots__ = ()
+        resource_type_filter: int
+        resource_name_filter: str | None
+        pattern_type_filter: int  # versions 1+
+        principal_filter: str | None
+        host_filter: str | None
+        operation: int
+        permission_type: int
+
+
+class DeleteAclsResponse(Message):
+    """DeleteAclsResponse: the response of API key 31; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    filter_results: tuple[DeleteAclsResponse.DeleteAclsFilterResult, ...]
+
+    class DeleteAclsMatchingAcl(Struct):
+        """DeleteAclsResponse.DeleteAclsMatchingAcl: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+        resource_type: int
+        resource_name: str
+        pattern_type: int  # versions 1+
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+    class DeleteAclsFilterResult(Struct):
+        """DeleteAclsResponse.DeleteAclsFilterResult: versions 0+."""
+
+        __slots__ = ()
+        error_code: int
+        error_message: str | None
+        matching_acls: tuple[DeleteAclsResponse.DeleteAclsMatchingAcl, ...]
+
+
 class DeleteTopicsRequest(Message):
     """DeleteTopicsRequest: the request of API key 20; versions 0-6, flexible 4+."""
 
@@ -583,6 +707,47 @@ class DeleteTopicsResponse(Message):
         topic_id: uuid.UUID  # versions 6+
         error_code: int
         error_message: str | None  # versions 5+
+
+
+class DescribeAclsRequest(Message):
+    """DescribeAclsRequest: the request of API key 29; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    resource_type_filter: int
+    resource_name_filter: str | None
+    pattern_type_filter: int
+    principal_filter: str | None
+    host_filter: str | None
+    operation: int
+    permission_type: int
+
+
+class DescribeAclsResponse(Message):
+    """DescribeAclsResponse: the response of API key 29; versions 1-3, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    resources: tuple[DescribeAclsResponse.DescribeAclsResource, ...]
+
+    class AclDescription(Struct):
+        """DescribeAclsResponse.AclDescription: versions 0+."""
+
+        __slots__ = ()
+        principal: str
+        host: str
+        operation: int
+        permission_type: int
+
+    class DescribeAclsResource(Struct):
+        """DescribeAclsResponse.DescribeAclsResource: versions 0+."""
+
+        __slots__ = ()
+        resource_type: int
+        resource_name: str
+        pattern_type: int  # versions 1+
+        acls: tuple[DescribeAclsResponse.AclDescription, ...]
 
 
 class DescribeClusterRequest(Message):
@@ -861,6 +1026,45 @@ class DescribeTopicPartitionsResponse(Message):
         __slots__ = ()
         topic_name: str
         partition_index: int
+
+
+class DescribeUserScramCredentialsRequest(Message):
+    """DescribeUserScramCredentialsRequest: the request of API key 50; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    users: tuple[DescribeUserScramCredentialsRequest.UserName, ...] | None
+
+    class UserName(Struct):
+        """DescribeUserScramCredentialsRequest.UserName: versions 0+."""
+
+        __slots__ = ()
+        name: str
+
+
+class DescribeUserScramCredentialsResponse(Message):
+    """DescribeUserScramCredentialsResponse: the response of API key 50; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    results: tuple[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult, ...]
+
+    class CredentialInfo(Struct):
+        """DescribeUserScramCredentialsResponse.CredentialInfo: versions 0+."""
+
+        __slots__ = ()
+        mechanism: int
+        iterations: int
+
+    class DescribeUserScramCredentialsResult(Struct):
+        """DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult: versions 0+."""
+
+        __slots__ = ()
+        user: str
+        error_code: int
+        error_message: str | None
+        credential_infos: tuple[DescribeUserScramCredentialsResponse.CredentialInfo, ...]
 
 
 class ElectLeadersRequest(Message):
@@ -1337,6 +1541,8 @@ __all__ = [
     "AlterPartitionResponse",
     "AlterReplicaLogDirsRequest",
     "AlterReplicaLogDirsResponse",
+    "AlterUserScramCredentialsRequest",
+    "AlterUserScramCredentialsResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
     "AssignReplicasToDirsRequest",
@@ -1347,12 +1553,18 @@ __all__ = [
     "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest",
     "BrokerRegistrationResponse",
+    "CreateAclsRequest",
+    "CreateAclsResponse",
     "CreatePartitionsRequest",
     "CreatePartitionsResponse",
     "CreateTopicsRequest",
     "CreateTopicsResponse",
+    "DeleteAclsRequest",
+    "DeleteAclsResponse",
     "DeleteTopicsRequest",
     "DeleteTopicsResponse",
+    "DescribeAclsRequest",
+    "DescribeAclsResponse",
     "DescribeClusterRequest",
     "DescribeClusterResponse",
     "DescribeConfigsRequest",
@@ -1363,6 +1575,8 @@ __all__ = [
     "DescribeQuorumResponse",
     "DescribeTopicPartitionsRequest",
     "DescribeTopicPartitionsResponse",
+    "DescribeUserScramCredentialsRequest",
+    "DescribeUserScramCredentialsResponse",
     "ElectLeadersRequest",
     "ElectLeadersResponse",
     "EndQuorumEpochRequest",

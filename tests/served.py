@@ -59,17 +59,28 @@ class Served:
         self._reader = threading.Thread(target=self._read_log, daemon=True)
         self._reader.start()
         deadline = time.monotonic() + timeout
-        while True:
-            ready, _, _ = select.select([self.process.stdout], [], [], max(deadline - time.monotonic(), 0))
-            line = self.process.stdout.readline() if ready else ""
+        for line in self._stdout_lines(deadline):
             if line.startswith("kraftwire ready on "):
                 self.bootstrap = line.split()[-1]
                 return
-            if not line or time.monotonic() > deadline:
-                self.process.kill()
-                self.process.wait(30)
-                self._reader.join(30)
-                raise AssertionError(f"serve did not start: {self.logged()}")
+        self.process.kill()
+        self.process.wait(30)
+        self._reader.join(30)
+        raise AssertionError(f"serve did not start: {self.logged()}")
+
+    def _stdout_lines(self, deadline: float):
+        """Lines of stdout until EOF or the deadline, read from the descriptor itself: a buffered
+        readline could take two lines in at once and leave ``select`` waiting for the second."""
+        fd, pending = self.process.stdout.fileno(), b""
+        while True:
+            while b"\n" not in pending:
+                ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+                chunk = os.read(fd, 4096) if ready else b""
+                if not chunk:
+                    return
+                pending += chunk
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode()
 
     def _read_log(self) -> None:
         with self.process.stderr:

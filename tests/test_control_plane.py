@@ -20,7 +20,8 @@ TOPIC_ALREADY_EXISTS = 36
 def call(bg, method: str, path: str, body=None, raw: bytes | None = None) -> tuple[int, object]:
     data = raw if raw is not None else None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(bg.cluster.control_server.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {bg.cluster.control_token}"})
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, json.loads(answer.read())

@@ -95,7 +95,8 @@ def test_the_virtual_clock_over_http(tmp_path):
 
     port = free_ports(3) + 1
     served = Served(tmp_path, "--brokers", "2", "--port", str(port), "--controller-port", str(port - 1),
-                    "--seed", "3", "--virtual-clock", "--control-port", "0", "--data-dir", "state")
+                    "--seed", "3", "--virtual-clock", "--control-port", "0", "--control-token", TOKEN,
+                    "--data-dir", "state")
     control = None
     try:
         admin = KafkaAdminClient(bootstrap_servers=served.bootstrap)
@@ -108,7 +109,7 @@ def test_the_virtual_clock_over_http(tmp_path):
 
             def post(body) -> tuple[int, dict]:
                 request = urllib.request.Request(control + "/api/clock/advance", data=json.dumps(body).encode(),
-                                                 method="POST")
+                                                 method="POST", headers={"Authorization": f"Bearer {TOKEN}"})
                 try:
                     with urllib.request.urlopen(request, timeout=60) as answer:
                         return answer.status, json.loads(answer.read())
@@ -126,6 +127,9 @@ def test_the_virtual_clock_over_http(tmp_path):
             admin.close()
     finally:
         served.stop()
+
+
+TOKEN = "virtual-clock-test"  # the control plane's writes need it
 
 
 def _control_url(served) -> str:

@@ -30,7 +30,7 @@ ALLOWED = {
 
 # The controller's pure decision rules: functions of (image, request), testable without sockets.
 DECISION_RULES = ["partition_change", "placement", "topics", "broker_lifecycle", "throttle_cleanup",
-                  "replication_bandwidth", "config_validation", "result"]
+                  "replication_bandwidth", "config_validation", "acls", "scram", "result"]
 DECISION_RULES_MUST_NOT_REACH = ("kraftwire.server.wire", "kraftwire.server.raft", "kraftwire.server.apis",
                                  "kraftwire.server.controller.metadata_log", "kraftwire.server.controller.active_controller")
 

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from . import (api03_metadata, api04_leader_and_isr, api18_api_versions, api19_create_topics, api20_delete_topics,
-               api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs,
+from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions, api19_create_topics,
+               api20_delete_topics, api29_describe_acls, api30_create_acls, api31_delete_acls, api32_describe_configs,
+               api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs, api36_sasl_authenticate,
                api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
-               api45_alter_partition_reassignments, api46_list_partition_reassignments, api55_describe_quorum,
+               api45_alter_partition_reassignments, api46_list_partition_reassignments,
+               api50_describe_user_scram_credentials, api51_alter_user_scram_credentials, api55_describe_quorum,
                api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
                api73_assign_replicas_to_dirs, api74_list_config_resources,
                api75_describe_topic_partitions)
+from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
+                            INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
+from kraftwire.server.metadata.acls import Operation
 
 Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
 
@@ -32,42 +37,62 @@ async def forward_to_controller(broker, context, request):
     return await broker.client.send(request, context.api_version)
 
 
+ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION
+
+# Each handler is wrapped in the authorization Kafka applies to its API (authorization.py); with no
+# authorizer configured the wrappers let everything through.
 BROKER_APIS: dict[int, Handler] = {
     api03_metadata.API_KEY: api03_metadata.on_broker,
-    api04_leader_and_isr.API_KEY: api04_leader_and_isr.on_broker,
+    api04_leader_and_isr.API_KEY: on_cluster(CLUSTER_ACTION, api04_leader_and_isr.on_broker),
+    api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
-    api19_create_topics.API_KEY: forward_to_controller,
-    api20_delete_topics.API_KEY: forward_to_controller,
-    api32_describe_configs.API_KEY: api32_describe_configs.on_broker,
-    api33_alter_configs.API_KEY: api33_alter_configs.on_broker,
-    api34_alter_replica_log_dirs.API_KEY: api34_alter_replica_log_dirs.on_broker,
-    api35_describe_log_dirs.API_KEY: api35_describe_log_dirs.on_broker,
-    api37_create_partitions.API_KEY: forward_to_controller,
-    api43_elect_leaders.API_KEY: forward_to_controller,
-    api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_broker,
-    api45_alter_partition_reassignments.API_KEY: forward_to_controller,
-    api46_list_partition_reassignments.API_KEY: forward_to_controller,
-    api55_describe_quorum.API_KEY: forward_to_controller,
+    api19_create_topics.API_KEY: per_resource(forward_to_controller, CREATE_TOPICS),
+    api20_delete_topics.API_KEY: delete_topics(forward_to_controller),
+    api29_describe_acls.API_KEY: api29_describe_acls.on_broker,
+    api30_create_acls.API_KEY: api30_create_acls.on_broker,
+    api31_delete_acls.API_KEY: api31_delete_acls.on_broker,
+    api32_describe_configs.API_KEY: per_resource(api32_describe_configs.on_broker, DESCRIBE_CONFIGS),
+    api33_alter_configs.API_KEY: per_resource(api33_alter_configs.on_broker, ALTER_CONFIGS),
+    api34_alter_replica_log_dirs.API_KEY: alter_replica_log_dirs(api34_alter_replica_log_dirs.on_broker),
+    api35_describe_log_dirs.API_KEY: on_cluster(DESCRIBE, api35_describe_log_dirs.on_broker),
+    api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
+    api37_create_partitions.API_KEY: per_resource(forward_to_controller, CREATE_PARTITIONS),
+    api43_elect_leaders.API_KEY: on_cluster(ALTER, forward_to_controller),
+    api44_incremental_alter_configs.API_KEY: per_resource(api44_incremental_alter_configs.on_broker,
+                                                          INCREMENTAL_ALTER_CONFIGS),
+    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, forward_to_controller),
+    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
+    api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
+    api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
+    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
-    api74_list_config_resources.API_KEY: api74_list_config_resources.on_broker,
+    api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {
+    api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_controller,
-    api19_create_topics.API_KEY: api19_create_topics.on_controller,
-    api20_delete_topics.API_KEY: api20_delete_topics.on_controller,
-    api32_describe_configs.API_KEY: api32_describe_configs.on_controller,
-    api33_alter_configs.API_KEY: api33_alter_configs.on_controller,
-    api37_create_partitions.API_KEY: api37_create_partitions.on_controller,
-    api43_elect_leaders.API_KEY: api43_elect_leaders.on_controller,
-    api44_incremental_alter_configs.API_KEY: api44_incremental_alter_configs.on_controller,
-    api45_alter_partition_reassignments.API_KEY: api45_alter_partition_reassignments.on_controller,
-    api46_list_partition_reassignments.API_KEY: api46_list_partition_reassignments.on_controller,
-    api55_describe_quorum.API_KEY: api55_describe_quorum.on_controller,
-    api56_alter_partition.API_KEY: api56_alter_partition.on_controller,
-    api60_describe_cluster.API_KEY: api60_describe_cluster.on_controller,
-    api62_broker_registration.API_KEY: api62_broker_registration.on_controller,
-    api63_broker_heartbeat.API_KEY: api63_broker_heartbeat.on_controller,
-    api73_assign_replicas_to_dirs.API_KEY: api73_assign_replicas_to_dirs.on_controller,
+    api19_create_topics.API_KEY: per_resource(api19_create_topics.on_controller, CREATE_TOPICS),
+    api20_delete_topics.API_KEY: delete_topics(api20_delete_topics.on_controller),
+    api29_describe_acls.API_KEY: api29_describe_acls.on_controller,
+    api30_create_acls.API_KEY: api30_create_acls.on_controller,
+    api31_delete_acls.API_KEY: api31_delete_acls.on_controller,
+    api32_describe_configs.API_KEY: per_resource(api32_describe_configs.on_controller, DESCRIBE_CONFIGS),
+    api33_alter_configs.API_KEY: per_resource(api33_alter_configs.on_controller, ALTER_CONFIGS),
+    api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
+    api37_create_partitions.API_KEY: per_resource(api37_create_partitions.on_controller, CREATE_PARTITIONS),
+    api43_elect_leaders.API_KEY: on_cluster(ALTER, api43_elect_leaders.on_controller),
+    api44_incremental_alter_configs.API_KEY: per_resource(api44_incremental_alter_configs.on_controller,
+                                                          INCREMENTAL_ALTER_CONFIGS),
+    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, api45_alter_partition_reassignments.on_controller),
+    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, api46_list_partition_reassignments.on_controller),
+    api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_controller,
+    api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_controller,
+    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, api55_describe_quorum.on_controller),
+    api56_alter_partition.API_KEY: on_cluster(CLUSTER_ACTION, api56_alter_partition.on_controller),
+    api60_describe_cluster.API_KEY: on_cluster(ALTER, api60_describe_cluster.on_controller),  # as Kafka's controller
+    api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),
+    api63_broker_heartbeat.API_KEY: on_cluster(CLUSTER_ACTION, api63_broker_heartbeat.on_controller),
+    api73_assign_replicas_to_dirs.API_KEY: on_cluster(CLUSTER_ACTION, api73_assign_replicas_to_dirs.on_controller),
 }

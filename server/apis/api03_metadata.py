@@ -12,7 +12,13 @@ REPLICA_NOT_AVAILABLE (9). v10 and v11 requests naming a topic by id or without 
 (Kafka: "Topic IDs are not supported in requests for version ..."): every topic asked for is answered
 INVALID_REQUEST (42), a null name as "", in the shape of Kafka's generic error response.
 
-The answer to "all topics" is encoded once per image version and served from that cache.
+With an authorizer (server/apis/authorization.py) a topic needs DESCRIBE: "all topics" lists only
+those, a topic named without it gets TOPIC_AUTHORIZATION_FAILED (29) whether it exists or not, and one
+named by id gets UNKNOWN_TOPIC_ID, as Kafka answers so that ids do not reveal topics. Auto-creation
+also needs CREATE on the cluster or the topic; a missing topic without it gets TOPIC_AUTHORIZATION_FAILED.
+
+The answer to "all topics" is encoded once per image version and served from that cache (without an
+authorizer: the answer is then the same for everyone).
 """
 from __future__ import annotations
 
@@ -22,8 +28,10 @@ import uuid
 from kraftwire.codec.messages import MetadataResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
-
 from kraftwire.server.controller.topics import invalid_name_reason
+from kraftwire.server.metadata.acls import Operation, ResourceType
+
+from .authorization import authorized
 from .auto_topic_creation import create_missing_topics
 
 API_KEY = 3
@@ -82,19 +90,24 @@ def _missing_topic(error_code: int, name: str | None, topic_id: uuid.UUID) -> To
     return tuple.__new__(Topic, values)
 
 
-def build_response(image, request, version: int, broker) -> MetadataResponse:
+def build_response(image, request, version: int, broker, may_describe=lambda name: True) -> MetadataResponse:
     brokers = [MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=e.host, port=e.port, rack=b.rack)
                for b in sorted(image.brokers.values(), key=lambda b: b.broker_id) if not b.fenced
                for e in b.endpoints if e.name == broker.listener_name]
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
-        topics = [_topic(image, t, version) for t in sorted(image.topics.values(), key=lambda t: t.name)]
+        topics = [_topic(image, t, version) for t in sorted(image.topics.values(), key=lambda t: t.name)
+                  if may_describe(t.name)]
     else:
         topics = []
         for entry in wanted:
             if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
                 missing = (ErrorCode.UNKNOWN_TOPIC_ID, None, entry.topic_id)
+                if topic is not None and not may_describe(topic.name):
+                    topic = None
+            elif not may_describe(entry.name):
+                topic, missing = None, (ErrorCode.TOPIC_AUTHORIZATION_FAILED, entry.name, ZERO_UUID)
             else:
                 topic = image.topic(entry.name)
                 illegal = entry.name is not None and invalid_name_reason(entry.name) is not None
@@ -117,11 +130,21 @@ def invalid_request_response(request) -> MetadataResponse:
               is_internal=False, partitions=[]) for t in request.topics])
 
 
+def may_create(broker, context, name: str) -> bool:
+    """Auto-creation needs CREATE on the cluster or on the topic, as Kafka asks."""
+    return (authorized(broker, context, Operation.CREATE)
+            or authorized(broker, context, Operation.CREATE, ResourceType.TOPIC, name))
+
+
 def on_broker(broker, context, request):
     image = broker.image
     version = context.api_version
     if _uses_topic_ids_too_early(request, version):
         return invalid_request_response(request)
+    if broker.authorizer is not None:
+        response = build_response(image, request, version, broker, lambda name: authorized(
+            broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
+        return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
     if request.topics is not None or version == 0:
         return create_missing_topics(broker, request, build_response(image, request, version, broker))
     cache = broker.metadata_cache

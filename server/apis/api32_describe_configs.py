@@ -73,18 +73,21 @@ CONTROLLER_LISTENER_NAME = "CONTROLLER"
 
 
 def _security_protocol_map(*listener_names: str) -> str:
-    return ",".join(f"{name}:PLAINTEXT" for name in listener_names)  # kraftwire speaks only PLAINTEXT
+    """The map of PLAINTEXT listeners; a cluster with security puts its own in the startup configs."""
+    return ",".join(f"{name}:PLAINTEXT" for name in listener_names)
 
 
 def broker_static_configs(broker) -> dict[str, str]:
     """What a KRaft broker's server.properties would hold for this simulated broker."""
     name = broker.listener_name
+    controller_name = broker.startup_configs.get("controller.listener.names", CONTROLLER_LISTENER_NAME)
     static = {
         "node.id": str(broker.broker_id), "process.roles": "broker",
         "listeners": f"{name}://{broker.host}:{broker.port}",
         "advertised.listeners": f"{name}://{broker.advertised_host}:{broker.port}",
-        "listener.security.protocol.map": _security_protocol_map(CONTROLLER_LISTENER_NAME, name),
-        "inter.broker.listener.name": name, "controller.listener.names": CONTROLLER_LISTENER_NAME,
+        "listener.security.protocol.map": broker.startup_configs.get(
+            "listener.security.protocol.map", _security_protocol_map(controller_name, name)),
+        "inter.broker.listener.name": name, "controller.listener.names": controller_name,
         "log.dirs": ",".join(directory.path for directory in broker.log_manager.directories)}
     if broker.client is not None:
         static["controller.quorum.bootstrap.servers"] = f"{broker.client.host}:{broker.client.port}"
@@ -94,10 +97,12 @@ def broker_static_configs(broker) -> dict[str, str]:
 def controller_static_configs(node) -> dict[str, str]:
     """The same for the controller node."""
     address = f"{node.host}:{node.port}"
+    name = node.startup_configs.get("controller.listener.names", CONTROLLER_LISTENER_NAME)
     return {**node.startup_configs, "node.id": str(node.node_id), "process.roles": "controller",
-            "listeners": f"{CONTROLLER_LISTENER_NAME}://{address}",
-            "listener.security.protocol.map": _security_protocol_map(CONTROLLER_LISTENER_NAME),
-            "controller.listener.names": CONTROLLER_LISTENER_NAME, "controller.quorum.bootstrap.servers": address}
+            "listeners": f"{name}://{address}",
+            "listener.security.protocol.map": node.startup_configs.get(
+                "listener.security.protocol.map", _security_protocol_map(name)),
+            "controller.listener.names": name, "controller.quorum.bootstrap.servers": address}
 
 
 def _describe_resource(image, broker_id: int, resource, include_synonyms: bool, include_documentation: bool,

@@ -18,6 +18,11 @@ broker is missing, fenced, not on this listener or whose directory is offline. `
 and ``LastKnownElr`` are those the log holds: empty unless it came from a Kafka cluster running with ELR,
 since kraftwire's controller runs without (as Kafka's does before ELR). With no authorizer every topic operation is allowed, so
 ``TopicAuthorizedOperations`` holds Kafka's full topic bit set.
+
+With an authorizer (server/apis/authorization.py) a topic needs DESCRIBE, as Kafka asks: an
+all-topics listing leaves the others out, and a named topic without it gets TOPIC_AUTHORIZATION_FAILED
+(29), whether it exists or not, after the page; ``TopicAuthorizedOperations`` holds the operations the
+client is allowed on each topic.
 """
 from __future__ import annotations
 
@@ -26,12 +31,16 @@ from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 from kraftwire.codec.messages import DescribeTopicPartitionsResponse
 
 from kraftwire.server.controller.topics import invalid_name_reason
+from kraftwire.server.metadata.acls import Operation, ResourceType
+
+from .authorization import authorized
 
 API_KEY = 75
 MAX_PARTITIONS_PER_RESPONSE = 2000  # Kafka's max.request.partition.size.limit default
 # AclEntry.supportedOperations(TOPIC) as a bit set: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
 # DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
-ALL_TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
+TOPIC_OPERATIONS = (3, 4, 5, 6, 7, 8, 10, 11)
+ALL_TOPIC_OPERATIONS = sum(1 << code for code in TOPIC_OPERATIONS)
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 Partition = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition
@@ -43,7 +52,8 @@ class _InvalidRequest(Exception):
 
 
 def _selected_topics(image, request) -> tuple[list[str], bool]:
-    """The names to answer, in order, and whether the request asked for every topic."""
+    """The names to answer, in order (those the client may describe or not), and whether the request
+    asked for every topic."""
     cursor = request.cursor
     start = cursor.topic_name if cursor is not None else ""
     fetch_all = not request.topics
@@ -70,19 +80,26 @@ def _partition(image, listener: str, index: int, state) -> Partition:
                      offline_replicas=offline)
 
 
-def _missing(name: str) -> Topic:
+def _missing(name: str, operations: int = ALL_TOPIC_OPERATIONS) -> Topic:
     code = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if invalid_name_reason(name) is None
             else ErrorCode.INVALID_TOPIC_EXCEPTION)
     return Topic(error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
-                 topic_authorized_operations=ALL_TOPIC_OPERATIONS)
+                 topic_authorized_operations=operations)
 
 
-def build_response(image, request, listener: str) -> DescribeTopicPartitionsResponse:
+def build_response(image, request, listener: str, may=lambda operation, name: True) -> DescribeTopicPartitionsResponse:
+    """The page; ``may(operation, name)`` is the authorizer's verdict on a topic."""
     try:
         names, fetch_all = _selected_topics(image, request)
     except _InvalidRequest:
         return DescribeTopicPartitionsResponse(topics=[Topic(error_code=ErrorCode.INVALID_REQUEST, name=topic.name)
                                                        for topic in request.topics])
+    refused = [] if fetch_all else [name for name in names if not may(Operation.DESCRIBE, name)]
+    names = [name for name in names if may(Operation.DESCRIBE, name)]
+
+    def operations(name: str) -> int:
+        return sum(1 << code for code in TOPIC_OPERATIONS if may(code, name))
+
     cursor = request.cursor
     remaining = max(min(MAX_PARTITIONS_PER_RESPONSE, request.response_partition_limit), 1)
     topics, next_cursor = [], None
@@ -93,20 +110,25 @@ def build_response(image, request, listener: str) -> DescribeTopicPartitionsResp
         topic = image.topic(name)
         if topic is None:
             if not fetch_all:
-                topics.append(_missing(name))
+                topics.append(_missing(name, operations(name)))
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         end = min(len(topic.partitions), first + remaining)
         partitions = [_partition(image, listener, index, topic.partitions[index])
                       for index in range(first, end) if index in topic.partitions]
         topics.append(Topic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
-                            partitions=partitions, topic_authorized_operations=ALL_TOPIC_OPERATIONS))
+                            partitions=partitions, topic_authorized_operations=operations(name)))
         if end < len(topic.partitions):
             next_cursor = Cursor(topic_name=name, partition_index=end)
             break
         remaining -= len(partitions)
+    topics += [Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID,
+                     is_internal=False) for name in refused]
     return DescribeTopicPartitionsResponse(topics=topics, next_cursor=next_cursor)
 
 
 def on_broker(broker, context, request):
-    return build_response(broker.image, request, broker.listener_name)
+    if broker.authorizer is None:
+        return build_response(broker.image, request, broker.listener_name)
+    return build_response(broker.image, request, broker.listener_name, lambda operation, name: authorized(
+        broker, context, operation, ResourceType.TOPIC, name))

@@ -25,13 +25,20 @@ _sent: set[asyncio.Task] = set()  # creations under way: held so they are not co
 _in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def create_missing_topics(broker, request, response):
+def create_missing_topics(broker, request, response, may_create=lambda name: True):
     """``response``, after sending the missing topics it names for creation when the broker and the
-    request allow it."""
+    request allow it; those the client may not create (``may_create``, the authorizer's CREATE) are
+    answered TOPIC_AUTHORIZATION_FAILED instead."""
     if broker.startup_configs.get(ENABLE) != "true" or not request.allow_auto_topic_creation:
         return response
     missing = [topic.name for topic in response.topics
                if topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and topic.name is not None]
+    refused = {name for name in missing if not may_create(name)}
+    if refused:
+        missing = [name for name in missing if name not in refused]
+        response = response.replace(topics=[
+            topic.replace(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) if topic.name in refused
+            and topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else topic for topic in response.topics])
     asking = _in_flight.setdefault(broker, set())
     to_send = [name for name in missing if name not in asking]
     if to_send:

@@ -25,6 +25,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
 from kraftwire.server.wire.transport import Handler, Listener
 from .log_dirs import LogDir, LogDirManager
 from .replica_manager import ReplicaManager
@@ -46,13 +47,18 @@ class BrokerNode:
                  controller_address: Callable[[], tuple[str, int]], apis: Mapping[int, Callable],
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
+                 listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
+                 controller_security: ClientSecurity | None = None, authorizer=None,
                  startup_configs: dict[str, str] | None = None):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
         self.advertised_host = advertised_host or host  # what clients are told to connect to
         self.rack = rack
-        self.listener_name = LISTENER_NAME
+        self.listener_name = listener_name
+        self.security_protocol = PROTOCOL_IDS[security.protocol] if security is not None else PLAINTEXT
+        self._controller_security = controller_security  # how it authenticates to the controller
+        self.authorizer = authorizer  # server/metadata/acls.py's Authorizer, or None: every request allowed
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._metadata = metadata
         self._controller_address = controller_address
@@ -68,7 +74,7 @@ class BrokerNode:
         metadata.subscribe(self.replica_manager.on_commit)
         handlers: dict[int, Handler] = {key: lambda ctx, req, handler=handler: handler(self, ctx, req)
                                         for key, handler in apis.items()}
-        self.listener = Listener(f"broker-{broker_id}", host, port, handlers)
+        self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security)
 
     # --- what handlers read --------------------------------------------------------------------
 
@@ -99,7 +105,7 @@ class BrokerNode:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
-        self.client = KafkaClient(*self._controller_address(), f"broker-{self.broker_id}")
+        self.client = KafkaClient(*self._controller_address(), f"broker-{self.broker_id}", self._controller_security)
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()
@@ -120,8 +126,8 @@ class BrokerNode:
     async def _register(self) -> None:
         request = BrokerRegistrationRequest(
             broker_id=self.broker_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation_id,
-            listeners=[BrokerRegistrationRequest.Listener(name=LISTENER_NAME, host=self.advertised_host, port=self.port,
-                                                          security_protocol=PLAINTEXT)],
+            listeners=[BrokerRegistrationRequest.Listener(name=self.listener_name, host=self.advertised_host,
+                                                          port=self.port, security_protocol=self.security_protocol)],
             features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
                                                         min_supported_version=MIN_METADATA_VERSION,
                                                         max_supported_version=METADATA_VERSION_LEVEL)],

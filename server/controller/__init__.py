@@ -2,8 +2,8 @@
 and committed images, ``write`` around a decision, broker sessions) through the ``metadata_log``
 interface; the pure decision rules, functions of an image that return records (``partition_change``,
 ``placement``, ``topics``, ``broker_lifecycle``, ``throttle_cleanup``, ``replication_bandwidth``,
-``config_validation``; a
-request's whole decision is a ``result.ControllerResult``); and the parts that run beside it on commits:
+``config_validation``, ``acls``, ``scram``; a request's whole decision is a ``result.ControllerResult``);
+and the parts that run beside it on commits:
 ``leader_and_isr_publisher`` (LeaderAndIsr to the brokers) and ``node`` (the controller's listener).
 
 It may import the codec, the metadata wing and the wire (the node's listener, the publisher's client);

@@ -80,6 +80,7 @@ class LeaderAndIsrPublisher:
         self._queues: dict[int, asyncio.Queue] = {}
         self._senders: dict[int, asyncio.Task] = {}
         self._clients: dict[int, KafkaClient] = {}
+        self.client_security = None  # a wire.security.ClientSecurity for the brokers' listeners, or None
         self._sending = 0  # requests sent and not yet answered
 
     @property
@@ -185,5 +186,6 @@ class LeaderAndIsrPublisher:
             client = None
         if client is None:
             client = self._clients[broker_id] = KafkaClient(endpoint.host, endpoint.port,
-                                                            f"controller-{self.controller.node_id}")
+                                                            f"controller-{self.controller.node_id}",
+                                                            self.client_security)
         return client

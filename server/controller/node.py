@@ -15,16 +15,22 @@ class ControllerNode:
     """The controller's own listener: broker lifecycle RPCs and the requests brokers forward.
     ``apis``: api key -> ``handler(node, context, request)`` (``kraftwire.server.apis.CONTROLLER_APIS``)."""
 
-    def __init__(self, controller: Controller, host: str, port: int, apis: Mapping[int, Callable],
-                 startup_configs: dict[str, str] | None = None):
+    def __init__(self, controller: Controller, host: str, port: int, apis: Mapping[int, Callable], security=None,
+                 authorizer=None, startup_configs: dict[str, str] | None = None):
         self.controller = controller
+        self.authorizer = authorizer  # server/metadata/acls.py's Authorizer, or None: every request allowed
         self.node_id = controller.node_id
         self.host = host
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         handlers = {key: lambda ctx, req, handler=handler: handler(self, ctx, req) for key, handler in apis.items()}
-        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers)
+        self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, security)
         self.leader_and_isr = LeaderAndIsrPublisher(controller)
         self.throttle_cleaner = ThrottleCleaner(controller)
+
+    @property
+    def image(self):
+        """The committed image, as the handlers read it."""
+        return self.controller.committed
 
     @property
     def port(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import re
 import resource
 import signal
 import socket
@@ -19,6 +20,9 @@ import uvloop
 
 from . import config_file, healthcheck
 from .cluster import Cluster
+from .security_settings import Security
+from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
+                                            parse_protocol_map)
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError
@@ -88,6 +92,9 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--virtual-clock", action="store_true", default=False,
                    help="simulated data movement waits for POST /api/clock/advance instead of following "
                         "the wall clock (with --control-port)")
+    p.add_argument("--control-token", default=None,
+                   help="bearer token the control plane's state-changing calls need (default: generated and printed)")
+    _security_options(p)
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -122,6 +129,66 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                         f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
                         f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
     return p
+
+
+def _security_options(p: argparse.ArgumentParser) -> None:
+    """Kafka's listener security settings (server/host/security_settings.py); all off by default."""
+    p.add_argument("--listener-name", default="PLAINTEXT",
+                   help="the brokers' listener name; its security protocol comes from the map (default PLAINTEXT)")
+    p.add_argument("--controller-listener-name", default="CONTROLLER",
+                   help="the controller's listener name (default CONTROLLER, which is PLAINTEXT unless mapped)")
+    p.add_argument("--listener-security-protocol-map", default="",
+                   help="NAME:PROTOCOL,... with PROTOCOL one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL "
+                        "(listener.security.protocol.map), e.g. CLIENT:SASL_SSL,CONTROLLER:SASL_SSL")
+    p.add_argument("--ssl-certfile", default=None, help="PEM certificate chain of the TLS listeners")
+    p.add_argument("--ssl-keyfile", default=None, help="PEM private key (default: in --ssl-certfile)")
+    p.add_argument("--ssl-cafile", default=None,
+                   help="PEM CA certificates trusted for client certificates and by brokers for the controller's")
+    p.add_argument("--ssl-client-auth", default="none", choices=("none", "requested", "required"),
+                   help="ask TLS clients for a certificate; its subject is the principal (default none)")
+    p.add_argument("--sasl-enabled-mechanisms", default=",".join(MECHANISMS),
+                   help=f"comma-separated SASL mechanisms (default {','.join(MECHANISMS)})")
+    p.add_argument("--sasl-plain-users", default="",
+                   help="PLAIN users as USER:PASSWORD,... (as Kafka's JAAS user_<name> entries)")
+    p.add_argument("--add-scram", default="",
+                   help="SCRAM users, as kafka-storage format --add-scram takes them, one or more of "
+                        "SCRAM-SHA-256=[name=USER,password=PASSWORD] (salted at start; the password is not kept)")
+    p.add_argument("--failed-authentication-delay-ms", type=int, default=DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
+                   help="close a connection that failed authentication this long after the answer (default 100)")
+    p.add_argument("--authorizer", action="store_true",
+                   help="check every request against ACLs (Kafka's StandardAuthorizer; default: everything allowed)")
+    p.add_argument("--super-users", default="", help="principals allowed everything, as User:admin,User:ops")
+    p.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
+                   help="allow a request on a resource without any ACL (default: deny it)")
+
+
+_SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
+
+
+def _security(args) -> Security | None:
+    """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
+    protocol_map = parse_protocol_map(args.listener_security_protocol_map)
+    asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
+             or args.add_scram or args.authorizer)
+    if not asked:
+        return None
+    plain = {}
+    for entry in filter(None, args.sasl_plain_users.split(",")):
+        user, sep, password = entry.partition(":")
+        if not sep or not user:
+            raise ValueError(f"bad --sasl-plain-users entry {entry!r}: expected USER:PASSWORD")
+        plain[user] = password
+    if re.sub(_SCRAM_ENTRY, "", args.add_scram).strip(" ;\t\n"):
+        raise ValueError("bad --add-scram: expected SCRAM-SHA-256=[name=USER,password=PASSWORD] entries")
+    scram = [parse_add_scram(entry) for entry in re.findall(_SCRAM_ENTRY, args.add_scram)]
+    return Security(listener_name=args.listener_name, controller_listener_name=args.controller_listener_name,
+                    protocol_map=protocol_map, certfile=args.ssl_certfile, keyfile=args.ssl_keyfile,
+                    cafile=args.ssl_cafile, client_auth=args.ssl_client_auth,
+                    mechanisms=tuple(m.strip().upper() for m in args.sasl_enabled_mechanisms.split(",") if m.strip()),
+                    plain_users=plain, scram_users=scram,
+                    failed_authentication_delay_ms=args.failed_authentication_delay_ms, authorizer=args.authorizer,
+                    super_users=tuple(u.strip() for u in args.super_users.split(",") if u.strip()),
+                    allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
 def _transport_limits(args) -> TransportLimits:
@@ -172,6 +239,7 @@ async def _serve(args) -> int:
                             snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
                             retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
     try:
+        security = _security(args)
         cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
                           data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
                           metrics_port=args.metrics_port, control_port=args.control_port,
@@ -181,13 +249,13 @@ async def _serve(args) -> int:
                           virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
                           node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
                           num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
-                          metadata_version=args.metadata_version)
-    except (StorageError, ValueError) as exc:  # damaged or locked storage, or a setting out of range
+                          metadata_version=args.metadata_version, security=security, control_token=args.control_token)
+    except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1
     try:
         await cluster.start()
-    except (StorageError, ValueError, OSError) as exc:  # damaged storage, or a port taken since the check
+    except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
         logger.critical("cannot start: %s", exc)
         return 1
     logger.info("kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
@@ -195,6 +263,8 @@ async def _serve(args) -> int:
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
         if server is not None:
             logger.info("%s on %s", name, server.url)
+    if cluster.control_server is not None and args.control_token is None:
+        print(f"control plane token: {cluster.control_token}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -10,9 +10,11 @@ defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests se
 ``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
-operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...).
+operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...). The control
+plane's state-changing calls need ``control_token`` as a bearer token (given, or generated here).
 ``advertised_host`` is the address brokers register for clients (default: ``host``), for a cluster
-bound to 0.0.0.0 in a container.
+bound to 0.0.0.0 in a container. ``security`` (server/host/security_settings.py) sets the listeners'
+protocols, TLS and SASL users; without it every listener is PLAINTEXT and open, as before.
 
 Every broker has ``log_dirs`` log directories (JBOD, KIP-858) at ``<data_dir>/broker-<id>/logs-<k>``
 (k from 0), each with a stable id in its ``meta.properties`` and a simulated capacity of
@@ -40,6 +42,7 @@ import asyncio
 import math
 import os
 import random
+import secrets
 import shutil
 import tempfile
 import uuid
@@ -56,6 +59,7 @@ from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
@@ -66,6 +70,7 @@ from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, Tr
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
+from .security_settings import Security
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -135,7 +140,8 @@ class Cluster:
                  transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
-                 default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION):
+                 default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
+                 security: Security | None = None, control_token: str | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -148,6 +154,8 @@ class Cluster:
         metadata_version_level(metadata_version)  # refused before anything is created
         _check_node_ids(node_ids, brokers)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
+        if security is not None:
+            startup_configs.update(security.static_configs())
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         self.host = host
@@ -171,8 +179,14 @@ class Cluster:
                                      session_timeout_ms=session_timeout_ms,
                                      rng=None if seed is None else random.Random(seed),
                                      metadata_version=metadata_version)
+        self.security = security
+        self.authorizer = security.make_authorizer() if security else None
         self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
+                                              security.controller_listener() if security else None, self.authorizer,
                                               startup_configs)
+        if security is not None:
+            self.controller_node.leader_and_isr.client_security = security.controller_client()
+            security.read_scram_from(lambda: self.controller.committed)
         metadata = CommittedImageView(self.controller)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
@@ -183,7 +197,7 @@ class Cluster:
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
-                       startup_configs=startup_configs)
+                       startup_configs=startup_configs, **self._broker_security())
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -200,7 +214,15 @@ class Cluster:
         self.recent_records = RecentRecords(self.controller)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
-        self.control_server = None if control_port is None else ControlPlane(self).http_server(host, control_port)
+        self.control_token = control_token or secrets.token_urlsafe(24)  # for the control plane's writes
+        self.control_server = (None if control_port is None
+                               else ControlPlane(self).http_server(host, control_port, self.control_token))
+
+    def _broker_security(self) -> dict:
+        if self.security is None:
+            return {}
+        return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
+                "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
         paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
@@ -237,6 +259,8 @@ class Cluster:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         await self.controller.start()
+        if self.security is not None and self.security.bootstrap_scram:
+            await self.controller.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         await self.controller_node.start()
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))

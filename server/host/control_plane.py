@@ -28,6 +28,8 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
                                              simulated time on and answer once the cluster is at rest;
                                              {"until": "reassignments-done"} moves it until none is left
 
+Every call but GET needs ``Authorization: Bearer <token>`` (the cluster's ``control_token``), and
+Host and Origin must name the bound address (server/host/http_guard.py): 401 and 403 otherwise.
 Bad requests get a 4xx and ``{"error": "..."}``: an unknown broker 404, a body that is not JSON or a
 bad value 400, an unknown endpoint 404, a wrong method 405; a wait that times out 504.
 
@@ -49,6 +51,7 @@ from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.codec import KafkaError
+from .http_guard import RequestGuard
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name, under_replicated_partition
 
@@ -163,8 +166,8 @@ class ControlPlane:
     def __init__(self, cluster: "Cluster"):
         self.cluster = cluster
 
-    def http_server(self, host: str, port: int) -> HttpServer:
-        return HttpServer("control", host, port, {
+    def http_server(self, host: str, port: int, token: str) -> HttpServer:
+        return HttpServer("control", host, port, guard=RequestGuard(host, port, token), routes={
             ("GET", "/"): self.page,
             ("GET", "/view"): self.view,
             ("GET", "/api/state"): self.state,

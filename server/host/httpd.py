@@ -9,6 +9,7 @@ with ``Content-Length``, and the connection is kept alive unless the client asks
 Routes are ``(method, pattern)`` pairs; a pattern is a path whose ``{name}`` segments match one path
 segment each and are passed to the handler as keyword arguments. A handler gets the ``Request`` and
 returns a ``Response`` (or awaits one); raising ``HttpError`` answers with that status and a JSON error.
+A ``guard`` (server/host/http_guard.py), when given, sees every request first and may refuse it.
 An unknown path is 404, a known path with another method is 405, a handler that fails is 500: the
 server itself never goes down over a request. A request line or header line longer than
 ``MAX_LINE_BYTES`` is answered 414 or 431 and the connection closed. ``stop`` ends open connections
@@ -80,8 +81,9 @@ Handler = Callable[..., Response | Awaitable[Response]]
 
 
 class HttpServer:
-    def __init__(self, name: str, host: str, port: int, routes: dict[tuple[str, str], Handler]):
+    def __init__(self, name: str, host: str, port: int, routes: dict[tuple[str, str], Handler], guard=None):
         self.name = name
+        self.guard = guard
         self.host = host
         self.port = port
         self._routes = [(method, pattern.strip("/").split("/"), handler)
@@ -93,6 +95,8 @@ class HttpServer:
         self._server = await asyncio.start_server(self._serve_connection, self.host, self.port, reuse_address=True,
                                                   limit=MAX_LINE_BYTES)
         self.port = self._server.sockets[0].getsockname()[1]
+        if self.guard is not None:
+            self.guard.port = self.port
 
     async def stop(self) -> None:
         if self._server is None:
@@ -155,6 +159,8 @@ class HttpServer:
 
     async def _answer(self, request: Request) -> Response:
         try:
+            if self.guard is not None:
+                self.guard(request)
             handler, params = self._route(request.method, request.path)
             result = handler(request, **params)
             return await result if inspect.isawaitable(result) else result

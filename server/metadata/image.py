@@ -1,6 +1,7 @@
 """The metadata image: cluster state built only by applying metadata records, in log order.
 
-Brokers, topics with their partitions, dynamic configs and feature levels. ``apply`` is the one way the
+Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
+users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
 yet committed records) and both are fed the same records.
 
@@ -19,6 +20,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
                                        LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
 
+from .acls import Acl
 from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
 
 
@@ -129,6 +131,9 @@ class MetadataImage:
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
+        self.acls: dict[uuid.UUID, Acl] = {}  # access control entries by id (server/metadata/acls.py)
+        # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
+        self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
         # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
         self.pending_transaction: list | None = None
@@ -169,6 +174,8 @@ class MetadataImage:
         other.topic_ids = dict(self.topic_ids)
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
+        other.acls = dict(self.acls)
+        other.scram = dict(self.scram)
         other.version = self.version
         other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
@@ -176,7 +183,7 @@ class MetadataImage:
     def to_records(self):
         """The image as (record, version) pairs at its metadata.version, the content of a snapshot:
         applied in order to an empty image they rebuild this one. Features, brokers (with their fencing state), topics each followed
-        by their partitions, then configs, as Kafka's image writer orders them."""
+        by their partitions, then configs, ACLs and SCRAM credentials, as Kafka's image writer orders them."""
         level = self.metadata_version_level
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
@@ -206,6 +213,13 @@ class MetadataImage:
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=value)
+        for acl_id, a in self.acls.items():
+            yield rec.AccessControlEntryRecord(
+                id=acl_id, resource_type=a.resource_type, resource_name=a.resource_name, pattern_type=a.pattern_type,
+                principal=a.principal, host=a.host, operation=a.operation, permission_type=a.permission)
+        for (mechanism, name), (salt, stored_key, server_key, iterations) in self.scram.items():
+            yield rec.UserScramCredentialRecord(name=name, mechanism=mechanism, salt=salt, stored_key=stored_key,
+                                                server_key=server_key, iterations=iterations)
 
     # --- applying records ------------------------------------------------------------------------
 
@@ -213,7 +227,7 @@ class MetadataImage:
         """Apply one committed record. Records inside a metadata transaction (written by Kafka's
         controller, never by kraftwire's) take effect together at its end, or not at all if aborted,
         as Kafka's MetadataLoader replays them. Record types that carry no state kraftwire keeps
-        (ACLs, quotas, SCRAM credentials, producer ids, controller registrations, ...) change nothing."""
+        (quotas, producer ids, delegation tokens, controller registrations, ...) change nothing."""
         if self.pending_transaction is not None and type(record) not in _TRANSACTION_ENDS:
             self.pending_transaction.append(record)
         else:
@@ -323,6 +337,10 @@ class MetadataImage:
     def _set_feature(self, r) -> None:
         self.features[r.name] = r.feature_level
 
+    def _add_acl(self, r) -> None:
+        self.acls[r.id] = Acl(r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host, r.operation,
+                              r.permission_type)
+
 
 _APPLY = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
@@ -336,6 +354,11 @@ _APPLY = {
     rec.PartitionChangeRecord: MetadataImage._change_partition,
     rec.ConfigRecord: MetadataImage._set_config,
     rec.FeatureLevelRecord: MetadataImage._set_feature,
+    rec.AccessControlEntryRecord: MetadataImage._add_acl,
+    rec.RemoveAccessControlEntryRecord: lambda image, r: image.acls.pop(r.id, None),
+    rec.UserScramCredentialRecord: lambda image, r: image.scram.__setitem__(
+        (r.mechanism, r.name), (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)),
+    rec.RemoveUserScramCredentialRecord: lambda image, r: image.scram.pop((r.mechanism, r.name), None),
     rec.ClearElrRecord: MetadataImage._clear_elr,
     rec.BeginTransactionRecord: MetadataImage._begin_transaction,
     rec.EndTransactionRecord: MetadataImage._end_transaction,

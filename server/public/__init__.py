@@ -3,7 +3,7 @@ log directories.
 
 This is the ``kraftwire`` package itself, the public API a test suite imports::
 
-    from kraftwire import Cluster, BackgroundCluster
+    from kraftwire import Cluster, BackgroundCluster, Security
 
 Everything else lives in its subpackages: ``kraftwire.codec`` (schemas to bytes), ``kraftwire.server``
 (the controller, the Raft log, the simulated brokers and the host that composes them),
@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kraftwire.server.host.cluster import BackgroundCluster, Cluster
+    from kraftwire.server.host.cluster import BackgroundCluster, Cluster, Security
 
-__all__ = ["BackgroundCluster", "Cluster"]
+__all__ = ["BackgroundCluster", "Cluster", "Security"]
 
 
 def __getattr__(name: str):

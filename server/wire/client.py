@@ -2,7 +2,8 @@
 
 It negotiates versions with ApiVersions on connect, then sends requests pipelined over one TCP
 connection, matching responses by correlation id. ``send`` picks the highest version both sides serve
-unless told otherwise.
+unless told otherwise. With a ``security.ClientSecurity`` it speaks TLS and authenticates with SASL
+(SaslHandshake v1, SaslAuthenticate) right after ApiVersions, as Kafka's clients do.
 """
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import itertools
 import struct
 
 from kraftwire import codec
-from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import (ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+                                      SaslAuthenticateRequest, SaslHandshakeRequest)
 
 _SIZE = struct.Struct(">i")
 
@@ -21,8 +24,9 @@ class KafkaClientError(ConnectionError):
 
 
 class KafkaClient:
-    def __init__(self, host: str, port: int, client_id: str):
+    def __init__(self, host: str, port: int, client_id: str, security=None):
         self.host, self.port, self.client_id = host, port, client_id
+        self.security = security  # a security.ClientSecurity, or None for PLAINTEXT
         self.versions: dict[int, tuple[int, int]] = {}
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -40,7 +44,9 @@ class KafkaClient:
             if self.connected:
                 return
             try:
-                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+                context = self.security.ssl_context if self.security is not None else None
+                self._reader, self._writer = await asyncio.open_connection(
+                    self.host, self.port, ssl=context, server_hostname=self.host if context else None)
             except OSError as exc:
                 raise KafkaClientError(f"cannot reach {self.host}:{self.port}: {exc}") from None
             self._read_task = asyncio.create_task(self._read_loop())
@@ -51,6 +57,28 @@ class KafkaClient:
                      for k in codec.api_keys())}
             self.versions = {a.api_key: (max(a.min_version, ours[a.api_key][0]), min(a.max_version, ours[a.api_key][1]))
                              for a in answer.api_keys if a.api_key in ours}
+            if self.security is not None and self.security.mechanism is not None:
+                await self._authenticate()
+
+    async def _authenticate(self) -> None:
+        """SASL over SaslHandshake v1 and SaslAuthenticate; KafkaClientError when refused."""
+        security = self.security
+        answer = await self._send(SaslHandshakeRequest(mechanism=security.mechanism), 1)
+        if answer.error_code != ErrorCode.NONE:
+            self._fail(KafkaClientError(f"{self.host}:{self.port} refused SASL mechanism {security.mechanism}"))
+            raise KafkaClientError(f"SASL handshake refused with error {answer.error_code}")
+        steps = security.sasl_steps()
+        token = next(steps)
+        version = self.versions.get(SaslAuthenticateRequest.API_KEY, (0, 0))[1]
+        while True:
+            answer = await self._send(SaslAuthenticateRequest(auth_bytes=token), version)
+            if answer.error_code != ErrorCode.NONE:
+                self._fail(KafkaClientError("authentication failed"))
+                raise KafkaClientError(f"SASL authentication failed: {answer.error_message}")
+            try:
+                token = steps.send(answer.auth_bytes)
+            except StopIteration:
+                return
 
     async def send(self, request, version: int | None = None):
         """Send ``request`` and return the decoded response."""

@@ -16,6 +16,11 @@ Requests after a refused one are not read; those before it are answered, then th
 (Kafka works through one request of a connection at a time, so it has answered them before it reads
 the bad one).
 
+A listener with ``security`` (server/wire/security.py) speaks TLS when its protocol says so and gives each
+connection a session: before authentication only the SASL exchange is read, frames are capped at 512
+KiB, and a failed login closes the connection after the session's delay. ``RequestContext.session``
+carries the principal to the handlers.
+
 Limits (``TransportLimits``, Kafka's socket-server settings, shared through one ``Quotas`` by every
 listener of a server, as a Kafka broker shares them across its listeners):
 * ``queued.max.request.bytes``: the bytes of frames still arriving are reserved, at their declared size,
@@ -77,6 +82,7 @@ class RequestContext:
     client_id: str | None
     peer: tuple | None
     listener: "Listener"
+    session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
@@ -174,8 +180,9 @@ class Listener:
     it before ``start``).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler]):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None):
         self.name = name
+        self.security = security  # a security.ListenerSecurity (TLS, SASL), consulted per connection
         self.host = host
         self.port = port
         self.handlers = handlers
@@ -199,7 +206,8 @@ class Listener:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True)
+        self._server = await loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True,
+                                                 ssl=self.security.ssl_context if self.security else None)
         self.port = self._server.sockets[0].getsockname()[1]
         self._reaper = loop.create_task(self._close_idle_connections())
 
@@ -297,6 +305,8 @@ class _Connection(asyncio.Protocol):
         self.ip = None
         self.admitted = False
         self.closing = False  # refused or closed: read nothing more
+        self.lingering = False  # closing later (a failed authentication): the timer closes it
+        self.session = None
         self.reserved = 0  # bytes of the request memory pool held for the frame in ``buffer``
         self.waiting_for_memory = False
         self.write_paused = False  # the transport asked us to stop writing (its buffer is full)
@@ -318,6 +328,8 @@ class _Connection(asyncio.Protocol):
             return
         self.admitted = True
         transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        if self.listener.security is not None:
+            self.session = self.listener.security.session(transport)
         self.listener._connections.add(self)
 
     def connection_lost(self, exc) -> None:
@@ -408,11 +420,11 @@ class _Connection(asyncio.Protocol):
                 self.quotas.release(self)
         length = len(data)
         start = 0
-        limit = self.quotas.limits.socket_request_max_bytes
         while length - start >= 4 and not self.closing and not self._held_back():
             size = _SIZE.unpack_from(data, start)[0]
+            limit, setting = self._frame_limit()
             if size < 0 or size > limit:
-                self._refuse(f"frame of {size} bytes is over the {limit} limit (socket.request.max.bytes)")
+                self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
                 break
             end = start + 4 + size
             if end > length:
@@ -439,13 +451,22 @@ class _Connection(asyncio.Protocol):
             self.wanted = 4
             return
         size = _SIZE.unpack_from(buffer, 0)[0]
-        limit = self.quotas.limits.socket_request_max_bytes
+        limit, setting = self._frame_limit()
         if size < 0 or size > limit:
-            self._refuse(f"frame of {size} bytes is over the {limit} limit (socket.request.max.bytes)")
+            self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
             return
         self.wanted = 4 + size
         if len(buffer) < self.wanted and not self.reserved and not self.waiting_for_memory and not self._held_back():
             self.waiting_for_memory = not self.quotas.reserve(self, size)
+
+    def _frame_limit(self) -> tuple[int, str]:
+        """The largest frame read now and the setting behind it: ``socket.request.max.bytes``, or the
+        session's smaller cap until SASL authentication completes."""
+        limit = self.quotas.limits.socket_request_max_bytes
+        cap = self.session.max_frame_bytes if self.session is not None else None
+        if cap is not None and cap < limit:
+            return cap, "before SASL authentication"
+        return limit, "socket.request.max.bytes"
 
     def _refuse(self, why: str) -> None:
         """Read nothing more; close once the answers to the requests before this one are out."""
@@ -455,10 +476,15 @@ class _Connection(asyncio.Protocol):
             self._write()
 
     def _handle(self, frame: bytes) -> None:
+        session = self.session
+        if session is not None and session.raw_tokens and not session.authenticated:
+            return self._raw_token(frame)
         if len(frame) < 8:
             return self._refuse("request shorter than a header")
         api_key, version = _KEY_VERSION.unpack_from(frame, 0)
         listener = self.listener
+        if session is not None and not session.admits(api_key):
+            return self._refuse(f"api key {api_key} before SASL authentication completed")
         handler = listener.handlers.get(api_key)
         if handler is None:
             return self._refuse(f"api key {api_key} is not served on this listener")
@@ -498,10 +524,10 @@ class _Connection(asyncio.Protocol):
         self._go_on()
 
     def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, large: bool = False) -> None:
-        listener = self.listener
+        listener, session = self.listener, self.session
         arrived = time.perf_counter()
         correlation_id = header.correlation_id
-        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener)
+        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session)
         if api_key == API_VERSIONS and listener.failure is not None:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
@@ -513,6 +539,8 @@ class _Connection(asyncio.Protocol):
                     return self.close()
         if large:  # its answer is likely large too: encoded in a worker thread
             result = _encode_aside(result, version)
+        if session is not None and session.close_after is not None:
+            self._close_later(session.close_after)
         if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
             if self.pending:
                 self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
@@ -533,6 +561,18 @@ class _Connection(asyncio.Protocol):
         log.error("%s: handler for api key %d failed; closing the connection", self.listener.name,
                   context.api_key, exc_info=exc)
         return None
+
+    def _raw_token(self, frame: bytes) -> None:
+        """SaslHandshake v0: a bare token in, a bare token out; a failure closes without an answer."""
+        reply = self.session.token(frame)
+        if reply is None:
+            return self._close_later(self.session.close_after)
+        self.out += _SIZE.pack(len(reply)) + reply
+
+    def _close_later(self, delay: float) -> None:
+        """Read nothing more; send what is answered and close ``delay`` seconds on."""
+        self.closing = self.lingering = True
+        asyncio.get_running_loop().call_later(delay, self.close)
 
     def _answer_unsupported_api_versions(self, frame: bytes, version: int) -> None:
         """KIP-511: the header still parses (v2 from v3 on, like every ApiVersions); the body is not read."""
@@ -593,5 +633,5 @@ class _Connection(asyncio.Protocol):
             self.last_active = time.monotonic()
             transport.write(self.out)  # a fresh buffer follows: the transport may keep this one
             self.out = bytearray()
-        if self.closing and not self.pending:
+        if self.closing and not self.pending and not self.lingering:
             transport.close()  # sends what is buffered first

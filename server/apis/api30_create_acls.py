@@ -1,0 +1,40 @@
+"""CreateAcls (30), v1-3: add access control entries, written as AccessControlEntryRecords.
+
+Who: admin clients, on a broker listener (checked there, then forwarded) or on the controller listener.
+Needs ALTER on the cluster: otherwise every creation gets CLUSTER_AUTHORIZATION_FAILED (31); without
+an authorizer configured every one gets SECURITY_DISABLED (54). Each creation is judged on its own
+(server/controller/acls.py).
+"""
+from __future__ import annotations
+
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import CreateAclsResponse
+from kraftwire.server.controller.acls import create_acls
+from kraftwire.server.metadata.acls import Operation
+
+from .api29_describe_acls import NO_AUTHORIZER
+from .authorization import authorized
+
+API_KEY = 30
+
+
+def refusal(node, context, request) -> CreateAclsResponse | None:
+    """The answer when this caller may not create ACLs here, else None."""
+    if node.authorizer is None:
+        code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    elif not authorized(node, context, Operation.ALTER):
+        code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
+    else:
+        return None
+    return CreateAclsResponse(results=[CreateAclsResponse.AclCreationResult(error_code=code, error_message=message)
+                                       for _ in request.creations])
+
+
+async def on_broker(broker, context, request):
+    refused = refusal(broker, context, request)
+    return refused if refused is not None else await broker.client.send(request, context.api_version)
+
+
+async def on_controller(node, context, request):
+    refused = refusal(node, context, request)
+    return refused if refused is not None else await node.controller.write(lambda image: create_acls(image, request))

@@ -1,0 +1,26 @@
+"""DescribeUserScramCredentials (50), v0: the SCRAM mechanisms and iteration counts of users, from the
+committed image (never the keys).
+
+Who: admin clients, on any listener. Needs DESCRIBE on the cluster: CLUSTER_AUTHORIZATION_FAILED (31) at
+the top level otherwise. Per-user errors: server/controller/scram.py.
+"""
+from __future__ import annotations
+
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import DescribeUserScramCredentialsResponse
+from kraftwire.server.controller.scram import describe_user_scram_credentials
+from kraftwire.server.metadata.acls import Operation
+
+from .authorization import authorized
+
+API_KEY = 50
+
+
+def describe(node, context, request) -> DescribeUserScramCredentialsResponse:
+    if not authorized(node, context, Operation.DESCRIBE):
+        return DescribeUserScramCredentialsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                                    error_message="Authorization failed.")
+    return describe_user_scram_credentials(node.image, request)
+
+
+on_broker = on_controller = describe

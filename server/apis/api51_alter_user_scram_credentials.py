@@ -1,0 +1,38 @@
+"""AlterUserScramCredentials (51), v0: add, replace or remove users' SCRAM credentials, written as
+UserScramCredentialRecord / RemoveUserScramCredentialRecord (server/controller/scram.py).
+
+Who: admin clients, on a broker listener (checked there, then forwarded) or on the controller listener.
+Needs ALTER on the cluster: otherwise every user named gets CLUSTER_AUTHORIZATION_FAILED (31). A new
+credential takes effect for the next login; open connections stay as they are.
+"""
+from __future__ import annotations
+
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import AlterUserScramCredentialsResponse
+from kraftwire.server.controller.scram import alter_user_scram_credentials
+from kraftwire.server.metadata.acls import Operation
+
+from .authorization import authorized
+
+API_KEY = 51
+
+
+def refusal(node, context, request) -> AlterUserScramCredentialsResponse | None:
+    if authorized(node, context, Operation.ALTER):
+        return None
+    users = dict.fromkeys(c.name for c in [*request.deletions, *request.upsertions])
+    Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
+    return AlterUserScramCredentialsResponse(results=[
+        Result(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message="Authorization failed.")
+        for user in users])
+
+
+async def on_broker(broker, context, request):
+    refused = refusal(broker, context, request)
+    return refused if refused is not None else await broker.client.send(request, context.api_version)
+
+
+async def on_controller(node, context, request):
+    refused = refusal(node, context, request)
+    return refused if refused is not None else await node.controller.write(
+        lambda image: alter_user_scram_credentials(image, request))

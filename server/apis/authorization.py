@@ -1,0 +1,197 @@
+"""What each served API asks of the authorizer, and Kafka's answer when it says no.
+
+A node (broker or controller) has ``authorizer`` (server/metadata/acls.py), or None: then every request
+is allowed, kraftwire's default. A request is judged where it enters the cluster, by the principal of
+its connection (server/wire/security.py): a broker judges what a client sends before it forwards it,
+and the controller judges what arrives on its own listener, where the brokers' principal must be
+allowed CLUSTER_ACTION (it is a super user of the cluster, server/host/security_settings.py).
+
+Two wrappers around a handler, as the API tables in ``__init__`` apply them:
+
+* ``on_cluster(operation, handler)``: the operation on the CLUSTER resource, or the API's response
+  with CLUSTER_AUTHORIZATION_FAILED (31) in its top-level ErrorCode (AlterPartitionReassignments ALTER,
+  ListPartitionReassignments DESCRIBE, the broker-to-controller RPCs CLUSTER_ACTION, ...);
+* ``per_resource(handler, rule)``: each named resource on its own (CreateTopics CREATE, DeleteTopics
+  DELETE, CreatePartitions ALTER, DescribeConfigs DESCRIBE_CONFIGS, AlterConfigs ALTER_CONFIGS); the
+  refused ones get TOPIC_AUTHORIZATION_FAILED (29) or CLUSTER_AUTHORIZATION_FAILED (31) in their own
+  result, the rest are handled as if they had come alone.
+
+Metadata (api03_metadata.py) judges each topic itself. DescribeCluster needs ALTER on the cluster on the
+controller listener and nothing on a broker's, as in Kafka. No response carries authorized operations.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+from kraftwire import codec
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ConfigResourceType
+from kraftwire.codec.messages import (AlterConfigsResponse, AlterReplicaLogDirsResponse, CreatePartitionsResponse,
+                                      CreateTopicsResponse, DeleteTopicsResponse, DescribeConfigsResponse, IncrementalAlterConfigsResponse)
+from kraftwire.server.metadata.acls import CLUSTER_NAME, Operation, ResourceType
+from kraftwire.server.wire.security import ANONYMOUS
+
+_FAILED = "Authorization failed."
+
+
+def principal_of(context) -> str:
+    return context.session.principal if context.session is not None else ANONYMOUS
+
+
+def authorized(node, context, operation: int, resource_type: int = ResourceType.CLUSTER,
+               name: str = CLUSTER_NAME) -> bool:
+    authorizer = node.authorizer
+    if authorizer is None:
+        return True
+    host = context.peer[0] if context.peer else ""
+    return authorizer.authorize(node.image.acls.values(), principal_of(context), host, operation, resource_type, name)
+
+
+def cluster_refusal(api_key: int):
+    """The API's response with CLUSTER_AUTHORIZATION_FAILED at the top level and nothing else."""
+    response = codec.api(api_key)[1]()
+    changes = {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+    if hasattr(response, "error_message"):
+        changes["error_message"] = _FAILED
+    return response.replace(**changes)
+
+
+def on_cluster(operation: int, handler: Callable) -> Callable:
+    def guarded(node, context, request):
+        if authorized(node, context, operation):
+            return handler(node, context, request)
+        return cluster_refusal(context.api_key)
+    return guarded
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    """How one API names its resources: the request's list (``items``), the response's (``results``),
+    the check of one item, and the refused item's result entry."""
+    items: str
+    results: str
+    allowed: Callable  # (node, context, item) -> bool
+    refused: Callable  # (item) -> result entry
+    response: type
+
+
+def per_resource(handler: Callable, rule: ResourceRule) -> Callable:
+    def guarded(node, context, request):
+        if node.authorizer is None:
+            return handler(node, context, request)
+        return judged(node, context, request)
+
+    async def judged(node, context, request):
+        items = getattr(request, rule.items)
+        denied = [item for item in items if not rule.allowed(node, context, item)]
+        if not denied:
+            return await _result(handler(node, context, request))
+        kept = [item for item in items if item not in denied]
+        if kept:
+            response = await _result(handler(node, context, request.replace(**{rule.items: kept})))
+        else:
+            response = rule.response()
+        return response.replace(**{rule.results: [*getattr(response, rule.results), *map(rule.refused, denied)]})
+
+    return guarded
+
+
+async def _result(value):
+    return await value if inspect.isawaitable(value) else value
+
+
+# --- the rules of the per-resource APIs ---------------------------------------------------------------------------
+
+def _topic_refused(result_cls, **extra):
+    return lambda item: result_cls(name=item.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                   error_message=_FAILED, **extra)
+
+
+CREATE_TOPICS = ResourceRule(
+    "topics", "topics",
+    lambda node, context, t: (authorized(node, context, Operation.CREATE)
+                              or authorized(node, context, Operation.CREATE, ResourceType.TOPIC, t.name)),
+    _topic_refused(CreateTopicsResponse.CreatableTopicResult), CreateTopicsResponse)
+
+CREATE_PARTITIONS = ResourceRule(
+    "topics", "results",
+    lambda node, context, t: authorized(node, context, Operation.ALTER, ResourceType.TOPIC, t.name),
+    _topic_refused(CreatePartitionsResponse.CreatePartitionsTopicResult), CreatePartitionsResponse)
+
+DELETE_TOPICS_BY_NAME = ResourceRule(  # v0-5: topic_names
+    "topic_names", "responses",
+    lambda node, context, name: authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda name: DeleteTopicsResponse.DeletableTopicResult(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                           error_message=_FAILED),
+    DeleteTopicsResponse)
+
+
+def _topic_name(node, topic) -> str | None:
+    if topic.name is not None:
+        return topic.name
+    state = node.image.topics.get(topic.topic_id)
+    return state.name if state is not None else None
+
+
+DELETE_TOPICS = ResourceRule(  # v6+: topics by name or id
+    "topics", "responses",
+    lambda node, context, t: (name := _topic_name(node, t)) is None
+    or authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda t: DeleteTopicsResponse.DeletableTopicResult(name=t.name, topic_id=t.topic_id,
+                                                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                        error_message=_FAILED),
+    DeleteTopicsResponse)
+
+
+def _config_allowed(operation: int):
+    def allowed(node, context, resource) -> bool:
+        if resource.resource_type == ConfigResourceType.TOPIC:
+            return authorized(node, context, operation, ResourceType.TOPIC, resource.resource_name)
+        return authorized(node, context, operation)  # broker and broker-logger configs: the cluster
+    return allowed
+
+
+def _config_refused(result_cls, **extra):
+    def refused(resource):
+        code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if resource.resource_type == ConfigResourceType.TOPIC
+                else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return result_cls(error_code=code, error_message=_FAILED, resource_type=resource.resource_type,
+                          resource_name=resource.resource_name, **extra)
+    return refused
+
+
+DESCRIBE_CONFIGS = ResourceRule(
+    "resources", "results", _config_allowed(Operation.DESCRIBE_CONFIGS),
+    _config_refused(DescribeConfigsResponse.DescribeConfigsResult, configs=[]), DescribeConfigsResponse)
+ALTER_CONFIGS = ResourceRule(
+    "resources", "responses", _config_allowed(Operation.ALTER_CONFIGS),
+    _config_refused(AlterConfigsResponse.AlterConfigsResourceResponse), AlterConfigsResponse)
+INCREMENTAL_ALTER_CONFIGS = ResourceRule(
+    "resources", "responses", _config_allowed(Operation.ALTER_CONFIGS),
+    _config_refused(IncrementalAlterConfigsResponse.AlterConfigsResourceResponse), IncrementalAlterConfigsResponse)
+
+
+def alter_replica_log_dirs(handler: Callable) -> Callable:
+    """AlterReplicaLogDirs needs ALTER on the cluster; refused, every partition named gets
+    CLUSTER_AUTHORIZATION_FAILED in its own result, as Kafka answers."""
+    def guarded(node, context, request):
+        if authorized(node, context, Operation.ALTER):
+            return handler(node, context, request)
+        result, partition = (AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult,
+                             AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult)
+        refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return AlterReplicaLogDirsResponse(results=[
+            result(topic_name=t.name, partitions=[partition(partition_index=p, error_code=refused) for p in t.partitions])
+            for d in request.dirs for t in d.topics])
+    return guarded
+
+
+def delete_topics(handler: Callable) -> Callable:
+    """DeleteTopics names topics in ``topic_names`` up to v5 and in ``topics`` from v6."""
+    by_name, by_topic = per_resource(handler, DELETE_TOPICS_BY_NAME), per_resource(handler, DELETE_TOPICS)
+
+    def guarded(node, context, request):
+        return (by_topic if context.api_version >= 6 else by_name)(node, context, request)
+    return guarded

@@ -1,0 +1,159 @@
+"""``Security``: the listeners' security settings of a cluster, as ``Cluster(security=...)`` and
+``kraftwire serve`` take them.
+
+Kafka's names: the brokers' listener (``listener_name``, default PLAINTEXT) and the controller's
+(``controller_listener_name``, default CONTROLLER) each get a protocol through ``protocol_map``
+(``listener.security.protocol.map``; a name that is itself a protocol maps to itself, and CONTROLLER
+is PLAINTEXT unless mapped). TLS takes ``certfile``/``keyfile`` (the listeners' certificate),
+``cafile`` (trusted to sign client certificates, and by brokers to check the controller's) and
+``client_auth`` (``ssl.client.auth``: none, requested, required). SASL takes ``mechanisms``
+(``sasl.enabled.mechanisms``), ``plain_users`` ({user: password}, as Kafka's JAAS ``user_<name>``
+entries) and ``scram_users`` ([(mechanism, user, password, iterations)]: salted at start and written
+to the metadata log as UserScramCredentialRecords unless the user already has a credential there, as
+``kafka-storage format --add-scram`` does; the passwords are not kept). SCRAM logins check the
+credentials in the committed metadata image, which AlterUserScramCredentials changes.
+
+Brokers authenticate to the controller as ``inter_broker_user`` (user, password), with SCRAM-SHA-512
+when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
+Over SSL they show the listeners' certificate as their client certificate.
+
+``authorizer=True`` turns on ACLs (Kafka's StandardAuthorizer, server/metadata/acls.py) with
+``super_users`` (``super.users``, principals such as ``User:admin``) and
+``allow_everyone_if_no_acl_found`` (default false). The nodes' own principal (their SASL user, and
+``User:ANONYMOUS`` when the controller listener is PLAINTEXT, so anyone who reaches that port) is a
+super user, as a Kafka cluster must list it in ``super.users``; lock the controller listener with SASL
+to keep others off it. On an SSL controller listener list the certificate's principal yourself.
+Without ``authorizer`` every request is allowed and the ACL APIs answer
+SECURITY_DISABLED, as Kafka without an authorizer does.
+
+    Cluster(security=Security(listener_name="SASL_SSL", certfile=..., keyfile=..., cafile=...,
+                              plain_users={"alice": "alice-secret"}))
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import ssl
+from dataclasses import dataclass, field
+
+from kraftwire.server.controller.scram import MECHANISM_IDS, salted_password
+from kraftwire.server.metadata.acls import Authorizer
+from kraftwire.server.wire.security import (
+    ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS,
+    ClientSecurity, Credentials, ListenerSecurity, ScramCredential, protocol_of, server_ssl_context)
+
+INTERNAL_BROKER_USER = "kraftwire-broker"
+
+
+@dataclass
+class Security:
+    listener_name: str = "PLAINTEXT"
+    controller_listener_name: str = "CONTROLLER"
+    protocol_map: dict[str, str] = field(default_factory=dict)
+    certfile: str | None = None
+    keyfile: str | None = None
+    cafile: str | None = None
+    client_auth: str = "none"
+    mechanisms: tuple[str, ...] = MECHANISMS
+    plain_users: dict[str, str] = field(default_factory=dict)
+    scram_users: list[tuple] = field(default_factory=list)
+    inter_broker_user: tuple[str, str] | None = None
+    failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
+    authorizer: bool = False
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
+
+    def __post_init__(self):
+        self.listener_name = self.listener_name.upper()
+        self.controller_listener_name = self.controller_listener_name.upper()
+        self.protocol_map = {name.upper(): protocol.upper() for name, protocol in self.protocol_map.items()}
+        self.protocol_map.setdefault("CONTROLLER", "PLAINTEXT")
+        self.broker_protocol = protocol_of(self.listener_name, self.protocol_map)
+        self.controller_protocol = protocol_of(self.controller_listener_name, self.protocol_map)
+        uses_ssl = {self.broker_protocol, self.controller_protocol} & {"SSL", "SASL_SSL"}
+        if uses_ssl and not self.certfile:
+            raise ValueError(f"a {' and '.join(sorted(uses_ssl))} listener needs certfile (and keyfile)")
+        if uses_ssl and not self.cafile:
+            raise ValueError("the nodes need cafile to check each other's TLS certificates")
+        self.credentials = Credentials(plain=dict(self.plain_users))
+        self.bootstrap_scram = [self._bootstrap_credential(*user) for user in self.scram_users]
+        self._server_context = None
+        if uses_ssl:
+            self._server_context = server_ssl_context(self.certfile, self.keyfile, self.cafile, self.client_auth)
+        self._inter_broker = self._inter_broker_credential()
+
+    @staticmethod
+    def _bootstrap_credential(mechanism: str, user: str, password: str, iterations: int = SCRAM_MIN_ITERATIONS):
+        """(user, mechanism id, salt, salted password, iterations) for ``scram.bootstrap_credentials``."""
+        if mechanism not in MECHANISM_IDS:
+            raise ValueError(f"unknown SCRAM mechanism {mechanism!r}: {', '.join(MECHANISM_IDS)}")
+        if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
+            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, got {iterations}")
+        mechanism_id, salt = MECHANISM_IDS[mechanism], os.urandom(32)
+        return user, mechanism_id, salt, salted_password(mechanism_id, password, salt, iterations), iterations
+
+    def read_scram_from(self, image_of) -> None:
+        """SCRAM logins check ``image_of()``'s credentials (the committed metadata image)."""
+        def lookup(mechanism: str, user: str) -> ScramCredential | None:
+            found = image_of().scram.get((MECHANISM_IDS[mechanism], user))
+            return None if found is None else ScramCredential(*found)
+        self.credentials.scram_lookup = lookup
+
+    def _inter_broker_credential(self) -> tuple[str, str, str] | None:
+        """(mechanism, user, password) the nodes use towards each other's SASL listeners, or None without SASL."""
+        if not (self.controller_protocol.startswith("SASL_") or self.broker_protocol.startswith("SASL_")):
+            return None
+        mechanism = "SCRAM-SHA-512" if "SCRAM-SHA-512" in self.mechanisms else "PLAIN"
+        if mechanism not in self.mechanisms:
+            raise ValueError("brokers authenticate to a SASL controller listener with SCRAM-SHA-512 or PLAIN: "
+                             "enable one of them")
+        user, password = self.inter_broker_user or (INTERNAL_BROKER_USER, secrets.token_urlsafe(24))
+        if self.inter_broker_user is None:  # the cluster's own user, known to both sides only in memory
+            if mechanism == "PLAIN":
+                self.credentials.plain[user] = password
+            else:
+                self.credentials.add_scram(mechanism, user, password)
+        return mechanism, user, password
+
+    def make_authorizer(self) -> Authorizer | None:
+        if not self.authorizer:
+            return None
+        super_users = set(self.super_users)
+        if self._inter_broker is not None:
+            super_users.add("User:" + self._inter_broker[1])
+        if self.controller_protocol == "PLAINTEXT":  # the brokers have no other name there
+            super_users.add(ANONYMOUS)
+        return Authorizer(super_users, self.allow_everyone_if_no_acl_found)
+
+    def static_configs(self) -> dict[str, str]:
+        """The listener settings these listeners stand for in a Kafka server.properties (DescribeConfigs)."""
+        return {"listener.security.protocol.map": f"{self.controller_listener_name}:{self.controller_protocol},"
+                                                  f"{self.listener_name}:{self.broker_protocol}",
+                "controller.listener.names": self.controller_listener_name}
+
+    def broker_listener(self) -> ListenerSecurity:
+        return self._listener(self.broker_protocol)
+
+    def controller_listener(self) -> ListenerSecurity:
+        return self._listener(self.controller_protocol)
+
+    def _listener(self, protocol: str) -> ListenerSecurity:
+        return ListenerSecurity(protocol, ssl_context=self._server_context, mechanisms=self.mechanisms,
+                                credentials=self.credentials,
+                                failed_authentication_delay_ms=self.failed_authentication_delay_ms)
+
+    def broker_client(self) -> ClientSecurity:
+        """How brokers reach the controller's listener."""
+        return self._client(self.controller_protocol)
+
+    def controller_client(self) -> ClientSecurity:
+        """How the controller reaches the brokers' listeners (LeaderAndIsr)."""
+        return self._client(self.broker_protocol)
+
+    def _client(self, protocol: str) -> ClientSecurity:
+        context = None
+        if protocol in ("SSL", "SASL_SSL"):
+            context = ssl.create_default_context(cafile=self.cafile)
+            context.load_cert_chain(self.certfile, self.keyfile)
+        mechanism, user, password = self._inter_broker if protocol.startswith("SASL_") else (None, None, None)
+        return ClientSecurity(protocol, context, mechanism, user, password)
