@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, then exits; quick when everything is already there.
 # Debian packages (apt-get, as root or through sudo), kraftwire itself with its test extra (pip, editable),
-# and the Node clients' packages when tests/node/package.json exists (npm).
+# the Node clients' packages (npm), Apache Kafka's jars (Maven, tests/kafka) and franz-go (Go, tests/kadm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
