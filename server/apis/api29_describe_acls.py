@@ -12,10 +12,9 @@ from kraftwire.codec.messages import DescribeAclsResponse
 from kraftwire.server.controller.acls import acl_filter
 from kraftwire.server.metadata.acls import Operation, validate_filter
 
-from .authorization import authorized
+from .authorization import NO_AUTHORIZER, authorized
 
 API_KEY = 29
-NO_AUTHORIZER = "No Authorizer is configured."
 
 
 def describe(node, context, request) -> DescribeAclsResponse:

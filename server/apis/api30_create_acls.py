@@ -7,25 +7,20 @@ an authorizer configured every one gets SECURITY_DISABLED (54). Each creation is
 """
 from __future__ import annotations
 
-from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import CreateAclsResponse
 from kraftwire.server.controller.acls import create_acls
-from kraftwire.server.metadata.acls import Operation
 
-from .api29_describe_acls import NO_AUTHORIZER
-from .authorization import authorized
+from .authorization import acl_write_refusal
 
 API_KEY = 30
 
 
 def refusal(node, context, request) -> CreateAclsResponse | None:
     """The answer when this caller may not create ACLs here, else None."""
-    if node.authorizer is None:
-        code, message = ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
-    elif not authorized(node, context, Operation.ALTER):
-        code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
-    else:
+    refused = acl_write_refusal(node, context)
+    if refused is None:
         return None
+    code, message = refused
     return CreateAclsResponse(results=[CreateAclsResponse.AclCreationResult(error_code=code, error_message=message)
                                        for _ in request.creations])
 

@@ -33,6 +33,8 @@ from kraftwire.codec.messages import (AlterConfigsResponse, AlterReplicaLogDirsR
 from kraftwire.server.metadata.acls import CLUSTER_NAME, Operation, ResourceType
 from kraftwire.server.wire.security import ANONYMOUS
 
+NO_AUTHORIZER = "No Authorizer is configured."
+
 _FAILED = "Authorization failed."
 
 
@@ -47,6 +49,16 @@ def authorized(node, context, operation: int, resource_type: int = ResourceType.
         return True
     host = context.peer[0] if context.peer else ""
     return authorizer.authorize(node.image.acls.values(), principal_of(context), host, operation, resource_type, name)
+
+
+def acl_write_refusal(node, context) -> tuple[int, str] | None:
+    """The error code and message when this caller may not create or delete ACLs here, else None: without
+    an authorizer Kafka answers SECURITY_DISABLED; creating and deleting ACLs needs ALTER on the cluster."""
+    if node.authorizer is None:
+        return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    if not authorized(node, context, Operation.ALTER):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
+    return None
 
 
 def cluster_refusal(api_key: int):
