@@ -8,7 +8,7 @@ filters match it); a filter with an UNKNOWN field gets INVALID_REQUEST.
 """
 from __future__ import annotations
 
-from kraftwire.codec import KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreateAclsResponse, DeleteAclsResponse
 from kraftwire.server.metadata.acls import Acl, AclFilter, new_acl_id, validate_filter, validate_new_acl
@@ -36,7 +36,7 @@ def create_acls(image, request) -> ControllerResult:
                 id=acl_id, resource_type=acl.resource_type, resource_name=acl.resource_name,
                 pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host, operation=acl.operation,
                 permission_type=acl.permission))
-        results.append(CreateAclsResponse.AclCreationResult(error_code=0, error_message=None))
+        results.append(CreateAclsResponse.AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
     return ControllerResult(records, CreateAclsResponse(results=results))
 
 
@@ -64,9 +64,9 @@ def delete_acls(image, request) -> ControllerResult:
             removed.add(acl_id)
             records.append(rec.RemoveAccessControlEntryRecord(id=acl_id))
             matching.append(DeleteAclsResponse.DeleteAclsMatchingAcl(
-                error_code=0, error_message=None, resource_type=acl.resource_type, resource_name=acl.resource_name,
+                error_code=ErrorCode.NONE, error_message=None, resource_type=acl.resource_type, resource_name=acl.resource_name,
                 pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host, operation=acl.operation,
                 permission_type=acl.permission))
-        results.append(DeleteAclsResponse.DeleteAclsFilterResult(error_code=0, error_message=None,
+        results.append(DeleteAclsResponse.DeleteAclsFilterResult(error_code=ErrorCode.NONE, error_message=None,
                                                                  matching_acls=matching))
     return ControllerResult(records, DeleteAclsResponse(filter_results=results))

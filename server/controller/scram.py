@@ -97,7 +97,7 @@ def describe_user_scram_credentials(image, request) -> DescribeUserScramCredenti
     Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
     if not request.users:
         return DescribeUserScramCredentialsResponse(results=[
-            Result(user=name, error_code=0, error_message=None, credential_infos=infos)
+            Result(user=name, error_code=ErrorCode.NONE, error_message=None, credential_infos=infos)
             for name, infos in by_user.items()])
     names = [u.name for u in request.users]
     results = []
@@ -111,5 +111,5 @@ def describe_user_scram_credentials(image, request) -> DescribeUserScramCredenti
                                   error_message="Attempt to describe a user credential that does not exist",
                                   credential_infos=[]))
         else:
-            results.append(Result(user=name, error_code=0, error_message=None, credential_infos=by_user[name]))
+            results.append(Result(user=name, error_code=ErrorCode.NONE, error_message=None, credential_infos=by_user[name]))
     return DescribeUserScramCredentialsResponse(results=results)
