@@ -444,7 +444,6 @@ DELIBERATE = [
     Deliberate(r"^describe_configs_broker_keys\..*\.configs\.((leader|follower)\.replication\.throttled\.rate|"
                r"replica\.alter\.log\.dirs\.io\.max\.bytes\.per\.second)$", absent, anything,
                "always lists the throttle rates of a broker"),
-    Deliberate(r"\.configs\.node\.id$", anything, absent, "`node.id`"),
     Deliberate(r"^describe_log_dirs.*\.(partition_size|total_bytes|usable_bytes)$", anything, anything,
                "DescribeLogDirs reports simulated sizes"),
     Deliberate(r"^describe_quorum\..*\.observers\[\d\]\.replica_directory_id$", anything,
