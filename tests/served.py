@@ -10,6 +10,9 @@ import threading
 import time
 from pathlib import Path
 
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
 from kraftwire.server.host import config_file
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,3 +129,19 @@ def serve_once(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Complet
     environment["PYTHONPATH"] = str(REPO)
     return subprocess.run([sys.executable, "-m", "kraftwire", "serve", *args], cwd=cwd, env=environment,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def create_topics(bootstrap: str, names: list[str]) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        admin.create_topics([NewTopic(name, 1, 1) for name in names])
+    finally:
+        admin.close()
+
+
+def listed_topics(bootstrap: str) -> set[str]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        return set(admin.list_topics())
+    finally:
+        admin.close()

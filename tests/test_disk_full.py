@@ -12,12 +12,10 @@ import urllib.request
 import uuid
 
 import pytest
-from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
 
 from kraftwire.codec.messages import CreateTopicsRequest
 from tests.raw_client import RawConnection
-from tests.served import REPO, Served
+from tests.served import REPO, Served, create_topics, listed_topics
 
 NOT_CONTROLLER = 41
 
@@ -46,22 +44,6 @@ def fill(file_system) -> None:
                     filler.write(b"\0" * chunk)
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC, exc
-
-
-def create_topics(bootstrap: str, names: list[str]) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        admin.create_topics([NewTopic(name, 1, 1) for name in names])
-    finally:
-        admin.close()
-
-
-def listed_topics(bootstrap: str) -> set[str]:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        return set(admin.list_topics())
-    finally:
-        admin.close()
 
 
 def create_topic_raw(bootstrap: str, name: str) -> int:

@@ -5,29 +5,11 @@ from __future__ import annotations
 
 import json
 
-from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
 
 from tests.raft_helpers import batches, partition_dir, segments
-from tests.served import Served, serve_once
+from tests.served import Served, create_topics, listed_topics, serve_once
 
 SERVE = ("--brokers", "1", "--port", "0", "--controller-port", "0", "--data-dir", "data", "--log-level", "WARNING")
-
-
-def create_topics(bootstrap: str, names: list[str]) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        admin.create_topics([NewTopic(name, 1, 1) for name in names])
-    finally:
-        admin.close()
-
-
-def listed_topics(bootstrap: str) -> set[str]:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
-    try:
-        return set(admin.list_topics())
-    finally:
-        admin.close()
 
 
 def test_damage_in_the_last_fsynced_batch_after_kill_9_stops_start_up(tmp_path):
