@@ -15,6 +15,35 @@ from .model import Struct
 from .schema import load_package
 
 
+class AddRaftVoterRequest(Message):
+    """AddRaftVoterRequest: the request of API key 80; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    cluster_id: str | None
+    timeout_ms: int
+    voter_id: int
+    voter_directory_id: uuid.UUID
+    listeners: tuple[AddRaftVoterRequest.Listener, ...]
+    ack_when_committed: bool  # versions 1+
+
+    class Listener(Struct):
+        """AddRaftVoterRequest.Listener: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        host: str
+        port: int
+
+
+class AddRaftVoterResponse(Message):
+    """AddRaftVoterResponse: the response of API key 80; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+
+
 class AlterConfigsRequest(Message):
     """AlterConfigsRequest: the request of API key 33; versions 0-2, flexible 2+."""
 
@@ -1419,6 +1448,24 @@ class MetadataResponse(Message):
         topic_authorized_operations: int  # versions 8+
 
 
+class RemoveRaftVoterRequest(Message):
+    """RemoveRaftVoterRequest: the request of API key 81; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    cluster_id: str | None
+    voter_id: int
+    voter_directory_id: uuid.UUID
+
+
+class RemoveRaftVoterResponse(Message):
+    """RemoveRaftVoterResponse: the response of API key 81; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+
+
 class RequestHeader(Message):
     """RequestHeader: a header schema; versions 0-2, flexible 2+."""
 
@@ -1466,6 +1513,51 @@ class SaslHandshakeResponse(Message):
     __slots__ = ()
     error_code: int
     mechanisms: tuple[str, ...]
+
+
+class UpdateRaftVoterRequest(Message):
+    """UpdateRaftVoterRequest: the request of API key 82; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    cluster_id: str | None
+    current_leader_epoch: int
+    voter_id: int
+    voter_directory_id: uuid.UUID
+    listeners: tuple[UpdateRaftVoterRequest.Listener, ...]
+    k_raft_version_feature: UpdateRaftVoterRequest.KRaftVersionFeature
+
+    class Listener(Struct):
+        """UpdateRaftVoterRequest.Listener: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        host: str
+        port: int
+
+    class KRaftVersionFeature(Struct):
+        """UpdateRaftVoterRequest.KRaftVersionFeature: versions 0+."""
+
+        __slots__ = ()
+        min_supported_version: int
+        max_supported_version: int
+
+
+class UpdateRaftVoterResponse(Message):
+    """UpdateRaftVoterResponse: the response of API key 82; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    current_leader: UpdateRaftVoterResponse.CurrentLeader  # tag 0
+
+    class CurrentLeader(Struct):
+        """UpdateRaftVoterResponse.CurrentLeader: versions 0+."""
+
+        __slots__ = ()
+        leader_id: int
+        leader_epoch: int
+        host: str
+        port: int
 
 
 class VoteRequest(Message):
@@ -1533,6 +1625,8 @@ class VoteResponse(Message):
 
 ALL = bind_message_classes(globals(), load_package('kraftwire.schemas.messages'))
 __all__ = [
+    "AddRaftVoterRequest",
+    "AddRaftVoterResponse",
     "AlterConfigsRequest",
     "AlterConfigsResponse",
     "AlterPartitionReassignmentsRequest",
@@ -1591,12 +1685,16 @@ __all__ = [
     "ListPartitionReassignmentsResponse",
     "MetadataRequest",
     "MetadataResponse",
+    "RemoveRaftVoterRequest",
+    "RemoveRaftVoterResponse",
     "RequestHeader",
     "ResponseHeader",
     "SaslAuthenticateRequest",
     "SaslAuthenticateResponse",
     "SaslHandshakeRequest",
     "SaslHandshakeResponse",
+    "UpdateRaftVoterRequest",
+    "UpdateRaftVoterResponse",
     "VoteRequest",
     "VoteResponse",
 ]
