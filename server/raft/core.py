@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
+from .voters import NO_DIRECTORY, KRaftVersionRecord, ReplicaKey, VoterHistory, VoterNode, VoterSet, VotersRecord
+
 NO_ID = -1
 
 
@@ -153,6 +155,7 @@ class FetchRequest(Message):
     fetch_offset: int
     last_fetched_epoch: int
     max_wait_ms: int
+    replica_directory_id: object = NO_DIRECTORY   # v17's ReplicaDirectoryId: the fetcher's replica key
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,51 @@ class FetchResponse(Message):
     records: tuple[Entry, ...]
     diverging_epoch: tuple[int, int] | None  # (Epoch, EndOffset)
     current_leader: tuple[int, int]         # (LeaderId, LeaderEpoch)
+
+
+# --- KIP-853's AddRaftVoter (80), RemoveRaftVoter (81) and UpdateRaftVoter (82), answered by the leader.
+# Listeners are (name, host, port); directory ids are the driver's Uuid, NO_DIRECTORY for Kafka's ZERO_UUID.
+
+@dataclass(frozen=True)
+class AddRaftVoterRequest(Message):
+    timeout_ms: int
+    voter_id: int
+    voter_directory_id: object
+    listeners: tuple[tuple[str, str, int], ...]
+    ack_when_committed: bool = True
+
+
+@dataclass(frozen=True)
+class AddRaftVoterResponse(Message):
+    error_code: int
+    error_message: str | None
+
+
+@dataclass(frozen=True)
+class RemoveRaftVoterRequest(Message):
+    voter_id: int
+    voter_directory_id: object
+
+
+@dataclass(frozen=True)
+class RemoveRaftVoterResponse(Message):
+    error_code: int
+    error_message: str | None
+
+
+@dataclass(frozen=True)
+class UpdateRaftVoterRequest(Message):
+    current_leader_epoch: int
+    voter_id: int
+    voter_directory_id: object
+    listeners: tuple[tuple[str, str, int], ...]
+    kraft_versions: tuple[int, int]   # KRaftVersionFeature (MinSupportedVersion, MaxSupportedVersion)
+
+
+@dataclass(frozen=True)
+class UpdateRaftVoterResponse(Message):
+    error_code: int
+    current_leader: tuple[int, int]   # (LeaderId, LeaderEpoch); the driver adds the leader's host and port
 
 
 # --- actions, carried out by the driver in the order given
@@ -215,6 +263,15 @@ class _Progress:
     """A replica's position as the leader sees it in its epoch."""
     end_offset: int = 0
     last_fetch_ms: int = -1
+    directory_id: object = NO_DIRECTORY
+
+
+@dataclass
+class _VoterChange:
+    """The one voter change in flight: the request to answer and where its VotersRecord sits."""
+    request: Message
+    offset: int
+    answered: bool = False
 
 
 @dataclass
@@ -234,16 +291,25 @@ class _Election:
 
 
 class RaftCore:
-    def __init__(self, node_id: int, voters: tuple[int, ...], rng: random.Random, now_ms: int, *,
+    def __init__(self, node_id: int, voters: tuple[int, ...] | VoterSet, rng: random.Random, now_ms: int, *,
                  timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
-                 log: list[Entry] | None = None):
-        """Start from the persisted state: quorum-state (epoch, leader, vote) and the fsync'd log."""
+                 log: list[Entry] | None = None, directory_id: object = NO_DIRECTORY, kraft_version: int = 0,
+                 listener: str = "CONTROLLER"):
+        """Start from the persisted state: quorum-state (epoch, leader, vote) and the fsync'd log.
+
+        ``voters`` is the bootstrap set (ids for ``controller.quorum.voters``, or the bootstrap
+        checkpoint's ``VoterSet``) and ``kraft_version`` its kraft.version: 1 lets the voter set change.
+        ``listener`` is the controller listener a new voter must name."""
         self.node_id = node_id
-        self.voters = tuple(sorted(voters))
-        self.is_voter = node_id in self.voters
+        self.key = ReplicaKey(node_id, directory_id)
+        self.listener = listener
+        bootstrap = voters if isinstance(voters, VoterSet) else VoterSet.static(voters)
         self.rng = rng
         self.timers = timers
         self.log: list[Entry] = list(log or ())
+        self._history = VoterHistory(bootstrap, kraft_version)
+        self._history.appended(0, self.log)
+        self._voter_change: _VoterChange | None = None
         self.durable_end = len(self.log)
         self.high_watermark = 0
         self.epoch = epoch
@@ -259,8 +325,7 @@ class RaftCore:
         self._last_fetch_ok_ms: int | None = None
         self._discovery_index = 0
         self._successors: tuple[int, ...] = ()
-        self._progress: dict[int, _Progress] = {}
-        self._observers: dict[int, _Progress] = {}
+        self._progress: dict[int, _Progress] = {}   # the leader's view of every replica that fetches, itself too
         self._epoch_start_offset = 0
         self._parked: dict[int, _ParkedFetch] = {}
         self._unacknowledged: set[int] = set()       # voters a resigned leader still awaits EndQuorumEpoch answers from
@@ -288,6 +353,23 @@ class RaftCore:
         return len(self.log)
 
     @property
+    def voter_set(self) -> VoterSet:
+        """The set of the latest VotersRecord in the log, committed or not (else the bootstrap set)."""
+        return self._history.latest
+
+    @property
+    def voters(self) -> tuple[int, ...]:
+        return self._history.latest.ids
+
+    @property
+    def is_voter(self) -> bool:
+        return self._history.latest.is_voter(self.key)
+
+    @property
+    def kraft_version(self) -> int:
+        return self._history.kraft_version
+
+    @property
     def last_epoch(self) -> int:
         return self.log[-1].epoch if self.log else 0
 
@@ -300,6 +382,7 @@ class RaftCore:
 
     def _append_local(self, entries: list[Entry]) -> None:
         self._actions.append(AppendLog(self.log_end, tuple(entries)))
+        self._history.appended(self.log_end, entries)
         self.log.extend(entries)
         self._actions.append(FlushLog(self.log_end))
 
@@ -307,6 +390,7 @@ class RaftCore:
         if offset < self.log_end:
             self._actions.append(TruncateLog(offset))
             del self.log[offset:]
+            self._history.truncated(offset)
             self.durable_end = min(self.durable_end, offset)
 
     # ----------------------------------------------------------------- inputs
@@ -362,13 +446,15 @@ class RaftCore:
         self._actions.append(PersistState(self.epoch, self.leader_id, self.voted_id))
 
     def _reset_role_state(self) -> None:
+        if self._voter_change is not None and not self._voter_change.answered:
+            self._answer_voter_change(ErrorCode.NOT_LEADER_OR_FOLLOWER, "the leader lost its leadership first")
+        self._voter_change = None
         self._deadlines.clear()
         self._election = None
         self._fetch_in_flight = None
         self._fetch_waits_for_flush = False
         self._parked.clear()
         self._progress.clear()
-        self._observers.clear()
         self._unacknowledged.clear()
 
     def _become_unattached(self, now: int, epoch: int, voted_id: int = NO_ID, *, persist: bool = True) -> None:
@@ -414,10 +500,15 @@ class RaftCore:
         self.role = Role.LEADER
         self.leader_id = self.node_id
         self._persist()
-        self._progress = {v: _Progress() for v in self.voters}
-        self._progress[self.node_id] = _Progress(self.durable_end, now)
+        self._progress = {v.key.id: _Progress(directory_id=v.key.directory_id) for v in self.voter_set.voters}
+        self._progress[self.node_id] = _Progress(self.durable_end, now, self.key.directory_id)
         self._epoch_start_offset = self.log_end
-        self._append_local([Entry(self.epoch, ("LeaderChange", self.node_id), control=True)])
+        entries = [Entry(self.epoch, ("LeaderChange", self.node_id), control=True)]
+        if self.kraft_version >= 1 and self._history.latest_offset < 0:
+            # As Kafka, the first leader of a dynamic quorum writes the bootstrap set into the log.
+            entries += [Entry(self.epoch, KRaftVersionRecord(self.kraft_version), control=True),
+                        Entry(self.epoch, VotersRecord(self.voter_set), control=True)]
+        self._append_local(entries)
         for voter in self.voters:
             if voter != self.node_id:
                 self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
@@ -427,7 +518,7 @@ class RaftCore:
 
     def _become_resigned(self, now: int) -> None:
         successors = sorted((v for v in self.voters if v != self.node_id),
-                            key=lambda v: (-self._progress[v].end_offset, v)) if self._progress else ()
+                            key=lambda v: (-self._progress.get(v, _Progress()).end_offset, v))
         self._reset_role_state()
         self.role = Role.RESIGNED
         self._unacknowledged = set(self.voters) - {self.node_id}
@@ -453,6 +544,9 @@ class RaftCore:
             self._become_follower(now, self.epoch, self.leader_id, persist=False)
         elif self.is_voter and self.role is not Role.LEADER:
             self._become_prospective(now)
+        elif not self.is_voter and self.role is Role.RESIGNED:
+            # A leader removed from the voters, once resigned, follows as an observer (and keeps its vote).
+            self._become_unattached(now, self.epoch, self.voted_id)
 
     def _expired_fetch_timeout(self, now: int) -> None:
         if self.is_voter:
@@ -468,19 +562,21 @@ class RaftCore:
         voter = self.voters[self._discovery_index % len(self.voters)]
         self._discovery_index += 1
         self._send(FetchRequest, voter, replica_id=self.node_id, current_leader_epoch=self.epoch,
-                   fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=0)
+                   fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=0,
+                   replica_directory_id=self.key.directory_id)
         self._deadlines["discovery"] = now + self.timers.request_timeout_ms
 
     def _expired_begin_quorum(self, now: int) -> None:
         quiet_since = now - self.timers.fetch_timeout_ms // 2
-        for voter, progress in self._progress.items():
-            if voter != self.node_id and progress.last_fetch_ms < quiet_since:
+        for voter in self.voters:
+            if voter != self.node_id and self._progress.get(voter, _Progress()).last_fetch_ms < quiet_since:
                 self._send(BeginQuorumEpochRequest, voter, leader_id=self.node_id, leader_epoch=self.epoch)
         self._deadlines["begin_quorum"] = now + self.timers.fetch_timeout_ms // 2
 
     def _expired_check_quorum(self, now: int) -> None:
         window_start = now - self.timers.check_quorum_ms
-        heard = sum(1 for v, p in self._progress.items() if v == self.node_id or p.last_fetch_ms >= window_start)
+        heard = sum(1 for v in self.voters
+                    if v == self.node_id or self._progress.get(v, _Progress()).last_fetch_ms >= window_start)
         if heard < self._majority():
             self._become_resigned(now)
         else:
@@ -516,7 +612,8 @@ class RaftCore:
             return
         self._fetch_in_flight = self._send(
             FetchRequest, self.leader_id, replica_id=self.node_id, current_leader_epoch=self.epoch,
-            fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=self.timers.fetch_max_wait_ms)
+            fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=self.timers.fetch_max_wait_ms,
+            replica_directory_id=self.key.directory_id)
         self._deadlines["fetch_retry"] = now + self.timers.fetch_max_wait_ms + self.timers.request_timeout_ms
 
     def _send_end_quorum_epoch(self) -> None:
@@ -654,10 +751,12 @@ class RaftCore:
         diverging = self._diverging(request)
         if diverging is not None:
             return self._reply_fetch(request, ErrorCode.NONE, diverging=diverging)
-        progress = (self._progress if request.replica_id in self._progress else self._observers).setdefault(
-            request.replica_id, _Progress())
+        progress = self._progress.get(request.replica_id)
+        if progress is None or progress.directory_id != request.replica_directory_id:
+            # A new replica, or a node whose log directory was replaced: it starts from nothing.
+            progress = self._progress[request.replica_id] = _Progress(directory_id=request.replica_directory_id)
         progress.last_fetch_ms = now
-        if request.replica_id in self._progress:
+        if self.voter_set.is_voter(ReplicaKey(request.replica_id, request.replica_directory_id)):
             progress.end_offset = max(progress.end_offset, request.fetch_offset)
             self._maybe_advance_high_watermark(now)
         else:
@@ -700,12 +799,14 @@ class RaftCore:
         self._schedule_parked()
 
     def _maybe_advance_high_watermark(self, now: int) -> None:
-        ends = sorted((p.end_offset for p in self._progress.values()), reverse=True)
+        """The majority point of the latest voter set's durable ends; the leader counts only if it votes."""
+        ends = sorted((self._progress.get(v, _Progress()).end_offset for v in self.voters), reverse=True)
         majority_end = ends[len(self.voters) // 2]
         if majority_end > self._epoch_start_offset and majority_end > self.high_watermark:
             self.high_watermark = majority_end
             self._actions.append(Commit(majority_end))
             self._complete_parked(now)
+            self._voter_change_maybe_committed(now)
 
     # ----------------------------------------------------------------- Fetch, on a follower or observer
 
@@ -742,6 +843,153 @@ class RaftCore:
         self._send_fetch(now)
 
 
+    # ----------------------------------------------------------------- voter changes (KIP-853), on the leader
+
+    def _on_add_raft_voter(self, now: int, request: AddRaftVoterRequest) -> None:
+        key = ReplicaKey(request.voter_id, request.voter_directory_id)
+        error = _first_error(
+            lambda: self._not_leader_error(self.epoch), lambda: _invalid_key_error(key),
+            lambda: self._missing_listener_error(request.listeners), self._change_not_allowed_yet,
+            self._static_voters_error, self._uncommitted_voters_error,
+            lambda: self.voter_set.node(key.id) is not None and (
+                ErrorCode.DUPLICATE_VOTER, f"voter {key.id} is already one of the voters {self.voters}"),
+            lambda: not self._caught_up(key, now) and (
+                ErrorCode.REQUEST_TIMED_OUT, f"replica {key.id} is not a caught-up observer: it must be fetching, "
+                                             f"with its log at the high watermark {self.high_watermark} or past it"))
+        if error:
+            return self._reply(request, AddRaftVoterResponse, error_code=int(error[0]), error_message=error[1])
+        # The new voter's kraft.version range is taken as 0-1 (Kafka asks it with ApiVersions first).
+        self._append_voters(now, request, self.voter_set.adding(VoterNode(key, tuple(request.listeners))),
+                            request.timeout_ms, answer_at_append=not request.ack_when_committed)
+
+    def _on_remove_raft_voter(self, now: int, request: RemoveRaftVoterRequest) -> None:
+        key = ReplicaKey(request.voter_id, request.voter_directory_id)
+        error = _first_error(
+            lambda: self._not_leader_error(self.epoch), lambda: _invalid_key_error(key), self._change_not_allowed_yet,
+            self._static_voters_error, self._uncommitted_voters_error,
+            lambda: self.voter_set.removing(key) is None and (
+                ErrorCode.VOTER_NOT_FOUND, f"replica {key.id} (directory {key.directory_id}) is not a voter of "
+                                           f"{self.voters} that can be removed"))
+        if error:
+            return self._reply(request, RemoveRaftVoterResponse, error_code=int(error[0]), error_message=error[1])
+        self._append_voters(now, request, self.voter_set.removing(key), self.timers.request_timeout_ms,
+                            answer_at_append=False)
+
+    def _on_update_raft_voter(self, now: int, request: UpdateRaftVoterRequest) -> None:
+        key = ReplicaKey(request.voter_id, request.voter_directory_id)
+        low, high = request.kraft_versions
+        node = VoterNode(key, tuple(request.listeners), (low, high))
+        error = _first_error(
+            lambda: self._not_leader_error(request.current_leader_epoch), lambda: _invalid_key_error(key),
+            lambda: (low < 0 or high < low) and (ErrorCode.INVALID_REQUEST, f"invalid kraft.version range {low}-{high}"),
+            self._change_not_allowed_yet, lambda: self._missing_listener_error(request.listeners),
+            lambda: not low <= self.kraft_version <= high and (
+                ErrorCode.INVALID_REQUEST, f"kraft.version range {low}-{high} excludes {self.kraft_version}"),
+            # A static set is not in the log: Kafka keeps the update in memory for an upgrade this core lacks.
+            lambda: self.kraft_version == 0 and (ErrorCode.NONE, None),
+            self._uncommitted_voters_error,
+            lambda: self.voter_set.updating(node) is None and (
+                ErrorCode.VOTER_NOT_FOUND, f"replica {key.id} is not one of the voters {self.voters}"))
+        if error:
+            return self._reply(request, UpdateRaftVoterResponse, error_code=int(error[0]),
+                               current_leader=(self.leader_id, self.epoch))
+        self._append_voters(now, request, self.voter_set.updating(node), self.timers.request_timeout_ms,
+                            answer_at_append=True)
+
+    def _not_leader_error(self, request_epoch: int):
+        if request_epoch < self.epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH, f"epoch {request_epoch} is older than {self.epoch}"
+        if request_epoch > self.epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH, f"epoch {request_epoch} is newer than {self.epoch}"
+        if self.role is not Role.LEADER:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"replica {self.node_id} does not lead epoch {self.epoch}"
+        return None
+
+    def _missing_listener_error(self, listeners):
+        if not any(name == self.listener for name, _, _ in listeners):
+            return ErrorCode.INVALID_REQUEST, f"the voter's listeners do not include {self.listener}"
+        return None
+
+    def _change_not_allowed_yet(self):
+        if self._voter_change is not None:
+            return ErrorCode.REQUEST_TIMED_OUT, "another voter change is in flight"
+        if self.high_watermark <= self._epoch_start_offset:
+            return ErrorCode.REQUEST_TIMED_OUT, "the leader has not committed an entry of its epoch yet"
+        return None
+
+    def _static_voters_error(self):
+        if self.kraft_version < 1:
+            return ErrorCode.UNSUPPORTED_VERSION, f"kraft.version is {self.kraft_version}: the voters are static"
+        return None
+
+    def _uncommitted_voters_error(self):
+        if self._history.latest_offset >= self.high_watermark:
+            return ErrorCode.REQUEST_TIMED_OUT, "the latest voter set is not committed yet"
+        return None
+
+    def _caught_up(self, key: ReplicaKey, now: int) -> bool:
+        """An observer that fetches (within a fetch timeout) and whose log reaches the high watermark."""
+        progress = self._progress.get(key.id)
+        return (progress is not None and progress.directory_id == key.directory_id
+                and now - progress.last_fetch_ms <= self.timers.fetch_timeout_ms
+                and progress.end_offset >= self.high_watermark)
+
+    def _append_voters(self, now: int, request: Message, voters: VoterSet, timeout_ms: int, *,
+                       answer_at_append: bool) -> None:
+        self._voter_change = _VoterChange(request, self.log_end)
+        self._deadlines["voter_change"] = now + timeout_ms
+        self._append_local([Entry(self.epoch, VotersRecord(voters), control=True)])
+        if answer_at_append:
+            self._answer_voter_change(ErrorCode.NONE, None)
+        self._complete_parked(now)
+        self._maybe_advance_high_watermark(now)  # the new majority may already hold more
+
+    def _answer_voter_change(self, error: ErrorCode, message: str | None) -> None:
+        change = self._voter_change
+        change.answered = True
+        if isinstance(change.request, UpdateRaftVoterRequest):
+            self._reply(change.request, UpdateRaftVoterResponse, error_code=int(error),
+                        current_leader=(self.leader_id, self.epoch))
+        else:
+            response = AddRaftVoterResponse if isinstance(change.request, AddRaftVoterRequest) else RemoveRaftVoterResponse
+            self._reply(change.request, response, error_code=int(error), error_message=message)
+
+    def _voter_change_maybe_committed(self, now: int) -> None:
+        change = self._voter_change
+        if change is not None and change.offset < self.high_watermark:
+            if not change.answered:
+                self._answer_voter_change(ErrorCode.NONE, None)
+            self._voter_change = None
+            self._deadlines.pop("voter_change", None)
+        if not self.is_voter and self._history.latest_offset < self.high_watermark:
+            # Removed, and the removal committed: resign (on the next timer, not in the middle of a Fetch).
+            self._deadlines["removed"] = now
+
+    def _expired_voter_change(self, now: int) -> None:
+        """The change did not commit in time: answer so; its VotersRecord still blocks the next until it commits."""
+        if not self._voter_change.answered:
+            self._answer_voter_change(ErrorCode.REQUEST_TIMED_OUT, "the new voter set did not commit in time")
+        self._voter_change = None
+
+    def _expired_removed(self, now: int) -> None:
+        self._become_resigned(now)
+
+
+def _first_error(*checks):
+    """The first of the checks, in order, that finds something: (error code, message) or a falsy value."""
+    for check in checks:
+        error = check()
+        if error:
+            return error
+    return None
+
+
+def _invalid_key_error(key: ReplicaKey):
+    if key.id < 0 or key.directory_id is NO_DIRECTORY:
+        return ErrorCode.INVALID_REQUEST, "the request names no valid voter (an id and a directory id)"
+    return None
+
+
 _HANDLERS = {
     VoteRequest: RaftCore._on_vote_request,
     VoteResponse: RaftCore._on_vote_response,
@@ -751,4 +999,7 @@ _HANDLERS = {
     EndQuorumEpochResponse: RaftCore._on_end_quorum_epoch_response,
     FetchRequest: RaftCore._on_fetch_request,
     FetchResponse: RaftCore._on_fetch_response,
+    AddRaftVoterRequest: RaftCore._on_add_raft_voter,
+    RemoveRaftVoterRequest: RaftCore._on_remove_raft_voter,
+    UpdateRaftVoterRequest: RaftCore._on_update_raft_voter,
 }

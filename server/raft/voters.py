@@ -1,0 +1,130 @@
+"""Voter sets for the Raft core (KIP-853): replica keys, the VotersRecord and KRaftVersionRecord control
+entries, and the history of voter sets along a log.
+
+A replica's voter set is the one of the latest VotersRecord in its log, committed or not, as in Kafka;
+without one it is the bootstrap set (``controller.quorum.voters`` or the bootstrap checkpoint). Truncating
+the log past a VotersRecord brings back the set before it. ``kraft.version`` 0 means a static set that
+cannot change; 1 means dynamic voters. Voters are keyed by node id and metadata log directory id, so a
+node whose disk was replaced is a different replica; a static set has no directory ids and matches any.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+NO_DIRECTORY = None   # Kafka's ZERO_UUID: a replica key whose directory is unknown
+
+
+@dataclass(frozen=True)
+class ReplicaKey:
+    id: int
+    directory_id: object = NO_DIRECTORY
+
+
+@dataclass(frozen=True)
+class VoterNode:
+    """A voter as VotersRecord lists it: its key, its listeners (name, host, port) and kraft.version range."""
+    key: ReplicaKey
+    listeners: tuple[tuple[str, str, int], ...] = ()
+    kraft_versions: tuple[int, int] = (0, 1)
+
+
+@dataclass(frozen=True)
+class VoterSet:
+    voters: tuple[VoterNode, ...]
+
+    @classmethod
+    def static(cls, ids: Iterable[int]) -> VoterSet:
+        """A ``controller.quorum.voters`` set: ids only."""
+        return cls(tuple(VoterNode(ReplicaKey(i)) for i in sorted(ids)))
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return tuple(sorted(v.key.id for v in self.voters))
+
+    def node(self, voter_id: int) -> VoterNode | None:
+        return next((v for v in self.voters if v.key.id == voter_id), None)
+
+    def is_voter(self, key: ReplicaKey) -> bool:
+        """Ids must match; directory ids too, unless the set does not know the voter's directory."""
+        node = self.node(key.id)
+        return node is not None and node.key.directory_id in (NO_DIRECTORY, key.directory_id)
+
+    def majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+    def adding(self, node: VoterNode) -> VoterSet | None:
+        """The set with ``node`` added, or None if its id already votes."""
+        if self.node(node.key.id) is not None:
+            return None
+        return VoterSet(tuple(sorted(self.voters + (node,), key=lambda v: v.key.id)))
+
+    def removing(self, key: ReplicaKey) -> VoterSet | None:
+        """The set without ``key``, or None if that exact key does not vote (or it is the last voter)."""
+        node = self.node(key.id)
+        if node is None or node.key != key or len(self.voters) == 1:
+            return None
+        return VoterSet(tuple(v for v in self.voters if v.key != key))
+
+    def updating(self, node: VoterNode) -> VoterSet | None:
+        """The set with ``node`` in place of the voter its key matches, or None if it matches none."""
+        if not self.is_voter(node.key):
+            return None
+        return VoterSet(tuple(node if v.key.id == node.key.id else v for v in self.voters))
+
+    def differs_by_at_most_one(self, other: VoterSet) -> bool:
+        """Any majority of one set overlaps any majority of the other: the single-change rule."""
+        mine, theirs = {v.key for v in self.voters}, {v.key for v in other.voters}
+        return len(mine ^ theirs) <= 1
+
+
+@dataclass(frozen=True)
+class VotersRecord:
+    """Control record type 6: the complete voter set from this offset on."""
+    voters: VoterSet
+
+
+@dataclass(frozen=True)
+class KRaftVersionRecord:
+    """Control record type 5: the finalized kraft.version from this offset on."""
+    kraft_version: int
+
+
+class VoterHistory:
+    """The voter sets and kraft.versions a log holds, by offset, over the bootstrap ones (offset -1)."""
+
+    def __init__(self, bootstrap: VoterSet, kraft_version: int):
+        self._sets: list[tuple[int, VoterSet]] = [(-1, bootstrap)]
+        self._versions: list[tuple[int, int]] = [(-1, kraft_version)]
+
+    def appended(self, offset: int, entries: Iterable) -> None:
+        """Entries (``Entry`` of core.py) were appended at ``offset``."""
+        for position, entry in enumerate(entries, offset):
+            if isinstance(entry.data, VotersRecord):
+                self._sets.append((position, entry.data.voters))
+            elif isinstance(entry.data, KRaftVersionRecord):
+                self._versions.append((position, entry.data.kraft_version))
+
+    def truncated(self, offset: int) -> None:
+        """The log keeps only the entries below ``offset``: the sets and versions after it go."""
+        while self._sets[-1][0] >= offset:
+            self._sets.pop()
+        while self._versions[-1][0] >= offset:
+            self._versions.pop()
+
+    @property
+    def latest(self) -> VoterSet:
+        return self._sets[-1][1]
+
+    @property
+    def latest_offset(self) -> int:
+        """Where the latest set was written; -1 for the bootstrap set."""
+        return self._sets[-1][0]
+
+    @property
+    def kraft_version(self) -> int:
+        return self._versions[-1][1]
+
+    def in_force_at(self, offset: int) -> VoterSet:
+        """The set of the latest VotersRecord below ``offset`` (the committed set, for a high watermark)."""
+        return next(voters for at, voters in reversed(self._sets) if at < offset)
