@@ -30,15 +30,22 @@ Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` 
 from __future__ import annotations
 
 import argparse
+import bisect
 import heapq
 import random
 import sys
 import time
+import uuid
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from .core import (NO_ID, AppendLog, Commit, Entry, FlushLog, NotLeaderError, PersistState, RaftCore, Role, Send,
-                   Timers, TruncateLog)
+from kraftwire.codec.error_codes import ErrorCode
+
+from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLog, NotLeaderError, PersistState,
+                   RaftCore, RemoveRaftVoterRequest, Role, Send, Timers, TruncateLog, UpdateRaftVoterRequest)
+from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
+
+ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
 
 
 class Violation(AssertionError):
@@ -63,6 +70,7 @@ class Faults:
     pause_ms: tuple[int, int] = (50, 1200)
     crash_all_every_ms: int = 12_000  # every replica crashes at once, and each restarts on its own
     write_every_ms: int = 15
+    reconfigure_every_ms: int = 250   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
 
 
 @dataclass
@@ -72,11 +80,21 @@ class Disk:
     entries: list[Entry] = field(default_factory=list)
     synced: int = 0
     truncations: list[int] = field(default_factory=list)  # every truncation point, so a late fsync stops at them
+    voters_at: list[int] = field(default_factory=list)    # the offsets of the VotersRecords in ``entries``
+
+    def cut(self, offset: int) -> None:
+        """Keep the entries below ``offset``."""
+        del self.entries[offset:]
+        del self.voters_at[bisect.bisect_left(self.voters_at, offset):]
+
+    def latest_voters(self, bootstrap: VoterSet) -> VoterSet:
+        return self.entries[self.voters_at[-1]].data.voters if self.voters_at else bootstrap
 
 
 @dataclass
 class Node:
     node_id: int
+    directory_id: uuid.UUID = None
     disk: Disk = field(default_factory=Disk)
     core: RaftCore | None = None
     incarnation: int = 0
@@ -87,13 +105,22 @@ class Node:
 
 class Simulation:
     def __init__(self, seed: int, voters: int = 3, observers: int = 1, *, duration_ms: int = 20_000,
-                 faults: Faults = Faults(), timers: Timers = Timers(), core_class: type[RaftCore] = RaftCore):
-        """``core_class`` lets a test hand in a deliberately broken core to prove the checker catches it."""
+                 faults: Faults = Faults(), timers: Timers = Timers(), core_class: type[RaftCore] = RaftCore,
+                 reconfigure: bool = False):
+        """``core_class`` lets a test hand in a deliberately broken core to prove the checker catches it;
+        ``reconfigure`` runs a dynamic quorum (kraft.version 1) whose voters are added, removed and updated."""
         self.seed, self.voter_count, self.observer_count, self.duration_ms = seed, voters, observers, duration_ms
-        self.faults, self.timers, self.core_class = faults, timers, core_class
+        self.faults, self.timers, self.core_class, self.reconfigure = faults, timers, core_class, reconfigure
         self.rng = random.Random(seed)
-        self.voters = tuple(range(1, voters + 1))
-        self.nodes = {i: Node(i) for i in range(1, voters + observers + 1)}
+        self.nodes = {i: Node(i, uuid.UUID(int=i)) for i in range(1, voters + observers + 1)}
+        self.bootstrap = (VoterSet(tuple(VoterNode(ReplicaKey(i, self.nodes[i].directory_id), self._listeners(i, 0))
+                                         for i in range(1, voters + 1)))
+                          if reconfigure else VoterSet.static(range(1, voters + 1)))
+        self.committed_voters: list[tuple[int, VoterSet]] = [(-1, self.bootstrap)]  # along the committed log
+        self.voter_changes = 0                                      # committed VotersRecords that changed the set
+        self.acknowledged_voters: dict[int, Entry] = {}             # offset → VotersRecord answered as committed
+        self.voter_answers: Counter[str] = Counter()                # "AddRaftVoter NONE" → how many
+        self._voter_requests: dict[int, object] = {}                # correlation id → request in flight
         self.now = 0
         self.events_checked = 0
         self.recovery_ms = -1  # virtual time from healing to the first acknowledged write
@@ -115,6 +142,8 @@ class Simulation:
         self._schedule(self._interval(faults.resign_every_ms), "resign")
         self._schedule(self._interval(faults.pause_every_ms), "pause")
         self._schedule(self._interval(faults.crash_all_every_ms), "crash_all")
+        if reconfigure:
+            self._schedule(self._interval(faults.reconfigure_every_ms), "reconfigure")
 
     # ------------------------------------------------------------------ running
 
@@ -189,9 +218,10 @@ class Simulation:
     def _boot(self, node: Node) -> None:
         node.incarnation += 1
         state = node.disk.quorum_state
-        node.core = self.core_class(node.node_id, self.voters, random.Random(self.rng.random()), self.now,
-                             timers=self.timers, epoch=state.epoch, leader_id=state.leader_id,
-                             voted_id=state.voted_id, log=node.disk.entries)
+        node.core = self.core_class(node.node_id, self.bootstrap, random.Random(self.rng.random()), self.now,
+                                    timers=self.timers, epoch=state.epoch, leader_id=state.leader_id,
+                                    voted_id=state.voted_id, log=node.disk.entries, directory_id=node.directory_id,
+                                    kraft_version=1 if self.reconfigure else 0)
         node.last_high_watermark = 0
         node.pending_writes.clear()
         self._record(f"boot {node.node_id}", f"as {node.core.role.value} in epoch {state.epoch}, "
@@ -276,7 +306,7 @@ class Simulation:
         disk = node.disk
         survivors = disk.synced + self.rng.randint(0, len(disk.entries) - disk.synced)
         self._record(f"crash {node.node_id}: log {len(disk.entries)} → {survivors} (fsync'd {disk.synced})")
-        del disk.entries[survivors:]
+        disk.cut(survivors)
         disk.truncations.clear()
         disk.synced = len(disk.entries)
         node.core = None
@@ -327,6 +357,62 @@ class Simulation:
             self._apply(leader, leader.core.resign(self.now))
         self._schedule(self._interval(self.faults.resign_every_ms), "resign")
 
+    @staticmethod
+    def _listeners(node_id: int, generation: int) -> tuple[tuple[str, str, int], ...]:
+        return (("CONTROLLER", f"controller-{node_id}", 9093 + generation),)
+
+    def _on_reconfigure(self) -> None:
+        """An operator adds any node as a voter, removes any (the leader too) or updates a voter's listeners;
+        the core decides what is allowed, so duplicates, unknown voters and changes in flight are tried too."""
+        if not self.faulty:
+            return
+        self._schedule(self._interval(self.faults.reconfigure_every_ms), "reconfigure")
+        leader = self._leader()
+        if leader is None or leader.paused_until > self.now:
+            return
+        target = self.nodes[self.rng.choice(list(self.nodes))]
+        kind = self.rng.choice(("add", "remove", "update"))
+        self._sequence += 1
+        envelope = dict(src=ADMIN, dst=leader.node_id, correlation_id=self._sequence)
+        if kind == "add":
+            request = AddRaftVoterRequest(**envelope, timeout_ms=self.rng.randint(100, 2000), voter_id=target.node_id,
+                                          voter_directory_id=target.directory_id,
+                                          listeners=self._listeners(target.node_id, 0),
+                                          ack_when_committed=self.rng.random() < 0.8)
+        elif kind == "remove":
+            if len(leader.core.voters) <= 2:
+                return  # keep the quorum able to survive the odd fault
+            request = RemoveRaftVoterRequest(**envelope, voter_id=target.node_id,
+                                             voter_directory_id=target.directory_id)
+        else:
+            request = UpdateRaftVoterRequest(**envelope, current_leader_epoch=leader.core.epoch,
+                                             voter_id=target.node_id, voter_directory_id=target.directory_id,
+                                             listeners=self._listeners(target.node_id, self._sequence),
+                                             kraft_versions=(0, 1))
+        self._voter_requests[request.correlation_id] = request
+        self._record(f"{type(request).__name__} to {leader.node_id}", request)
+        self._apply(leader, leader.core.receive(self.now, request))
+
+    def _voter_answer(self, response) -> None:
+        """A voter change answered; one answered as committed must be in the leader's committed log."""
+        request = self._voter_requests.pop(response.correlation_id)
+        kind = type(request).__name__.removesuffix("Request")
+        self.voter_answers[f"{kind} {ErrorCode(response.error_code).name}"] += 1
+        self._record(f"answer to {kind}", response)
+        if response.error_code != ErrorCode.NONE or isinstance(request, UpdateRaftVoterRequest):
+            return  # UpdateRaftVoter is answered at append, as in Kafka
+        if isinstance(request, AddRaftVoterRequest) and not request.ack_when_committed:
+            return
+        leader = self.nodes[response.src].core
+        offset = next((o for o in range(leader.high_watermark - 1, -1, -1)
+                       if isinstance(leader.log[o].data, VotersRecord)), None)
+        voters = leader.log[offset].data.voters if offset is not None else None
+        present = voters is not None and voters.node(request.voter_id) is not None
+        if offset is None or present != isinstance(request, AddRaftVoterRequest):
+            self._fail(f"{kind} for {request.voter_id} answered NONE by {response.src} but its committed voter set "
+                       f"is {voters and voters.ids}")
+        self.acknowledged_voters[offset] = leader.log[offset]
+
     def _leader(self) -> Node | None:
         """The leader of the highest epoch any running replica leads."""
         leaders = [n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER]
@@ -345,14 +431,19 @@ class Simulation:
                 if action.offset < node.last_high_watermark:
                     self._fail(f"node {node.node_id} truncated to {action.offset}, below its high watermark "
                                f"{node.last_high_watermark}")
-                del disk.entries[action.offset:]
+                disk.cut(action.offset)
                 disk.synced = min(disk.synced, action.offset)
                 disk.truncations.append(action.offset)
             elif isinstance(action, AppendLog):
                 if action.offset != len(disk.entries):
                     self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at "
                                f"{len(disk.entries)}")
-                disk.entries.extend(action.entries)
+                for offset, entry in enumerate(action.entries, action.offset):
+                    if isinstance(entry.data, VotersRecord):
+                        if core.role is Role.LEADER:
+                            self._check_voter_change(node, offset, entry.data.voters)
+                        disk.voters_at.append(offset)
+                    disk.entries.append(entry)
             elif isinstance(action, FlushLog):
                 slow = self.faulty and self.rng.random() < self.faults.fsync_stall
                 delay = self.rng.randint(0, self.faults.fsync_stall_ms if slow else self.faults.max_fsync_ms)
@@ -365,6 +456,8 @@ class Simulation:
         self._arm_timer(node)
 
     def _send(self, message) -> None:
+        if message.dst == ADMIN:
+            return self._voter_answer(message)
         link = frozenset((message.src, message.dst))
         if self.faulty and (link in self._cut or self.rng.random() < self.faults.loss):
             return
@@ -414,10 +507,14 @@ class Simulation:
                         self._fail(f"committed entry at offset {offset} changed: first {self.committed[offset]}, "
                                    f"now {entry} on node {node.node_id}")
                 else:
-                    self.committed.append(entry)
+                    self._commit(offset, entry)
+            latest = node.disk.latest_voters(self.bootstrap)
+            if core.voter_set != latest:
+                self._fail(f"node {node.node_id} counts voters {core.voters} but the latest VotersRecord in its log "
+                           f"holds {latest.ids}")
+            if core.role is Role.LEADER and hw > node.last_high_watermark:
+                self._check_majority_durable(node, latest)
             node.last_high_watermark = hw
-        for leader_id in leaders_now.values():
-            self._check_majority_durable(self.nodes[leader_id])
         newest = max(self.leader_of_epoch, default=None)
         if newest in leaders_now and self.events_checked % 20 == 0:
             # Only the leader of the newest epoch is sure to hold every committed entry (a deposed one
@@ -429,12 +526,35 @@ class Simulation:
         if known != leader_id:
             self._fail(f"two leaders in epoch {epoch}: {known} and {leader_id} ({where})")
 
-    def _check_majority_durable(self, leader: Node) -> None:
+    def _check_majority_durable(self, leader: Node, voters: VoterSet) -> None:
+        """When a leader's high watermark moves, a majority of its latest voter set has it fsync'd."""
         hw = leader.core.high_watermark
-        durable = [v for v in self.voters if self.nodes[v].disk.synced >= hw]
-        if len(durable) < len(self.voters) // 2 + 1:
-            self._fail(f"leader {leader.node_id} has high watermark {hw} but only voters {durable} have it fsync'd "
-                       f"({ {v: self.nodes[v].disk.synced for v in self.voters} })")
+        durable = [v for v in voters.ids if self.nodes[v].disk.synced >= hw]
+        if len(durable) < voters.majority():
+            self._fail(f"leader {leader.node_id} has high watermark {hw} but only voters {durable} of {voters.ids} "
+                       f"have it fsync'd ({ {v: self.nodes[v].disk.synced for v in voters.ids} })")
+
+    def _commit(self, offset: int, entry: Entry) -> None:
+        """The first commit of an offset; consecutive committed voter sets differ by at most one voter."""
+        self.committed.append(entry)
+        if isinstance(entry.data, VotersRecord):
+            previous = self.committed_voters[-1][1]
+            if not previous.differs_by_at_most_one(entry.data.voters):
+                self._fail(f"committed voter sets {previous.ids} and then {entry.data.voters.ids} at offset {offset} "
+                           f"may have disjoint majorities")
+            self.voter_changes += previous != entry.data.voters
+            self.committed_voters.append((offset, entry.data.voters))
+
+    def _check_voter_change(self, leader: Node, offset: int, voters: VoterSet) -> None:
+        """A leader appends a voter set only once the previous one in its log is committed, and changes one voter."""
+        disk = leader.disk
+        before = disk.voters_at[-1] if disk.voters_at else -1
+        previous = disk.entries[before].data.voters if before >= 0 else self.bootstrap
+        if before >= 0 and (before >= len(self.committed) or self.committed[before] != disk.entries[before]):
+            self._fail(f"leader {leader.node_id} appended voters {voters.ids} at offset {offset} while the voter set "
+                       f"{previous.ids} at offset {before} is not committed: two changes in flight")
+        if not previous.differs_by_at_most_one(voters):
+            self._fail(f"leader {leader.node_id} changed voters {previous.ids} to {voters.ids} at offset {offset}")
 
     def _check_log_matching(self, leader: Node) -> None:
         for node in self.nodes.values():
@@ -448,6 +568,11 @@ class Simulation:
     def _check_final(self) -> None:
         leader = self._leader()
         self._check_log_matching(leader)
+        for offset, entry in self.acknowledged_voters.items():
+            for node in self.nodes.values():
+                if offset >= node.core.log_end or node.core.log[offset] != entry:
+                    self._fail(f"voter change {entry.data.voters.ids} answered as committed at offset {offset} "
+                               f"is lost on node {node.node_id}")
         for node in self.nodes.values():
             for offset, value in self.acknowledged.items():
                 if offset >= node.core.log_end or node.core.log[offset].data != value:
@@ -463,8 +588,9 @@ class Simulation:
 
     def replay_command(self) -> str:
         kafka_timers = " --kafka-timers" if self.timers == Timers.kafka_defaults() else ""
+        reconfigure = " --reconfigure" if self.reconfigure else ""
         return (f"python -m kraftwire.server.raft.simulation --seed {self.seed} --voters {self.voter_count} "
-                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}")
+                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{reconfigure}")
 
     def _fail(self, problem: str) -> None:
         recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
@@ -482,15 +608,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--observers", type=int, default=1)
     parser.add_argument("--duration-ms", type=int, default=20_000, help="virtual time with faults, per seed")
     parser.add_argument("--kafka-timers", action="store_true", help="Kafka's default timers instead of short ones")
+    parser.add_argument("--reconfigure", action="store_true",
+                        help="dynamic voters: add, remove and update voters while the faults run")
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.seed is not None else range(args.first, args.first + args.seeds)
     timers = Timers.kafka_defaults() if args.kafka_timers else Timers()
-    started, runs, events, writes, failures, epochs = time.monotonic(), 0, 0, 0, 0, 0
+    started, runs, events, writes, failures, epochs, voter_changes = time.monotonic(), 0, 0, 0, 0, 0, 0
     faults: Counter[str] = Counter()
+    answers: Counter[str] = Counter()
     recoveries: list[int] = []
     for seed in seeds:
         for voters in args.voters:
-            simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms, timers=timers)
+            simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms, timers=timers,
+                                    reconfigure=args.reconfigure)
             try:
                 simulation.run()
             except Violation as violation:
@@ -501,11 +631,15 @@ def main(argv: list[str] | None = None) -> int:
             writes += len(simulation.acknowledged)
             epochs += len(simulation.leader_of_epoch)
             faults += simulation.faults_injected
+            voter_changes += simulation.voter_changes
+            answers += simulation.voter_answers
             if simulation.recovery_ms >= 0:
                 recoveries.append(simulation.recovery_ms)
     print(f"{runs} runs ({len(seeds)} seeds × voters {args.voters}, {args.observers} observers, "
           f"{args.duration_ms} virtual ms each): {events} events checked, {writes} acknowledged writes, "
           f"{epochs} elected leaders, faults {dict(faults)}, {failures} failures, {time.monotonic() - started:.1f} s")
+    if args.reconfigure:
+        print(f"{voter_changes} committed voter changes; answers {dict(sorted(answers.items()))}")
     if recoveries:
         recoveries.sort()
         print(f"healing → first acknowledged write (virtual ms): median {recoveries[len(recoveries) // 2]}, "
