@@ -1,18 +1,23 @@
-"""The Raft core (server/raft/core.py): single rules driven message by message, then whole quorums in
-the seeded simulation (server/raft/simulation.py) under loss, delay, partitions, crashes and restarts,
-with the invariants checked after every event. A failure names the seed and the command that replays
-it; ``python -m kraftwire.server.raft.simulation --seeds 1000`` is the long soak."""
+"""The Raft core (server/raft/core.py): single rules driven message by message, dynamic voters (KIP-853)
+too, then whole quorums in the seeded simulation (server/raft/simulation.py) under loss, delay,
+partitions, crashes and restarts, with the invariants checked after every event. A failure names the
+seed and the command that replays it; ``python -m kraftwire.server.raft.simulation --seeds 1000`` is the
+long soak, ``... --reconfigure`` the one with voter changes."""
 from __future__ import annotations
 
 import random
+import uuid
 
 import pytest
 
 from kraftwire.codec import ErrorCode
-from kraftwire.server.raft.core import (AppendLog, BeginQuorumEpochRequest, Commit, EndQuorumEpochRequest, Entry,
-                                        FetchRequest, FetchResponse, FlushLog, NotLeaderError, PersistState, RaftCore,
-                                        Role, Send, Timers, TruncateLog, VoteRequest, VoteResponse)
+from kraftwire.server.raft.core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochRequest,
+                                        Commit, EndQuorumEpochRequest, Entry, FetchRequest, FetchResponse, FlushLog,
+                                        NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
+                                        RemoveRaftVoterResponse, Role, Send, Timers, TruncateLog,
+                                        UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse)
 from kraftwire.server.raft.simulation import Simulation, Violation
+from kraftwire.server.raft.voters import KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord
 
 TIMERS = Timers()
 
@@ -263,5 +268,210 @@ def test_the_checker_catches_a_broken_core_and_names_the_replay(broken_core, inv
             problem = str(violation).splitlines()[0]
             assert any(invariant in problem for invariant in invariants), problem
             assert f"replay: python -m kraftwire.server.raft.simulation --seed {seed} --voters 3" in str(violation)
+            return
+    pytest.fail(f"{broken_core.__name__} went unnoticed in ten seeds")
+
+
+# --- dynamic voters (KIP-853)
+
+DIRECTORIES = {i: uuid.UUID(int=i) for i in range(1, 10)}
+
+
+def listeners(node_id: int, port: int = 9093) -> tuple:
+    return (("CONTROLLER", f"controller-{node_id}", port),)
+
+
+def dynamic_voters(*ids) -> VoterSet:
+    return VoterSet(tuple(VoterNode(ReplicaKey(i, DIRECTORIES[i]), listeners(i)) for i in ids))
+
+
+def fetch_from(leader: RaftCore, now: int, replica: int, offset: int | None = None) -> list:
+    """A Fetch by ``replica`` at ``offset`` (default: the leader's log end), as a caught-up replica sends it."""
+    offset = leader.log_end if offset is None else offset
+    return leader.receive(now, FetchRequest(
+        src=replica, dst=leader.node_id, correlation_id=now, replica_id=replica, current_leader_epoch=leader.epoch,
+        fetch_offset=offset, last_fetched_epoch=leader.log[offset - 1].epoch if offset else 0, max_wait_ms=0,
+        replica_directory_id=DIRECTORIES[replica]))
+
+
+def committed_leader(voters=dynamic_voters(1, 2, 3), kraft_version=1) -> tuple[RaftCore, int]:
+    """Leader 1, elected and with its epoch's first entries committed by voter 2's Fetch."""
+    leader = core(voters=voters, kraft_version=kraft_version, directory_id=DIRECTORIES[1])
+    elect(leader)
+    now = leader.next_deadline()
+    leader.flush_completed(now, leader.log_end)
+    fetch_from(leader, now, 2)
+    assert leader.high_watermark == leader.log_end
+    return leader, now
+
+
+def change(leader: RaftCore, now: int, request_type, **fields) -> tuple[list, list]:
+    """Hand a voter change to ``leader``: (its actions, the answers among them)."""
+    actions = leader.receive(now, request_type(src=0, dst=leader.node_id, correlation_id=now, **fields))
+    answers = [m for m in sent(actions, object) if m.dst == 0]
+    return actions, answers
+
+
+def add(leader: RaftCore, now: int, voter: int, **fields) -> tuple[list, list]:
+    return change(leader, now, AddRaftVoterRequest, **({"timeout_ms": 1000, "voter_id": voter,
+                                                         "voter_directory_id": DIRECTORIES[voter],
+                                                         "listeners": listeners(voter)} | fields))
+
+
+def answer_code(answers) -> ErrorCode:
+    (answer,) = answers
+    return ErrorCode(answer.error_code)
+
+
+def test_a_dynamic_quorums_first_leader_writes_the_bootstrap_voters_into_its_epochs_first_batch():
+    leader = core(voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[1])
+    actions = elect(leader)
+    (append,) = [a for a in actions if isinstance(a, AppendLog)]
+    assert [e.data for e in append.entries] == [("LeaderChange", 1), KRaftVersionRecord(1),
+                                                VotersRecord(dynamic_voters(1, 2, 3))]
+    assert all(e.control for e in append.entries)
+
+
+def test_add_raft_voter_answers_kafkas_codes_and_only_once_the_new_set_commits():
+    follower = core(node_id=2, voters=dynamic_voters(1, 2, 3), kraft_version=1, epoch=1, leader_id=1)
+    assert answer_code(add(follower, 0, 4)[1]) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    static, now = committed_leader(voters=VoterSet.static((1, 2, 3)), kraft_version=0)
+    assert answer_code(add(static, now, 4)[1]) == ErrorCode.UNSUPPORTED_VERSION
+    fresh = core(voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[1])
+    elect(fresh)
+    assert answer_code(add(fresh, fresh.next_deadline(), 4)[1]) == ErrorCode.REQUEST_TIMED_OUT  # epoch uncommitted
+
+    leader, now = committed_leader()
+    assert answer_code(add(leader, now, 4, voter_directory_id=None)[1]) == ErrorCode.INVALID_REQUEST
+    assert answer_code(add(leader, now, 4, listeners=(("PLAINTEXT", "h", 9092),))[1]) == ErrorCode.INVALID_REQUEST
+    assert answer_code(add(leader, now, 2)[1]) == ErrorCode.DUPLICATE_VOTER
+    assert answer_code(add(leader, now, 4)[1]) == ErrorCode.REQUEST_TIMED_OUT  # never fetched
+    fetch_from(leader, now, 4, offset=1)
+    assert answer_code(add(leader, now, 4)[1]) == ErrorCode.REQUEST_TIMED_OUT  # behind the high watermark
+    fetch_from(leader, now, 4)
+    actions, answers = add(leader, now, 4)
+    (append,) = [a for a in actions if isinstance(a, AppendLog)]
+    assert append.entries == (Entry(1, VotersRecord(dynamic_voters(1, 2, 3, 4)), control=True),) and not answers
+    assert leader.voters == (1, 2, 3, 4)  # the latest set counts at once, committed or not
+    assert answer_code(add(leader, now, 5)[1]) == ErrorCode.REQUEST_TIMED_OUT  # one change at a time
+    leader.flush_completed(now, leader.log_end)
+    fetch_from(leader, now, 2)
+    assert leader.high_watermark < leader.log_end  # 2 of 4 voters are no majority
+    actions = fetch_from(leader, now, 4)
+    assert Commit(leader.log_end) in actions
+    assert [(type(m), m.error_code) for m in sent(actions, object) if m.dst == 0] == [(AddRaftVoterResponse, 0)]
+
+
+def test_a_removed_leader_leads_until_its_removal_commits_then_resigns_and_only_observes():
+    leader, now = committed_leader()
+    remove = dict(voter_id=1, voter_directory_id=DIRECTORIES[1])
+    assert answer_code(change(leader, now, RemoveRaftVoterRequest, voter_id=5,
+                              voter_directory_id=DIRECTORIES[5])[1]) == ErrorCode.VOTER_NOT_FOUND
+    assert answer_code(change(leader, now, RemoveRaftVoterRequest, voter_id=1,
+                              voter_directory_id=DIRECTORIES[7])[1]) == ErrorCode.VOTER_NOT_FOUND  # another disk
+    _, answers = change(leader, now, RemoveRaftVoterRequest, **remove)
+    assert not answers and leader.voters == (2, 3) and leader.role is Role.LEADER
+    leader.append(now, "still taking writes")
+    leader.flush_completed(now, leader.log_end)
+    fetch_from(leader, now, 2)
+    assert leader.high_watermark < leader.log_end  # its own log no longer counts: 2 and 3 must both have it
+    actions = fetch_from(leader, now, 3)
+    assert [(type(m), m.error_code) for m in sent(actions, object) if m.dst == 0] == [(RemoveRaftVoterResponse, 0)]
+    assert leader.role is Role.LEADER and leader.next_deadline() == now  # resigns on its next timer
+    actions = fire(leader)
+    assert leader.role is Role.RESIGNED and {m.dst for m in sent(actions, EndQuorumEpochRequest)} == {2, 3}
+    requests = []
+    while leader.role is not Role.FOLLOWER and len(requests) < 3:
+        requests += sent(fire(leader), (VoteRequest, FetchRequest))
+    assert requests and all(isinstance(r, FetchRequest) and r.dst in (2, 3) for r in requests)
+    assert leader.role is Role.UNATTACHED and leader.voted_id == 1  # its vote in its own epoch stays
+
+
+def test_update_raft_voter_is_answered_at_append_and_checks_epoch_range_and_voter():
+    leader, now = committed_leader()
+    update = dict(current_leader_epoch=1, voter_id=2, voter_directory_id=DIRECTORIES[2],
+                  listeners=listeners(2, 19093), kraft_versions=(0, 1))
+    for wrong, code in (({"current_leader_epoch": 0}, ErrorCode.FENCED_LEADER_EPOCH),
+                        ({"current_leader_epoch": 2}, ErrorCode.UNKNOWN_LEADER_EPOCH),
+                        ({"kraft_versions": (1, 0)}, ErrorCode.INVALID_REQUEST),
+                        ({"kraft_versions": (0, 0)}, ErrorCode.INVALID_REQUEST),   # excludes kraft.version 1
+                        ({"voter_id": 4, "voter_directory_id": DIRECTORIES[4]}, ErrorCode.VOTER_NOT_FOUND)):
+        assert answer_code(change(leader, now, UpdateRaftVoterRequest, **(update | wrong))[1]) == code
+    _, answers = change(leader, now, UpdateRaftVoterRequest, **update)
+    assert [(type(m), m.error_code, m.current_leader) for m in answers] == [(UpdateRaftVoterResponse, 0, (1, 1))]
+    assert leader.voter_set.node(2).listeners == listeners(2, 19093)
+    assert answer_code(change(leader, now, UpdateRaftVoterRequest, **update)[1]) == ErrorCode.REQUEST_TIMED_OUT
+
+
+def test_the_latest_voter_set_in_the_log_counts_and_truncation_brings_back_the_earlier_one():
+    log = [Entry(1, ("LeaderChange", 1), control=True), Entry(1, KRaftVersionRecord(1), control=True),
+           Entry(1, VotersRecord(dynamic_voters(1, 2, 3)), control=True),
+           Entry(2, VotersRecord(dynamic_voters(1, 2, 3, 4)), control=True)]
+    new_voter = core(node_id=4, voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[4], log=log)
+    assert new_voter.is_voter and new_voter.voters == (1, 2, 3, 4)  # uncommitted, but the latest
+    other_disk = core(node_id=4, voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[8], log=log)
+    assert not other_disk.is_voter
+    follower = core(node_id=2, voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[2],
+                    log=log, epoch=3, leader_id=1)
+    actions = answer_first_fetch(follower, 10, diverging_epoch=(1, 3))  # the leader never had epoch 2
+    assert actions[0] == TruncateLog(3) and follower.voters == (1, 2, 3)
+
+
+@pytest.mark.parametrize("voters,observers", [(3, 2), (5, 1)])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_invariants_hold_while_voters_are_added_removed_and_updated(seed, voters, observers):
+    simulation = Simulation(seed, voters, observers, duration_ms=15_000, reconfigure=True).run()
+    assert len(simulation.acknowledged) > 200 and len(simulation.leader_of_epoch) >= 3
+    assert simulation.voter_changes >= 5
+    assert {"AddRaftVoter NONE", "RemoveRaftVoter NONE", "UpdateRaftVoter NONE"} <= set(simulation.voter_answers)
+
+
+def test_the_simulation_removes_leaders_and_keeps_every_committed_voter_change():
+    simulation = Simulation(1, 3, 2, duration_ms=15_000, reconfigure=True).run()
+    assert simulation.voter_answers["RemoveRaftVoter of the leader itself, committed"] >= 1
+    assert simulation.acknowledged_voters  # each checked against every final log by the run
+
+
+class AllowsTwoVoterChangesInFlight(RaftCore):
+    """A leader that appends a voter change while the previous one is uncommitted."""
+
+    def _change_not_allowed_yet(self):
+        return self.high_watermark <= self._epoch_start_offset and (ErrorCode.REQUEST_TIMED_OUT, "epoch uncommitted")
+
+    def _uncommitted_voters_error(self):
+        return None
+
+
+class CountsTheCommittedVoterSet(RaftCore):
+    """Majorities (commits, elections, check-quorum) of the committed voter set instead of the latest."""
+
+    @property
+    def voters(self):
+        return self._history.in_force_at(self.high_watermark).ids
+
+
+class KeepsTruncatedVoterSets(RaftCore):
+    """A truncation that leaves the voter set of the truncated entries in force."""
+
+    def _truncate_local(self, offset):
+        history, self._history.truncated = self._history.truncated, lambda offset: None
+        try:
+            super()._truncate_local(offset)
+        finally:
+            self._history.truncated = history
+
+
+@pytest.mark.parametrize("broken_core,invariant", [
+    (AllowsTwoVoterChangesInFlight, "two changes in flight"),
+    (CountsTheCommittedVoterSet, "fsync'd"),
+    (KeepsTruncatedVoterSets, "the latest VotersRecord in its log"),
+])
+def test_the_checker_catches_a_broken_voter_change(broken_core, invariant):
+    for seed in range(10):
+        try:
+            Simulation(seed, 3, 2, duration_ms=15_000, core_class=broken_core, reconfigure=True).run()
+        except Violation as violation:
+            assert invariant in str(violation).splitlines()[0], str(violation).splitlines()[0]
+            assert f"--seed {seed} --voters 3 --observers 2 --duration-ms 15000 --reconfigure" in str(violation)
             return
     pytest.fail(f"{broken_core.__name__} went unnoticed in ten seeds")

@@ -643,8 +643,8 @@ class RaftCore:
         if (request.last_offset < 0 or request.last_offset_epoch < 0
                 or request.last_offset_epoch >= request.replica_epoch):
             return self._answer_vote(request, ErrorCode.INVALID_REQUEST, False)
-        if not self.is_voter:
-            return self._answer_vote(request, ErrorCode.NONE, False)
+        # A replica votes whether or not its own log makes it a voter, as in Kafka: a voter just added may
+        # not hold the VotersRecord that adds it yet, and the new majority may need its vote to elect anyone.
         if request.replica_epoch < self.epoch:
             return self._answer_vote(request, ErrorCode.FENCED_LEADER_EPOCH, False)
         if request.pre_vote:

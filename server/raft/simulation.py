@@ -70,7 +70,7 @@ class Faults:
     pause_ms: tuple[int, int] = (50, 1200)
     crash_all_every_ms: int = 12_000  # every replica crashes at once, and each restarts on its own
     write_every_ms: int = 15
-    reconfigure_every_ms: int = 250   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
+    reconfigure_every_ms: int = 100   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
 
 
 @dataclass
@@ -362,16 +362,19 @@ class Simulation:
         return (("CONTROLLER", f"controller-{node_id}", 9093 + generation),)
 
     def _on_reconfigure(self) -> None:
-        """An operator adds any node as a voter, removes any (the leader too) or updates a voter's listeners;
-        the core decides what is allowed, so duplicates, unknown voters and changes in flight are tried too."""
+        """An operator adds a node as a voter, removes one (the leader too) or updates a voter's listeners; now and
+        then it names a node that does not fit, and the core decides what is allowed, so duplicates, unknown
+        voters and changes in flight are tried too."""
         if not self.faulty:
             return
         self._schedule(self._interval(self.faults.reconfigure_every_ms), "reconfigure")
         leader = self._leader()
         if leader is None or leader.paused_until > self.now:
             return
-        target = self.nodes[self.rng.choice(list(self.nodes))]
-        kind = self.rng.choice(("add", "remove", "update"))
+        kind = self.rng.choices(("add", "remove", "update"), (2, 2, 1))[0]
+        voters = leader.core.voters
+        fitting = [i for i in self.nodes if (i in voters) != (kind == "add")]
+        target = self.nodes[self.rng.choice(fitting if fitting and self.rng.random() < 0.8 else list(self.nodes))]
         self._sequence += 1
         envelope = dict(src=ADMIN, dst=leader.node_id, correlation_id=self._sequence)
         if kind == "add":
@@ -412,6 +415,8 @@ class Simulation:
             self._fail(f"{kind} for {request.voter_id} answered NONE by {response.src} but its committed voter set "
                        f"is {voters and voters.ids}")
         self.acknowledged_voters[offset] = leader.log[offset]
+        if request.voter_id == response.src:
+            self.voter_answers["RemoveRaftVoter of the leader itself, committed"] += 1
 
     def _leader(self) -> Node | None:
         """The leader of the highest epoch any running replica leads."""
