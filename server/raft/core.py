@@ -24,7 +24,22 @@ The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
   the majority point of those offsets and moves only past the leader's epoch start offset (its own
   ``LeaderChange`` entry), so a leader exposes older entries only after committing one of its own;
 * check-quorum: a leader that has not heard a Fetch from a majority within 1.5 × the fetch timeout
-  resigns.
+  resigns;
+* dynamic voters (KIP-853, server/raft/voters.py): with kraft.version 1 the voter set is that of the
+  latest VotersRecord in the log, committed or not, else the bootstrap set (which a dynamic quorum's
+  first leader writes after its LeaderChange, with a KRaftVersionRecord); a truncation past a
+  VotersRecord brings the earlier set back. Majorities (high watermark, elections, check-quorum) count
+  the latest set; a leader counts its own log only while it is in it. The leader answers AddRaftVoter,
+  RemoveRaftVoter and UpdateRaftVoter (``receive``, answered by ``Send``) with Kafka's checks in Kafka's
+  order: NOT_LEADER_OR_FOLLOWER (or FENCED/UNKNOWN_LEADER_EPOCH), INVALID_REQUEST without a directory id
+  or the controller listener, REQUEST_TIMED_OUT while a change is in flight, before the leader has
+  committed an entry of its epoch, while the latest VotersRecord is uncommitted or for an observer that
+  is not caught up, UNSUPPORTED_VERSION with kraft.version 0, DUPLICATE_VOTER, VOTER_NOT_FOUND. Each
+  appends one VotersRecord changing one voter; AddRaftVoter (with AckWhenCommitted) and RemoveRaftVoter
+  are answered when it commits, UpdateRaftVoter when it is appended; a leader that loses its leadership
+  first answers NOT_LEADER_OR_FOLLOWER. A leader that removed itself leads until the removal commits,
+  then resigns and follows as an observer. Replicas vote even when their own log does not list them,
+  as in Kafka: a voter just added may be needed before it has fetched the record that adds it.
 
 The log lives here as a list of ``Entry`` (offset = index; no snapshots yet, so the log starts at 0):
 the driver mirrors every ``TruncateLog``/``AppendLog`` onto the durable log and reports fsyncs back.
@@ -41,7 +56,13 @@ Deliberate differences from Kafka, all in the direction of simplicity:
 * the leader keeps the high watermark it knew as a follower instead of starting it unknown (it is
   committed either way, and followers only take ``min(high watermark, own log end)``);
 * a message carries ``correlation_id``, the request header's field, so a response is matched to the
-  request it answers; responses to requests of an earlier state are ignored.
+  request it answers; responses to requests of an earlier state are ignored;
+* AddRaftVoter sends the new voter no ApiVersions first: its kraft.version range is taken as 0-1, and it
+  is caught up when it has fetched within a fetch timeout from the high watermark or past it (Kafka: it
+  reached the log end once and fetched within the hour); a voter change that has not committed within
+  its time (AddRaftVoter's TimeoutMs, else the request timeout) is answered REQUEST_TIMED_OUT by a timer
+  rather than on the next request; UpdateRaftVoter with kraft.version 0 is answered NONE and changes
+  nothing (Kafka keeps it in memory for a kraft.version upgrade, which this core does not do).
 """
 from __future__ import annotations
 
