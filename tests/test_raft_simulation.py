@@ -475,3 +475,14 @@ def test_the_checker_catches_a_broken_voter_change(broken_core, invariant):
             assert f"--seed {seed} --voters 3 --observers 2 --duration-ms 15000 --reconfigure" in str(violation)
             return
     pytest.fail(f"{broken_core.__name__} went unnoticed in ten seeds")
+
+
+def test_a_replica_its_own_log_does_not_list_still_votes():
+    """Voter 4 was just added, but its log ends before the VotersRecord that adds it; the new majority
+    (3 of 1-4) may need its vote, so it grants one to a candidate whose log is at least as long."""
+    new_voter = core(node_id=4, voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[4], epoch=2)
+    assert not new_voter.is_voter
+    request = VoteRequest(src=2, dst=4, correlation_id=1, replica_epoch=3, replica_id=2, last_offset_epoch=2,
+                          last_offset=5, pre_vote=False)
+    actions = new_voter.receive(10, request)
+    assert sent(actions, VoteResponse)[0].vote_granted is True and PersistState(3, -1, 2) in actions
