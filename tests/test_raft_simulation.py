@@ -229,9 +229,10 @@ def test_the_invariants_hold_under_faults(seed, voters, observers):
     assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses"}
 
 
-def test_a_seed_replays_exactly():
+@pytest.mark.parametrize("reconfigure", [False, True])
+def test_a_seed_replays_exactly(reconfigure):
     def run(seed):
-        simulation = Simulation(seed, 3, 1, duration_ms=5_000).run()
+        simulation = Simulation(seed, 3, 1, duration_ms=5_000, reconfigure=reconfigure).run()
         return simulation.events_checked, simulation.acknowledged, simulation.leader_of_epoch, simulation.committed
     assert run(11) == run(11) != run(12)
 

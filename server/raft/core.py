@@ -863,7 +863,6 @@ class RaftCore:
             self._actions.append(Commit(new_high_watermark))
         self._send_fetch(now)
 
-
     # ----------------------------------------------------------------- voter changes (KIP-853), on the leader
 
     def _on_add_raft_voter(self, now: int, request: AddRaftVoterRequest) -> None:

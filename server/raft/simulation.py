@@ -94,7 +94,7 @@ class Disk:
 @dataclass
 class Node:
     node_id: int
-    directory_id: uuid.UUID = None
+    directory_id: uuid.UUID | None = None
     disk: Disk = field(default_factory=Disk)
     core: RaftCore | None = None
     incarnation: int = 0
