@@ -2,7 +2,8 @@
 lacks (so the interop tests cannot cover them).
 
 Every vector was written by hand from the field tables of /work/shared/reference/kafka-behaviour.md
-(§1.3-1.5, 1.8-1.10) and kraft-log-and-spark.md §2, not produced by the codec: a schema file that
+(§1.3-1.5, 1.8-1.10), kraft-log-and-spark.md §2 and, for AddRaftVoter, RemoveRaftVoter and
+UpdateRaftVoter, the field lists of Kafka's message JSON, not produced by the codec: a schema file that
 drifts from Kafka's layout fails here. Each vector checks that the object encodes to the bytes and that
 the bytes decode to the object.
 
@@ -408,6 +409,68 @@ RESPONSE_HEADER_V1 = (RSH, 1, RSH(correlation_id=42), """
     0000002a 00                 # CorrelationId 42, tagged fields
 """)
 
+# --- AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82): KIP-853, flexible from v0 -----------
+
+ARV = m.AddRaftVoterRequest
+ADD_RAFT_VOTER_V1 = (ARV, 1, ARV(
+    cluster_id="c1", timeout_ms=30000, voter_id=4, voter_directory_id=DIR_A,
+    listeners=[ARV.Listener(name="CONTROLLER", host="h4", port=9093)], ack_when_committed=False), """
+    03 6331                     # ClusterId "c1" (compact nullable string)
+    00007530                    # TimeoutMs 30000
+    00000004                    # VoterId 4
+    aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  # VoterDirectoryId
+    02                          # Listeners: count 1
+      0b 434f4e54524f4c4c4552   #   Name "CONTROLLER"
+      03 6834                   #   Host "h4"
+      2385                      #   Port 9093 (uint16)
+      00                        #   tagged fields
+    00                          # AckWhenCommitted false (1+)
+    00                          # tagged fields
+""")
+
+RRV = m.RemoveRaftVoterRequest
+REMOVE_RAFT_VOTER_V0 = (RRV, 0, RRV(cluster_id=None, voter_id=2, voter_directory_id=DIR_B), """
+    00                          # ClusterId null
+    00000002                    # VoterId 2
+    bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb  # VoterDirectoryId
+    00                          # tagged fields
+""")
+
+URV = m.UpdateRaftVoterRequest
+UPDATE_RAFT_VOTER_V0 = (URV, 0, URV(
+    cluster_id="c1", current_leader_epoch=7, voter_id=2, voter_directory_id=DIR_B,
+    listeners=[URV.Listener(name="CONTROLLER", host="h2", port=9094)],
+    k_raft_version_feature=URV.KRaftVersionFeature(min_supported_version=0, max_supported_version=1)), """
+    03 6331                     # ClusterId "c1"
+    00000007                    # CurrentLeaderEpoch 7
+    00000002                    # VoterId 2
+    bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb  # VoterDirectoryId
+    02                          # Listeners: count 1
+      0b 434f4e54524f4c4c4552   #   Name "CONTROLLER"
+      03 6832                   #   Host "h2"
+      2386                      #   Port 9094
+      00                        #   tagged fields
+    0000 0001                   # KRaftVersionFeature: MinSupportedVersion 0, MaxSupportedVersion 1
+    00                          #   tagged fields (struct)
+    00                          # tagged fields
+""")
+
+URVR = m.UpdateRaftVoterResponse
+UPDATE_RAFT_VOTER_RESPONSE_V0 = (URVR, 0, URVR(
+    throttle_time_ms=0, error_code=0,
+    current_leader=URVR.CurrentLeader(leader_id=1, leader_epoch=7, host="h1", port=9093)), """
+    00000000                    # ThrottleTimeMs 0
+    0000                        # ErrorCode 0
+    01                          # tagged fields: 1
+      00 10                     #   tag 0 (CurrentLeader), 16 bytes
+      00000001                  #   LeaderId 1
+      00000007                  #   LeaderEpoch 7
+      03 6831                   #   Host "h1"
+      00002385                  #   Port 9093 (int32 here)
+      00                        #   tagged fields (struct)
+""")
+
+
 MESSAGE_VECTORS = {
     "LeaderAndIsrRequest-v0": LEADER_AND_ISR_V0,
     "LeaderAndIsrRequest-v7": LEADER_AND_ISR_V7,
@@ -424,6 +487,10 @@ MESSAGE_VECTORS = {
     "BeginQuorumEpochResponse-v1": BEGIN_QUORUM_RESPONSE_V1,
     "EndQuorumEpochRequest-v1": END_QUORUM_V1,
     "DescribeQuorumResponse-v2": DESCRIBE_QUORUM_V2,
+    "AddRaftVoterRequest-v1": ADD_RAFT_VOTER_V1,
+    "RemoveRaftVoterRequest-v0": REMOVE_RAFT_VOTER_V0,
+    "UpdateRaftVoterRequest-v0": UPDATE_RAFT_VOTER_V0,
+    "UpdateRaftVoterResponse-v0": UPDATE_RAFT_VOTER_RESPONSE_V0,
     "RequestHeader-v0": REQUEST_HEADER_V0,
     "RequestHeader-v1": REQUEST_HEADER_V1,
     "RequestHeader-v1-null-client": REQUEST_HEADER_V1_NULL,
