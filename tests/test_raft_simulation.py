@@ -10,14 +10,15 @@ import uuid
 
 import pytest
 
-from kraftwire.codec import ErrorCode
+from kraftwire.codec import ErrorCode, records
 from kraftwire.server.raft.core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochRequest,
                                         Commit, EndQuorumEpochRequest, Entry, FetchRequest, FetchResponse, FlushLog,
                                         NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
                                         RemoveRaftVoterResponse, Role, Send, Timers, TruncateLog,
                                         UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse)
 from kraftwire.server.raft.simulation import Simulation, Violation
-from kraftwire.server.raft.voters import KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord
+from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord,
+                                          from_control_record, to_control_record)
 
 TIMERS = Timers()
 
@@ -331,6 +332,15 @@ def test_a_dynamic_quorums_first_leader_writes_the_bootstrap_voters_into_its_epo
     assert [e.data for e in append.entries] == [("LeaderChange", 1), KRaftVersionRecord(1),
                                                 VotersRecord(dynamic_voters(1, 2, 3))]
     assert all(e.control for e in append.entries)
+
+
+def test_voter_entries_go_to_the_logs_control_records_and_back():
+    voters = VotersRecord(VoterSet(dynamic_voters(1, 2).voters + (VoterNode(ReplicaKey(3)),)))
+    for data, control_type in ((voters, 6), (KRaftVersionRecord(1), 5)):
+        record = to_control_record(data)
+        assert record.SPEC.control_record_type == control_type
+        assert from_control_record(records.decode_control(records.control_key(record), record.encode(0))) == data
+    assert to_control_record(voters).voters[2].voter_directory_id == uuid.UUID(int=0)  # unknown: ZERO_UUID
 
 
 def test_add_raft_voter_answers_kafkas_codes_and_only_once_the_new_set_commits():

@@ -9,10 +9,14 @@ node whose disk was replaced is a different replica; a static set has no directo
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Iterable
 
+from kraftwire.codec import records
+
 NO_DIRECTORY = None   # Kafka's ZERO_UUID: a replica key whose directory is unknown
+ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,30 @@ class VotersRecord:
 class KRaftVersionRecord:
     """Control record type 5: the finalized kraft.version from this offset on."""
     kraft_version: int
+
+
+def to_control_record(data: VotersRecord | KRaftVersionRecord) -> records.VotersRecord | records.KRaftVersionRecord:
+    """The codec's control record (type 6 or 5) for a core entry's data, as the log stores it."""
+    if isinstance(data, KRaftVersionRecord):
+        return records.KRaftVersionRecord(version=0, k_raft_version=data.kraft_version)
+    wire = records.VotersRecord
+    return wire(version=0, voters=[wire.Voter(
+        voter_id=v.key.id, voter_directory_id=ZERO_UUID if v.key.directory_id is NO_DIRECTORY else v.key.directory_id,
+        endpoints=[wire.Endpoint(name=name, host=host, port=port) for name, host, port in v.listeners],
+        k_raft_version_feature=wire.KRaftVersionFeature(min_supported_version=v.kraft_versions[0],
+                                                        max_supported_version=v.kraft_versions[1]))
+        for v in data.voters.voters])
+
+
+def from_control_record(record: records.VotersRecord | records.KRaftVersionRecord) -> VotersRecord | KRaftVersionRecord:
+    """A core entry's data from the log's control record."""
+    if isinstance(record, records.KRaftVersionRecord):
+        return KRaftVersionRecord(record.k_raft_version)
+    return VotersRecord(VoterSet(tuple(sorted((VoterNode(
+        ReplicaKey(v.voter_id, NO_DIRECTORY if v.voter_directory_id == ZERO_UUID else v.voter_directory_id),
+        tuple((e.name, e.host, e.port) for e in v.endpoints),
+        (v.k_raft_version_feature.min_supported_version, v.k_raft_version_feature.max_supported_version))
+        for v in record.voters), key=lambda node: node.key.id))))
 
 
 class VoterHistory:
