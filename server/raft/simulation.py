@@ -19,13 +19,20 @@ After every event the checker asserts (``Violation`` names the seed and the comm
 * committed entries never change: every entry below any replica's high watermark equals the first
   entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
 * log matching: every replica's log up to its high watermark is a prefix of the newest leader's
-  (checked every 20 events, as it costs a pass over the logs).
+  (checked every 20 events, as it costs a pass over the logs);
+* with ``reconfigure`` (an operator adds observers as voters, removes voters, the leader too, and updates
+  their listeners): every replica's voter set is that of the latest VotersRecord in its log; a leader
+  appends a voter set only once the previous one in its log is committed, and only one voter apart;
+  consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
+  when a leader's high watermark moves, a majority of its latest set has it fsync'd.
 
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
-a new write must commit, and every replica must catch up. Finally every acknowledged write must be in
-the log of every replica at the offset it was acknowledged at.
+a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
+voter change answered as committed, must be in the log of every replica at the offset it was
+acknowledged at.
 
-Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one).
+Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
+``--reconfigure`` changes the voters as it goes).
 """
 from __future__ import annotations
 
