@@ -9,14 +9,13 @@ node whose disk was replaced is a different replica; a static set has no directo
 """
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Iterable
 
 from kraftwire.codec import records
+from kraftwire.codec.constants import ZERO_UUID
 
 NO_DIRECTORY = None   # Kafka's ZERO_UUID: a replica key whose directory is unknown
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)
