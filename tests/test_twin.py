@@ -1,0 +1,183 @@
+"""The production twin: ``kraftwire serve --from-log`` booted from a copy of a real Apache Kafka cluster's
+``__cluster_metadata`` (the session's real Kafka, tests/apache_kafka.py) with ``--sizes`` from Kafka's own
+``kafka-log-dirs --describe``. Kafka's tools and kafka-python see the same topics, ids, partitions,
+replicas and configs on both; a throttled reassignment rehearsed on the twin takes the simulated time
+the sizes and the throttle imply; the source directory is never written; a bad source is refused in
+one line."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import shutil
+import time
+
+import pytest
+from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
+from kraftwire.codec import records as rec
+from kraftwire.server.host.cluster import BackgroundCluster
+from served import Served, serve_once
+
+TOPIC = "twin-orders"
+PRODUCED = {0: 300, 1: 60}  # records of 1 KiB per partition; partition 2 stays empty
+
+
+def fingerprint(root) -> dict[str, tuple]:
+    """Every file under ``root``: content hash, size and modification time (nanoseconds)."""
+    return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_size,
+                                       p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def partitions_of(admin: KafkaAdminClient, topic: str) -> list[tuple]:
+    (described,) = admin.describe_topics([topic])
+    assert described["error_code"] == 0, described
+    return [described["topic_id"]] + sorted((p["partition_index"], p["leader_id"], p["replica_nodes"], p["isr_nodes"])
+                                            for p in described["partitions"])
+
+
+def dynamic_topic_configs(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
+    """The topic's configs set on it (DYNAMIC_TOPIC_CONFIG), kraftwire's own simulation configs aside."""
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
+    return {name: entry["value"] for name, entry in described.items()
+            if entry["config_source"] == "DYNAMIC_TOPIC_CONFIG" and not name.startswith("kraftwire.")}
+
+
+def replica_sizes(log_dirs_output: str, topic: str) -> dict[tuple[int, str], int]:
+    """{(broker, partition): size} of ``topic`` from kafka-log-dirs --describe's JSON."""
+    described = json.loads(log_dirs_output[log_dirs_output.index("{"):])
+    return {(entry["broker"], p["partition"]): p["size"] for entry in described["brokers"]
+            for log_dir in entry["logDirs"] for p in log_dir["partitions"] if p["partition"].startswith(topic + "-")}
+
+
+def kafka_topics_describe(bootstrap: str) -> list[str]:
+    """kafka-topics --describe of TOPIC, kraftwire's own configs left out of the Configs column."""
+    done = run_tool(TOPICS, "--bootstrap-server", bootstrap, "--describe", "--topic", TOPIC)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [re.sub(r",?kraftwire\.[a-z.]+=[0-9:,]*?(?=,[a-z]|$)", "", line) for line in done.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def source(apache_kafka, tmp_path_factory):
+    """A copy of the real Kafka's metadata log directory (meta.properties and __cluster_metadata-0),
+    what Kafka's tools said about TOPIC when it was taken, and the sizes file kafka-log-dirs printed."""
+    admin = KafkaAdminClient(bootstrap_servers=apache_kafka.bootstrap, request_timeout_ms=60000)
+    try:
+        admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [1, 2], 1: [2, 3], 2: [3, 1]},
+                                      topic_configs={"retention.ms": "3600000", "min.insync.replicas": "1"})])
+        producer = KafkaProducer(bootstrap_servers=apache_kafka.bootstrap, acks="all", linger_ms=5)
+        for partition, count in PRODUCED.items():
+            for i in range(count):
+                producer.send(TOPIC, value=i.to_bytes(4, "big") * 256, partition=partition)
+        producer.flush(60)
+        producer.close()
+        root = tmp_path_factory.mktemp("twin")
+        sizes = root / "sizes.json"
+        described = run_tool(LOG_DIRS, "--bootstrap-server", apache_kafka.bootstrap, "--describe")
+        assert described.returncode == 0, described.stderr
+        sizes.write_text(described.stdout)
+        seen = {"partitions": partitions_of(admin, TOPIC), "configs": dynamic_topic_configs(admin, TOPIC),
+                "cluster_id": admin.describe_cluster()["cluster_id"],
+                "brokers": sorted((b["broker_id"], b["rack"]) for b in admin.describe_cluster()["brokers"]),
+                "topics": kafka_topics_describe(apache_kafka.bootstrap),
+                "sizes": replica_sizes(described.stdout, TOPIC)}
+        copy = root / "source"
+        shutil.copytree(apache_kafka.metadata_dir().parent, copy)
+    finally:
+        admin.close()
+    assert seen["sizes"][(1, f"{TOPIC}-0")] > seen["sizes"][(2, f"{TOPIC}-1")] > 0
+    return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
+
+
+def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
+    served = Served(tmp_path, "--from-log", str(source["dir"] / "__cluster_metadata-0"), "--sizes",
+                    str(source["sizes"]), "--data-dir", str(tmp_path / "twin"), "--port", "0",
+                    "--controller-port", "0")
+    try:
+        seen = source["seen"]
+        assert kafka_topics_describe(served.bootstrap) == seen["topics"]  # topic id, partitions, replicas, ISR
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, request_timeout_ms=30000)
+        try:
+            assert partitions_of(admin, TOPIC) == seen["partitions"]
+            assert dynamic_topic_configs(admin, TOPIC) == seen["configs"]
+            cluster = admin.describe_cluster()
+            assert cluster["cluster_id"] == seen["cluster_id"]
+            assert sorted((b["broker_id"], b["rack"]) for b in cluster["brokers"]) == seen["brokers"]
+        finally:
+            admin.close()
+        deadline = time.monotonic() + 60
+        while True:  # the brokers create their replicas once the controller's LeaderAndIsr reaches them
+            described = run_tool(LOG_DIRS, "--bootstrap-server", served.bootstrap, "--describe", "--topic-list", TOPIC)
+            assert described.returncode == 0, described.stderr
+            if replica_sizes(described.stdout, TOPIC) == seen["sizes"] or time.monotonic() > deadline:
+                break
+        assert replica_sizes(described.stdout, TOPIC) == seen["sizes"], described.stdout
+        assert "controllers [3000] of the source are not simulated" in served.logged()
+    finally:
+        served.stop()
+    assert fingerprint(source["dir"]) == source["fingerprint"]
+
+
+def test_a_throttled_reassignment_rehearsed_on_the_twin_takes_the_time_its_size_implies(source, tmp_path):
+    throttle = 20_000  # bytes per second, far below the simulated bandwidth
+    size = source["seen"]["sizes"][(1, f"{TOPIC}-0")]
+    with BackgroundCluster(from_log=source["dir"], sizes=source["sizes"], virtual_clock=True,
+                           data_dir=tmp_path / "twin") as twin:
+        plan = tmp_path / "plan.json"
+        plan.write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": TOPIC, "partition": 0, "replicas": [3, 2]}]}))
+        done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", twin.bootstrap, "--execute",
+                        "--reassignment-json-file", str(plan), "--throttle", str(throttle))
+        assert done.returncode == 0, done.stdout + done.stderr
+        took = twin.run(twin.cluster.run_until_reassignments_done())
+        assert math.isclose(took, size / throttle, rel_tol=1e-6), (took, size / throttle)
+        admin = KafkaAdminClient(bootstrap_servers=twin.bootstrap, request_timeout_ms=30000)
+        try:
+            assert admin.list_partition_reassignments() == {}
+            assert [p[2] for p in partitions_of(admin, TOPIC)[1:]] == [[3, 2], [2, 3], [3, 1]]
+        finally:
+            admin.close()
+    assert fingerprint(source["dir"]) == source["fingerprint"]
+
+
+def refusal(tmp_path, *args) -> str:
+    """``serve`` refusing to start: exit 1 and one line, not a traceback; returns the line."""
+    done = serve_once(tmp_path, *args, "--data-dir", str(tmp_path / "twin"), "--port", "0", "--controller-port", "0")
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 1 and len(lines) == 1 and "cannot start: " in lines[0], done.stderr
+    return lines[0]
+
+
+def test_a_bad_source_is_refused_in_one_line(source, tmp_path):
+    assert "no such directory" in refusal(tmp_path, "--from-log", str(tmp_path / "missing"))
+    (tmp_path / "empty").mkdir()
+    assert "not a metadata log directory" in refusal(tmp_path, "--from-log", str(tmp_path / "empty"))
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(source["dir"], damaged)
+    segment = sorted((damaged / "__cluster_metadata-0").glob("*.log"))[0]
+    data = bytearray(segment.read_bytes())
+    data[100] ^= 0xFF  # inside the first batch, with valid batches after it
+    segment.write_bytes(bytes(data))
+    assert "damaged: " in refusal(tmp_path, "--from-log", str(damaged))
+
+    newer = tmp_path / "newer"
+    shutil.copytree(source["dir"], newer)
+    segment = sorted((newer / "__cluster_metadata-0").glob("*.log"))[-1]
+    data = segment.read_bytes()
+    last = list(rec.iter_batches(data))[-1]
+    unknown = bytes([1, 99, 0, 0])  # frame version 1, record type 99 v0, no tagged fields
+    segment.write_bytes(data + rec.encode_batch(last.next_offset, last.partition_leader_epoch, last.max_timestamp,
+                                                [(None, unknown)]))
+    line = refusal(tmp_path, "--from-log", str(newer))
+    assert f"offset {last.next_offset}: unknown metadata record type 99 v0" in line
+
+    bad_sizes = tmp_path / "sizes.json"
+    bad_sizes.write_text('{"brokers": [{"broker": 1}]}')
+    assert "not the JSON kafka-log-dirs --describe prints" in refusal(
+        tmp_path, "--from-log", str(source["dir"]), "--sizes", str(bad_sizes))
+    assert fingerprint(source["dir"]) == source["fingerprint"]
