@@ -110,7 +110,8 @@ def boot(source: Path, data_dir: Path, expected: int) -> dict:
     finally:
         child.terminate()
         child.wait(120)
-    return {"ready": ready, "seen": seen, "ready_cpu": ready_cpu, "seen_cpu": seen_cpu, "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+    return {"ready": ready, "seen": seen, "ready_cpu": ready_cpu, "seen_cpu": seen_cpu,
+            "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def main() -> None:

@@ -260,8 +260,9 @@ def test_deleting_an_unset_unknown_topic_config_is_harmless():
     ("cleanup.policy", "compact,forever", "String must be one of: compact, delete"),
     ("local.retention.ms", "-3", "Value must be at least -2"),
     ("kraftwire.partition.size.bytes", "-1", "Value must be at least 0"),
-    ("kraftwire.partition.sizes.bytes", "0:1,1:x", "kraftwire.partition.sizes.bytes must be a list of partition "
-                                                   "sizes in the following format: [partitionId]:[bytes],[partitionId]:[bytes],..."),
+    ("kraftwire.partition.sizes.bytes", "0:1,1:x",
+     "kraftwire.partition.sizes.bytes must be a list of partition sizes in the following format: "
+     "[partitionId]:[bytes],[partitionId]:[bytes],..."),
 ])
 def test_bad_topic_values(name, value, reason):
     shown = {"cleanup.policy": "forever", "kraftwire.partition.sizes.bytes": "[0:1, 1:x]"}.get(name, value)

@@ -14,7 +14,7 @@ import shutil
 import time
 
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
@@ -181,3 +181,10 @@ def test_a_bad_source_is_refused_in_one_line(source, tmp_path):
     assert "not the JSON kafka-log-dirs --describe prints" in refusal(
         tmp_path, "--from-log", str(source["dir"]), "--sizes", str(bad_sizes))
     assert fingerprint(source["dir"]) == source["fingerprint"]
+
+
+def test_from_log_and_sizes_are_config_file_keys(tmp_path):
+    (tmp_path / "kraftwire.toml").write_text(f'from-log = "{tmp_path / "nowhere"}"\n')
+    assert f"--from-log {tmp_path / 'nowhere'}: no such directory" in refusal(tmp_path)
+    (tmp_path / "kraftwire.toml").write_text(f'sizes = "{tmp_path / "sizes.json"}"\n')
+    assert "sizes (--sizes) are for a twin: give from_log (--from-log) too" in refusal(tmp_path)

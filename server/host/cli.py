@@ -1,7 +1,8 @@
 """The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
 ``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/host/config_file.py); it exits 1 when it cannot
 start (a port in use, found before the data directory is touched; a locked or damaged data directory)
-and 3 when its metadata log directory fails while serving; ``kraftwire healthcheck``
+and 3 when its metadata log directory fails while serving; ``serve --from-log DIR [--sizes FILE]`` boots a
+production twin of a real cluster from a copy of its metadata log (server/host/twin.py); ``kraftwire healthcheck``
 asks a broker for its ApiVersions;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""

@@ -32,6 +32,10 @@ aside). ``virtual_clock`` stops simulated time: data moves only when the test ca
 or ``run_until_reassignments_done()``, so a reassignment can be seen in progress without sleeping.
 The virtual clock governs data movement only; heartbeats and sessions keep the wall clock.
 
+``from_log`` makes the cluster a production twin of a real one (server/host/twin.py): a new data
+directory seeded from a copy of its metadata log, its registered brokers simulated, ``sizes`` (the
+output of ``kafka-log-dirs --describe``) giving the partitions their sizes.
+
 The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
 ``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
 metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
@@ -181,7 +185,8 @@ class Cluster:
             cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
             if twin is not None:
                 twin.seed(self.data_dir, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
-            broker_log_dirs = [self._log_dirs(broker_id, cluster_id, twin.log_dir_count(broker_id) if twin else log_dirs,
+            broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
+                                              twin.log_dir_count(broker_id) if twin else log_dirs,
                                               log_dir_capacity_bytes, new_uuid)
                                for broker_id in node_ids]
         except BaseException:

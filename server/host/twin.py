@@ -41,7 +41,8 @@ from kraftwire.server.metadata.image import BrokerState, MetadataImage
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSIONS
 from kraftwire.server.raft.snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, write_snapshot
 from kraftwire.server.raft.storage import META_PROPERTIES, StorageError, kafka_uuid, read_properties, write_properties
-from kraftwire.server.raft.tools import Problem, TailRule, UnknownRecord, read_file, segment_paths
+from kraftwire.server.raft.tools import (Problem, TailRule, UnknownRecord, partition_directory, read_file,
+                                         segment_paths)
 
 log = logging.getLogger("kraftwire.twin")
 
@@ -132,10 +133,6 @@ def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_
              sum(len(t.partitions) for t in source.image.topics.values()),
              source.image.features[METADATA_VERSION_FEATURE], source.end_offset - 1)
     return source
-
-
-def partition_directory(path: Path) -> Path:
-    return path / PARTITION_DIR if (path / PARTITION_DIR).is_dir() else path
 
 
 def read_source(path: str | Path) -> TwinSource:
@@ -277,7 +274,8 @@ def read_sizes(path: str | Path, image: MetadataImage) -> tuple[dict[str, dict[i
     notes = []
     unsized = sum(1 for topic, index, _ in image.partitions() if index not in sizes.get(topic.name, {}))
     if unsized:
-        notes.append(f"--sizes {path} does not list {unsized} partition(s) of the log: they are taken as empty (0 bytes)")
+        notes.append(f"--sizes {path} does not list {unsized} partition(s) of the log: they are taken as empty "
+                     f"(0 bytes)")
     if unknown:
         notes.append(f"--sizes {path} lists {len(unknown)} partition(s) the log does not have, ignored: "
                      f"{', '.join(sorted(unknown)[:5])}{' ...' if len(unknown) > 5 else ''}")

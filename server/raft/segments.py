@@ -47,8 +47,9 @@ class UnknownRecordError(StorageError):
     """A record start-up cannot replay (see the module docstring)."""
 
     def __init__(self, path: Path, offset: int, unknown: UnknownRecordType):
-        super().__init__(f"{path}: offset {offset}: {unknown_record_description(unknown.record_type, unknown.version)}: "
-                         f"kraftwire cannot replay it and refuses to start, as Kafka's metadata loader does")
+        what = unknown_record_description(unknown.record_type, unknown.version)
+        super().__init__(f"{path}: offset {offset}: {what}: kraftwire cannot replay it and refuses to start, as "
+                         f"Kafka's metadata loader does")
 _MAGIC_POSITION = 16
 
 
