@@ -15,7 +15,7 @@ import time
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic, ScramMechanism, UserScramCredentialUpsertion
 
 from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
 from kraftwire.codec import records as rec
@@ -24,6 +24,7 @@ from served import Served, serve_once
 
 TOPIC = "twin-orders"
 PRODUCED = {0: 300, 1: 60}  # records of 1 KiB per partition; partition 2 stays empty
+USER = "twin-alice"  # a SCRAM user of the source
 
 
 def fingerprint(root) -> dict[str, tuple]:
@@ -45,6 +46,10 @@ def dynamic_topic_configs(admin: KafkaAdminClient, topic: str) -> dict[str, str]
     described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
     return {name: entry["value"] for name, entry in described.items()
             if entry["config_source"] == "DYNAMIC_TOPIC_CONFIG" and not name.startswith("kraftwire.")}
+
+
+def scram_user(admin: KafkaAdminClient) -> dict:
+    return admin.describe_user_scram_credentials([USER])[USER]
 
 
 def replica_sizes(log_dirs_output: str, topic: str) -> dict[tuple[int, str], int]:
@@ -69,6 +74,8 @@ def source(apache_kafka, tmp_path_factory):
     try:
         admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [1, 2], 1: [2, 3], 2: [3, 1]},
                                       topic_configs={"retention.ms": "3600000", "min.insync.replicas": "1"})])
+        assert admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+            USER, ScramMechanism.SCRAM_SHA_512, "twin-secret", iterations=8192)]) == {USER: None}
         producer = KafkaProducer(bootstrap_servers=apache_kafka.bootstrap, acks="all", linger_ms=5)
         for partition, count in PRODUCED.items():
             for i in range(count):
@@ -81,7 +88,7 @@ def source(apache_kafka, tmp_path_factory):
         assert described.returncode == 0, described.stderr
         sizes.write_text(described.stdout)
         seen = {"partitions": partitions_of(admin, TOPIC), "configs": dynamic_topic_configs(admin, TOPIC),
-                "cluster_id": admin.describe_cluster()["cluster_id"],
+                "cluster_id": admin.describe_cluster()["cluster_id"], "user": scram_user(admin),
                 "brokers": sorted((b["broker_id"], b["rack"]) for b in admin.describe_cluster()["brokers"]),
                 "topics": kafka_topics_describe(apache_kafka.bootstrap),
                 "sizes": replica_sizes(described.stdout, TOPIC)}
@@ -90,6 +97,7 @@ def source(apache_kafka, tmp_path_factory):
     finally:
         admin.close()
     assert seen["sizes"][(1, f"{TOPIC}-0")] > seen["sizes"][(2, f"{TOPIC}-1")] > 0
+    assert seen["user"]["credential_infos"] == [{"mechanism": ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]
     return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
 
 
@@ -104,6 +112,7 @@ def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
         try:
             assert partitions_of(admin, TOPIC) == seen["partitions"]
             assert dynamic_topic_configs(admin, TOPIC) == seen["configs"]
+            assert scram_user(admin) == seen["user"]
             cluster = admin.describe_cluster()
             assert cluster["cluster_id"] == seen["cluster_id"]
             assert sorted((b["broker_id"], b["rack"]) for b in cluster["brokers"]) == seen["brokers"]
