@@ -6,12 +6,14 @@ the sizes and the throttle imply; the source directory is never written; a bad s
 one line."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
 import re
 import shutil
 import time
+import uuid
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
@@ -19,6 +21,8 @@ from kafka.admin import ConfigResource, ConfigResourceType, NewTopic, ScramMecha
 
 from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
 from kraftwire.codec import records as rec
+from kraftwire.server.host.twin import read_source
+from kraftwire.server.raft import RaftLog
 from kraftwire.server.host.cluster import BackgroundCluster
 from served import Served, serve_once
 
@@ -28,10 +32,12 @@ USER = "twin-alice"  # a SCRAM user of the source
 
 
 def fingerprint(root) -> dict[str, tuple]:
-    """Every file under ``root``: content hash, size and modification time (nanoseconds)."""
-    return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_size,
-                                       p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file and directory under ``root`` (itself included): modification time (nanoseconds), and
+    a file's size and content hash. A file created, deleted, renamed or written there changes it."""
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size,
+                                       hashlib.sha256(p.read_bytes()).hexdigest()) if p.is_file()
+            else (p.stat().st_mtime_ns,)
+            for p in [root, *sorted(root.rglob("*"))]}
 
 
 def partitions_of(admin: KafkaAdminClient, topic: str) -> list[tuple]:
@@ -197,3 +203,47 @@ def test_from_log_and_sizes_are_config_file_keys(tmp_path):
     assert f"--from-log {tmp_path / 'nowhere'}: no such directory" in refusal(tmp_path)
     (tmp_path / "kraftwire.toml").write_text(f'sizes = "{tmp_path / "sizes.json"}"\n')
     assert "sizes (--sizes) are for a twin: give from_log (--from-log) too" in refusal(tmp_path)
+
+
+def test_a_partial_batch_at_the_end_of_the_source_is_left_out(source, tmp_path):
+    """A copy taken while Kafka was appending: the unfinished batch is not part of the twin's state."""
+    copy = tmp_path / "torn"
+    shutil.copytree(source["dir"], copy)
+    whole = read_source(copy)
+    segment = sorted((copy / "__cluster_metadata-0").glob("*.log"))[-1]
+    data = segment.read_bytes()
+    last = list(rec.iter_batches(data))[-1]
+    segment.write_bytes(data[:-10])
+    torn = read_source(copy)
+    assert torn.end_offset == last.base_offset < whole.end_offset == last.next_offset
+    assert [note for note in torn.notes if "bytes of an unfinished batch at the end are left out" in note]
+    assert torn.image.topic(TOPIC).partitions == whole.image.topic(TOPIC).partitions
+
+
+def write_log(data_dir, records) -> None:
+    """A metadata log of ``records`` ((record, version) pairs) written by kraftwire's own log."""
+    async def write():
+        log = RaftLog(data_dir, 3000)
+        await log.open()
+        await log.append(records)[1]
+        await log.close()
+    asyncio.run(write())
+
+
+def test_a_source_kraftwire_cannot_run_is_refused_in_one_line(tmp_path):
+    newer = rec.FeatureLevelRecord(name="metadata.version", feature_level=99)
+    broker = rec.RegisterBrokerRecord(broker_id=1, incarnation_id=uuid.uuid4(), broker_epoch=1, fenced=False,
+                                      log_dirs=[uuid.uuid4()], end_points=[])
+    write_log(tmp_path / "newer", [(newer, 0), (broker, 3)])
+    assert "its metadata.version is feature level 99; kraftwire runs at levels 21-33" in refusal(
+        tmp_path, "--from-log", str(tmp_path / "newer"))
+    write_log(tmp_path / "brokerless", [(newer.replace(feature_level=21), 0)])
+    assert "the log registers no broker: there is nothing to simulate" in refusal(
+        tmp_path, "--from-log", str(tmp_path / "brokerless"))
+    write_log(tmp_path / "featureless", [(broker, 3)])
+    assert "no metadata.version record: not a KRaft metadata log" in refusal(
+        tmp_path, "--from-log", str(tmp_path / "featureless"))
+    write_log(tmp_path / "servable", [(newer.replace(feature_level=21), 0), (broker, 3)])
+    write_log(tmp_path / "twin", [(newer.replace(feature_level=21), 0)])  # the data directory refusal() names
+    assert "already holds a metadata log: --from-log starts a twin afresh in a new data directory" in refusal(
+        tmp_path, "--from-log", str(tmp_path / "servable"))

@@ -94,12 +94,13 @@ class TwinSource:
                                               name=configs.PARTITION_SIZES_BYTES, value=value), self.image.offset)
 
     def seed(self, data_dir: Path, cluster_id: str, log_dirs: Callable[[int], list[Path]]) -> None:
-        """Write the twin's first state into ``data_dir``, which must not hold a metadata log yet;
-        ``log_dirs(broker id)`` are the paths of a broker's log directories, one per registered one."""
+        """Write the twin's first state into ``data_dir``, which must not hold a metadata log yet, and log
+        what the operator should know; ``log_dirs(broker id)`` are the paths of a broker's log
+        directories, one per registered one."""
         partition = data_dir / PARTITION_DIR
         if partition.is_dir() and any(partition.iterdir()):
-            raise SourceError(f"{data_dir} already holds a metadata log: --from-log needs a new data directory "
-                              f"(without --from-log, {data_dir} serves the twin it holds)")
+            raise SourceError(f"{data_dir} already holds a metadata log: --from-log starts a twin afresh in a new "
+                              f"data directory (choose another --data-dir, or remove this one)")
         for broker in self.brokers:
             for path, directory_id in zip(log_dirs(broker.broker_id), broker.log_dirs):
                 path.mkdir(parents=True, exist_ok=True)
@@ -109,12 +110,18 @@ class TwinSource:
         partition.mkdir(parents=True, exist_ok=True)
         write_snapshot(partition, SnapshotId(self.end_offset, self.epoch), self.last_timestamp,
                        int(time.time() * 1000), self.image.to_records())
+        for note in self.notes:
+            log.warning("twin: %s", note)
+        log.info("twin of cluster %s from %s: brokers %s, %d topics, %d partitions, metadata.version level %d, "
+                 "up to offset %d; the brokers advertise the twin's own listeners, not the registered ones",
+                 cluster_id, self.directory, self.node_ids, len(self.image.topics),
+                 sum(len(t.partitions) for t in self.image.topics.values()),
+                 self.image.features[METADATA_VERSION_FEATURE], self.end_offset - 1)
 
 
 def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_ids, cluster_id: str | None
               ) -> TwinSource:
-    """The source a ``Cluster(from_log=...)`` boots from, its partitions sized from ``sizes`` when given;
-    what the operator should know is logged."""
+    """The source a ``Cluster(from_log=...)`` boots from, its partitions sized from ``sizes`` when given."""
     if node_ids is not None:
         raise ValueError("a twin's brokers are those its log registers: give no node ids (--node-ids)")
     source = from_log if isinstance(from_log, TwinSource) else read_source(from_log)
@@ -125,13 +132,6 @@ def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_
         sized, notes = read_sizes(sizes, source.image)
         source.apply_sizes(sized)
         source.notes += notes
-    for note in source.notes:
-        log.warning("twin: %s", note)
-    log.info("twin of cluster %s from %s: brokers %s, %d topics, %d partitions, metadata.version level %d, "
-             "up to offset %d; the brokers advertise the twin's own listeners, not the registered ones",
-             source.cluster_id, source.directory, source.node_ids, len(source.image.topics),
-             sum(len(t.partitions) for t in source.image.topics.values()),
-             source.image.features[METADATA_VERSION_FEATURE], source.end_offset - 1)
     return source
 
 
