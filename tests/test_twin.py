@@ -1,8 +1,8 @@
 """The production twin: ``kraftwire serve --from-log`` booted from a copy of a real Apache Kafka cluster's
 ``__cluster_metadata`` (the session's real Kafka, tests/apache_kafka.py) with ``--sizes`` from Kafka's own
 ``kafka-log-dirs --describe``. Kafka's tools and kafka-python see the same topics, ids, partitions,
-replicas and configs on both; a throttled reassignment rehearsed on the twin takes the simulated time
-the sizes and the throttle imply; the source directory is never written; a bad source is refused in
+replicas, configs and SCRAM users on both; a throttled reassignment rehearsed on the twin (over the
+control plane's virtual clock, or from Python) takes the simulated time the sizes and the throttle imply; the source directory is never written; a bad source is refused in
 one line."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import math
 import re
 import shutil
 import time
+import urllib.request
 import uuid
 
 import pytest
@@ -107,10 +108,21 @@ def source(apache_kafka, tmp_path_factory):
     return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
 
 
+def rehearse(bootstrap: str, tmp_path, partition: int, replicas: list[int], throttle: int) -> None:
+    """kafka-reassign-partitions --execute of a one-partition plan with an inter-broker throttle."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": TOPIC, "partition": partition, "replicas": replicas}]}))
+    done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", bootstrap, "--execute",
+                    "--reassignment-json-file", str(plan), "--throttle", str(throttle))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
+    """``serve --from-log --sizes`` as the README runs it, the rehearsal's time read over HTTP."""
     served = Served(tmp_path, "--from-log", str(source["dir"] / "__cluster_metadata-0"), "--sizes",
                     str(source["sizes"]), "--data-dir", str(tmp_path / "twin"), "--port", "0",
-                    "--controller-port", "0")
+                    "--controller-port", "0", "--virtual-clock", "--control-port", "0", "--control-token", "rehearsal")
     try:
         seen = source["seen"]
         assert kafka_topics_describe(served.bootstrap) == seen["topics"]  # topic id, partitions, replicas, ISR
@@ -132,6 +144,16 @@ def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
                 break
         assert replica_sizes(described.stdout, TOPIC) == seen["sizes"], described.stdout
         assert "controllers [3000] of the source are not simulated" in served.logged()
+
+        throttle = 4_000
+        rehearse(served.bootstrap, tmp_path, 1, [1, 3], throttle)
+        control = served.wait_logged("control plane and live view on ").split(" on ", 1)[1].strip().rstrip("/")
+        advance = urllib.request.Request(f"{control}/api/clock/advance", method="POST",
+                                         data=json.dumps({"until": "reassignments-done"}).encode(),
+                                         headers={"Authorization": "Bearer rehearsal"})
+        with urllib.request.urlopen(advance, timeout=60) as answer:
+            took = json.loads(answer.read())["clock"]["seconds"]  # the clock stood at 0 until the plan ran
+        assert math.isclose(took, seen["sizes"][(2, f"{TOPIC}-1")] / throttle, rel_tol=1e-6), took
     finally:
         served.stop()
     assert fingerprint(source["dir"]) == source["fingerprint"]
@@ -142,12 +164,7 @@ def test_a_throttled_reassignment_rehearsed_on_the_twin_takes_the_time_its_size_
     size = source["seen"]["sizes"][(1, f"{TOPIC}-0")]
     with BackgroundCluster(from_log=source["dir"], sizes=source["sizes"], virtual_clock=True,
                            data_dir=tmp_path / "twin") as twin:
-        plan = tmp_path / "plan.json"
-        plan.write_text(json.dumps({"version": 1, "partitions": [
-            {"topic": TOPIC, "partition": 0, "replicas": [3, 2]}]}))
-        done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", twin.bootstrap, "--execute",
-                        "--reassignment-json-file", str(plan), "--throttle", str(throttle))
-        assert done.returncode == 0, done.stdout + done.stderr
+        rehearse(twin.bootstrap, tmp_path, 0, [3, 2], throttle)
         took = twin.run(twin.cluster.run_until_reassignments_done())
         assert math.isclose(took, size / throttle, rel_tol=1e-6), (took, size / throttle)
         admin = KafkaAdminClient(bootstrap_servers=twin.bootstrap, request_timeout_ms=30000)
