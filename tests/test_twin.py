@@ -21,6 +21,8 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic, ScramMechanism, UserScramCredentialUpsertion
 
 from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
+
+FEATURES = "org.apache.kafka.tools.FeatureCommand"
 from kraftwire.codec import records as rec
 from kraftwire.server.host.twin import read_source
 from kraftwire.server.raft import RaftLog
@@ -66,6 +68,13 @@ def replica_sizes(log_dirs_output: str, topic: str) -> dict[tuple[int, str], int
             for log_dir in entry["logDirs"] for p in log_dir["partitions"] if p["partition"].startswith(topic + "-")}
 
 
+def finalized_features(bootstrap: str) -> dict[str, str]:
+    """kafka-features --describe: each feature's finalized level (metadata.version's by name)."""
+    done = run_tool(FEATURES, "--bootstrap-server", bootstrap, "describe")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(re.findall(r"Feature: (\S+)\s.*?FinalizedVersionLevel: (\S+)", done.stdout))
+
+
 def kafka_topics_describe(bootstrap: str) -> list[str]:
     """kafka-topics --describe of TOPIC, kraftwire's own configs left out of the Configs column."""
     done = run_tool(TOPICS, "--bootstrap-server", bootstrap, "--describe", "--topic", TOPIC)
@@ -98,12 +107,14 @@ def source(apache_kafka, tmp_path_factory):
                 "cluster_id": admin.describe_cluster()["cluster_id"], "user": scram_user(admin),
                 "brokers": sorted((b["broker_id"], b["rack"]) for b in admin.describe_cluster()["brokers"]),
                 "topics": kafka_topics_describe(apache_kafka.bootstrap),
+                "features": finalized_features(apache_kafka.bootstrap),
                 "sizes": replica_sizes(described.stdout, TOPIC)}
         copy = root / "source"
         shutil.copytree(apache_kafka.metadata_dir().parent, copy)
     finally:
         admin.close()
     assert seen["sizes"][(1, f"{TOPIC}-0")] > seen["sizes"][(2, f"{TOPIC}-1")] > 0
+    assert seen["features"]["metadata.version"].startswith("4."), seen["features"]
     assert seen["user"]["credential_infos"] == [{"mechanism": ScramMechanism.SCRAM_SHA_512, "iterations": 8192}]
     return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
 
@@ -126,6 +137,8 @@ def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
     try:
         seen = source["seen"]
         assert kafka_topics_describe(served.bootstrap) == seen["topics"]  # topic id, partitions, replicas, ISR
+        # metadata.version kept (kraftwire's nodes advertise no other feature: README, differences)
+        assert finalized_features(served.bootstrap) == {"metadata.version": seen["features"]["metadata.version"]}
         admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, request_timeout_ms=30000)
         try:
             assert partitions_of(admin, TOPIC) == seen["partitions"]
