@@ -25,8 +25,10 @@ from apache_kafka import LOG_DIRS, REASSIGN_PARTITIONS, TOPICS, run_tool
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
 from kraftwire.codec import records as rec
 from kraftwire.server.host.twin import read_source
-from kraftwire.server.raft import RaftLog
-from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.raft import RaftConfig, RaftLog
+from kraftwire.server.wire.client import KafkaClient
+from kraftwire.codec.messages import CreateTopicsRequest
+from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 from served import Served, serve_once
 
 TOPIC = "twin-orders"
@@ -277,3 +279,29 @@ def test_a_source_kraftwire_cannot_run_is_refused_in_one_line(tmp_path):
     write_log(tmp_path / "twin", [(newer.replace(feature_level=21), 0)])  # the data directory refusal() names
     assert "already holds a metadata log: --from-log starts a twin afresh in a new data directory" in refusal(
         tmp_path, "--from-log", str(tmp_path / "servable"))
+
+
+def test_a_source_with_snapshots_and_retired_segments_gives_its_latest_state(tmp_path):
+    """Snapshot first, then the records after it, as the log's own start-up replays them: a kraftwire
+    cluster's log whose oldest segments retention deleted."""
+    async def run():
+        config = RaftConfig(segment_bytes=1024, snapshot_every_records=20, retention_bytes=1)
+        async with Cluster(brokers=3, log_dirs=2, data_dir=tmp_path / "source", speed=1000, log_config=config) as c:
+            host, port = c.bootstrap.split(",")[0].split(":")
+            admin = KafkaClient(host, int(port), "twin-test")
+            try:
+                for i in range(6):
+                    await admin.send(CreateTopicsRequest(timeout_ms=30000, topics=[
+                        CreateTopicsRequest.CreatableTopic(name=f"snap-{i}", num_partitions=3, replication_factor=2)]))
+            finally:
+                await admin.close()
+            await c.wait_for_reassignments()
+            return c.controller.committed.copy(), c.controller.cluster_id
+
+    image, cluster_id = asyncio.run(run())
+    partition = tmp_path / "source" / "__cluster_metadata-0"
+    assert min(int(p.name[:20]) for p in partition.glob("*.log")) > 0 and list(partition.glob("*.checkpoint"))
+    source = read_source(tmp_path / "source")
+    assert source.cluster_id == cluster_id and source.end_offset == image.offset + 1
+    assert {(t.name, i): s for t, i, s in source.image.partitions()} == {(t.name, i): s for t, i, s in image.partitions()}
+    assert source.image.configs == image.configs and source.image.features == image.features

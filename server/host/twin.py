@@ -40,7 +40,8 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import BrokerState, MetadataImage
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSIONS
 from kraftwire.server.raft.snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, write_snapshot
-from kraftwire.server.raft.storage import META_PROPERTIES, StorageError, kafka_uuid, read_properties, write_properties
+from kraftwire.server.raft.storage import (META_PROPERTIES, META_VERSION, StorageError, kafka_uuid, read_properties,
+                                           write_properties)
 from kraftwire.server.raft.tools import (Problem, TailRule, UnknownRecord, partition_directory, read_file,
                                          segment_paths)
 
@@ -104,7 +105,7 @@ class TwinSource:
         for broker in self.brokers:
             for path, directory_id in zip(log_dirs(broker.broker_id), broker.log_dirs):
                 path.mkdir(parents=True, exist_ok=True)
-                write_properties(path / META_PROPERTIES, {"version": "1", "cluster.id": cluster_id,
+                write_properties(path / META_PROPERTIES, {"version": META_VERSION, "cluster.id": cluster_id,
                                                           "node.id": str(broker.broker_id),
                                                           "directory.id": kafka_uuid(directory_id)})
         partition.mkdir(parents=True, exist_ok=True)
