@@ -1,9 +1,9 @@
 """The production twin: ``kraftwire serve --from-log`` booted from a copy of a real Apache Kafka cluster's
 ``__cluster_metadata`` (the session's real Kafka, tests/apache_kafka.py) with ``--sizes`` from Kafka's own
 ``kafka-log-dirs --describe``. Kafka's tools and kafka-python see the same topics, ids, partitions,
-replicas, configs and SCRAM users on both; a throttled reassignment rehearsed on the twin (over the
-control plane's virtual clock, or from Python) takes the simulated time the sizes and the throttle imply; the source directory is never written; a bad source is refused in
-one line."""
+replicas, configs, SCRAM users and metadata.version on both; a throttled reassignment rehearsed on the
+twin (over the control plane's virtual clock, or from Python) takes the simulated time the sizes and the
+throttle imply; the source directory is never written; a bad source is refused in one line."""
 from __future__ import annotations
 
 import asyncio
@@ -303,5 +303,8 @@ def test_a_source_with_snapshots_and_retired_segments_gives_its_latest_state(tmp
     assert min(int(p.name[:20]) for p in partition.glob("*.log")) > 0 and list(partition.glob("*.checkpoint"))
     source = read_source(tmp_path / "source")
     assert source.cluster_id == cluster_id and source.end_offset == image.offset + 1
-    assert {(t.name, i): s for t, i, s in source.image.partitions()} == {(t.name, i): s for t, i, s in image.partitions()}
+    def partitions(of):
+        return {(topic.name, index): state for topic, index, state in of.partitions()}
+
+    assert partitions(source.image) == partitions(image)
     assert source.image.configs == image.configs and source.image.features == image.features
