@@ -82,8 +82,11 @@ class TwinSource:
 
     def incarnations(self, broker_id: int, new_uuid: Callable[[], uuid.UUID]) -> Callable[[], uuid.UUID]:
         """The broker's incarnation ids: the registered one first (its registration is then amended, not
-        a restart), new ones for every later start."""
-        first = [self.image.brokers[broker_id].incarnation_id]
+        a restart), new ones for every later start. A broker the source has in controlled shutdown starts
+        as a new incarnation, as that broker restarting would: an amended registration would keep it
+        shutting down."""
+        broker = self.image.brokers[broker_id]
+        first = [] if broker.in_controlled_shutdown else [broker.incarnation_id]
         return lambda: first.pop() if first else new_uuid()
 
     def apply_sizes(self, sizes: dict[str, dict[int, int]]) -> None:
