@@ -308,3 +308,32 @@ def test_a_source_with_snapshots_and_retired_segments_gives_its_latest_state(tmp
 
     assert partitions(source.image) == partitions(image)
     assert source.image.configs == image.configs and source.image.features == image.features
+
+
+def test_brokers_keep_their_registration_and_one_shutting_down_restarts(tmp_path):
+    """Broker 1 of the source is in controlled shutdown: it registers as a new incarnation and becomes
+    active; broker 2 amends its logged registration (same incarnation and epoch), so nothing moves."""
+    feature = rec.FeatureLevelRecord(name="metadata.version", feature_level=21)
+    dirs = {1: [uuid.uuid4()], 2: [uuid.uuid4(), uuid.uuid4()]}
+    brokers = {b: rec.RegisterBrokerRecord(broker_id=b, incarnation_id=uuid.uuid4(), broker_epoch=10 + b, fenced=False,
+                                           in_controlled_shutdown=b == 1, log_dirs=dirs[b], rack=f"rack-{b}",
+                                           end_points=[]) for b in (1, 2)}
+    topic = rec.TopicRecord(name="kept", topic_id=uuid.uuid4())
+    partition = rec.PartitionRecord(partition_id=0, topic_id=topic.topic_id, replicas=[2], isr=[2], leader=2,
+                                    leader_epoch=4, partition_epoch=7, directories=[dirs[2][1]])
+    write_log(tmp_path / "source", [(feature, 0), (brokers[1], 3), (brokers[2], 3), (topic, 0), (partition, 1)])
+    with BackgroundCluster(from_log=tmp_path / "source", data_dir=tmp_path / "twin") as twin:
+        twin.run(twin.cluster.wait_until(lambda image: image.brokers[1].active))
+        image = twin.call(lambda: twin.cluster.controller.committed.copy())
+        assert image.brokers[1].incarnation_id != brokers[1].incarnation_id
+        kept = image.brokers[2]
+        assert (kept.incarnation_id, kept.epoch, kept.rack, kept.log_dirs) == (
+            brokers[2].incarnation_id, 12, "rack-2", tuple(dirs[2]))
+        state = image.topic("kept").partitions[0]
+        assert (state.leader, state.leader_epoch, state.partition_epoch) == (2, 4, 7)
+
+        def placed(_image) -> list[str]:
+            return [r.log_dir.path for r in twin.cluster.broker(2).replica_manager.replicas.values() if r.log_dir]
+
+        twin.run(twin.cluster.wait_until(placed))  # once the FULL LeaderAndIsr has reached broker 2
+        assert twin.call(placed, None) == [str(tmp_path / "twin" / "broker-2" / "logs-1")]  # as the log assigns
