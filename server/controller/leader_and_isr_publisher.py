@@ -12,8 +12,8 @@ also gathers the commits that follow it), each changed partition is sent to the 
 last told (so removed replicas learn they are gone), in INCREMENTAL requests of at most 1000
 partitions. A broker that is unfenced, or registers again while unfenced (an amended registration: a
 restored log directory, a production twin's first start), gets a FULL request with every partition it
-hosts: that is how a restarted broker picks its replicas up again. Requests to a broker go one at a time, in commit order,
-at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
+hosts: that is how a restarted broker picks its replicas up again. Requests to a broker go one at a
+time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
 and is brought up to date by the FULL request when it is unfenced again.
 """
 from __future__ import annotations
