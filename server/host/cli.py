@@ -272,6 +272,7 @@ async def _serve(args) -> int:
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1
+    del twin  # the source's image, seeded into the data directory by now, is not kept while serving
     try:
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
