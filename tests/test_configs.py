@@ -52,7 +52,7 @@ def test_topic_catalogue_matches_kafka_trunk():
         "leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
         "remote.storage.enable", "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable",
         "remote.copy.lag.ms", "remote.copy.lag.bytes", "remote.log.delete.on.disable",
-        "errors.deadletterqueue.group.enable", "kraftwire.partition.size.bytes"]
+        "errors.deadletterqueue.group.enable", "kraftwire.partition.size.bytes", "kraftwire.partition.sizes.bytes"]
 
 
 def test_every_broker_synonym_is_a_broker_config():
@@ -69,7 +69,8 @@ def test_kraftwire_configs_and_defaults():
     assert BROKER_CONFIGS["kraftwire.replication.bandwidth.bytes.per.second"].default == DEFAULT_BROKER_BANDWIDTH
     assert DEFAULT_BROKER_BANDWIDTH == 100 << 20
     assert BROKER_CONFIGS["kraftwire.throttle.auto.remove.enable"].cluster_only
-    for name in ("kraftwire.partition.size.bytes", "kraftwire.replication.bandwidth.bytes.per.second",
+    for name in ("kraftwire.partition.size.bytes", "kraftwire.partition.sizes.bytes",
+                 "kraftwire.replication.bandwidth.bytes.per.second",
                  "kraftwire.throttle.auto.remove.enable"):
         assert name in configs.__doc__
 
@@ -259,9 +260,12 @@ def test_deleting_an_unset_unknown_topic_config_is_harmless():
     ("cleanup.policy", "compact,forever", "String must be one of: compact, delete"),
     ("local.retention.ms", "-3", "Value must be at least -2"),
     ("kraftwire.partition.size.bytes", "-1", "Value must be at least 0"),
+    ("kraftwire.partition.sizes.bytes", "0:1,1:x",
+     "kraftwire.partition.sizes.bytes must be a list of partition sizes in the following format: "
+     "[partitionId]:[bytes],[partitionId]:[bytes],..."),
 ])
 def test_bad_topic_values(name, value, reason):
-    shown = "forever" if name == "cleanup.policy" else value
+    shown = {"cleanup.policy": "forever", "kraftwire.partition.sizes.bytes": "[0:1, 1:x]"}.get(name, value)
     assert topic_error([(name, SET, value)]) == (
         ErrorCode.INVALID_CONFIG, f"Invalid value {shown} for configuration {name}: {reason}")
 
@@ -498,6 +502,7 @@ def test_apply_incremental_refuses_lists_operations_on_scalars():
 def test_topic_value():
     assert topic_value({}, {}, "kraftwire.partition.size.bytes") == DEFAULT_PARTITION_SIZE_BYTES
     assert topic_value({"kraftwire.partition.size.bytes": "5"}, {}, "kraftwire.partition.size.bytes") == 5
+    assert configs.partition_sizes(" 0:5, 2:0 ") == {0: 5, 2: 0}
     assert topic_value({}, {"unclean.leader.election.enable": "true"}, "unclean.leader.election.enable") is True
     assert topic_value({"unclean.leader.election.enable": "false"}, {"unclean.leader.election.enable": "true"},
                        "unclean.leader.election.enable") is False

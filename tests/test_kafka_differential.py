@@ -432,7 +432,7 @@ def sources(synonyms) -> list[int]:
 
 
 DELIBERATE = [
-    Deliberate(r"\.configs\.kraftwire\.partition\.size\.bytes$", absent, anything,
+    Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
     Deliberate(r"\.configs\.(remote\.copy\.lag\.(ms|bytes)|errors\.deadletterqueue\.group\.enable)$",
                absent, anything, "added after 4.3"),

@@ -1,10 +1,11 @@
 """Every metadata record type and version Kafka writes, in a real log written by kraftwire's own log:
 ``kraftwire log dump`` shows each, ``log verify`` accepts the log and warns of a record type it does
-not know (with its bytes), the audit finds no violation, and the image honours metadata transactions."""
+not know (with its bytes), start-up refuses such a log naming the record, the audit finds no violation, and the image honours metadata transactions."""
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import uuid
@@ -15,6 +16,7 @@ from kraftwire.audit import local
 from kraftwire.codec import records as rec
 from kraftwire.codec.primitives import write_uvarint
 from kraftwire.server.metadata.image import MetadataImage
+from served import serve_once
 from tests.raft_helpers import open_log, segments, state
 
 # Kafka trunk's metadata/src/main/resources/common/metadata: record type -> (name, highest version).
@@ -201,7 +203,21 @@ def test_verify_warns_of_an_unknown_record_type_and_accepts_the_log(written):
     assert unknown_version.endswith(
         f": offset {unknown_offset + 1}: unknown version 9 of TopicRecord (type 2): {NEWER_TOPIC_RECORD.hex()}")
     assert summary.startswith("ok: ") and f"offsets 0..{unknown_offset + 1}" in summary
-    assert summary.endswith(", 2 record(s) of unknown type")
+    assert summary.endswith(", 2 record(s) of unknown type (kraftwire serve refuses to start on them)")
+
+
+def test_start_up_refuses_a_record_of_unknown_type_naming_it(written, tmp_path):
+    """As Kafka's metadata loader fails on a record it cannot read: one line naming file, offset, type and
+    version, exit 1."""
+    directory, _, unknown_offset = written
+    copy = tmp_path / "data"
+    shutil.copytree(directory, copy)
+    done = serve_once(tmp_path, "--data-dir", str(copy), "--port", "0", "--controller-port", "0")
+    assert done.returncode == 1, done.stderr
+    refused = [line for line in done.stderr.splitlines() if "cannot start: " in line]
+    assert len(refused) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert refused[0].endswith(f".log: offset {unknown_offset}: unknown metadata record type {UNKNOWN_TYPE} v0: "
+                               f"kraftwire cannot replay it and refuses to start, as Kafka's metadata loader does")
 
 
 def test_audit_finds_no_violation_in_a_log_of_every_record_type(written, tmp_path):

@@ -439,14 +439,12 @@ class LogDirManager:
         self.network.settle()
         self._settle()
         image = self.broker.image
-        sizes: dict[str, int] = {}
         logs: dict[LogDir, list] = {d: [] for d in self.directories}
         for replica in self._replicas.values():
             if replica.log_dir is not None and replica.topic_id in image.topics:
-                if replica.topic_name not in sizes:
-                    sizes[replica.topic_name] = partition_size(image, replica.topic_name)
                 size = int(replica.log_bytes)
-                logs[replica.log_dir].append((replica, size, max(sizes[replica.topic_name] - size, 0), False))
+                lag = max(partition_size(image, replica.topic_name, replica.partition) - size, 0)
+                logs[replica.log_dir].append((replica, size, lag, False))
         for future in self.futures.values():
             size = int(future.copied)
             logs[future.target].append((future.replica, size, int(future.replica.log_bytes) - size, True))

@@ -129,7 +129,7 @@ class ReplicaManager:
             replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
                                                    state.leader_epoch, state.partition_epoch, (), ())
             if self.broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                replica.log_bytes = float(partition_size(image, topic_name))
+                replica.log_bytes = float(partition_size(image, topic_name, state.partition_index))
         replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
                                                                         state.partition_epoch)
         replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
@@ -142,7 +142,8 @@ class ReplicaManager:
     def serve(self, image, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
         if replica.leader == self.broker_id:
-            replica.log_bytes = max(replica.log_bytes, float(partition_size(image, replica.topic_name)))
+            replica.log_bytes = max(replica.log_bytes,
+                                    float(partition_size(image, replica.topic_name, replica.partition)))
             self.network.unfollow(self.broker_id, replica.key)
             self.follower_caught_up(replica.key)
         else:
@@ -153,14 +154,14 @@ class ReplicaManager:
         size at once (writes land there first) and followers copy the difference from it; a smaller size
         truncates every replica. Commit listener of the broker's metadata."""
         resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
-                   if isinstance(record, rec.ConfigRecord) and record.name == configs.PARTITION_SIZE_BYTES}
+                   if isinstance(record, rec.ConfigRecord) and record.name in configs.SIZE_CONFIGS}
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size
         image = self.broker.image
         for replica in self.replicas.values():
             if replica.topic_id in image.topics and replica.topic_name in resized:
-                size = float(partition_size(image, replica.topic_name))
+                size = float(partition_size(image, replica.topic_name, replica.partition))
                 replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
         self.network.changed()
 

@@ -67,7 +67,7 @@ class Copy:
 
     replica: Replica
     follower: int
-    size: float = 0.0
+    size: float | None = None  # the partition's, once rates are computed (0 is a size: an empty partition)
     rate: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
@@ -103,9 +103,18 @@ def _checked_speed(speed) -> float:
     return float(speed)
 
 
-def partition_size(image: MetadataImage, topic_name: str) -> int:
-    return configs.topic_value(image.topic_configs(topic_name), image.broker_configs(""),
-                               configs.PARTITION_SIZE_BYTES)
+def topic_sizes(image: MetadataImage, topic_name: str) -> tuple[dict[int, int], int]:
+    """A topic's simulated partition sizes: those ``kraftwire.partition.sizes.bytes`` lists, and
+    ``kraftwire.partition.size.bytes`` for the others."""
+    dynamic = image.topic_configs(topic_name)
+    listed = dynamic.get(configs.PARTITION_SIZES_BYTES)
+    return (configs.partition_sizes(listed) if listed else {},
+            configs.topic_value(dynamic, image.broker_configs(""), configs.PARTITION_SIZE_BYTES))
+
+
+def partition_size(image: MetadataImage, topic_name: str, partition: int) -> int:
+    listed, default = topic_sizes(image, topic_name)
+    return listed.get(partition, default)
 
 
 class _Limits:
@@ -115,6 +124,7 @@ class _Limits:
         self.image = image
         self._brokers: dict = {}
         self._topics: dict = {}
+        self._sizes: dict = {}
 
     def broker(self, broker_id: int, name: str) -> float:
         key = (broker_id, name)
@@ -124,13 +134,19 @@ class _Limits:
         return self._brokers[key]
 
     def topic(self, topic_name: str):
-        """(partition size, leader-throttled replicas, follower-throttled replicas) of a topic."""
+        """(leader-throttled replicas, follower-throttled replicas) of a topic."""
         if topic_name not in self._topics:
             dynamic = self.image.topic_configs(topic_name)
-            listed = [configs.throttled_replicas(dynamic[name]) if dynamic.get(name) else frozenset()
-                      for name in (configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS)]
-            self._topics[topic_name] = (float(partition_size(self.image, topic_name)), *listed)
+            self._topics[topic_name] = [configs.throttled_replicas(dynamic[name]) if dynamic.get(name) else frozenset()
+                                        for name in (configs.LEADER_THROTTLED_REPLICAS,
+                                                     configs.FOLLOWER_THROTTLED_REPLICAS)]
         return self._topics[topic_name]
+
+    def size(self, topic_name: str, partition: int) -> float:
+        if topic_name not in self._sizes:
+            self._sizes[topic_name] = topic_sizes(self.image, topic_name)
+        listed, default = self._sizes[topic_name]
+        return float(listed.get(partition, default))
 
     @staticmethod
     def throttled(listed, partition: int, broker_id: int) -> bool:
@@ -296,7 +312,7 @@ class ReplicationNetwork:
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
         copy = self.copies.get((topic_id, partition, follower))
         return (copy is not None and self._running(follower)
-                and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK and copy.size > 0)
+                and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK)
 
     def changed(self) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started)."""
@@ -319,7 +335,7 @@ class ReplicationNetwork:
         self._settle()
         return [{"topic": c.replica.topic_name, "partition": c.replica.partition, "follower": c.follower,
                  "leader": c.replica.leader, "bytes_moved": int(c.replica.log_bytes),
-                 "bytes_left": max(int(c.size) - int(c.replica.log_bytes), 0), "rate": c.rate}
+                 "bytes_left": max(int(c.size or 0) - int(c.replica.log_bytes), 0), "rate": c.rate}
                 for c in self.copies.values()]
 
     def throughput(self) -> dict:
@@ -376,7 +392,8 @@ class ReplicationNetwork:
             if replica.topic_id not in image.topics:
                 del self.copies[key]
                 continue
-            copy.size, leader_listed, follower_listed = limits_of.topic(replica.topic_name)
+            copy.size = limits_of.size(replica.topic_name, replica.partition)
+            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
             copy.rate = 0.0
             leader, follower = replica.leader, copy.follower
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader < 0 or leader == follower \

@@ -10,9 +10,10 @@ grouped with their ids, ``LiveLeaders`` the leaders' endpoints.
 Shortly after a commit (a linger of 10 ms, plus 10 ms per 1000 changed partitions up to 200 ms, that
 also gathers the commits that follow it), each changed partition is sent to the brokers that host it now or hosted it when
 last told (so removed replicas learn they are gone), in INCREMENTAL requests of at most 1000
-partitions. A broker that is unfenced gets a FULL request with every partition it hosts: that is how a
-restarted broker picks its replicas up again. Requests to a broker go one at a time, in commit order,
-at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
+partitions. A broker that is unfenced, or registers again while unfenced (an amended registration: a
+restored log directory, a production twin's first start), gets a FULL request with every partition it
+hosts: that is how a restarted broker picks its replicas up again. Requests to a broker go one at a
+time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
 and is brought up to date by the FULL request when it is unfenced again.
 """
 from __future__ import annotations
@@ -108,6 +109,8 @@ class LeaderAndIsrPublisher:
             elif kind is rec.UnfenceBrokerRecord:
                 self._full.add(record.id)
             elif kind is rec.BrokerRegistrationChangeRecord and record.fenced == UNFENCE:
+                self._full.add(record.broker_id)
+            elif kind is rec.RegisterBrokerRecord and not record.fenced:  # an amended registration
                 self._full.add(record.broker_id)
         if (self._dirty or self._full) and not self._scheduled:
             self._scheduled = True

@@ -1,7 +1,8 @@
 """The ``kraftwire`` command: ``kraftwire serve`` runs the embedded default cluster (settings from flags,
 ``KRAFTWIRE_*`` variables and ``kraftwire.toml``: server/host/config_file.py); it exits 1 when it cannot
 start (a port in use, found before the data directory is touched; a locked or damaged data directory)
-and 3 when its metadata log directory fails while serving; ``kraftwire healthcheck``
+and 3 when its metadata log directory fails while serving; ``serve --from-log DIR [--sizes FILE]`` boots a
+production twin of a real cluster from a copy of its metadata log (server/host/twin.py); ``kraftwire healthcheck``
 asks a broker for its ApiVersions;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""
@@ -21,6 +22,7 @@ import uvloop
 from . import config_file, healthcheck
 from .cluster import Cluster
 from .security_settings import Security
+from .twin import read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
@@ -72,6 +74,14 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
                    help="simulated capacity of each log directory (default 1 TiB)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
+    p.add_argument("--from-log", default=None, metavar="DIR",
+                   help="production twin: boot a new --data-dir from a copy of a real cluster's metadata log "
+                        "(__cluster_metadata-0 or its parent; only read): its cluster id, topics, configs and "
+                        "brokers, simulated at their registered ids, racks and log directories (--brokers, "
+                        "--node-ids and --log-dirs then come from the log)")
+    p.add_argument("--sizes", default=None, metavar="FILE",
+                   help="with --from-log: the output of kafka-log-dirs --describe, giving every partition its "
+                        "size (partitions it does not list are empty)")
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
@@ -230,6 +240,14 @@ def _raise_descriptor_limit() -> None:
 
 async def _serve(args) -> int:
     logger = logging.getLogger("kraftwire")
+    twin = None
+    if args.from_log is not None:
+        try:
+            twin = read_source(args.from_log)
+        except StorageError as exc:
+            logger.critical("cannot start: %s", exc)
+            return 1
+        args.brokers = len(twin.node_ids)
     in_use = _ports_in_use(args)
     if in_use is not None:
         logger.critical("cannot start: %s", in_use)
@@ -249,10 +267,12 @@ async def _serve(args) -> int:
                           virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
                           node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
                           num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
-                          metadata_version=args.metadata_version, security=security, control_token=args.control_token)
+                          metadata_version=args.metadata_version, security=security, control_token=args.control_token,
+                          from_log=twin, sizes=args.sizes)
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1
+    del twin  # the source's image, seeded into the data directory by now, is not kept while serving
     try:
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate

@@ -32,6 +32,10 @@ aside). ``virtual_clock`` stops simulated time: data moves only when the test ca
 or ``run_until_reassignments_done()``, so a reassignment can be seen in progress without sleeping.
 The virtual clock governs data movement only; heartbeats and sessions keep the wall clock.
 
+``from_log`` makes the cluster a production twin of a real one (server/host/twin.py): a new data
+directory seeded from a copy of its metadata log, its registered brokers simulated, ``sizes`` (the
+output of ``kafka-log-dirs --describe``) giving the partitions their sizes.
+
 The data directory and every broker log directory are locked (``.lock``) from construction to ``stop``.
 ``transport_limits`` (Kafka's socket-server settings) hold for all listeners together. When the
 metadata log cannot be written, ``failure`` says why and ``failed`` is set (README: failure policy).
@@ -71,6 +75,7 @@ from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
 from .security_settings import Security
+from .twin import TwinSource, load_twin
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
@@ -141,13 +146,22 @@ class Cluster:
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
-                 security: Security | None = None, control_token: str | None = None):
+                 security: Security | None = None, control_token: str | None = None,
+                 from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
         those names, used for auto-created topics and CreateTopics asking for the default (-1).
         ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
-        are then written at the versions Kafka writes at that level (record_versions.py)."""
+        are then written at the versions Kafka writes at that level (record_versions.py).
+        ``from_log`` boots a production twin from a copy of a real cluster's metadata log, with its
+        brokers' ids, racks and log directories (``brokers``, ``racks`` and ``log_dirs`` then come from
+        the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py)."""
+        twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
+        if twin is not None:
+            node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
+        elif sizes is not None:
+            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
@@ -169,7 +183,11 @@ class Cluster:
         try:
             self._locks.acquire(self.data_dir)
             cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
-            broker_log_dirs = [self._log_dirs(broker_id, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
+            if twin is not None:
+                twin.seed(self.data_dir, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
+            broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
+                                              twin.log_dir_count(broker_id) if twin else log_dirs,
+                                              log_dir_capacity_bytes, new_uuid)
                                for broker_id in node_ids]
         except BaseException:
             self._locks.release()
@@ -202,7 +220,7 @@ class Cluster:
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
         for node in self.brokers:
-            node.new_incarnation_id = new_uuid
+            node.new_incarnation_id = twin.incarnations(node.broker_id, new_uuid) if twin else new_uuid
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.failure: str | None = None  # why the metadata log failed, once it has
         self.failed = asyncio.Event()
@@ -224,8 +242,11 @@ class Cluster:
         return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
+    def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
+        return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
-        paths = [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
+        paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
         return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]

@@ -144,6 +144,15 @@ def check_throttled_replicas(name: str, items: tuple[str, ...]) -> None:
                                      "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 
 
+def check_partition_sizes(name: str, items: tuple[str, ...]) -> None:
+    """partition:bytes pairs, each size a whole number of bytes that fits a long."""
+    for item in items:
+        partition, sep, size = item.strip(JAVA_TRIMMED).partition(":")
+        if not (sep and partition.isdigit() and size.isdigit() and int(size) < 1 << 63):
+            raise rejected(name, items, f"{name} must be a list of partition sizes in the following format: "
+                                        "[partitionId]:[bytes],[partitionId]:[bytes],...")
+
+
 def check_gzip_level(name: str, level: int) -> None:
     if level > 9 or (level < 1 and level != -1):
         raise rejected(name, level, "Value must be between 1 and 9 or equal to -1")

@@ -14,6 +14,9 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 
 * ``kraftwire.partition.size.bytes`` (topic, LONG, default ``DEFAULT_PARTITION_SIZE_BYTES`` = 100 MiB):
   the simulated size of each partition of the topic, i.e. how many bytes a new replica has to copy.
+* ``kraftwire.partition.sizes.bytes`` (topic, LIST of ``partition:bytes``, default empty): the simulated
+  sizes of single partitions, overriding ``kraftwire.partition.size.bytes`` for those it names (a
+  production twin's ``--sizes`` sets it from ``kafka-log-dirs --describe``).
 * ``kraftwire.replication.bandwidth.bytes.per.second`` (broker, LONG >= 1, default
   ``DEFAULT_BROKER_BANDWIDTH`` = 100 MiB/s): the simulated network bandwidth of a broker; set per broker
   or as the cluster default.
@@ -24,6 +27,7 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -31,7 +35,7 @@ from typing import Literal
 from kraftwire.codec.constants import ConfigResourceType
 
 from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, check_gzip_level,
-                            check_throttled_replicas, parse, render)
+                            check_partition_sizes, check_throttled_replicas, parse, render)
 
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
@@ -42,6 +46,8 @@ FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 PARTITION_SIZE_BYTES = "kraftwire.partition.size.bytes"
+PARTITION_SIZES_BYTES = "kraftwire.partition.sizes.bytes"
+SIZE_CONFIGS = (PARTITION_SIZE_BYTES, PARTITION_SIZES_BYTES)
 REPLICATION_BANDWIDTH = "kraftwire.replication.bandwidth.bytes.per.second"
 THROTTLE_AUTO_REMOVE_ENABLE = "kraftwire.throttle.auto.remove.enable"
 
@@ -180,6 +186,9 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = _keyed(
     ConfigKey(PARTITION_SIZE_BYTES, _LONG, DEFAULT_PARTITION_SIZE_BYTES,
               "kraftwire: simulated size in bytes of each partition, the amount a new replica has to copy.",
               _AT_LEAST_0),
+    ConfigKey(PARTITION_SIZES_BYTES, _LIST, (),
+              "kraftwire: simulated sizes of single partitions (partition:bytes), overriding "
+              "kraftwire.partition.size.bytes for the partitions listed.", check_partition_sizes),
 )
 
 BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
@@ -317,6 +326,14 @@ def broker_value(per_broker: Mapping[str, str], cluster_defaults: Mapping[str, s
         if name in values:
             return parse(key, values[name])
     return key.default
+
+
+@functools.lru_cache(maxsize=256)
+def partition_sizes(value: str) -> dict[int, int]:
+    """Read a kraftwire.partition.sizes.bytes value: {partition: bytes} (cached: copies ask for every
+    partition of a topic in turn; do not change the answer)."""
+    pairs = (item.strip(JAVA_TRIMMED).split(":") for item in parse(TOPIC_CONFIGS[PARTITION_SIZES_BYTES], value))
+    return {int(partition): int(size) for partition, size in pairs}
 
 
 def throttled_replicas(value: str) -> Literal["all"] | frozenset[tuple[int, int]]:

@@ -3,7 +3,8 @@
 * ``log``: ``RaftLog``, the ``MetadataLog`` the controller writes through: group commit, high
   watermark, snapshots, retention, recovery at start-up.
 * ``quorum``: voters, observers and the high watermark of one epoch.
-* ``segments``: ``.log``/``.index`` files and the batch rules recovery and ``log verify`` check.
+* ``segments``: ``.log``/``.index`` files and the batch rules recovery and ``log verify`` check; the
+  refusal of a record start-up cannot replay (``UnknownRecordError``).
 * ``snapshots``: ``.checkpoint`` files.
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.

@@ -17,7 +17,8 @@ snapshot, check every batch after it (torn tails are cut away, damage in the mid
 bump the epoch, persist it, and commit a LeaderChangeMessage control batch. Only bytes past the
 length recorded as fsync'd can be a torn tail (``segments.judge_damage``, shared with ``log verify``):
 damage below it, in the last batch too, or a file cut short of it, stops start-up. ``replay`` then yields the
-snapshot's records and the log's tail, all of it committed.
+snapshot's records and the log's tail, all of it committed; a record of a type or version kraftwire has no
+schema for stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
 committed, from an image copy given by ``snapshot_source``, and written in a thread. Retention is
@@ -47,11 +48,12 @@ from typing import Callable, Iterator
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, PARTITION_DIR, parse_base_offset
-from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
+from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch, decode_frame,
+                                     metadata_batch, read_batch)
 
 from .quorum import Quorum, ReplicaProgress
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
-from .segments import Damage, Segment, judge_damage, mapped, walk
+from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
     write_snapshot
 from .storage import StorageError, fsync_dir
@@ -280,6 +282,8 @@ class RaftLog:
                     try:
                         for offset, _timestamp, _key, value in records:
                             yield offset, decode_frame(value)[0]
+                    except UnknownRecordType as exc:
+                        raise UnknownRecordError(segment.path, offset, exc) from None
                     except MalformedError as exc:
                         raise LogCorruptError(f"{segment.path}: record at offset {offset} cannot be decoded: "
                                               f"{exc.what}") from None

@@ -12,6 +12,12 @@ commit: recovery rebuilds the index of every segment it scans.
 epochs that change only upward and only at a control batch), and ``judge_damage`` decides whether what
 it found may be cut away as a torn write or means acknowledged data is damaged; recovery and
 ``kraftwire log verify`` share both, so start-up is never more lenient than verify.
+
+A well-framed record of a type, or a version, that ``schemas/records`` does not hold is no damage, but
+start-up cannot replay it: ``UnknownRecordError`` stops start-up naming the file, offset, type and
+version, as Kafka's metadata loader fails on a record it cannot read (skipping it would build an image
+that differs from the log's). ``kraftwire log verify`` judges bytes, so it passes such a log (exit 0)
+and lists each such record as a warning that says start-up refuses it.
 """
 from __future__ import annotations
 
@@ -24,9 +30,26 @@ from typing import Iterator
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
-from kraftwire.codec.records import ATTR_CONTROL, BatchHeader, check_batch
+from kraftwire.codec.records import ATTR_CONTROL, METADATA_TYPES, BatchHeader, UnknownRecordType, check_batch
+
+from .storage import StorageError
 
 _BASE_OFFSET = struct.Struct(">q")
+
+
+def unknown_record_description(record_type: int, version: int) -> str:
+    known = METADATA_TYPES.get(record_type)
+    return (f"unknown metadata record type {record_type} v{version}" if known is None
+            else f"unknown version {version} of {known.__name__} (type {record_type})")
+
+
+class UnknownRecordError(StorageError):
+    """A record start-up cannot replay (see the module docstring)."""
+
+    def __init__(self, path: Path, offset: int, unknown: UnknownRecordType):
+        what = unknown_record_description(unknown.record_type, unknown.version)
+        super().__init__(f"{path}: offset {offset}: {what}: kraftwire cannot replay it and refuses to start, as "
+                         f"Kafka's metadata loader does")
 _MAGIC_POSITION = 16
 
 

@@ -16,10 +16,10 @@ from typing import Iterable, Iterator, NamedTuple
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
-from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, control_batch, decode_frame,
-                           decode_value, encode_batch, encode_frame, read_batch)
+from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
+                                     control_batch, decode_frame, decode_value, encode_batch, encode_frame, read_batch)
 
-from .segments import Damage, mapped, walk
+from .segments import Damage, UnknownRecordError, mapped, walk
 from .storage import StorageError, fsync_dir
 
 MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
@@ -126,5 +126,7 @@ def read_snapshot(path: Path) -> Iterator:
             for record in batch.records:
                 try:
                     yield decode_frame(record.value)[0]
+                except UnknownRecordType as exc:
+                    raise UnknownRecordError(path, record.offset, exc) from None
                 except MalformedError as exc:
                     raise SnapshotError(f"{path.name}: record {record.offset}: {exc.what}") from None

@@ -10,7 +10,8 @@ problem with its file and offset and exits 1, or a summary and exits 0. The newe
 as start-up judges it (``segments.judge_damage``): damage past the length recorded as fsync'd is a
 torn tail start-up cuts away (reported, exit 0); damage below it, or a file cut short of it, exits 1.
 A well-framed record of a type (or version) ``schemas/records`` does not hold, as a newer Kafka may
-write, is no damage: dump shows it as ``UnknownRecord`` with its bytes and verify lists it as a warning.
+write, is no damage: dump shows it as ``UnknownRecord`` with its bytes and verify lists it as a warning
+and exits 0, saying that start-up refuses such a log (``segments.UnknownRecordError``).
 """
 from __future__ import annotations
 
@@ -26,11 +27,11 @@ from typing import Iterator, NamedTuple, TextIO
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
 from kraftwire.codec.model import Struct
-from kraftwire.codec.records import (METADATA_TYPES, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
+from kraftwire.codec.records import (SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
                                      decode_control, decode_frame, read_batch)
 
 from .log import read_synced_lengths
-from .segments import Damage, judge_damage, mapped, walk
+from .segments import Damage, judge_damage, mapped, unknown_record_description, walk
 from .snapshots import list_snapshots
 
 
@@ -46,11 +47,9 @@ class UnknownRecord(NamedTuple):
     version: int
     frame: bytes
 
-    def describe(self) -> str:
-        known = METADATA_TYPES.get(self.record_type)
-        what = (f"unknown metadata record type {self.record_type} v{self.version}" if known is None
-                else f"unknown version {self.version} of {known.__name__} (type {self.record_type})")
-        return f"{what}: {self.frame.hex()}"
+    def describe(self, with_frame: bool = True) -> str:
+        what = unknown_record_description(self.record_type, self.version)
+        return f"{what}: {self.frame.hex()}" if with_frame else what
 
 
 def partition_directory(path: str | Path) -> Path:
@@ -234,7 +233,7 @@ def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
         print(f"damaged: {problem}", file=out)
         return 1
     span = f"offsets {first}..{last}" if first is not None else "no records"
-    warnings = f", {unknown} record(s) of unknown type" if unknown else ""
+    warnings = f", {unknown} record(s) of unknown type (kraftwire serve refuses to start on them)" if unknown else ""
     print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}{warnings}",
           file=out)
     if tail_rule is not None and tail_rule.torn is not None:
