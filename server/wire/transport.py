@@ -83,6 +83,13 @@ class RequestContext:
     peer: tuple | None
     listener: "Listener"
     session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
+    frame: bytes = b""  # the request as received, header included
+    body_start: int = 0  # where its body starts in ``frame``
+
+    @property
+    def body(self) -> memoryview:
+        """The request's body as received, for relaying it unchanged."""
+        return memoryview(self.frame)[self.body_start:]
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
@@ -261,8 +268,9 @@ class Listener:
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
-class _Encoded:
-    """A response body encoded in a worker thread, written as is (``error_code`` for the observer)."""
+class Encoded:
+    """A response body already encoded (in a worker thread, or by the server a request was relayed to),
+    written as is; ``error_code`` is its top-level error code, for the observer."""
 
     __slots__ = ("data", "error_code")
 
@@ -279,15 +287,15 @@ def _encode(response, version: int) -> bytes:
     return bytes(body)
 
 
-async def _encode_aside(result, version: int) -> _Encoded:
+async def _encode_aside(result, version: int) -> Encoded:
     response = result if hasattr(result, "encode_into") else await result
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
-    return _Encoded(data, getattr(response, "error_code", 0))
+    return Encoded(data, getattr(response, "error_code", 0))
 
 
 def _decode(request_cls, header_version: int, frame, version: int):
     header, pos = RequestHeader.decode_from(frame, 0, header_version)
-    return header, request_cls.decode_from(frame, pos, version)[0]
+    return header, request_cls.decode_from(frame, pos, version)[0], pos
 
 
 class _Connection(asyncio.Protocol):
@@ -499,35 +507,37 @@ class _Connection(asyncio.Protocol):
             self.decoding = True
             decoding = asyncio.get_running_loop().run_in_executor(None, _decode, request_cls, header_version,
                                                                   frame, version)
-            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible))
+            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible, frame))
             return
         try:
-            header, request = _decode(request_cls, header_version, frame, version)
+            header, request, body_start = _decode(request_cls, header_version, frame, version)
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
-        self._dispatch(api_key, version, flexible, header, request)
+        self._dispatch(api_key, version, flexible, header, request, frame, body_start)
 
-    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool) -> None:
+    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool, frame: bytes) -> None:
         self.decoding = False
         if self.reserved:
             self.quotas.release(self)
         if self.closing:
             return
         try:
-            header, request = done.result()
+            header, request, body_start = done.result()
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
             return
-        self._dispatch(api_key, version, flexible, header, request, large=True)
+        self._dispatch(api_key, version, flexible, header, request, frame, body_start, large=True)
         if self.out:
             self._write()
         self._go_on()
 
-    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, large: bool = False) -> None:
+    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, frame: bytes, body_start: int,
+                  large: bool = False) -> None:
         listener, session = self.listener, self.session
         arrived = time.perf_counter()
         correlation_id = header.correlation_id
-        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session)
+        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session,
+                                 frame, body_start)
         if api_key == API_VERSIONS and listener.failure is not None:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
