@@ -34,8 +34,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
+
+from provenance import header, load_average  # noqa: E402
 
 from kraftwire import codec  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
@@ -326,8 +329,8 @@ async def bench(args) -> None:
         ceiling, mine = summarize(echo), summarize(ours)
         print_row(f"{name}: kraftwire ({size + 4} B answers)", mine, ceiling)
         print_row(f"{name}: bare uvloop echo ({len(ECHO_BODY) + 8} B)", ceiling)
-        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, "
-              f"server CPU per request {ceiling['server_us'] / mine['server_us']:.0%} as efficient")
+        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, server CPU per request "
+              f"{mine['server_us'] / ceiling['server_us']:.2f}x the echo's; load {load_average()}", flush=True)
 
     request = MetadataRequest(topics=None)
     with Server("kraftwire", args.topics, args.partitions) as server:
@@ -335,7 +338,7 @@ async def bench(args) -> None:
         assert len(answer.topics) == args.topics
         big = await load(server.ports, request_frame(request, 12), args.connections, args.seconds, server.process.pid)
     print_row(f"Metadata v12, {args.topics}x{args.partitions} ({size + 4:,} B), cached", big)
-    print(f"    = {big['rps'] * (size + 4) / 1e6:,.0f} MB/s of answers")
+    print(f"    = {big['rps'] * (size + 4) / 1e6:,.0f} MB/s of answers; load {load_average()}")
 
 
 def main() -> int:
@@ -356,8 +359,7 @@ def main() -> int:
         return 0
     if pin:
         os.sched_setaffinity(0, {GENERATOR_CPU})
-    print(f"command: python bench/requests.py --connections {args.connections} --seconds {args.seconds:g} "
-          f"--rounds {args.rounds} --topics {args.topics} --partitions {args.partitions}")
+    header()
     print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if pin else "not pinned (< 2 CPUs)")
     print(f"{args.connections} connections, 1 request in flight each; medians of {args.rounds} rounds\n")
     uvloop.run(bench(args))
