@@ -50,6 +50,9 @@ _SIZE = struct.Struct(">i")
 _CORRELATION = struct.Struct(">i")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 SERVER_CPU, GENERATOR_CPU = 0, 1
+# Decided at import, before this process pins itself: a server process it starts inherits its CPU mask,
+# so the server is told its CPU (it sat on the generator's CPU when it was left to find out).
+PINNED = len(os.sched_getaffinity(0)) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= os.sched_getaffinity(0)
 ECHO_BODY = bytes(12)  # a fixed small response body (an ApiVersions v3 error answer is about that size)
 
 
@@ -252,7 +255,7 @@ class Server:
     def __init__(self, kind: str, topics: int = 0, partitions: int = 0):
         self.kind = kind
         self.command = [sys.executable, __file__, "--serve", kind, "--topics", str(topics),
-                        "--partitions", str(partitions)]
+                        "--partitions", str(partitions)] + (["--cpu", str(SERVER_CPU)] if PINNED else [])
 
     def __enter__(self):
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -349,18 +352,17 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=50)
     parser.add_argument("--serve", choices=["kraftwire", "echo"], help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    cpus = os.sched_getaffinity(0)
-    pin = len(cpus) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= cpus
     if args.serve:
-        if pin:
-            os.sched_setaffinity(0, {SERVER_CPU})
+        if args.cpu is not None:
+            os.sched_setaffinity(0, {args.cpu})
         uvloop.run(serve(args.serve, args.topics, args.partitions))
         return 0
-    if pin:
+    if PINNED:
         os.sched_setaffinity(0, {GENERATOR_CPU})
     header()
-    print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if pin else "not pinned (< 2 CPUs)")
+    print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if PINNED else "not pinned (< 2 CPUs)")
     print(f"{args.connections} connections, 1 request in flight each; medians of {args.rounds} rounds\n")
     uvloop.run(bench(args))
     hit, fresh, size = handler_timing(args.topics, args.partitions, 20)
