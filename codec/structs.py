@@ -346,11 +346,13 @@ class KafkaStruct(Construct):
             e.line("write_tagged(out, _tags, obj[-1])")
         e.line("else:")
         with e.block():
-            count = " + ".join(f"({present[slot.index]})" for slot in self.tagged)
+            for slot in self.tagged:
+                e.line(f"_p{slot.index} = {present[slot.index]}")
+            count = " + ".join(f"_p{slot.index}" for slot in self.tagged)
             e.line(f"out.append({count})" if len(self.tagged) < 0x80 else f"write_uvarint(out, {count})")
             for slot in self.tagged:
                 at = f"_at{slot.index}"
-                e.line(f"if {present[slot.index]}:")
+                e.line(f"if _p{slot.index}:")
                 with e.block():
                     e.line(f"out += {module.const(uvarint_bytes(slot.spec.tag))}")
                     e.line(f"{at} = len(out)")
