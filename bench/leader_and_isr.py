@@ -6,15 +6,19 @@ AlterPartitionReassignments decision written through the controller, waits until
 (publisher, replication network, replica managers), then cancels and waits again. Timed with the event
 loop thread's CPU time, apart: the write (decision, append, fsync, apply) and what follows its commit
 until idle: the publisher's requests (built, encoded, sent), the brokers' decoding and handling, their
-answers, the replication network's new rates. The first run warms up and is not counted.
+answers, the replication network's new rates. The first run warms up and is not counted. The garbage
+collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
+default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
+server/host/collector.py), to measure what the tuning saves.
 
-Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--profile]
+Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import cProfile
+import gc
 import pstats
 import statistics
 import sys
@@ -63,13 +67,36 @@ async def until_idle(cluster) -> None:
         await asyncio.sleep(0.001)
 
 
+class CollectorPasses:
+    """Counts the collector's passes per generation while ``counting``, and their CPU time."""
+
+    def __init__(self):
+        self.counting = False
+        self.passes = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._started = time.thread_time()
+        elif self.counting:
+            self.passes[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.thread_time() - self._started
+
+
 async def measure(args) -> dict:
     figures = {"write": [], "after": []}
     profile = cProfile.Profile() if args.profile else None
+    passes = CollectorPasses()
+    gc.callbacks.append(passes)
     async with Cluster(brokers=3) as cluster:
+        if args.collector == "default":
+            gc.unfreeze()
+            gc.set_threshold(700, 10, 10)
         await cluster.controller.write(seed(args.partitions))
         await until_idle(cluster)
         for run in range(args.runs + 1):
+            passes.counting = run > 0
             for target in ([2], None):
                 change = request(args.partitions, target)
                 if profile is not None and run > 0:
@@ -85,8 +112,10 @@ async def measure(args) -> dict:
                 if run > 0 and target is not None:
                     figures["write"].append((written - start) * 1000)
                     figures["after"].append((done - written) * 1000)
+    gc.callbacks.remove(passes)
     if profile is not None:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+    figures["passes"] = passes
     return figures
 
 
@@ -94,6 +123,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the counted runs")
     args = parser.parse_args()
     header()
@@ -103,6 +133,10 @@ def main() -> int:
         values = figures[name]
         print(f"{what}: event-loop CPU p50 {statistics.median(values):.0f} ms "
               f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
+    passes = figures["passes"]
+    print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
+          + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"
+                      for g in range(3)))
     print(f"load average at the end: {load_average()}")
     return 0
 
