@@ -42,9 +42,13 @@ listener of a server, as a Kafka broker shares them across its listeners):
   still runs on the loop, as it reads the live image (bench/transport_limits.py measures the stall).
 
 Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
-are computed once per listener; answers that are ready when nothing earlier is pending go into one
-buffer written at the end of the read; a response header is the correlation id, plus an empty
-tagged-field section (v1) when the response version is flexible.
+are computed once per listener; a request header v1, or v2 without tagged fields, is read with one
+``unpack_from`` and its client id decoded once per connection (anything else goes through the generated
+decoder); answers that are ready when nothing earlier is pending go into one buffer, written (copied
+once) at the end of the read; a response header is the correlation id, plus an empty tagged-field
+section (v1) when the response version is flexible. A handler may answer with an ``Encoded`` body (a
+cached encoding, or a relayed answer), written as is. ``RequestContext.body`` is the request's body as
+received, for relaying it without encoding it again.
 """
 from __future__ import annotations
 
