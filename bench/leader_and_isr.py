@@ -99,11 +99,11 @@ async def measure(args) -> dict:
             passes.counting = run > 0
             for target in ([2], None):
                 change = request(args.partitions, target)
-                if profile is not None and run > 0:
-                    profile.enable()
                 start = time.thread_time()
                 response = await cluster.controller.write(lambda image: decide(image, change))
                 written = time.thread_time()
+                if profile is not None and run > 0:
+                    profile.enable()
                 await until_idle(cluster)
                 done = time.thread_time()
                 if profile is not None:
@@ -124,7 +124,7 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of the counted runs")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
     args = parser.parse_args()
     header()
     figures = uvloop.run(measure(args))
