@@ -320,9 +320,7 @@ def _read_header(frame: bytes, header_version: int, client_ids: dict | None):
     if len(frame) < 10:
         return None
     correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
-    if size < 0:
-        if size != -1:
-            return None
+    if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
         client_id, pos = None, 10
     else:
         pos = 10 + size
