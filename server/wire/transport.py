@@ -671,6 +671,21 @@ class _Connection(asyncio.Protocol):
     def _append(self, api_key: int, version: int, correlation_id: int, flexible: bool, response, arrived) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``."""
         out = self.out
+        if response.__class__ is Encoded:  # its size is known: no patching
+            data = response.data
+            out += _SIZE_AND_CORRELATION.pack(len(data) + 4 + flexible, correlation_id)
+            if flexible:
+                out.append(0)  # response header v1: no tagged fields
+            out += data
+        elif not self._encode_answer(api_key, version, correlation_id, flexible, response):
+            return self.close()
+        observer = self.listener.observer
+        if observer is not None:
+            observer(api_key, version, response, arrived)
+
+    def _encode_answer(self, api_key: int, version: int, correlation_id: int, flexible: bool, response) -> bool:
+        """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
+        out = self.out
         start = len(out)
         out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
         if flexible:
@@ -681,11 +696,9 @@ class _Connection(asyncio.Protocol):
             log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
                           self.listener.name, api_key, version)
             del out[start:]
-            return self.close()
+            return False
         _SIZE.pack_into(out, start, len(out) - start - 4)
-        observer = self.listener.observer
-        if observer is not None:
-            observer(api_key, version, response, arrived)
+        return True
 
     def _write(self) -> None:
         transport = self.transport
