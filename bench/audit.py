@@ -33,7 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from provenance import header  # noqa: E402
 from kraftwire.audit.logwriter import LogWriter  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.constants import ConfigResourceType, NO_LEADER  # noqa: E402
@@ -461,7 +463,10 @@ def run_measurement(kind: str, args) -> dict:
     out = str(Path(args.work) / f"out-{kind.replace(':', '-').replace('[', '').replace(']', '').replace('/', '')}")
     command = [sys.executable, __file__, "--measure", kind, "--log-dir", str(args.log_dir), "--out", out,
                "--split-mib", str(args.split_mib)] + (["--executor-env", args.executor_env] if args.executor_env else [])
-    done = subprocess.run(command, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)  # the tables (GBs for 5M records); their row counts are kept
     if done.returncode != 0:
         sys.exit(f"{kind} failed:\n{done.stderr[-4000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -483,12 +488,15 @@ def main() -> int:
     parser.add_argument("--executor-env", default=None, help="the cluster executors' pack-env archive")
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--remove-log", action="store_true",
+                        help="remove the generated log at the end too (by default it stays for the next run)")
     args = parser.parse_args()
     args.log_dir = Path(args.log_dir or Path(args.work) / f"log-{args.records}" / "__cluster_metadata-0")
     if args.measure:
         print(json.dumps(measure(args.measure, str(args.log_dir), args.out, args.split_mib, args.executor_env)))
         return 0
 
+    header()
     info = generate(args.log_dir, args.records)
     print(f"log: {info['records']:,} records, {info['bytes'] / 2**20:.0f} MiB in {args.log_dir} "
           f"(generated in {info['generate_s']} s)")
@@ -505,9 +513,10 @@ def main() -> int:
             if kind not in results or r["run_s"] < results[kind]["run_s"]:
                 results[kind] = r
     reference = results["local"]["rows"]
-    for kind, r in results.items():
-        if r["rows"] != reference:
-            print(f"  {kind} wrote {r['rows']} rows, local wrote {reference}")
+    differing = [f"{kind} wrote {r['rows']} rows, local wrote {reference}" for kind, r in results.items()
+                 if r["rows"] != reference]
+    if differing:
+        sys.exit("\n".join(differing))
     one, two, single = (results[k] for k in ("spark:local[1]", "spark:local[2]", "local"))
     print(f"fastest runs: local {single['run_s']:.1f} s, local[1] {one['run_s']:.1f} s, local[2] {two['run_s']:.1f} s")
     print(f"local[2] vs single process: {single['run_s'] / two['run_s']:.2f}x (goal >= 1.0); "
@@ -515,10 +524,10 @@ def main() -> int:
     print(f"CPU time: local {single['cpu_s']:.1f} s, local[1] {one['cpu_s']:.1f} s, local[2] {two['cpu_s']:.1f} s "
           f"(local[2] on two free cores could take about {two['cpu_s'] / 2:.0f} s)")
     print(f"rows per table: {reference}")
-    flags = (" --compare-paths" if args.compare_paths else "") + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
-    flags += "".join(f" --master {master}" for master in args.master)
-    flags += f" --executor-env {args.executor_env}" if args.executor_env else ""
-    print(f"command: python bench/audit.py --records {args.records}{flags}")
+    if args.remove_log:
+        shutil.rmtree(Path(args.work), ignore_errors=True)
+    else:
+        print(f"the generated log stays in {args.log_dir.parent} for the next run (--remove-log removes it)")
     return 0
 
 

@@ -2,8 +2,11 @@
 
 Two messages: (a) AlterPartitionReassignmentsRequest v0, 1 topic x 1000 partitions x 3 replicas;
 (b) MetadataResponse at the highest version all codecs share, 100 topics x 50 partitions x 3 replicas.
-Before timing, every codec's bytes are checked to be identical. Prints medians (ms) and the speed-up
-of kraftwire over each peer (peer time / kraftwire time; above 1.0 means kraftwire is faster).
+Before timing, every codec's bytes are checked to be identical, and what each decoder returns is
+checked to hold the message: kraftwire's object equals the one encoded, kafka-python's and kio's
+encode back to the same bytes. Each timing starts with an untimed warm-up call (codecs compiled, caches
+filled). Prints medians (ms) and the speed-up of kraftwire over each peer (peer time / kraftwire time;
+above 1.0 means kraftwire is faster).
 
 Run: python bench/codec.py [--runs N]
 """
@@ -17,11 +20,13 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kafka.protocol.admin import AlterPartitionReassignmentsRequest as KpAlter  # noqa: E402
 from kafka.protocol.metadata import MetadataResponse as KpMetadata  # noqa: E402
 
 import kraftwire.codec.messages as m  # noqa: E402
+from provenance import header  # noqa: E402
 
 try:
     import kio.serial
@@ -30,14 +35,20 @@ except ImportError:
     kio = None
 
 
-def median_ms(fn, runs: int) -> float:
-    fn()  # warm-up (compiles codecs, fills caches)
-    times = []
+def medians_ms(calls: dict, runs: int) -> dict:
+    """Median ms of each of ``calls`` (name -> (function, check of its result or None)), timed in turn
+    within each round so that load from elsewhere falls on all alike; an untimed warm-up call first."""
+    times = {name: [] for name in calls}
+    for fn, _ in calls.values():
+        fn()  # warm-up (compiles codecs, fills caches)
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        for name, (fn, check) in calls.items():
+            start = time.perf_counter()
+            result = fn()
+            times[name].append(time.perf_counter() - start)
+            if check is not None and not check(result):
+                raise SystemExit(f"{name}: a timed call returned a wrong result")
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}
 
 
 def alter_case():
@@ -47,12 +58,19 @@ def alter_case():
     data = ours.encode(0)
     theirs = KpAlter.decode(data, version=0)
     theirs._header = None  # decoded kafka-python objects lack it; encode() reads it
-    peers = {"kafka-python": (lambda: theirs.encode(version=0), lambda: KpAlter.decode(data, version=0))}
+    peers = {"kafka-python": (lambda: theirs.encode(version=0), lambda: KpAlter.decode(data, version=0),
+                              lambda decoded: _kp_encode(decoded, 0))}
     if kio is not None:
         reader, writer = kio.serial.entity_reader(KioAlter), kio.serial.entity_writer(KioAlter)
         kio_obj = reader(data, 0)[0]
-        peers["kio"] = (lambda: _kio_encode(writer, kio_obj), lambda: reader(data, 0))
+        peers["kio"] = (lambda: _kio_encode(writer, kio_obj), lambda: reader(data, 0),
+                        lambda decoded: _kio_encode(writer, decoded[0]))
     return "AlterPartitionReassignmentsRequest v0 (1 x 1000 x 3)", ours, 0, Alter, data, peers
+
+
+def _kp_encode(decoded, version: int) -> bytes:
+    decoded._header = None
+    return bytes(decoded.encode(version=version))
 
 
 def _kio_encode(writer, obj) -> bytes:
@@ -84,12 +102,14 @@ def metadata_case():
     data = ours.encode(version)
     theirs = KpMetadata.decode(data, version=version)
     theirs._header = None
-    peers = {"kafka-python": (lambda: theirs.encode(version=version), lambda: KpMetadata.decode(data, version=version))}
+    peers = {"kafka-python": (lambda: theirs.encode(version=version), lambda: KpMetadata.decode(data, version=version),
+                              lambda decoded: _kp_encode(decoded, version))}
     if kio_module is not None:
         kio_cls = kio_module.MetadataResponse
         reader, writer = kio.serial.entity_reader(kio_cls), kio.serial.entity_writer(kio_cls)
         kio_obj = reader(data, 0)[0]
-        peers["kio"] = (lambda: _kio_encode(writer, kio_obj), lambda: reader(data, 0))
+        peers["kio"] = (lambda: _kio_encode(writer, kio_obj), lambda: reader(data, 0),
+                        lambda decoded: _kio_encode(writer, decoded[0]))
     return f"MetadataResponse v{version} (100 x 50 x 3)", ours, version, M, data, peers
 
 
@@ -97,20 +117,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
-    print(f"command: python bench/codec.py --runs {args.runs}")
+    header()
     print(f"peers: kafka-python (its JSON-driven codec){', kio' if kio else ''}")
     for name, ours, version, cls, data, peers in (alter_case(), metadata_case()):
-        for peer, (encode, _decode) in peers.items():
+        for peer, (encode, decode, reencode) in peers.items():
             if bytes(encode()) != data:
                 print(f"{name}: {peer} bytes differ from kraftwire's", file=sys.stderr)
                 return 1
-        ours_enc = median_ms(lambda: ours.encode(version), args.runs)
-        ours_dec = median_ms(lambda: cls.decode(data, version), args.runs)
-        print(f"\n{name}: {len(data)} bytes, identical across codecs")
+            if reencode(decode()) != data:
+                print(f"{name}: what {peer} decodes does not encode back to the same bytes", file=sys.stderr)
+                return 1
+        if cls.decode(data, version) != ours:
+            print(f"{name}: kraftwire decodes another message than it encoded", file=sys.stderr)
+            return 1
+        calls = {("kraftwire", "encode"): (lambda: ours.encode(version), lambda out: out == data),
+                 ("kraftwire", "decode"): (lambda: cls.decode(data, version), lambda obj: obj == ours)}
+        for peer, (encode, decode, _) in peers.items():
+            calls[(peer, "encode")] = (encode, lambda out: bytes(out) == data)
+            calls[(peer, "decode")] = (decode, None)  # checked above: it encodes back to the same bytes
+        ms = medians_ms(calls, args.runs)
+        ours_enc, ours_dec = ms[("kraftwire", "encode")], ms[("kraftwire", "decode")]
+        print(f"\n{name}: {len(data)} bytes, identical across codecs; every decoder's result checked")
         print(f"  {'codec':<14}{'encode ms':>11}{'decode ms':>11}{'enc speed-up':>14}{'dec speed-up':>14}")
         print(f"  {'kraftwire':<14}{ours_enc:>11.3f}{ours_dec:>11.3f}")
-        for peer, (encode, decode) in peers.items():
-            enc, dec = median_ms(encode, args.runs), median_ms(decode, args.runs)
+        for peer in peers:
+            enc, dec = ms[(peer, "encode")], ms[(peer, "decode")]
             print(f"  {peer:<14}{enc:>11.3f}{dec:>11.3f}{enc / ours_enc:>13.2f}x{dec / ours_dec:>13.2f}x")
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import struct
 import subprocess
@@ -32,6 +33,8 @@ from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.security import ClientSecurity
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from provenance import commit, load_average  # noqa: E402
 _SIZE = struct.Struct(">i")
 
 
@@ -117,8 +120,10 @@ async def main(args) -> None:
     finally:
         server.terminate()
         server.wait(10)
+        shutil.rmtree(data, ignore_errors=True)
     print(f"command: python bench/failed_logins.py --failures {args.failures} --attackers {args.attackers} "
           f"--seconds {args.seconds:g}")
+    print(f"commit: {commit()}; load average at the end: {load_average()}")
     print(f"baseline:     {len(baseline):6d} Metadata requests, p50 {p(baseline, 50):.2f} ms, "
           f"p99 {p(baseline, 99):.2f} ms")
     print(f"under attack: {len(under_attack):6d} Metadata requests, p50 {p(under_attack, 50):.2f} ms, "

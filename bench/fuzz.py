@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from provenance import commit, load_average  # noqa: E402
 from tests.fuzz_frames import FuzzRun, api_versions_ok, frames, rss_bytes, served_versions  # noqa: E402
 from tests.served import Served  # noqa: E402
 
@@ -37,7 +40,8 @@ def main() -> int:
     parser.add_argument("--wait-ms", type=float, default=2.0, help="wait for answers or a close after a send")
     args = parser.parse_args()
     print(f"python bench/fuzz.py --frames {args.frames} --seed {args.seed} --batch {args.batch} "
-          f"--wait-ms {args.wait_ms:g}", flush=True)
+          f"--wait-ms {args.wait_ms:g}")
+    print(f"commit: {commit()}; load average at start: {load_average()}", flush=True)
     directory = Path(tempfile.mkdtemp(prefix="kraftwire-fuzz-"))
     served = Served(directory, "--brokers", "3", "--port", "0", "--controller-port", "0", "--data-dir", "data",
                     "--log-level", "INFO")
@@ -72,6 +76,7 @@ def main() -> int:
           f"fresh ApiVersions answered on every listener: {answering}; clean stop: {'Traceback' not in logged}")
     print(f"ERROR/CRITICAL lines logged: {len(problems)}" + "".join(f"\n  {line}" for line in problems[:10]))
     print(f"log verify: {verify.stdout.strip() or verify.stderr.strip()}")
+    shutil.rmtree(directory, ignore_errors=True)
     return 0 if alive and answering and not problems and verify.returncode == 0 else 1
 
 

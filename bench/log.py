@@ -28,7 +28,9 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from provenance import commit  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
 from kraftwire.codec.log_layout import PARTITION_DIR  # noqa: E402
@@ -195,11 +197,30 @@ async def bench_commits(directory: Path, commits: int, group_commit: bool) -> No
           f"{64 * per_writer / elapsed:,.0f} commits/s ({fsyncs:,} fsyncs, {64 * per_writer / fsyncs:.1f} commits each)")
 
 
+def fsync_latency(root: Path, count: int = 50) -> None:
+    """How long one fsync of a small append takes on the log's file system (what a commit waits for)."""
+    path = root / "fsync-probe"
+    times = []
+    with open(path, "ab") as f:
+        for _ in range(count):
+            f.write(b"\0" * 4096)
+            f.flush()
+            start = time.perf_counter()
+            os.fsync(f.fileno())
+            times.append(time.perf_counter() - start)
+    path.unlink()
+    times.sort()
+    print(f"fsync of a 4 KiB append: median {times[len(times) // 2] * 1000:.2f} ms, "
+          f"max {times[-1] * 1000:.2f} ms ({count} fsyncs)")
+
+
 async def main(args) -> None:
     root = Path(tempfile.mkdtemp(prefix="kraftwire-bench-", dir=args.dir))
     try:
         print(f"$ {command(args)}")
+        print(f"commit: {commit()}")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+        fsync_latency(root)
         await bench_replay(root / "replay", args.records)
         await bench_snapshot_restart(root / "snapshot", args.partitions)
         await bench_commits(root / "group", args.commits, group_commit=True)

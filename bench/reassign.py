@@ -1,37 +1,43 @@
 """Reassignment benchmarks: 10,000-partition AlterPartitionReassignments and ListPartitionReassignments
 through kafka-python 3.0.12, and simulated move times against the throttle model.
 
-1. Latency. A 3-broker cluster (``BackgroundCluster``, the code ``kraftwire serve`` runs, on its own
-   thread) with two 5,000-partition topics on broker 1, each partition 1 PB so nothing completes. Each
-   run times one kafka-python ``alter_partition_reassignments`` call moving all 10,000 partitions to
-   broker 2 (one request, one atomic batch of 10,000 records, answered after it is committed, that is
-   fsync'd, in the metadata log), then ``list_partition_reassignments()`` of the 10,000 ongoing ones
-   ``--lists`` times, then cancels them all (untimed); the cluster gets 2 s after each of those bulk
-   changes to finish the brokers' LeaderAndIsr work. Medians over all runs.
+1. Latency, in two deployments: ``in-process`` (a ``BackgroundCluster`` on a thread of this process,
+   sharing it and the GIL with the client) and ``serve`` (a separate ``python -m kraftwire serve``
+   process; this process is only the client, and the server's CPU time is read from /proc). A 3-broker
+   cluster with two 5,000-partition topics on broker 1, each partition 1 PB so nothing completes. Each
+   run: one ``alter_partition_reassignments`` call moving all 10,000 partitions to broker 2 (one atomic
+   batch of 10,000 records, answered once fsync'd in the metadata log) sent to a quiet cluster;
+   ``--lists`` calls of ``list_partition_reassignments()``; a cancel of all 10,000; then, ``--gap``
+   seconds after the cancel was answered (the brokers still busy with its LeaderAndIsr work), the same
+   alter again, timed apart; then its cancel. The cluster gets ``SETTLE_S`` after each bulk change it
+   should be quiet for. A first run warms up (code paths, connections, caches) and is not counted.
 2. Move time. For speed 1 and 100: ``--partitions`` partitions of one topic on broker 1 move to broker 2
    under a leader throttle on broker 1 (``leader.replication.throttled.replicas=*``). The model is
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
    reassigning, times the speed.
 
-Besides wall times, the CPU time of this process during each call is printed: client and cluster share
-the process and the GIL, so it approximates the wall time on an otherwise idle machine.
-
-Run: python bench/reassign.py [--runs 5] [--lists 5]
+Run: python bench/reassign.py [--runs 5] [--lists 5] [--gap 1] [--deployment both]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from kafka import KafkaAdminClient, TopicPartition  # noqa: E402
 
+from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import ErrorCode  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
@@ -42,7 +48,7 @@ from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: 
 MiB = 1024 * 1024
 HUGE = str(10 ** 15)
 TOPIC_PARTITIONS = 5000
-SETTLE_S = 2.0
+SETTLE_S = 3.0
 
 
 def wait_until(bg, predicate, timeout=600.0, interval=0.01) -> None:
@@ -62,35 +68,91 @@ def create(admin, name, partitions, broker, configs) -> None:
     assert result["topics"][0]["error_code"] == ErrorCode.NONE, result
 
 
-def latency(runs: int, lists: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def in_process():
+    """(bootstrap, pid whose CPU time is the server's): this process, client included."""
     with BackgroundCluster(brokers=3) as bg:
-        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, request_timeout_ms=120000)
+        yield bg.bootstrap, os.getpid()
+
+
+@contextmanager
+def served():
+    """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory."""
+    data = tempfile.mkdtemp(prefix="kraftwire-bench-")
+    process = subprocess.Popen([sys.executable, "-m", "kraftwire", "serve", "--brokers", "3", "--port", "0",
+                                "--controller-port", "0", "--data-dir", data, "--log-level", "WARNING"],
+                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        for line in process.stdout:
+            if line.startswith("kraftwire ready on "):
+                break
+        else:
+            raise RuntimeError("kraftwire serve did not start")
+        yield line.split()[-1], process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def timed(pid: int, call):
+    """(result, wall ms, CPU ms of ``pid``) of one call."""
+    cpu, start = cpu_seconds(pid), time.perf_counter()
+    result = call()
+    return result, (time.perf_counter() - start) * 1000, (cpu_seconds(pid) - cpu) * 1000
+
+
+def latency(deployment, runs: int, lists: int, gap: float) -> dict:
+    figures = {name: [] for name in ("alter", "alter_cpu", "list", "list_cpu", "alter_after_gap",
+                                     "alter_after_gap_cpu")}
+    with deployment() as (bootstrap, pid):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=120000)
         names = ["bench-a", "bench-b"]
         for name in names:
             create(admin, name, TOPIC_PARTITIONS, 1, {"kraftwire.partition.size.bytes": HUGE})
+        time.sleep(SETTLE_S)
         move = {TopicPartition(n, i): [2] for n in names for i in range(TOPIC_PARTITIONS)}
         cancel = {tp: None for tp in move}
-        log_kind = type(bg.cluster.log).__name__
-        alters, listings, alter_cpu, list_cpu = [], [], [], []
-        for _ in range(runs):
-            start, cpu = time.perf_counter(), time.process_time()
-            result = admin.alter_partition_reassignments(move)
-            alters.append(time.perf_counter() - start)
-            alter_cpu.append(time.process_time() - cpu)
-            assert len(result) == len(move) and not any(result.values())
-            time.sleep(SETTLE_S)  # the brokers' LeaderAndIsr work and the copies' start, before timing lists
+
+        def alter(target, key):
+            result, wall, cpu = timed(pid, lambda: admin.alter_partition_reassignments(target))
+            assert len(result) == len(move) and not any(result.values()), result
+            if key:
+                figures[key].append(wall)
+                figures[key + "_cpu"].append(cpu)
+
+        for run in range(runs + 1):
+            counted = run > 0  # the first run warms up
+            alter(move, "alter" if counted else None)
+            time.sleep(SETTLE_S)  # the brokers' LeaderAndIsr work, before timing lists
             for _ in range(lists):
-                start, cpu = time.perf_counter(), time.process_time()
-                listed = admin.list_partition_reassignments()
-                listings.append(time.perf_counter() - start)
-                list_cpu.append(time.process_time() - cpu)
+                listed, wall, cpu = timed(pid, admin.list_partition_reassignments)
                 assert len(listed) == len(move)
-            assert not any(admin.alter_partition_reassignments(cancel).values())
-            wait_until(bg, no_reassignment)
-            time.sleep(SETTLE_S)  # the cancel's LeaderAndIsr work, before the next timed alter
+                if counted:
+                    figures["list"].append(wall)
+                    figures["list_cpu"].append(cpu)
+            alter(cancel, None)
+            assert not admin.list_partition_reassignments()  # the cancel is answered once committed
+            time.sleep(gap)
+            alter(move, "alter_after_gap" if counted else None)
+            alter(cancel, None)
+            time.sleep(SETTLE_S)
         admin.close()
-    return {"log": log_kind, "alter_ms": [a * 1000 for a in alters], "list_ms": [l * 1000 for l in listings],
-            "alter_cpu_ms": [a * 1000 for a in alter_cpu], "list_cpu_ms": [l * 1000 for l in list_cpu]}
+    return figures
+
+
+def report(name: str, values: list[float], cpu: list[float], cpu_of: str) -> None:
+    print(f"  {name}: p50 {statistics.median(values):.0f} ms (min {min(values):.0f}, max {max(values):.0f}, "
+          f"n={len(values)}); {cpu_of} CPU p50 {statistics.median(cpu):.0f} ms; load {load_average()}", flush=True)
 
 
 def move_time(speed: float, partitions: int, size: int, throttle: int) -> dict:
@@ -113,20 +175,25 @@ def move_time(speed: float, partitions: int, size: int, throttle: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="counted runs (after one warm-up run)")
     parser.add_argument("--lists", type=int, default=5)
+    parser.add_argument("--gap", type=float, default=1.0, help="seconds between a cancel and the next alter")
+    parser.add_argument("--deployment", choices=["in-process", "serve", "both"], default="both")
+    parser.add_argument("--skip-move-time", action="store_true")
     args = parser.parse_args()
-    print(f"command: python bench/reassign.py --runs {args.runs} --lists {args.lists}")
-    figures = latency(args.runs, args.lists)
-    print(f"metadata log: {figures['log']}")
-    print(f"alter 10,000 partitions (kafka-python, one call): p50 {statistics.median(figures['alter_ms']):.1f} ms "
-          f"(runs: {', '.join(f'{v:.1f}' for v in figures['alter_ms'])})")
-    print(f"list 10,000 ongoing (kafka-python): p50 {statistics.median(figures['list_ms']):.1f} ms "
-          f"(min {min(figures['list_ms']):.1f}, max {max(figures['list_ms']):.1f}, n={len(figures['list_ms'])})")
-    print(f"CPU time of this process (client and cluster threads; under the GIL, about the wall time on an idle "
-          f"machine): alter p50 {statistics.median(figures['alter_cpu_ms']):.1f} ms, "
-          f"list p50 {statistics.median(figures['list_cpu_ms']):.1f} ms")
-    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    header()
+    deployments = {"serve": (served, "server process"), "in-process": (in_process, "whole process (client too)")}
+    for name, (deployment, cpu_of) in deployments.items():
+        if args.deployment not in (name, "both"):
+            continue
+        figures = latency(deployment, args.runs, args.lists, args.gap)
+        print(f"{name}:")
+        report("alter 10,000 partitions, quiet cluster", figures["alter"], figures["alter_cpu"], cpu_of)
+        report(f"alter 10,000 partitions, {args.gap:g} s after a 10,000-partition cancel",
+               figures["alter_after_gap"], figures["alter_after_gap_cpu"], cpu_of)
+        report("list 10,000 ongoing", figures["list"], figures["list_cpu"], cpu_of)
+    if args.skip_move_time:
+        return
     cases = [(1.0, 10, 10 * MiB, 50 * MiB), (100.0, 10, 1024 * MiB, 50 * MiB)]
     for speed, partitions, size, throttle in cases:
         result = move_time(speed, partitions, size, throttle)

@@ -34,8 +34,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
+
+from provenance import header, load_average  # noqa: E402
 
 from kraftwire import codec  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
@@ -47,6 +50,9 @@ _SIZE = struct.Struct(">i")
 _CORRELATION = struct.Struct(">i")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 SERVER_CPU, GENERATOR_CPU = 0, 1
+# Decided at import, before this process pins itself: a server process it starts inherits its CPU mask,
+# so the server is told its CPU (it sat on the generator's CPU when it was left to find out).
+PINNED = len(os.sched_getaffinity(0)) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= os.sched_getaffinity(0)
 ECHO_BODY = bytes(12)  # a fixed small response body (an ApiVersions v3 error answer is about that size)
 
 
@@ -249,7 +255,7 @@ class Server:
     def __init__(self, kind: str, topics: int = 0, partitions: int = 0):
         self.kind = kind
         self.command = [sys.executable, __file__, "--serve", kind, "--topics", str(topics),
-                        "--partitions", str(partitions)]
+                        "--partitions", str(partitions)] + (["--cpu", str(SERVER_CPU)] if PINNED else [])
 
     def __enter__(self):
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -326,8 +332,8 @@ async def bench(args) -> None:
         ceiling, mine = summarize(echo), summarize(ours)
         print_row(f"{name}: kraftwire ({size + 4} B answers)", mine, ceiling)
         print_row(f"{name}: bare uvloop echo ({len(ECHO_BODY) + 8} B)", ceiling)
-        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, "
-              f"server CPU per request {ceiling['server_us'] / mine['server_us']:.0%} as efficient")
+        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, server CPU per request "
+              f"{mine['server_us'] / ceiling['server_us']:.2f}x the echo's; load {load_average()}", flush=True)
 
     request = MetadataRequest(topics=None)
     with Server("kraftwire", args.topics, args.partitions) as server:
@@ -335,7 +341,7 @@ async def bench(args) -> None:
         assert len(answer.topics) == args.topics
         big = await load(server.ports, request_frame(request, 12), args.connections, args.seconds, server.process.pid)
     print_row(f"Metadata v12, {args.topics}x{args.partitions} ({size + 4:,} B), cached", big)
-    print(f"    = {big['rps'] * (size + 4) / 1e6:,.0f} MB/s of answers")
+    print(f"    = {big['rps'] * (size + 4) / 1e6:,.0f} MB/s of answers; load {load_average()}")
 
 
 def main() -> int:
@@ -346,19 +352,17 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=50)
     parser.add_argument("--serve", choices=["kraftwire", "echo"], help=argparse.SUPPRESS)
+    parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    cpus = os.sched_getaffinity(0)
-    pin = len(cpus) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= cpus
     if args.serve:
-        if pin:
-            os.sched_setaffinity(0, {SERVER_CPU})
+        if args.cpu is not None:
+            os.sched_setaffinity(0, {args.cpu})
         uvloop.run(serve(args.serve, args.topics, args.partitions))
         return 0
-    if pin:
+    if PINNED:
         os.sched_setaffinity(0, {GENERATOR_CPU})
-    print(f"command: python bench/requests.py --connections {args.connections} --seconds {args.seconds:g} "
-          f"--rounds {args.rounds} --topics {args.topics} --partitions {args.partitions}")
-    print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if pin else "not pinned (< 2 CPUs)")
+    header()
+    print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if PINNED else "not pinned (< 2 CPUs)")
     print(f"{args.connections} connections, 1 request in flight each; medians of {args.rounds} rounds\n")
     uvloop.run(bench(args))
     hit, fresh, size = handler_timing(args.topics, args.partitions, 20)

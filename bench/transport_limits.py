@@ -35,7 +35,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from provenance import commit, load_average  # noqa: E402
 from kraftwire.codec.messages import ApiVersionsRequest, MetadataRequest  # noqa: E402
 from tests.fuzz_frames import rss_bytes  # noqa: E402
 from tests.raw_client import RawConnection, encode_request  # noqa: E402
@@ -188,7 +190,8 @@ def main() -> int:
     args = parser.parse_args()
     bound = args.bound_mib * MIB
     print(f"python bench/transport_limits.py --seconds {args.seconds:g} --bound-mib {args.bound_mib} "
-          f"--pipeliners {args.pipeliners} --connections {args.connections} --topics {args.topics}", flush=True)
+          f"--pipeliners {args.pipeliners} --connections {args.connections} --topics {args.topics}")
+    print(f"commit: {commit()}; load average at start: {load_average()}", flush=True)
     ok = run_load(f"pipelining without reading ({args.pipeliners} connections)",
                   lambda a, s: pipelining(a, args.pipeliners, s), args.seconds, bound)
     ok &= run_load("partial 90 MiB frames (8 connections)", partial_frames, args.seconds, bound)

@@ -14,6 +14,10 @@ from .schema import MessageSpec, Versions
 from .structs import KafkaStruct, compile_struct
 
 
+_FIXED_WIDTHS = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
+                 "float64": 8, "uuid": 16}
+
+
 class Message(Struct):
     """Base of every generated top-level message and record class."""
 
@@ -66,6 +70,22 @@ class Message(Struct):
         if pos != len(data):
             raise MalformedError(f"{len(data) - pos} bytes left over after {cls.__name__} v{version}", pos)
         return obj
+
+    @classmethod
+    def fixed_offset(cls, attr: str, version: int) -> int | None:
+        """Where top-level field ``attr`` starts in every body at ``version``, when only fixed-width
+        fields come before it (None otherwise): lets a relay read a response's error code unparsed."""
+        pos = 0
+        for f in cls.SPEC.root.fields:
+            if version not in f.versions or version in f.tagged:
+                continue
+            if f.attr == attr:
+                return pos
+            width = _FIXED_WIDTHS.get(f.type)
+            if width is None:
+                return None
+            pos += width
+        return None
 
     @classmethod
     def decode_from(cls, buf: bytes, pos: int, version: int):

@@ -27,13 +27,10 @@ class Struct(tuple):
         slots = list(cls._defaults)
         index = cls._index
         for name, value in values.items():
-            try:
-                i = index[name]
-            except KeyError:
-                raise TypeError(f"{cls.__qualname__} has no field {name!r}") from None
-            if isinstance(value, list):
-                value = tuple(value)
-            slots[i] = value
+            i = index.get(name)
+            if i is None:
+                raise TypeError(f"{cls.__qualname__} has no field {name!r}")
+            slots[i] = tuple(value) if value.__class__ is list else value
         return _new(cls, slots)
 
     def replace(self, **changes) -> "Struct":

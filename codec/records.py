@@ -37,12 +37,19 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     """Frame a metadata record; ``version`` defaults to the highest the schema has."""
     if version is None:
         version = record.VALID_VERSIONS.high
-    out = bytearray()
-    write_uvarint(out, FRAME_VERSION)
-    write_uvarint(out, record.API_KEY)
-    write_uvarint(out, version)
+    key = (record.API_KEY, version)
+    prefix = _frame_prefixes.get(key)
+    if prefix is None:
+        out = bytearray()
+        for value in (FRAME_VERSION, record.API_KEY, version):
+            write_uvarint(out, value)
+        prefix = _frame_prefixes[key] = bytes(out)
+    out = bytearray(prefix)
     record.encode_into(out, version)
     return bytes(out)
+
+
+_frame_prefixes: dict[tuple[int, int], bytes] = {}  # (record type, version) -> the frame's three varints
 
 
 class UnknownRecordType(MalformedError):
@@ -152,24 +159,48 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
         raise ValueError("a record batch needs at least one record")
     body = bytearray()
     for delta, (key, value) in enumerate(entries):
-        record = bytearray(b"\x00")  # record attributes
-        write_varint(record, 0)  # timestamp delta
-        write_varint(record, delta)  # offset delta
-        for part in (key, value):
-            if part is None:
-                write_varint(record, -1)
-            else:
-                write_varint(record, len(part))
-                record += part
-        write_varint(record, 0)  # no headers
-        write_varint(body, len(record))
-        body += record
+        # record: attributes (0), timestamp delta (0), offset delta, key, value, header count (0)
+        delta_bytes = _varint_bytes(delta)
+        key_size = _varint_bytes(-1 if key is None else len(key))
+        value_size = _varint_bytes(-1 if value is None else len(value))
+        body += _varint_bytes(3 + len(delta_bytes) + len(key_size) + len(key or b"") + len(value_size)
+                              + len(value or b""))
+        body += b"\x00\x00"
+        body += delta_bytes
+        body += key_size
+        if key is not None:
+            body += key
+        body += value_size
+        if value is not None:
+            body += value
+        body.append(0)
     attributes = ATTR_CONTROL if control else 0
     last_delta = len(entries) - 1
     header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
                          timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
     crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
     return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + bytes(body)
+
+
+def _varint_bytes(value: int) -> bytes:
+    """A zig-zag varint as bytes; those of the first offsets and sizes are made once."""
+    if -1 <= value < len(_SMALL_VARINTS) - 1:
+        return _SMALL_VARINTS[value + 1]
+    out = bytearray()
+    write_varint(out, value)
+    return bytes(out)
+
+
+def _make_small_varints() -> list[bytes]:
+    made = []
+    for value in range(-1, 4096):
+        out = bytearray()
+        write_varint(out, value)
+        made.append(bytes(out))
+    return made
+
+
+_SMALL_VARINTS = _make_small_varints()  # -1 (null) .. 4094
 
 
 def batch_size_at(buf: bytes, pos: int) -> int | None:

@@ -41,6 +41,12 @@ from .schema import FieldSpec, StructSpec
 UNKNOWN_TAGS_UNSUPPORTED = "unknown tagged fields are set, but this version has no tagged fields"
 
 
+def uvarint_bytes(value: int) -> bytes:
+    out = bytearray()
+    write_uvarint(out, value)
+    return bytes(out)
+
+
 def write_tagged(out: bytearray, known: list, unknown: tuple) -> None:
     """Write a tagged-field section: count, then (tag, size, bytes) in ascending tag order."""
     tags = sorted([*known, *unknown], key=lambda t: t[0])
@@ -68,6 +74,7 @@ class ModuleState:
             "read_uvarint": read_uvarint,
             "write_uvarint": write_uvarint,
             "write_tagged": write_tagged,
+            "uvarint_bytes": uvarint_bytes,
             "_new": tuple.__new__,
             "packer": packer,
         }
@@ -315,18 +322,45 @@ class KafkaStruct(Construct):
             emit_fixed_group_encode(e, group, "out")
         if self.flexible:
             if self.tagged:
-                e.line("_tags = []")
-                for slot in self.tagged:
-                    e.line(f"if obj[{slot.index}] != {module.const(slot.default)}:")
-                    with e.block():
-                        e.line("_tb = bytearray()")
-                        slot.construct.emit_encode(e, f"obj[{slot.index}]", "_tb")
-                        e.line(f"_tags.append(({slot.spec.tag}, _tb))")
-                e.line("if _tags or obj[-1]: write_tagged(out, _tags, obj[-1])")
+                self._emit_tagged_encode(e, module)
             else:
                 e.line("if obj[-1]: write_tagged(out, (), obj[-1])")
-            e.line("else: out.append(0)")
+                e.line("else: out.append(0)")
         return e.source()  # never empty: a non-flexible body checks for unknown tags, a flexible one writes them
+
+
+    def _emit_tagged_encode(self, e: Emitter, module: ModuleState) -> None:
+        """The tagged-field section. Without unknown tags (the usual case) the known ones, already in tag
+        order, are written straight into ``out``, each size patched in after its value; with unknown ones,
+        every tag goes through ``write_tagged``, which sorts them together."""
+        present = {slot.index: f"obj[{slot.index}] != {module.const(slot.default)}" for slot in self.tagged}
+        e.line("if obj[-1]:")
+        with e.block():
+            e.line("_tags = []")
+            for slot in self.tagged:
+                e.line(f"if {present[slot.index]}:")
+                with e.block():
+                    e.line("_tb = bytearray()")
+                    slot.construct.emit_encode(e, f"obj[{slot.index}]", "_tb")
+                    e.line(f"_tags.append(({slot.spec.tag}, _tb))")
+            e.line("write_tagged(out, _tags, obj[-1])")
+        e.line("else:")
+        with e.block():
+            for slot in self.tagged:
+                e.line(f"_p{slot.index} = {present[slot.index]}")
+            count = " + ".join(f"_p{slot.index}" for slot in self.tagged)
+            e.line(f"out.append({count})" if len(self.tagged) < 0x80 else f"write_uvarint(out, {count})")
+            for slot in self.tagged:
+                at = f"_at{slot.index}"
+                e.line(f"if _p{slot.index}:")
+                with e.block():
+                    e.line(f"out += {module.const(uvarint_bytes(slot.spec.tag))}")
+                    e.line(f"{at} = len(out)")
+                    e.line("out.append(0)")
+                    slot.construct.emit_encode(e, f"obj[{slot.index}]", "out")
+                    e.line(f"_size = len(out) - {at} - 1")
+                    e.line(f"if _size < 128: out[{at}] = _size")
+                    e.line(f"else: out[{at}:{at} + 1] = uvarint_bytes(_size)")
 
 
 class NullableStruct(Construct):

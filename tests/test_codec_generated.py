@@ -4,6 +4,7 @@ writes from ``schemas/`` today."""
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 from importlib import resources
@@ -44,3 +45,14 @@ def test_error_codes_are_kafkas_list():
     assert ErrorCode(-1) is ErrorCode.UNKNOWN_SERVER_ERROR and ErrorCode.NONE.message is None
     assert ErrorCode.STALE_BROKER_EPOCH == 77 and ErrorCode.UNSUPPORTED_ENDPOINT_TYPE == 115
     assert ErrorCode.NOT_LEADER_OR_FOLLOWER.retriable and not ErrorCode.INVALID_REPLICATION_FACTOR.retriable
+
+
+def test_fixed_offset_finds_a_top_level_field_after_fixed_width_ones_only():
+    """What a relay reads a response's error code with, checked against real encodings."""
+    m = messages
+    for cls, version in ((m.AlterPartitionReassignmentsResponse, 0), (m.AlterPartitionReassignmentsResponse, 1),
+                         (m.ListPartitionReassignmentsResponse, 0), (m.DescribeQuorumResponse, 2)):
+        body = cls(error_code=41, error_message="not the controller").encode(version)
+        assert struct.unpack_from(">h", body, cls.fixed_offset("error_code", version))[0] == 41
+    assert m.AlterPartitionReassignmentsResponse.fixed_offset("error_code", 1) == 5  # after AllowReplicationFactorChange
+    assert m.MetadataResponse.fixed_offset("error_code", 13) is None  # arrays come before it

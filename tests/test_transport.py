@@ -144,6 +144,12 @@ async def test_garbage_header_is_closed(cluster):
     await send_bad_input_and_check(cluster, raw_frame(struct.pack(">hhih", METADATA, 12, 1, 1000) + b"abc"))
 
 
+@pytest.mark.parametrize("version", [1, 12])  # header v1 and v2
+async def test_client_id_that_is_not_utf8_is_closed(cluster, version):
+    header = struct.pack(">hhih", METADATA, version, 1, 2) + b"\xff\xfe" + (b"\0" if version >= 9 else b"")
+    await send_bad_input_and_check(cluster, raw_frame(header + MetadataRequest(topics=None).encode(version)))
+
+
 async def test_requests_after_a_bad_one_in_the_same_read_are_dropped(cluster):
     """A heartbeat asking to fence broker 1, pipelined behind an unparsable request, is never applied."""
     node = cluster.controller_node
@@ -285,6 +291,16 @@ async def test_request_header_v2_tagged_fields_are_skipped(cluster):
     writer.write(raw_frame(header + tagged + MetadataRequest(topics=None).encode(12)))
     correlation_id, response = await read_response(reader, MetadataResponse, 12)
     assert correlation_id == 555 and response.cluster_id == cluster.controller.cluster_id
+    writer.close()
+
+
+async def test_client_ids_changing_on_one_connection_are_each_read(cluster):
+    """Each request's header is read afresh, whatever client id the connection sent before."""
+    reader, writer = await open_broker(cluster)
+    for correlation_id, client_id in enumerate(["first", "second", None, "first", "é-ü"]):
+        writer.write(frame(MetadataRequest(topics=None), 12, correlation_id, client_id=client_id))
+        answered, response = await read_response(reader, MetadataResponse, 12)
+        assert answered == correlation_id and response.cluster_id == cluster.controller.cluster_id
     writer.close()
 
 

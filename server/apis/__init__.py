@@ -13,7 +13,12 @@ to every ``BrokerNode`` and ``CONTROLLER_APIS`` to the ``ControllerNode``.
 """
 from __future__ import annotations
 
+import struct
 from collections.abc import Awaitable, Callable
+
+from kraftwire import codec
+from kraftwire.codec import ErrorCode
+from kraftwire.server.wire.transport import Encoded
 
 from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions, api19_create_topics,
                api20_delete_topics, api29_describe_acls, api30_create_acls, api31_delete_acls, api32_describe_configs,
@@ -37,6 +42,17 @@ async def forward_to_controller(broker, context, request):
     return await broker.client.send(request, context.api_version)
 
 
+async def relay_to_controller(broker, context, request):
+    """Forward a request the broker has parsed (and authorized) but need not change, as the bytes it
+    came in, and hand back the controller's answer undecoded: a 10,000-partition reassignment's request
+    and its listing are neither encoded nor decoded again on the broker."""
+    key, version = context.api_key, context.api_version
+    body = await broker.client.relay(key, version, context.body)
+    at = codec.api(key)[1].fixed_offset("error_code", version)
+    return Encoded(body, _INT16.unpack_from(body, at)[0] if at is not None else ErrorCode.NONE)
+
+
+_INT16 = struct.Struct(">h")
 ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION
 
 # Each handler is wrapped in the authorization Kafka applies to its API (authorization.py); with no
@@ -57,14 +73,14 @@ BROKER_APIS: dict[int, Handler] = {
     api35_describe_log_dirs.API_KEY: on_cluster(DESCRIBE, api35_describe_log_dirs.on_broker),
     api36_sasl_authenticate.API_KEY: api36_sasl_authenticate.on_any,
     api37_create_partitions.API_KEY: per_resource(forward_to_controller, CREATE_PARTITIONS),
-    api43_elect_leaders.API_KEY: on_cluster(ALTER, forward_to_controller),
+    api43_elect_leaders.API_KEY: on_cluster(ALTER, relay_to_controller),
     api44_incremental_alter_configs.API_KEY: per_resource(api44_incremental_alter_configs.on_broker,
                                                           INCREMENTAL_ALTER_CONFIGS),
-    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, forward_to_controller),
-    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
+    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, relay_to_controller),
+    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, relay_to_controller),
     api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
-    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, forward_to_controller),
+    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, relay_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,

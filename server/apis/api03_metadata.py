@@ -30,6 +30,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.acls import Operation, ResourceType
+from kraftwire.server.wire.transport import Encoded
 
 from .authorization import authorized
 from .auto_topic_creation import create_missing_topics
@@ -38,18 +39,6 @@ API_KEY = 3
 FIRST_TOPIC_ID_VERSION = 12  # v10 and v11 carry the TopicId field, but Kafka refuses requests that use it
 Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
-
-
-class EncodedBody:
-    """A response body already encoded for one version (what the transport writes as is)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-    def encode_into(self, out: bytearray, version: int) -> None:
-        out += self.data
 
 
 def live_broker_id(image, rng=random) -> int:
@@ -154,5 +143,5 @@ def on_broker(broker, context, request):
         cache.clear()  # the image moved on: older encodings are stale
         body = bytearray()
         build_response(image, request, version, broker).encode_into(body, version)
-        cached = cache[key] = EncodedBody(bytes(body))
+        cached = cache[key] = Encoded(bytes(body))
     return cached

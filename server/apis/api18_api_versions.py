@@ -11,28 +11,23 @@ like Kafka's, does not check.
 The answer depends only on the listener, the version asked and the image, so it is encoded once per
 image version and served from that cache.
 """
-import weakref
-
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ApiVersionsResponse
 
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
-from .api03_metadata import EncodedBody
+from kraftwire.server.wire.transport import Encoded
 
 API_KEY = 18
 
 
-_encoded = weakref.WeakKeyDictionary()  # listener -> {api version: (image, its version, EncodedBody)}
-
-
 def _answer(context, image):
-    cache = _encoded.setdefault(context.listener, {})
     version = context.api_version
-    cached = cache.get(version)
+    cache = context.listener.answers  # (API_KEY, api version) -> (image, its version, Encoded)
+    cached = cache.get((API_KEY, version))
     if cached is None or cached[0] is not image or cached[1] != image.version:
         body = bytearray()
         _build(context, image).encode_into(body, version)
-        cached = cache[version] = (image, image.version, EncodedBody(bytes(body)))
+        cached = cache[(API_KEY, version)] = (image, image.version, Encoded(bytes(body)))
     return cached[2]
 
 

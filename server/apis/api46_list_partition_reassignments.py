@@ -16,7 +16,7 @@ import weakref
 
 from kraftwire.codec.messages import ListPartitionReassignmentsResponse
 
-from .api03_metadata import EncodedBody
+from kraftwire.server.wire.transport import Encoded
 
 API_KEY = 46
 
@@ -48,7 +48,7 @@ def decide(image, request) -> ListPartitionReassignmentsResponse:
     return ListPartitionReassignmentsResponse(error_message=None, topics=topics)
 
 
-_encoded = weakref.WeakKeyDictionary()  # image -> (its version, api version, EncodedBody) of "all"
+_encoded = weakref.WeakKeyDictionary()  # image -> (its version, api version, Encoded) of "all"
 
 
 def on_controller(node, context, request):
@@ -61,5 +61,5 @@ def on_controller(node, context, request):
     if cached is None or cached[:2] != (image.version, context.api_version):
         body = bytearray()
         decide(image, request).encode_into(body, context.api_version)
-        cached = _encoded[image] = (image.version, context.api_version, EncodedBody(bytes(body)))
+        cached = _encoded[image] = (image.version, context.api_version, Encoded(bytes(body)))
     return cached[2]

@@ -265,9 +265,11 @@ class LogDirManager:
         online = [d for d in self.directories if d.online]
         if not online:
             return None
-        preferred = self.preferred.pop((replica.topic_name, replica.partition), None)
+        preferred = self.preferred.pop((replica.topic_name, replica.partition), None) if self.preferred else None
         if preferred is not None and preferred.online:
             return preferred
+        if len(online) == 1:
+            return online[0]
         named = next((d for d in online if d.directory_id == assigned), None)
         if named is not None:
             return named

@@ -15,6 +15,7 @@ incarnation, so the registration is amended) when one is restored.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -72,8 +73,7 @@ class BrokerNode:
         self.log_manager = LogDirManager(self, log_dirs, network)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
-        handlers: dict[int, Handler] = {key: lambda ctx, req, handler=handler: handler(self, ctx, req)
-                                        for key, handler in apis.items()}
+        handlers: dict[int, Handler] = {key: functools.partial(handler, self) for key, handler in apis.items()}
         self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security)
 
     # --- what handlers read --------------------------------------------------------------------

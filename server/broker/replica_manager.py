@@ -32,7 +32,7 @@ from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import LEADER_AND_ISR_FULL
 from kraftwire.server.metadata.image import MetadataImage
-from .replication_network import ReplicationNetwork, partition_size
+from .replication_network import ReplicationNetwork, partition_size, topic_sizes
 
 log = logging.getLogger("kraftwire.replication")
 
@@ -74,6 +74,7 @@ class ReplicaManager:
         self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
+        self._sizes: tuple[int, dict[str, float]] = (-2, {})  # (image offset, topic -> partition size)
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -129,7 +130,7 @@ class ReplicaManager:
             replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
                                                    state.leader_epoch, state.partition_epoch, (), ())
             if self.broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                replica.log_bytes = float(partition_size(image, topic_name, state.partition_index))
+                replica.log_bytes = self._partition_size(image, topic_name, state.partition_index)
         replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
                                                                         state.partition_epoch)
         replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
@@ -143,11 +144,23 @@ class ReplicaManager:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
         if replica.leader == self.broker_id:
             replica.log_bytes = max(replica.log_bytes,
-                                    float(partition_size(image, replica.topic_name, replica.partition)))
+                                    self._partition_size(image, replica.topic_name, replica.partition))
             self.network.unfollow(self.broker_id, replica.key)
             self.follower_caught_up(replica.key)
         else:
             self.network.follow(self.broker_id, replica)
+
+    def _partition_size(self, image, topic_name: str, partition: int) -> float:
+        """A partition's size; a topic's sizes are looked up once per topic and image version (a bulk
+        LeaderAndIsr names the same topics thousands of times)."""
+        if self._sizes[0] != image.offset:
+            self._sizes = (image.offset, {})
+        sizes = self._sizes[1]
+        topic = sizes.get(topic_name)
+        if topic is None:
+            topic = sizes[topic_name] = topic_sizes(image, topic_name)
+        listed, default = topic
+        return float(listed.get(partition, default))
 
     def on_commit(self, committed) -> None:
         """A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
 UNLIMITED = float(configs.LONG_MAX)
 THROUGHPUT_WINDOW_S = 300.0  # simulated seconds of per-broker throughput kept for the live view
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
+# After a change, rates are computed anew once the loop has run for this many times as long as the last
+# computation took: a bulk LeaderAndIsr arrives as many requests, and recomputing every copy's rate after
+# each of them would cost the loop quadratic time.
+RECOMPUTE_SPACING = 10
 
 
 @dataclass(frozen=True)
@@ -76,22 +81,31 @@ class Copy:
 def allocate_rates(demands: dict, capacities: dict) -> dict:
     """Max-min fair rates: ``demands`` maps each flow to the limits it goes through, ``capacities``
     each limit to its bytes/s. Repeatedly the limit with the smallest fair share fixes that share for
-    all its flows, whose use is taken off the other limits they cross."""
-    users: dict = {}
+    all its flows, whose use is taken off the other limits they cross. Flows through the same limits
+    get the same share, so they are counted as one class (a bulk move is thousands of flows, one class)."""
+    classes: dict[tuple, list] = {}
     for flow, limits in demands.items():
+        classes.setdefault(tuple(limits), []).append(flow)
+    users: dict = {}  # limit -> the classes through it
+    flows: dict = {}  # limit -> how many flows of those classes
+    for limits, members in classes.items():
         for limit in limits:
-            users.setdefault(limit, set()).add(flow)
+            users.setdefault(limit, set()).add(limits)
+            flows[limit] = flows.get(limit, 0) + len(members)
     remaining = dict(capacities)
     rates = {}
     while users:
-        limit = min(users, key=lambda l: remaining[l] / len(users[l]))
-        share = max(remaining[limit], 0.0) / len(users[limit])
-        for flow in users.pop(limit):
-            rates[flow] = share
-            for other in demands[flow]:
+        limit = min(users, key=lambda l: remaining[l] / flows[l])
+        share = max(remaining[limit], 0.0) / flows[limit]
+        for cls in users.pop(limit):
+            members = classes[cls]
+            for flow in members:
+                rates[flow] = share
+            for other in cls:
                 if other in users:
-                    users[other].discard(flow)
-                    remaining[other] -= share
+                    users[other].discard(cls)
+                    remaining[other] -= share * len(members)
+                    flows[other] -= len(members)
                     if not users[other]:
                         del users[other]
     return rates
@@ -179,6 +193,7 @@ class ReplicationNetwork:
         self._settled_at: float | None = None
         self._timer = None
         self._recompute_scheduled = False
+        self._recompute_cost = 0.0  # loop seconds the last rate computation took
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
         # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
         self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
@@ -298,12 +313,14 @@ class ReplicationNetwork:
         if not self._recompute_scheduled:
             self._settle()
             self._recompute_scheduled = True
-            asyncio.get_running_loop().call_soon(self._recompute)
+            asyncio.get_running_loop().call_later(self._recompute_cost * RECOMPUTE_SPACING, self._recompute)
 
     def _recompute(self) -> None:
+        started = time.perf_counter()
         self._recompute_scheduled = False
         self._settle()
         self._reschedule()
+        self._recompute_cost = time.perf_counter() - started
         followed, self._followed = self._followed, []
         for copy in followed:  # a replica that already holds everything (e.g. after a restart)
             if self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
@@ -385,32 +402,36 @@ class ReplicationNetwork:
     def _reschedule(self) -> None:
         image = self._image()
         limits_of = _Limits(image)
+        moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
         demands = {}
         capacities = {}
+        topics = image.topics
         for key, copy in list(self.copies.items()):
             replica = copy.replica
-            if replica.topic_id not in image.topics:
+            if replica.topic_id not in topics:
                 del self.copies[key]
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
             leader_listed, follower_listed = limits_of.topic(replica.topic_name)
             copy.rate = 0.0
             leader, follower = replica.leader, copy.follower
-            if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader < 0 or leader == follower \
-                    or not self._running(leader) or not self._running(follower) \
-                    or leader in self._paused or follower in self._paused:
+            if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader == follower \
+                    or leader not in moving or follower not in moving:
                 continue
             limits = [("out", leader), ("in", follower)]
             for limit in limits:
-                capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
-            for side, broker_id, listed, rate_name in (
-                    ("leader-throttle", leader, leader_listed, configs.LEADER_THROTTLED_RATE),
-                    ("follower-throttle", follower, follower_listed, configs.FOLLOWER_THROTTLED_RATE)):
-                if limits_of.throttled(listed, replica.partition, broker_id):
-                    rate = limits_of.broker(broker_id, rate_name)
-                    if rate < UNLIMITED:
-                        limits.append((side, broker_id))
-                        capacities[limits[-1]] = rate
+                if limit not in capacities:
+                    capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
+            if leader_listed and limits_of.throttled(leader_listed, replica.partition, leader):
+                rate = limits_of.broker(leader, configs.LEADER_THROTTLED_RATE)
+                if rate < UNLIMITED:
+                    limits.append(("leader-throttle", leader))
+                    capacities[limits[-1]] = rate
+            if follower_listed and limits_of.throttled(follower_listed, replica.partition, follower):
+                rate = limits_of.broker(follower, configs.FOLLOWER_THROTTLED_RATE)
+                if rate < UNLIMITED:
+                    limits.append(("follower-throttle", follower))
+                    capacities[limits[-1]] = rate
             demands[key] = limits
         for key, rate in allocate_rates(demands, capacities).items():
             copy = self.copies[key]

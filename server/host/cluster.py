@@ -71,6 +71,7 @@ from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
+from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
@@ -294,12 +295,14 @@ class Cluster:
             await self.controller.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
+        collector.cluster_started(self)
 
     @staticmethod
     def _unfenced(image, nodes) -> bool:
         return all((b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in nodes)
 
     async def stop(self) -> None:
+        collector.cluster_stopped(self)
         for server in self._http_servers:
             await server.stop()
         for broker in self.brokers:

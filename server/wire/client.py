@@ -91,16 +91,31 @@ class KafkaClient:
             version = self.versions[key][1]
         return await self._send(request, version)
 
+    async def relay(self, api_key: int, version: int, body) -> bytes:
+        """Send a request body already encoded at ``version`` under a header of this client's own; return
+        the response body (after its header) undecoded."""
+        if not self.connected:
+            await self.connect()
+        return await self._exchange(api_key, version, body, None)
+
     async def _send(self, request, version: int):
         key = request.API_KEY
+        response_cls = ApiVersionsResponse if key == codec.API_VERSIONS_KEY else codec.api(key)[1]
+        return await self._exchange(key, version, request, response_cls)
+
+    async def _exchange(self, key: int, version: int, request, response_cls):
+        """Write the request (a message, or a body's bytes) and wait for its answer (decoded with
+        ``response_cls``, or the body's bytes when None)."""
         correlation_id = next(self._correlation)
         frame = bytearray(b"\0\0\0\0")
         RequestHeader(request_api_key=key, request_api_version=version, correlation_id=correlation_id,
                       client_id=self.client_id).encode_into(frame, codec.request_header_version(key, version))
-        request.encode_into(frame, version)
+        if response_cls is None:
+            frame += request
+        else:
+            request.encode_into(frame, version)
         _SIZE.pack_into(frame, 0, len(frame) - 4)
         future = asyncio.get_running_loop().create_future()
-        response_cls = ApiVersionsResponse if key == codec.API_VERSIONS_KEY else codec.api(key)[1]
         self._waiting[correlation_id] = (future, response_cls, version, codec.response_header_version(key, version))
         self._writer.write(bytes(frame))
         return await future
@@ -114,7 +129,8 @@ class KafkaClient:
                 future, response_cls, version, header_version = self._waiting.pop(correlation_id)
                 _, pos = ResponseHeader.decode_from(frame, 0, header_version)
                 if not future.done():
-                    future.set_result(response_cls.decode_from(frame, pos, version)[0])
+                    future.set_result(frame[pos:] if response_cls is None
+                                      else response_cls.decode_from(frame, pos, version)[0])
         except (asyncio.IncompleteReadError, OSError, KeyError, codec.MalformedError) as exc:
             self._fail(KafkaClientError(f"connection to {self.host}:{self.port} lost: {exc!r}"))
         except asyncio.CancelledError:

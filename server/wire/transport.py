@@ -42,9 +42,13 @@ listener of a server, as a Kafka broker shares them across its listeners):
   still runs on the loop, as it reads the live image (bench/transport_limits.py measures the stall).
 
 Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
-are computed once per listener; answers that are ready when nothing earlier is pending go into one
-buffer written at the end of the read; a response header is the correlation id, plus an empty
-tagged-field section (v1) when the response version is flexible.
+are computed once per listener; a request header v1, or v2 without tagged fields, is read with one
+``unpack_from`` and its client id decoded once per connection (anything else goes through the generated
+decoder); answers that are ready when nothing earlier is pending go into one buffer, written (copied
+once) at the end of the read; a response header is the correlation id, plus an empty tagged-field
+section (v1) when the response version is flexible. A handler may answer with an ``Encoded`` body (a
+cached encoding, or a relayed answer), written as is. ``RequestContext.body`` is the request's body as
+received, for relaying it without encoding it again.
 """
 from __future__ import annotations
 
@@ -72,6 +76,8 @@ API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
+_CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
+_perf_counter = time.perf_counter
 
 
 @dataclass(slots=True)
@@ -83,6 +89,13 @@ class RequestContext:
     peer: tuple | None
     listener: "Listener"
     session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
+    frame: bytes = b""  # the request as received, header included
+    body_start: int = 0  # where its body starts in ``frame``
+
+    @property
+    def body(self) -> memoryview:
+        """The request's body as received, for relaying it unchanged."""
+        return memoryview(self.frame)[self.body_start:]
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
@@ -194,6 +207,7 @@ class Listener:
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.observer: Observer | None = None  # e.g. the metrics' request counter
+        self.answers: dict = {}  # answers handlers encode once for this listener (e.g. ApiVersions, per version)
         # Turns a handler's exception into an answer (None: close the connection, as for a bug).
         self.error_answer: Callable[[RequestContext, object, BaseException], object | None] | None = None
         # Why the server is failing (its metadata log directory failed): ApiVersions answers
@@ -261,12 +275,14 @@ class Listener:
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
 
 
-class _Encoded:
-    """A response body encoded in a worker thread, written as is (``error_code`` for the observer)."""
+class Encoded:
+    """A response body already encoded (once per image version by a handler's cache, in a worker thread,
+    or by the server a request was relayed to), written as is; ``error_code`` is its top-level error
+    code, for the observer."""
 
     __slots__ = ("data", "error_code")
 
-    def __init__(self, data: bytes, error_code: int):
+    def __init__(self, data: bytes, error_code: int = ErrorCode.NONE):
         self.data, self.error_code = data, error_code
 
     def encode_into(self, out: bytearray, version: int) -> None:
@@ -279,15 +295,51 @@ def _encode(response, version: int) -> bytes:
     return bytes(body)
 
 
-async def _encode_aside(result, version: int) -> _Encoded:
+async def _encode_aside(result, version: int) -> Encoded:
     response = result if hasattr(result, "encode_into") else await result
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
-    return _Encoded(data, getattr(response, "error_code", 0))
+    return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(request_cls, header_version: int, frame, version: int):
-    header, pos = RequestHeader.decode_from(frame, 0, header_version)
-    return header, request_cls.decode_from(frame, pos, version)[0]
+def _decode(request_cls, header_version: int, frame: bytes, version: int, client_ids: dict | None = None):
+    """(correlation id, client id, request, where its body starts in ``frame``)."""
+    fast = _read_header(frame, header_version, client_ids) if header_version else None
+    if fast is None:
+        header, pos = RequestHeader.decode_from(frame, 0, header_version)
+        correlation_id, client_id = header.correlation_id, header.client_id
+    else:
+        correlation_id, client_id, pos = fast
+    return correlation_id, client_id, request_cls.decode_from(frame, pos, version)[0], pos
+
+
+def _read_header(frame: bytes, header_version: int, client_ids: dict | None):
+    """A request header v1, or v2 without tagged fields (what clients send), read with one
+    ``unpack_from``, the client id decoded once per connection (``client_ids``: its bytes -> str):
+    (correlation id, client id, end). None for anything else, which the generated decoder reads (and
+    refuses with the reason when malformed)."""
+    if len(frame) < 10:
+        return None
+    correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
+    if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
+        client_id, pos = None, 10
+    else:
+        pos = 10 + size
+        if pos > len(frame):
+            return None
+        raw = frame[10:pos]
+        client_id = client_ids.get(raw) if client_ids is not None else None
+        if client_id is None:
+            try:
+                client_id = raw.decode()
+            except UnicodeDecodeError:
+                return None
+            if client_ids is not None and len(client_ids) < 8:
+                client_ids[raw] = client_id
+    if header_version == 2:
+        if pos >= len(frame) or frame[pos]:
+            return None
+        pos += 1
+    return correlation_id, client_id, pos
 
 
 class _Connection(asyncio.Protocol):
@@ -313,6 +365,7 @@ class _Connection(asyncio.Protocol):
         self.decoding = False  # a large frame is being decoded in a worker thread
         self.reading = True
         self.last_active = time.monotonic()
+        self.client_ids: dict[bytes, str] = {}  # the client ids of this connection's headers, decoded
 
     # --- life of the connection -------------------------------------------------------------------
 
@@ -355,6 +408,7 @@ class _Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.write_paused = False
+        self.last_active = time.monotonic()  # the transport sent what it held
         self._go_on()
 
     def memory_granted(self) -> None:
@@ -394,7 +448,7 @@ class _Connection(asyncio.Protocol):
             if len(buffer) < self.wanted or self._held_back():
                 return
             self._take_buffer()
-        elif self._held_back():
+        elif self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
         else:
             self._cut(data)
@@ -420,10 +474,13 @@ class _Connection(asyncio.Protocol):
                 self.quotas.release(self)
         length = len(data)
         start = 0
-        while length - start >= 4 and not self.closing and not self._held_back():
+        pending = self.pending
+        limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
+        while (length - start >= 4 and not self.closing and not self.write_paused and not self.decoding
+               and len(pending) < MAX_IN_FLIGHT):  # not self._held_back(), inlined
             size = _SIZE.unpack_from(data, start)[0]
-            limit, setting = self._frame_limit()
-            if size < 0 or size > limit:
+            if size < 0 or size > limit or (self.session is not None and size > self._frame_limit()[0]):
+                limit, setting = self._frame_limit()
                 self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
                 break
             end = start + 4 + size
@@ -442,7 +499,9 @@ class _Connection(asyncio.Protocol):
             self.wanted = 4
         if self.out:
             self._write()
-        self._read_while_free()
+        if not self.reading or self.write_paused or self.decoding or self.waiting_for_memory \
+                or len(pending) >= MAX_IN_FLIGHT:
+            self._read_while_free()
 
     def _expect_frame(self) -> None:
         """The buffer starts a frame not read whole: note its size, and reserve memory for it."""
@@ -485,11 +544,10 @@ class _Connection(asyncio.Protocol):
         listener = self.listener
         if session is not None and not session.admits(api_key):
             return self._refuse(f"api key {api_key} before SASL authentication completed")
-        handler = listener.handlers.get(api_key)
-        if handler is None:
-            return self._refuse(f"api key {api_key} is not served on this listener")
-        route = listener.routes.get((api_key, version))
+        route = listener.routes.get((api_key, version))  # routes exist for the served keys only
         if route is None:
+            if api_key not in listener.versions:
+                return self._refuse(f"api key {api_key} is not served on this listener")
             low, high = listener.versions[api_key]
             if api_key != API_VERSIONS:
                 return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
@@ -499,36 +557,39 @@ class _Connection(asyncio.Protocol):
             self.decoding = True
             decoding = asyncio.get_running_loop().run_in_executor(None, _decode, request_cls, header_version,
                                                                   frame, version)
-            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible))
+            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible, frame))
             return
         try:
-            header, request = _decode(request_cls, header_version, frame, version)
+            correlation_id, client_id, request, body_start = _decode(request_cls, header_version, frame, version,
+                                                                     self.client_ids)
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
-        self._dispatch(api_key, version, flexible, header, request)
+        self._dispatch(api_key, version, flexible, correlation_id, client_id, request, frame, body_start)
 
-    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool) -> None:
+    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool, frame: bytes) -> None:
         self.decoding = False
+        self.last_active = time.monotonic()
         if self.reserved:
             self.quotas.release(self)
         if self.closing:
             return
         try:
-            header, request = done.result()
+            correlation_id, client_id, request, body_start = done.result()
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
             return
-        self._dispatch(api_key, version, flexible, header, request, large=True)
+        self._dispatch(api_key, version, flexible, correlation_id, client_id, request, frame, body_start, large=True)
         if self.out:
             self._write()
         self._go_on()
 
-    def _dispatch(self, api_key: int, version: int, flexible: bool, header, request, large: bool = False) -> None:
+    def _dispatch(self, api_key: int, version: int, flexible: bool, correlation_id: int, client_id: str | None,
+                  request, frame: bytes, body_start: int, large: bool = False) -> None:
         listener, session = self.listener, self.session
-        arrived = time.perf_counter()
-        correlation_id = header.correlation_id
-        context = RequestContext(api_key, version, correlation_id, header.client_id, self.peer, listener, session)
-        if api_key == API_VERSIONS and listener.failure is not None:
+        arrived = _perf_counter()
+        context = RequestContext(api_key, version, correlation_id, client_id, self.peer, listener, session,
+                                 frame, body_start)
+        if listener.failure is not None and api_key == API_VERSIONS:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
             try:
@@ -581,7 +642,7 @@ class _Connection(asyncio.Protocol):
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable ApiVersions v{version} request header: {exc}")
         answer = (API_VERSIONS, 0, header.correlation_id, False, self.listener.unsupported_api_versions_body(),
-                  time.perf_counter())
+                  _perf_counter())
         if self.pending:
             self.pending.append([True, *answer])
         else:
@@ -598,6 +659,7 @@ class _Connection(asyncio.Protocol):
         else:
             entry[5] = task.result()
         entry[0] = True
+        self.last_active = time.monotonic()
         pending = self.pending
         while pending and pending[0][0]:
             self._append(*pending.popleft()[1:])
@@ -609,6 +671,21 @@ class _Connection(asyncio.Protocol):
     def _append(self, api_key: int, version: int, correlation_id: int, flexible: bool, response, arrived) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``."""
         out = self.out
+        if response.__class__ is Encoded:  # its size is known: no patching
+            data = response.data
+            out += _SIZE_AND_CORRELATION.pack(len(data) + 4 + flexible, correlation_id)
+            if flexible:
+                out.append(0)  # response header v1: no tagged fields
+            out += data
+        elif not self._encode_answer(api_key, version, correlation_id, flexible, response):
+            return self.close()
+        observer = self.listener.observer
+        if observer is not None:
+            observer(api_key, version, response, arrived)
+
+    def _encode_answer(self, api_key: int, version: int, correlation_id: int, flexible: bool, response) -> bool:
+        """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
+        out = self.out
         start = len(out)
         out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
         if flexible:
@@ -619,19 +696,17 @@ class _Connection(asyncio.Protocol):
             log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
                           self.listener.name, api_key, version)
             del out[start:]
-            return self.close()
+            return False
         _SIZE.pack_into(out, start, len(out) - start - 4)
-        observer = self.listener.observer
-        if observer is not None:
-            observer(api_key, version, response, arrived)
+        return True
 
     def _write(self) -> None:
         transport = self.transport
         if transport is None:
             return
-        if self.out:
-            self.last_active = time.monotonic()
-            transport.write(self.out)  # a fresh buffer follows: the transport may keep this one
-            self.out = bytearray()
+        if self.out:  # last_active: set by the read, or the completion, that led here
+            out = self.out
+            transport.write(bytes(out))  # what the transport keeps must not change: a copy, and the buffer reused
+            out.clear()
         if self.closing and not self.pending and not self.lingering:
             transport.close()  # sends what is buffered first

@@ -1,0 +1,145 @@
+"""CPU cost of a bulk change's aftermath: the controller's LeaderAndIsr pushes and the brokers' handling.
+
+An in-process 3-broker ``Cluster`` (the code ``kraftwire serve`` runs) with ``--partitions`` partitions
+on broker 1 (1 PB each, so no copy completes). Each run moves all of them to broker 2 with one
+AlterPartitionReassignments decision written through the controller, waits until the cluster is idle
+(publisher, replication network, replica managers), then cancels and waits again. Timed with the event
+loop thread's CPU time, apart: the write (decision, append, fsync, apply) and what follows its commit
+until idle: the publisher's requests (built, encoded, sent), the brokers' decoding and handling, their
+answers, the replication network's new rates. The first run warms up and is not counted. The garbage
+collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
+default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
+server/host/collector.py), to measure what the tuning saves.
+
+Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import pstats
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import uvloop  # noqa: E402
+
+from provenance import header, load_average  # noqa: E402
+from kraftwire.codec import records as rec  # noqa: E402
+from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
+from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.controller.result import ControllerResult  # noqa: E402
+from kraftwire.server.host.cluster import Cluster  # noqa: E402
+
+HUGE = str(10 ** 15)
+
+
+def seed(partitions: int):
+    def decision(image):
+        topic_id = uuid.uuid4()
+        return ControllerResult([rec.TopicRecord(name="bulk", topic_id=topic_id),
+                                 rec.ConfigRecord(resource_type=2, resource_name="bulk",
+                                                  name="kraftwire.partition.size.bytes", value=HUGE)]
+                                + [rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=[1], isr=[1],
+                                                       leader=1, leader_epoch=0, partition_epoch=0)
+                                   for p in range(partitions)])
+    return decision
+
+
+def request(partitions: int, target):
+    return Alter(timeout_ms=60000, topics=[Alter.ReassignableTopic(name="bulk", partitions=[
+        Alter.ReassignablePartition(partition_index=p, replicas=target) for p in range(partitions)])])
+
+
+async def until_idle(cluster) -> None:
+    while not cluster._idle():
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0.05)  # what the last answers set off
+    while not cluster._idle():
+        await asyncio.sleep(0.001)
+
+
+class CollectorPasses:
+    """Counts the collector's passes per generation while ``counting``, and their CPU time."""
+
+    def __init__(self):
+        self.counting = False
+        self.passes = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._started = time.thread_time()
+        elif self.counting:
+            self.passes[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.thread_time() - self._started
+
+
+async def measure(args) -> dict:
+    figures = {"write": [], "after": []}
+    profile = cProfile.Profile() if args.profile else None
+    passes = CollectorPasses()
+    gc.callbacks.append(passes)
+    async with Cluster(brokers=3) as cluster:
+        if args.collector == "default":
+            gc.unfreeze()
+            gc.set_threshold(700, 10, 10)
+        await cluster.controller.write(seed(args.partitions))
+        await until_idle(cluster)
+        for run in range(args.runs + 1):
+            passes.counting = run > 0
+            for target in ([2], None):
+                change = request(args.partitions, target)
+                start = time.thread_time()
+                response = await cluster.controller.write(lambda image: decide(image, change))
+                written = time.thread_time()
+                if profile is not None and run > 0:
+                    profile.enable()
+                await until_idle(cluster)
+                done = time.thread_time()
+                if profile is not None:
+                    profile.disable()
+                assert not any(p.error_code for t in response.responses for p in t.partitions)
+                if run > 0 and target is not None:
+                    figures["write"].append((written - start) * 1000)
+                    figures["after"].append((done - written) * 1000)
+    gc.callbacks.remove(passes)
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+    figures["passes"] = passes
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
+    args = parser.parse_args()
+    header()
+    figures = uvloop.run(measure(args))
+    for name, what in (("write", "the write (decision, append, fsync wait, apply)"),
+                       ("after", "after its commit until idle (LeaderAndIsr pushes, brokers' handling, rates)")):
+        values = figures[name]
+        print(f"{what}: event-loop CPU p50 {statistics.median(values):.0f} ms "
+              f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
+    passes = figures["passes"]
+    print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
+          + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"
+                      for g in range(3)))
+    print(f"load average at the end: {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
