@@ -26,7 +26,7 @@ from kraftwire.codec.messages import AssignReplicasToDirsResponse
 
 from kraftwire.server.controller.broker_lifecycle import move_off_broker
 from kraftwire.codec import ErrorCode
-from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.partition_change import build_change, rules_for
 from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 73
@@ -75,7 +75,8 @@ def decide(image, request):
                     code = ErrorCode.NONE
                     slot = state.replicas.index(broker_id)
                     moved = state.directories[:slot] + (entry.id,) + state.directories[slot + 1:]
-                    change = build_change(image.brokers, topic.topic_id, index, state, directories=moved)
+                    change = build_change(image.brokers, topic.topic_id, index, state,
+                                          rules=rules_for(image, topic.name), directories=moved)
                     if change is not None:
                         records.append(change)
                     if offline:

@@ -43,9 +43,16 @@ class BrokerState:
     in_controlled_shutdown: bool
     log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
     features: tuple[tuple[str, int, int], ...] = ()  # (name, min, max) supported, as registered
-    # Cordoned directories (KIP-1066) as a Kafka 4.3+ log holds them, None until reported; kraftwire's
-    # brokers cordon none.
+    # Cordoned directories (KIP-1066, from metadata.version 4.3-IV0): None until the broker reports them
+    # in a heartbeat.
     cordoned_log_dirs: tuple[uuid.UUID, ...] | None = None
+
+    @property
+    def has_uncordoned_dirs(self) -> bool:
+        """New replicas may be placed here: some directory is not cordoned (Kafka's hasUncordonedDirs)."""
+        if not self.log_dirs or self.cordoned_log_dirs is None:
+            return True
+        return any(d not in self.cordoned_log_dirs for d in self.log_dirs)
 
     @property
     def active(self) -> bool:
