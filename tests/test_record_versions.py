@@ -56,6 +56,7 @@ def test_records_follow_the_chosen_metadata_version(metadata_version, level, par
             features = admin.describe_features()
         finally:
             admin.close()
+        bg.run(bg.cluster.controller.log.snapshot())  # one that holds the partitions, however the counts fell
         dumped = subprocess.run([sys.executable, "-m", "kraftwire", "log", "dump", "--json", str(bg.cluster.data_dir)],
                                 capture_output=True, text=True, timeout=60)
     assert dumped.returncode == 0, dumped.stderr
@@ -65,6 +66,8 @@ def test_records_follow_the_chosen_metadata_version(metadata_version, level, par
         versions.setdefault((line["type"], line["file"].endswith(".checkpoint")), set()).add(line["version"])
     assert features["metadata.version"]["finalized"] == (level, level)
     assert features["metadata.version"]["supported"] == (7, 33)
+    elr = features["eligible.leader.replicas.version"]
+    assert (elr["supported"], elr["finalized"]) == ((0, 1), (1, 1))  # on from 4.1-IV0
     assert [line["fields"]["feature_level"] for line in lines if line["type"] == "FeatureLevelRecord"][0] == level
     for in_snapshot in (False, True):
         assert versions[("PartitionRecord", in_snapshot)] == {partition_version}

@@ -195,7 +195,8 @@ class MetadataImage:
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
     def _snapshot_records(self):
-        for name, level in sorted(self.features.items()):
+        # metadata.version first, as Kafka's FeaturesImage writes it: a reader needs it before the rest
+        for name, level in sorted(self.features.items(), key=lambda item: (item[0] != METADATA_VERSION_FEATURE, item[0])):
             yield rec.FeatureLevelRecord(name=name, feature_level=level)
         for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
             yield rec.RegisterBrokerRecord(

@@ -45,6 +45,8 @@ ELR_DEFAULT_LEVEL = 26  # 4.1-IV0: new clusters start with eligible leader repli
 CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4, cordoned log directories
 RELAXED_COMPLETION_LEVEL = 30  # 4.3-IV0: the first level of the release with KAFKA-19975
 ELR_FEATURE = "eligible.leader.replicas.version"
+# The features kraftwire's nodes support, (min, max) as Kafka's do.
+SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1)}
 
 
 def metadata_version_level(name: str) -> int:
