@@ -7,6 +7,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, NewTopic
+from kafka.errors import KafkaConnectionError
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import LEADER_RECOVERING, NO_LEADER
@@ -18,7 +21,9 @@ from kraftwire.server.apis import api62_broker_registration as registration
 from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
 from kraftwire.server.controller.broker_lifecycle import fence_broker, unfence_broker
 from kraftwire.server.controller.partition_change import rules_for
+from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.metadata.record_versions import METADATA_VERSIONS, bootstrap_records, version_for
+from test_control_plane import until
 from topic_records import TOPIC, add_topic, apply_all, image_with_brokers
 
 ELR_LEVEL, NO_ELR_LEVEL = METADATA_VERSIONS["4.1-IV0"], METADATA_VERSIONS["4.0-IV3"]
@@ -175,3 +180,38 @@ def test_heartbeats_record_cordoned_directories_from_4_3(level, recorded):
         assert not image.brokers[2].has_uncordoned_dirs
         assert [c.cordoned_log_dirs for c in beat([])] == [()]
         assert image.brokers[2].has_uncordoned_dirs
+
+
+def test_elr_through_describe_topic_partitions():
+    """A cluster at 4.1-IV0 through kafka-python: brokers that die and are fenced when their sessions
+    lapse, below the topic's min.insync.replicas, move to the ELR; one restarting (without a clean
+    shutdown) leaves it; lowering min.insync.replicas clears it (DescribeTopicPartitions'
+    EligibleLeaderReplicas)."""
+    with BackgroundCluster(brokers=3, metadata_version="4.1-IV0", session_timeout_ms=3000) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="elr-test")
+        try:
+            admin.create_topics([NewTopic("guarded", -1, -1, replica_assignments={0: [1, 2, 3]},
+                                          topic_configs={"min.insync.replicas": "3"})])
+
+            def described():
+                """(leader, ISR, ELR); None while the client's connection is to a broker that just died."""
+                try:
+                    [topic] = admin.describe_topic_partitions(["guarded"])["topics"]
+                except KafkaConnectionError:
+                    return None
+                [partition] = topic["partitions"]
+                return (partition["leader_id"], sorted(partition["isr_nodes"]),
+                        sorted(partition["eligible_leader_replicas"] or []))
+
+            until(lambda: described() == (1, [1, 2, 3], []))
+            bg.run(bg.cluster.stop_broker(3))
+            until(lambda: described() == (1, [1, 2], [3]))
+            bg.run(bg.cluster.stop_broker(2))
+            until(lambda: described() == (1, [1], [2, 3]))
+            bg.run(bg.cluster.start_broker(3))
+            until(lambda: described() == (1, [1, 3], [2]))  # out of the ELR, back in the ISR once caught up
+            assert admin.alter_configs([ConfigResource("TOPIC", "guarded", {
+                "min.insync.replicas": (AlterConfigOp.SET, "2")})]) == {"topic": {"guarded": "OK"}}
+            until(lambda: described() == (1, [1, 3], []))
+        finally:
+            admin.close()
