@@ -20,7 +20,11 @@ validated there (INVALID_CONFIG (40) with Kafka's LogConfig texts, e.g. APPEND t
 INVALID_TOPIC_EXCEPTION (17) for an illegal name; then UNKNOWN_TOPIC_OR_PARTITION (3) "The topic
 '{name}' does not exist."); BROKER ones must name a registered node (BROKER_ID_NOT_REGISTERED, 102).
 Unlike Kafka's controller, it checks broker values again (they may have changed since the broker
-looked). Each change is a ConfigRecord (value null deletes); BROKER records are written even when the
+looked). ``cordoned.log.dirs`` must name the receiving broker's log directories (or ``*``; INVALID_REQUEST
+from the broker) and is refused by the controller below metadata.version 4.3-IV0 (INVALID_CONFIG). With
+eligible leader replicas on, min.insync.replicas may not be set on one broker nor removed from the
+cluster default (INVALID_CONFIG), and each min.insync.replicas record is followed by a ClearElrRecord
+(the topic's, or every topic's for a broker or cluster value), as Kafka's controller writes them. Each change is a ConfigRecord (value null deletes); BROKER records are written even when the
 value does not change (KAFKA-14136), TOPIC records only when it does. All resources' records form
 one atomic batch, answered after commit; ``ValidateOnly`` writes nothing but answers the same. A
 request that would write more than 10000 records fails whole: POLICY_VIOLATION (44) for every resource.

@@ -9,7 +9,8 @@ Per partition, in Kafka's order (the first failure is that partition's error; ot
 unknown topic (3, "Unable to find a topic named {t}."); unknown partition (3, "Unable to find
 partition {t}:{i}."); for a cancel: nothing in progress (85, null message) and a revert that would need
 an unclean election on a topic that does not allow one (39); for a target: empty list (39), then
-walking the ids in ascending order an unregistered broker (39, negatives included) or a duplicate (39);
+walking the ids in ascending order an unregistered broker (39, negatives included), a broker whose log
+directories are all cordoned (39, KIP-1066) or a duplicate (39);
 then KIP-860 (v1+, ``AllowReplicationFactorChange`` false): a target whose size differs from the
 current replication factor (38, "The replication factor is changed from {a} to {b}"), where a
 reassigning partition's factor is that of its in-flight target, |R| - |RR|; cancels skip the check.

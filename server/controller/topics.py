@@ -22,7 +22,6 @@ from .placement import place
 
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
-# MetadataVersion 3.9-IV0 writes partition records with Directories and without ELR fields.
 
 _MAX_NAME_LENGTH = 249
 _LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

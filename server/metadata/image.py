@@ -81,8 +81,8 @@ class PartitionState(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     directories: tuple[uuid.UUID, ...]
-    # Eligible leader replicas (KIP-966) as a Kafka log at 4.0-IV1+ holds them; kraftwire's own
-    # controller runs without ELR and never sets them.
+    # Eligible leader replicas (KIP-966), kept by the controller where eligible.leader.replicas.version
+    # is on (server/controller/partition_change.py), or as a Kafka log holds them.
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
 
