@@ -1,5 +1,5 @@
 """The metadata log on disk holds each record at the version Kafka writes at the cluster's
-metadata.version (4.4-IV2 by default)."""
+metadata.version (4.3-IV0 by default)."""
 import json
 import subprocess
 import sys

@@ -39,10 +39,9 @@ from enum import Enum
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import (LEADER_RECOVERING, LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED,
-                                       ConfigResourceType)
+from kraftwire.codec.constants import LEADER_RECOVERING, LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED
 
-from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS
+from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS, topic_value
 from kraftwire.server.metadata.image import BrokerState, MetadataImage, PartitionState
 from kraftwire.server.metadata.record_versions import RELAXED_COMPLETION_LEVEL, elr_enabled
 
@@ -70,12 +69,11 @@ def rules_for(image: MetadataImage, topic_name: str) -> ChangeRules:
     elr = elr_enabled(image.features)
     min_isr = 1
     if elr:
-        value = image.configs.get((ConfigResourceType.TOPIC, topic_name), {}).get(MIN_INSYNC_REPLICAS)
-        if value is None:
-            value = image.configs.get((ConfigResourceType.BROKER, ""), {}).get(MIN_INSYNC_REPLICAS, "1")
+        min_isr = topic_value(image.topic_configs(topic_name), image.broker_configs(""), MIN_INSYNC_REPLICAS)
         topic = image.topic(topic_name)
         first = topic.partitions.get(0) if topic is not None else None
-        min_isr = min(int(value), len(first.replicas)) if first is not None else int(value)
+        if first is not None:
+            min_isr = min(min_isr, len(first.replicas))
     return ChangeRules(relaxed_completion=image.metadata_version_level >= RELAXED_COMPLETION_LEVEL, elr=elr,
                        min_isr=min_isr)
 

@@ -1,7 +1,7 @@
 """Which metadata.version a cluster runs at, which version of each metadata record it writes there, and
 which behaviours each level turns on.
 
-A cluster is started at one of ``METADATA_VERSIONS`` (default 4.4-IV2, feature level 33) and writes its
+A cluster is started at one of ``METADATA_VERSIONS`` (default 4.3-IV0, feature level 30) and writes its
 FeatureLevelRecord once, at its first start; later starts keep the level in the log. With it come the
 other features Kafka's storage tool finalizes for that release and kraftwire models
 (``bootstrap_records``): eligible.leader.replicas.version 1 from 4.1-IV0, with the cluster-wide
@@ -37,7 +37,9 @@ METADATA_VERSIONS = {
     "3.9-IV0": 21, "4.0-IV0": 22, "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.1-IV0": 26, "4.1-IV1": 27,
     "4.2-IV0": 28, "4.2-IV1": 29, "4.3-IV0": 30, "4.4-IV0": 31, "4.4-IV1": 32, "4.4-IV2": 33,
 }
-DEFAULT_METADATA_VERSION = "4.4-IV2"  # Kafka's newest production level
+# The production level of Kafka's newest release (4.3); trunk's newest, 4.4-IV2, is unreadable by released
+# Kafka's tools and brokers (README.md).
+DEFAULT_METADATA_VERSION = "4.3-IV0"
 METADATA_VERSION_LEVEL = max(METADATA_VERSIONS.values())  # the newest level kraftwire's nodes support
 MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
 ELR_RECORDS_LEVEL = 23  # 4.0-IV1: PartitionRecord and PartitionChangeRecord v2
