@@ -25,6 +25,7 @@ from kraftwire.server.metadata.configs import LONG_MAX
 
 TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
 LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
+MIN_ISR = "min.insync.replicas"
 LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, DEFAULT = 1, 2, 3, 5
 
@@ -302,16 +303,20 @@ async def test_aiokafka_client_broker_routing_and_cluster_default(bg_cluster):
         wrong = await client.send(1, AlterConfigsRequest([(BROKER, "2", [(LEADER_RATE, "5")])]))
         assert [tuple(r) for r in wrong.resources] == [
             (42, "Unexpected broker id, expected 1, but received 2", BROKER, "2")]
-        default = await client.send(3, AlterConfigsRequest([(BROKER, "", [(LEADER_RATE, "300")])]))
+        # the legacy request replaces the cluster default's configs: it keeps the min.insync.replicas that
+        # eligible leader replicas (on at the default metadata.version) need there
+        default = await client.send(3, AlterConfigsRequest([(BROKER, "", [(LEADER_RATE, "300"),
+                                                                          (MIN_ISR, "1")])]))
         assert [tuple(r) for r in default.resources] == [(0, None, BROKER, "")]
-        assert stored(bg_cluster, BROKER, "") == {LEADER_RATE: "300"}
+        assert stored(bg_cluster, BROKER, "") == {LEADER_RATE: "300", MIN_ISR: "1"}
         described = await client.send(1, DescribeConfigsRequest([(BROKER, "1", [LEADER_RATE]), (BROKER, "", None)],
                                                                 include_synonyms=True))
         [own, cluster] = described.resources
         [rate] = own[4]
         assert tuple(rate[1:4]) == ("300", False, DYNAMIC_DEFAULT)
         assert [tuple(s) for s in rate[5]] == [(LEADER_RATE, "300", DYNAMIC_DEFAULT)]
-        assert [tuple(entry[:4]) for entry in cluster[4]] == [(LEADER_RATE, "300", False, DYNAMIC_DEFAULT)]
+        assert [tuple(entry[:4]) for entry in cluster[4]] == [(LEADER_RATE, "300", False, DYNAMIC_DEFAULT),
+                                                              (MIN_ISR, "1", False, DYNAMIC_DEFAULT)]
         other = await client.send(1, DescribeConfigsRequest([(BROKER, "3", None)]))
         assert tuple(other.resources[0][:2]) == (42, "Unexpected broker id, expected 1 or empty string, "
                                                      "but received 3")
@@ -354,7 +359,7 @@ def test_one_request_mixing_topics_and_brokers(bg_cluster):
         (BROKER, "", 0, None)]
     assert stored(bg_cluster, TOPIC, "orders") == {LEADER_REPLICAS: "*"}
     assert stored(bg_cluster, BROKER, "1") == {LEADER_RATE: "10"}
-    assert stored(bg_cluster, BROKER, "") == {FOLLOWER_RATE: "20"}
+    assert stored(bg_cluster, BROKER, "") == {FOLLOWER_RATE: "20", MIN_ISR: "1"}  # the latter from the first start
     assert stored(bg_cluster, BROKER, "2") == {}
     # Sent straight to the controller, the broker resource of broker 2 is accepted.
     node = bg_cluster.cluster.controller_node

@@ -10,7 +10,7 @@ import pytest
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
-from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.partition_change import ChangeRules, Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.controller.config_validation import validate_topic_changes
 from kraftwire.server.metadata.config_describe import describe
@@ -20,6 +20,7 @@ from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
+RULES = ChangeRules()  # Kafka 4.3+ without eligible leader replicas
 
 
 def decide_alter(image, topic: str, index: int, replicas, allow_rf_change: bool):
@@ -43,7 +44,7 @@ def test_a_preferred_election_moves_the_leader_and_keeps_the_isr():
     image = image_with_brokers(1, 2, 3)
     add_topic(image, "t", {0: {"replicas": [1, 2, 3], "leader": 2}})
     state = image.topic("t").partitions[0]
-    record = build_change(image.brokers, image.topic_ids["t"], 0, state, election=Election.PREFERRED)
+    record = build_change(image.brokers, image.topic_ids["t"], 0, state, rules=RULES, election=Election.PREFERRED)
     assert (record.leader, record.isr, record.leader_recovery_state) == (1, None, -1)
 
 
@@ -57,8 +58,8 @@ def test_a_preferred_leader_already_leading_changes_nothing_whatever_its_id():
     image.apply(decoded, image.offset + 1)
     state = image.topic("t").partitions[0]
     assert state.leader == state.replicas[0] == 1000 and state.leader is not state.replicas[0]
-    assert build_change(image.brokers, topic_id, 0, state, election=Election.PREFERRED) is None
-    record = build_change(image.brokers, topic_id, 0, state, isr=(1000,))
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES, election=Election.PREFERRED) is None
+    record = build_change(image.brokers, topic_id, 0, state, rules=RULES, isr=(1000,))
     assert (record.leader, record.isr) == (LEADER_UNCHANGED, (1000,))
 
 
@@ -67,12 +68,14 @@ def test_the_recovery_state_is_written_only_when_it_changes():
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
     state = image.topic("t").partitions[0]
     assert state.leader_recovery_state == 0
-    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=0) is None
-    assert build_change(image.brokers, topic_id, 0, state, leader_recovery_state=1).leader_recovery_state == 1
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES, leader_recovery_state=0) is None
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES,
+                        leader_recovery_state=1).leader_recovery_state == 1
     image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
     recovering = image.topic("t").partitions[0]
-    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=1) is None
-    assert build_change(image.brokers, topic_id, 0, recovering, leader_recovery_state=0).leader_recovery_state == 0
+    assert build_change(image.brokers, topic_id, 0, recovering, rules=RULES, leader_recovery_state=1) is None
+    assert build_change(image.brokers, topic_id, 0, recovering, rules=RULES,
+                        leader_recovery_state=0).leader_recovery_state == 0
 
 
 def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
@@ -81,7 +84,7 @@ def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
     image = image_with_brokers(1, 2, 3, 4)
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 4, 3], "isr": [1, 3], "adding": [4], "removing": [3]}})
     state = image.topic("t").partitions[0]
-    record = build_change(image.brokers, topic_id, 0, state, isr=(1, 3, 4))
+    record = build_change(image.brokers, topic_id, 0, state, rules=RULES, isr=(1, 3, 4))
     assert (record.replicas, record.isr, record.adding_replicas, record.removing_replicas) == (
         (1, 2, 4), (1, 4), (), ())
     assert record.directories == tuple(state.directory_of(b) for b in (1, 2, 4))
@@ -90,7 +93,8 @@ def test_a_same_size_move_completes_with_a_kept_replica_out_of_sync():
 def test_an_unclean_election_takes_the_first_live_replica_in_replica_order():
     image = image_with_brokers(1, 2, 3, fenced={1})
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": 1}})
-    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
+    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], rules=RULES,
+                          election=Election.UNCLEAN)
     assert (record.leader, record.isr, record.leader_recovery_state) == (2, (2,), 1)
 
 

@@ -24,7 +24,7 @@ from kraftwire.codec.messages import ApiVersionsRequest
 from kraftwire.server import apis
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.wire.client import KafkaClient
-from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS, bootstrap_records
 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 
@@ -161,7 +161,9 @@ def test_api_versions_finalized_features_follow_the_image(bg_cluster):
     host, port = expected_brokers(bg_cluster)[1]
     before = bg_cluster.run(api_versions(host, port))
     assert before.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)
-    assert [(f.name, f.min_version_level) for f in before.finalized_features] == [("metadata.version", METADATA_VERSIONS[DEFAULT_METADATA_VERSION])]
+    bootstrapped = bootstrap_records(METADATA_VERSIONS[DEFAULT_METADATA_VERSION])
+    assert [(f.name, f.min_version_level) for f in before.finalized_features] == [
+        (r.name, r.feature_level) for r in bootstrapped if type(r) is rec.FeatureLevelRecord]
     seed_topics(bg_cluster)
     after = bg_cluster.run(api_versions(host, port))
     assert after.finalized_features_epoch == bg_cluster.call(lambda: bg_cluster.cluster.controller.committed.offset)

@@ -426,21 +426,11 @@ def equals(expected):
     return lambda value: value == expected
 
 
-def sources(synonyms) -> list[int]:
-    """The sources of a config's synonyms (a list, or by name where the names are unique)."""
-    return [s["source"] for s in (synonyms.values() if isinstance(synonyms, dict) else synonyms)]
-
-
 DELIBERATE = [
     Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
     Deliberate(r"\.configs\.(remote\.copy\.lag\.(ms|bytes)|errors\.deadletterqueue\.group\.enable)$",
                absent, anything, "added after 4.3"),
-    Deliberate(r"\.configs\.min\.insync\.replicas\.config_source$", equals(3), equals(5),
-               "no cluster-level `min.insync.replicas`"),
-    Deliberate(r"\.configs\.min\.insync\.replicas\.synonyms$",
-               lambda synonyms: 3 in sources(synonyms), lambda synonyms: 3 not in sources(synonyms),
-               "no cluster-level `min.insync.replicas`"),
     Deliberate(r"^describe_configs_broker_keys\..*\.configs\.((leader|follower)\.replication\.throttled\.rate|"
                r"replica\.alter\.log\.dirs\.io\.max\.bytes\.per\.second)$", absent, anything,
                "always lists the throttle rates of a broker"),

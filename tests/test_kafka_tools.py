@@ -80,8 +80,10 @@ def test_topics_create_describe_alter(kraftwire):
     assert out == ""
     out = kafka(TOPICS, kraftwire, "--describe", "--topic", "tools-topics")
     lines = out.splitlines()
+    # TopicCommand lists every config not at its static default: min.insync.replicas is the cluster-level
+    # value eligible leader replicas need (on at the default metadata.version)
     assert re.fullmatch(r"Topic: tools-topics\tTopicId: \S{22}\tPartitionCount: 4\tReplicationFactor: 2\t"
-                        r"Configs: retention.ms=3600000", lines[0]), lines[0]
+                        r"Configs: min.insync.replicas=1,retention.ms=3600000", lines[0]), lines[0]
     # Kafka's TopicCommand asks DescribeTopicPartitions (key 75) for the ELR where the cluster serves it,
     # and prints N/A when it had to fall back to Metadata, which carries no ELR.
     elr = "" if serves(kraftwire, DESCRIBE_TOPIC_PARTITIONS) else "N/A"

@@ -5,19 +5,24 @@ ListPartitionReassignments, build_change, throttle removal, rate sharing) run wi
 """
 from __future__ import annotations
 
+import pytest
+
+from kraftwire.codec import records as rec
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
                             ListPartitionReassignmentsRequest)
 from kraftwire.codec.constants import LEADER_UNCHANGED
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.apis import api46_list_partition_reassignments as listing
 from kraftwire.server.apis import api56_alter_partition as alter_partition
-from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.partition_change import ChangeRules, build_change
 from kraftwire.server.broker.replication_network import allocate_rates
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
+from kraftwire.server.metadata.record_versions import METADATA_VERSIONS
 from topic_records import BROKER, TOPIC, add_topic, apply_all, image_with_brokers
 
 Request = AlterPartitionReassignmentsRequest
 UNCLEAN = {"unclean.leader.election.enable": "true"}
+RULES = ChangeRules()  # Kafka 4.3+ without eligible leader replicas
 
 
 def alter_request(entries, allow_rf_change=True) -> Request:
@@ -214,7 +219,7 @@ def test_isr_expansion_completes_and_elects_a_new_leader():
                                "removing": [1], "adding": [4]}})
     # broker 3 being fenced does not matter to completion, only to who may lead
     state = part(image)
-    record = build_change(image.brokers, image.topic_ids["t"], 0, state, isr=(1, 2, 3, 4))
+    record = build_change(image.brokers, image.topic_ids["t"], 0, state, rules=RULES, isr=(1, 2, 3, 4))
     assert (record.replicas, record.isr, record.leader, record.removing_replicas, record.adding_replicas) == (
         (2, 3, 4), (2, 3, 4), 2, (), ())
 
@@ -240,13 +245,21 @@ def test_alter_partition_completion_keeping_the_leader_answers_the_new_state():
     assert part(image).replicas == (1, 2, 4)
 
 
-def test_growing_reassignment_completes_with_an_existing_replica_out_of_sync():
-    """Kafka 4.3's rule (KAFKA-19975): only the adding replicas must be in sync."""
+@pytest.mark.parametrize("level, completes", [("4.3-IV0", True), ("4.4-IV2", True), ("4.2-IV1", False),
+                                               ("3.9-IV0", False)])
+def test_growing_reassignment_with_an_existing_replica_out_of_sync(level, completes):
+    """Kafka 4.3's rule (KAFKA-19975), from 4.3-IV0: only the adding replicas must be in sync; below it
+    every remaining replica must be."""
     image = image_with_brokers(1, 2, 3, 4)
+    apply_all(image, [rec.FeatureLevelRecord(name="metadata.version", feature_level=METADATA_VERSIONS[level])])
     add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1, 2]}})
     run_alter(image, [("t", 0, [1, 2, 3, 4])])
     _, result = alter_isr(image, 1, [1, 2, 4])
-    assert result.error_code == 0 and not part(image).reassigning and part(image).replicas == (1, 2, 3, 4)
+    assert result.error_code == 0 and part(image).reassigning is not completes
+    assert part(image).replicas == (1, 2, 3, 4) and part(image).isr == (1, 2, 4)
+    if not completes:
+        alter_isr(image, 1, [1, 2, 3, 4])
+        assert not part(image).reassigning and part(image).isr == (1, 2, 3, 4)
 
 
 def test_shrinking_reassignment_waits_for_every_kept_replica():
@@ -340,7 +353,7 @@ def test_alter_partition_checks():
 def test_dropping_a_replica_bumps_the_leader_epoch_even_without_a_leader():
     image = image_with_brokers(1, 2, 3, fenced={1, 2, 3})
     add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": -1}})
-    record = build_change(image.brokers, image.topic_ids["t"], 0, part(image), replicas=(1, 2))
+    record = build_change(image.brokers, image.topic_ids["t"], 0, part(image), rules=RULES, replicas=(1, 2))
     assert record.leader == -1  # written, so the leader epoch goes up on replay
 
 

@@ -1,5 +1,5 @@
 """The metadata log on disk holds each record at the version Kafka writes at the cluster's
-metadata.version (3.9-IV0 by default)."""
+metadata.version (4.3-IV0 by default)."""
 import json
 import subprocess
 import sys
@@ -9,7 +9,7 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from kraftwire.codec import records as rec
 from kraftwire.server.host.cluster import BackgroundCluster
-from kraftwire.server.metadata.record_versions import version_for
+from kraftwire.server.metadata.record_versions import METADATA_VERSIONS, version_for
 from kraftwire.server.raft import RaftConfig
 
 
@@ -22,7 +22,7 @@ def _logged_records(data_dir):
 
 
 def test_records_on_disk_use_the_versions_of_metadata_version_3_9():
-    with BackgroundCluster(brokers=3) as bg:
+    with BackgroundCluster(brokers=3, metadata_version="3.9-IV0") as bg:
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
         try:
             admin.create_topics([NewTopic("versions", 2, 2, topic_configs={"retention.ms": "1000"})])
@@ -33,7 +33,7 @@ def test_records_on_disk_use_the_versions_of_metadata_version_3_9():
         logged = list(_logged_records(bg.cluster.data_dir))
     seen = {}
     for record, version in logged:
-        assert version == version_for(record), record
+        assert version == version_for(record, METADATA_VERSIONS["3.9-IV0"]), record
         seen.setdefault(type(record), set()).add(version)
     assert seen[rec.PartitionRecord] == {1}
     assert seen[rec.RegisterBrokerRecord] == {3}
@@ -56,6 +56,7 @@ def test_records_follow_the_chosen_metadata_version(metadata_version, level, par
             features = admin.describe_features()
         finally:
             admin.close()
+        bg.run(bg.cluster.controller.log.snapshot())  # one that holds the partitions, however the counts fell
         dumped = subprocess.run([sys.executable, "-m", "kraftwire", "log", "dump", "--json", str(bg.cluster.data_dir)],
                                 capture_output=True, text=True, timeout=60)
     assert dumped.returncode == 0, dumped.stderr
@@ -65,6 +66,8 @@ def test_records_follow_the_chosen_metadata_version(metadata_version, level, par
         versions.setdefault((line["type"], line["file"].endswith(".checkpoint")), set()).add(line["version"])
     assert features["metadata.version"]["finalized"] == (level, level)
     assert features["metadata.version"]["supported"] == (7, 33)
+    elr = features["eligible.leader.replicas.version"]
+    assert (elr["supported"], elr["finalized"]) == ((0, 1), (1, 1))  # on from 4.1-IV0
     assert [line["fields"]["feature_level"] for line in lines if line["type"] == "FeatureLevelRecord"][0] == level
     for in_snapshot in (False, True):
         assert versions[("PartitionRecord", in_snapshot)] == {partition_version}

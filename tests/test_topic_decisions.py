@@ -9,7 +9,7 @@ import pytest
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
 from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
-from kraftwire.server.metadata.record_versions import version_for
+from kraftwire.server.metadata.record_versions import METADATA_VERSIONS, version_for
 from kraftwire.server.apis import api19_create_topics as create_topics
 from kraftwire.server.apis import api20_delete_topics as delete_topics
 from kraftwire.server.apis import api37_create_partitions as create_partitions
@@ -31,6 +31,9 @@ ZERO = uuid.UUID(int=0)
 def apply(image: MetadataImage, records) -> None:
     for record in records:
         image.apply(record, image.offset + 1)
+
+
+AT_3_9 = METADATA_VERSIONS["3.9-IV0"]  # the record versions asserted below are those of 3.9-IV0
 
 
 def cluster(brokers=3, racks=None, fenced=()) -> MetadataImage:
@@ -73,7 +76,7 @@ def test_create_writes_topic_configs_then_partitions_in_one_batch():
                                             configs=[Config(name="retention.ms", value="1000")]))
     kinds = [type(r).__name__ for r in records]
     assert kinds == ["TopicRecord", "ConfigRecord"] + ["PartitionRecord"] * 3
-    assert [version_for(r) for r in records] == [0, 0, 1, 1, 1]
+    assert [version_for(r, AT_3_9) for r in records] == [0, 0, 1, 1, 1]
     topic_record, config_record = records[0], records[1]
     result = response.topics[0]
     assert (result.name, result.error_code, result.error_message) == ("orders", 0, None)
@@ -324,7 +327,7 @@ def test_grow_adds_partitions_with_the_topics_replication_factor():
     topic = created(image, "growing", 2, 3)
     records, response = grow(image, NewPartitions(name="growing", count=5, assignments=None))
     assert [(r.name, *outcome(r)) for r in response.results] == [("growing", 0, None)]
-    assert [(r.partition_id, version_for(r)) for r in records] == [(2, 1), (3, 1), (4, 1)]
+    assert [(r.partition_id, version_for(r, AT_3_9)) for r in records] == [(2, 1), (3, 1), (4, 1)]
     assert all(len(set(r.replicas)) == 3 and r.leader == r.replicas[0] and r.topic_id == topic.topic_id
                for r in records)
     assert grow(image, NewPartitions(name="growing", count=5, assignments=None), validate_only=True)[0] == []
@@ -410,7 +413,7 @@ def test_preferred_election_moves_leadership_back():
         ("p", 1): (84, "Leader election not needed for topic partition."),
         ("p", 5): (3, "No such partition as p-5"),
         ("nope", 0): (3, "No such topic as nope")}
-    assert [(r.partition_id, r.leader, version_for(r)) for r in records] == [(0, 1, 1)]
+    assert [(r.partition_id, r.leader, version_for(r, AT_3_9)) for r in records] == [(0, 1, 1)]
     apply(image, records)
     assert image.topic("p").partitions[0].leader == 1 and image.topic("p").partitions[0].leader_epoch == 2
 

@@ -3,7 +3,8 @@
 Who: any client, first thing on a connection (KIP-511). Every simulated broker advertises the same
 ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
 the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
-finalized ``metadata.version`` feature. A v5+ request that names a cluster (KIP-1242) must name this
+finalized features: ``metadata.version`` and ``eligible.leader.replicas.version`` (listed as finalized
+only when on, as Kafka leaves out features at level 0). A v5+ request that names a cluster (KIP-1242) must name this
 broker's cluster id and node id, or it gets REBOOTSTRAP_REQUIRED (129) and no API list, as Kafka's
 brokers answer a client whose bootstrap address now leads to another node; the controller listener,
 like Kafka's, does not check.
@@ -14,7 +15,8 @@ image version and served from that cache.
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ApiVersionsResponse
 
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
+from kraftwire.server.metadata.record_versions import (METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL,
+                                                      SUPPORTED_FEATURES)
 from kraftwire.server.wire.transport import Encoded
 
 API_KEY = 18
@@ -33,13 +35,14 @@ def _answer(context, image):
 
 def _build(context, image):
     body = context.listener.api_versions_body()
-    level = image.features.get(METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL)
+    finalized = {METADATA_VERSION_FEATURE: METADATA_VERSION_LEVEL, **image.features}
     return body.replace(
-        supported_features=[ApiVersionsResponse.SupportedFeatureKey(
-            name=METADATA_VERSION_FEATURE, min_version=MIN_METADATA_VERSION, max_version=METADATA_VERSION_LEVEL)],
+        supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
+                            for name, (low, high) in SUPPORTED_FEATURES.items()],
         finalized_features_epoch=image.offset,
-        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(
-            name=METADATA_VERSION_FEATURE, max_version_level=level, min_version_level=level)])
+        finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
+                                                                    min_version_level=level)
+                            for name, level in finalized.items() if level > 0])
 
 
 def on_broker(broker, context, request):

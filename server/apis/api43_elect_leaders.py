@@ -29,7 +29,7 @@ from kraftwire.codec.messages import ElectLeadersResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.partition_change import Election, build_change, rules_for
 from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 43
@@ -51,7 +51,8 @@ def elect(image: MetadataImage, topic_name: str, partition_id: int, election_typ
         return _refusal(ErrorCode.ELECTION_NOT_NEEDED)
     if election_type == UNCLEAN and state.leader != NO_LEADER:
         return _refusal(ErrorCode.ELECTION_NOT_NEEDED)
-    change = build_change(image.brokers, topic.topic_id, partition_id, state, election=ELECTIONS[election_type])
+    change = build_change(image.brokers, topic.topic_id, partition_id, state, rules=rules_for(image, topic_name),
+                          election=ELECTIONS[election_type])
     if change is None:
         return _refusal(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
                         else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)

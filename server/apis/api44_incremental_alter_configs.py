@@ -20,7 +20,11 @@ validated there (INVALID_CONFIG (40) with Kafka's LogConfig texts, e.g. APPEND t
 INVALID_TOPIC_EXCEPTION (17) for an illegal name; then UNKNOWN_TOPIC_OR_PARTITION (3) "The topic
 '{name}' does not exist."); BROKER ones must name a registered node (BROKER_ID_NOT_REGISTERED, 102).
 Unlike Kafka's controller, it checks broker values again (they may have changed since the broker
-looked). Each change is a ConfigRecord (value null deletes); BROKER records are written even when the
+looked). ``cordoned.log.dirs`` must name the receiving broker's log directories (or ``*``; INVALID_REQUEST
+from the broker) and is refused by the controller below metadata.version 4.3-IV0 (INVALID_CONFIG). With
+eligible leader replicas on, min.insync.replicas may not be set on one broker nor removed from the
+cluster default (INVALID_CONFIG), and each min.insync.replicas record is followed by a ClearElrRecord
+(the topic's, or every topic's for a broker or cluster value), as Kafka's controller writes them. Each change is a ConfigRecord (value null deletes); BROKER records are written even when the
 value does not change (KAFKA-14136), TOPIC records only when it does. All resources' records form
 one atomic batch, answered after commit; ``ValidateOnly`` writes nothing but answers the same. A
 request that would write more than 10000 records fails whole: POLICY_VIOLATION (44) for every resource.
@@ -40,6 +44,8 @@ from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.controller import config_validation
 from kraftwire.server.controller.topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS
+from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL, elr_enabled
 from .api32_describe_configs import RESOURCE_TYPE_NAMES, parse_broker_id
 
 API_KEY = 44
@@ -66,9 +72,9 @@ def _check_own_broker_id(name: str, broker_id: int) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id}, but received {name}")
 
 
-def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int, Outcome]:
-    """What broker ``broker_id`` answers itself, by request index; the other resources go to the
-    controller."""
+def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf, log_dirs=()) -> dict[int, Outcome]:
+    """What broker ``broker_id`` (whose log directories are at the paths ``log_dirs``) answers itself,
+    by request index; the other resources go to the controller."""
     copies = Counter(map(_key, resources))
     refused = {}
     for index, resource in enumerate(resources):
@@ -82,7 +88,7 @@ def check_on_broker(image, broker_id: int, resources, ops_of: OpsOf) -> dict[int
                 name = resource.resource_name
                 if name:
                     _check_own_broker_id(name, broker_id)
-                config_validation.validate_broker_changes(name, image.broker_configs(name), ops)
+                config_validation.validate_broker_changes(name, image.broker_configs(name), ops, log_dirs=log_dirs)
             elif resource.resource_type != ConfigResourceType.TOPIC:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
         except KafkaError as error:
@@ -100,7 +106,8 @@ def build_response(response_cls, resources, outcomes: list[Outcome]):
 async def answer_on_broker(broker, context, request, ops_of: OpsOf, response_cls):
     """Answer what the broker refuses, forward the rest to the controller, merge in request order."""
     resources = request.resources
-    refused = check_on_broker(broker.image, broker.broker_id, resources, ops_of)
+    refused = check_on_broker(broker.image, broker.broker_id, resources, ops_of,
+                              [d.path for d in broker.log_manager.directories])
     forwarded = [r for index, r in enumerate(resources) if index not in refused]
     decided = {}
     if forwarded:
@@ -129,7 +136,9 @@ def _broker_changes(image, name: str, current, ops, controller_id: int) -> dict[
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if name and node_id < 0:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
-    updated = config_validation.validate_broker_changes(name, current, ops)
+    updated = config_validation.validate_broker_changes(
+        name, current, ops, elr_enabled=elr_enabled(image.features),
+        cordoning=image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL)
     if name and node_id not in image.brokers and node_id != controller_id:
         raise KafkaError(ErrorCode.BROKER_ID_NOT_REGISTERED, f"No node with id {node_id} found.")
     return updated
@@ -168,12 +177,23 @@ def decide_resources(image, resources, ops_of: OpsOf, controller_id: int) -> tup
     return records, outcomes
 
 
+def clear_elr_records(image, records) -> list:
+    """With eligible leader replicas on, a ClearElrRecord after the batch for each min.insync.replicas
+    it writes: the topic's for a topic config, every topic's for a broker or cluster one (Kafka's
+    createClearElrRecordsAsNeeded), since the ELR was kept for the old minimum."""
+    if not elr_enabled(image.features):
+        return []
+    return [rec.ClearElrRecord(topic_name=r.resource_name if r.resource_type == ConfigResourceType.TOPIC else "")
+            for r in records if type(r) is rec.ConfigRecord and r.name == MIN_INSYNC_REPLICAS]
+
+
 def decide(image, request, controller_id: int, ops_of: OpsOf = incremental_ops,
            response_cls=IncrementalAlterConfigsResponse) -> ControllerResult:
     """The records and response of the controller ``controller_id`` for a whole request."""
     records, outcomes = decide_resources(image, request.resources, ops_of, controller_id)
     if len(records) > MAX_RECORDS_PER_USER_OP:
         records, outcomes = [], [TOO_MANY_RECORDS] * len(outcomes)
+    records += clear_elr_records(image, records)
     response = build_response(response_cls, request.resources, outcomes)
     return ControllerResult([] if request.validate_only else records, response)
 

@@ -9,7 +9,8 @@ Per partition, in Kafka's order (the first failure is that partition's error; ot
 unknown topic (3, "Unable to find a topic named {t}."); unknown partition (3, "Unable to find
 partition {t}:{i}."); for a cancel: nothing in progress (85, null message) and a revert that would need
 an unclean election on a topic that does not allow one (39); for a target: empty list (39), then
-walking the ids in ascending order an unregistered broker (39, negatives included) or a duplicate (39);
+walking the ids in ascending order an unregistered broker (39, negatives included), a broker whose log
+directories are all cordoned (39, KIP-1066) or a duplicate (39);
 then KIP-860 (v1+, ``AllowReplicationFactorChange`` false): a target whose size differs from the
 current replication factor (38, "The replication factor is changed from {a} to {b}"), where a
 reassigning partition's factor is that of its in-flight target, |R| - |RR|; cancels skip the check.
@@ -39,7 +40,7 @@ from kraftwire.codec.records import PartitionChangeRecord
 
 from kraftwire.server.controller.broker_lifecycle import election_for
 from kraftwire.codec import ErrorCode, KafkaError
-from kraftwire.server.controller.partition_change import Election, build_change
+from kraftwire.server.controller.partition_change import Election, build_change, rules_for
 from kraftwire.server.controller.topics import check_manual_assignment
 from kraftwire.server.controller.result import ControllerResult
 
@@ -84,11 +85,11 @@ def cancel(image, topic, index, state):
     if unclean and election is not Election.UNCLEAN:
         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
                                                      "because it would require an unclean leader election.")
-    return build_change(image.brokers, topic.topic_id, index, state, isr=isr, replicas=replicas,
-                        adding=(), removing=(), election=election)
+    return build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name), isr=isr,
+                        replicas=replicas, adding=(), removing=(), election=election)
 
 
-def reassign(image, topic, index, state, target, allow_rf_change: bool):
+def reassign(image, topic, index, state, target, allow_rf_change: bool, rules):
     check_manual_assignment(image, target, None)
     if not allow_rf_change and len(target) != current_replication_factor(state):
         raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
@@ -96,27 +97,32 @@ def reassign(image, topic, index, state, target, allow_rf_change: bool):
     merged, adding, removing = reassignment_lists(state.replicas, target)
     if not adding:
         adding = tuple(r for r in state.adding if r in target)  # still catching up, and still wanted
-    return build_change(image.brokers, topic.topic_id, index, state,
+    return build_change(image.brokers, topic.topic_id, index, state, rules=rules,
                         replicas=merged if merged != state.replicas else None, adding=adding, removing=removing)
 
 
 class _Plans:
     """A start's outcome depends only on the partition's state and the target (the brokers are the
     same for the whole request), so partitions alike share one computation: a bulk move of a topic
-    computes a handful of plans and stamps each partition's ids on its record."""
+    computes a handful of plans and stamps each partition's ids on its record. Topics whose rules
+    differ (min.insync.replicas) never share a plan."""
 
     _IDS = frozenset({"partition_id", "topic_id", "unknown_tagged_fields"})
 
     def __init__(self, image, allow_rf_change: bool):
         self.image, self.allow_rf_change = image, allow_rf_change
         self._plans: dict = {}
+        self._rules: dict = {}  # topic name -> ChangeRules
 
     def change(self, topic, index, state, target):
-        key = (state, tuple(target))
+        rules = self._rules.get(topic.name)
+        if rules is None:
+            rules = self._rules[topic.name] = rules_for(self.image, topic.name)
+        key = (state, tuple(target), rules)
         plan = self._plans.get(key, self)
         if plan is self:
             try:
-                record = reassign(self.image, topic, index, state, target, self.allow_rf_change)
+                record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
                 plan = None if record is None else {
                     name: value for name, value in zip(record._fields, record) if name not in self._IDS}
             except KafkaError as exc:

@@ -25,7 +25,7 @@ from kraftwire.server.controller.broker_lifecycle import election_for
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import LEADER_RECOVERED, LEADER_RECOVERING, LEADER_UNCHANGED
 from kraftwire.server.metadata.image import merged_partition
-from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.partition_change import build_change, rules_for
 from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 56
@@ -91,7 +91,8 @@ def decide(image, request, version: int):
             if code:
                 partitions.append(PartitionResult(partition_index=index, error_code=code))
                 continue
-            change = build_change(image.brokers, topic.topic_id, index, state, isr=[b for b, _ in isr],
+            change = build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name),
+                                  isr=[b for b, _ in isr],
                                   leader_recovery_state=partition.leader_recovery_state,
                                   election=election_for(image, topic.name))
             if change is not None:

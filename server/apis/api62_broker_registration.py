@@ -9,7 +9,10 @@ and not owned by another broker (INVALID_REGISTRATION, 119, with Kafka's message
 registration has no directories: its replicas are MIGRATING.
 
 Rejoining with a new incarnation means the broker restarted: it is fenced and leaves ISRs and
-leaderships before the new registration is written, with a new epoch. Rejoining with the same
+leaderships before the new registration is written, with a new epoch. With eligible leader replicas on,
+a restart whose ``PreviousBrokerEpoch`` (v3+) is not the registered epoch was not a clean shutdown: the
+broker also leaves every ELR, as its log may have lost acknowledged records (Kafka's
+handleBrokerShutdown). Rejoining with the same
 incarnation amends the registration, as Kafka does: the epoch and the fencing and controlled-shutdown
 states stay, and the new record replaces the rest, the online directories included (how a simulated
 broker brings a restored log directory back).
@@ -21,7 +24,7 @@ from kraftwire.codec.messages import BrokerRegistrationResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import is_reserved_directory
 
-from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.controller.broker_lifecycle import restart_records
 from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 62
@@ -65,7 +68,8 @@ def decide(image, request, version: int, cluster_id: str, session_alive: bool):
     except RegistrationError as exc:
         return ControllerResult([], BrokerRegistrationResponse(error_code=exc.code))
     amending = existing is not None and existing.incarnation_id == request.incarnation_id
-    records = fence_broker(image, request.broker_id) if existing is not None and not amending else []
+    restarted = existing is not None and not amending
+    records = restart_records(image, request.broker_id, existing.epoch == request.previous_broker_epoch) if restarted else []
     epoch = existing.epoch if amending else image.offset + 1 + len(records)
     register = rec.RegisterBrokerRecord(
         broker_id=request.broker_id, incarnation_id=request.incarnation_id, broker_epoch=epoch,

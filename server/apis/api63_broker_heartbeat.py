@@ -11,8 +11,12 @@ session timeout the controller fences the broker.
 the broker's registered online ones go offline. Every partition whose replica on this broker lives in
 one of them loses the broker from its ISR and leadership (a new leader is elected, unclean where the
 topic allows it), and a BrokerRegistrationChangeRecord v2 lists the remaining online directories. Ids the
-broker does not own, or already offline, are ignored; the broker stays unfenced. ``CordonedLogDirs``
-(v2+, KIP-1066) is accepted and ignored.
+broker does not own, or already offline, are ignored; the broker stays unfenced.
+
+``CordonedLogDirs`` (v2+, KIP-1066), from metadata.version 4.3-IV0: when given (null means the broker
+has not caught up yet) and different, as a set, from the registration's (or the registration has none
+yet), a BrokerRegistrationChangeRecord v3 records it. Placement and manual assignments then avoid a
+broker whose directories are all cordoned (server/controller/topics.py).
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN
 
 from kraftwire.server.controller.broker_lifecycle import fence_broker, move_off_broker, unfence_broker
 from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL
 
 API_KEY = 63
 
@@ -32,7 +37,18 @@ def decide(image, request):
     if broker is None or broker.epoch != request.broker_epoch:
         return ControllerResult([], BrokerHeartbeatResponse(error_code=ErrorCode.STALE_BROKER_EPOCH, is_fenced=True))
     records, response = _lifecycle(image, broker, request)
-    return ControllerResult(records + offline_directories(image, broker, request.offline_log_dirs), response)
+    records += offline_directories(image, broker, request.offline_log_dirs)
+    return ControllerResult(records + cordoned_directories(image, broker, request.cordoned_log_dirs), response)
+
+
+def cordoned_directories(image, broker, cordoned) -> list:
+    """Kafka's handleDirectoriesCordoned, at the levels that have cordoned directories."""
+    if cordoned is None or image.metadata_version_level < CORDONED_LOG_DIRS_LEVEL:
+        return []
+    if broker.cordoned_log_dirs is not None and set(broker.cordoned_log_dirs) == set(cordoned):
+        return []
+    return [rec.BrokerRegistrationChangeRecord(broker_id=broker.broker_id, broker_epoch=broker.epoch,
+                                               cordoned_log_dirs=list(cordoned))]
 
 
 def offline_directories(image, broker, offline) -> list:

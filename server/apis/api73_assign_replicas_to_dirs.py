@@ -4,8 +4,9 @@ Who: brokers, on the controller listener only (simulated brokers send it for rep
 themselves, i.e. were given as UNASSIGNED, and when a future replica made by AlterReplicaLogDirs takes
 over). Whole-request failure, before anything else: an unregistered broker id or a broker epoch other
 than the registration's is STALE_BROKER_EPOCH (77), answered with the top-level ErrorCode and no
-Directories. kraftwire runs at metadata.version 3.9-IV0, so Kafka's UNSUPPORTED_VERSION below 3.7-IV2
-never applies.
+Directories. kraftwire runs at metadata.version 3.9-IV0 or later, so Kafka's UNSUPPORTED_VERSION below
+3.7-IV2 never applies. A cordoned directory is accepted, as Kafka's controller accepts it (the broker
+is what keeps new replicas off its cordoned directories, server/broker/log_dirs.py).
 
 Then every directory -> topic -> partition entry is answered in the request's order and nesting,
 duplicates included: an unknown topic id is UNKNOWN_TOPIC_ID (100) for each of its partitions; an
@@ -26,7 +27,7 @@ from kraftwire.codec.messages import AssignReplicasToDirsResponse
 
 from kraftwire.server.controller.broker_lifecycle import move_off_broker
 from kraftwire.codec import ErrorCode
-from kraftwire.server.controller.partition_change import build_change
+from kraftwire.server.controller.partition_change import build_change, rules_for
 from kraftwire.server.controller.result import ControllerResult
 
 API_KEY = 73
@@ -75,7 +76,8 @@ def decide(image, request):
                     code = ErrorCode.NONE
                     slot = state.replicas.index(broker_id)
                     moved = state.directories[:slot] + (entry.id,) + state.directories[slot + 1:]
-                    change = build_change(image.brokers, topic.topic_id, index, state, directories=moved)
+                    change = build_change(image.brokers, topic.topic_id, index, state,
+                                          rules=rules_for(image, topic.name), directories=moved)
                     if change is not None:
                         records.append(change)
                     if offline:

@@ -15,8 +15,9 @@ topic, as Kafka's error response has it.
 Every partition lists all its replicas and ISR members (unlike Metadata v0, nothing is filtered), the
 leader (-1 when its broker is not registered on this listener), and as offline the replicas whose
 broker is missing, fenced, not on this listener or whose directory is offline. ``EligibleLeaderReplicas``
-and ``LastKnownElr`` are those the log holds: empty unless it came from a Kafka cluster running with ELR,
-since kraftwire's controller runs without (as Kafka's does before ELR). With no authorizer every topic operation is allowed, so
+and ``LastKnownElr`` are the partition's (KIP-966): kept by the controller where
+eligible.leader.replicas.version is on (metadata.version 4.1-IV0 and later), empty otherwise unless
+the log came from a Kafka cluster running with them. With no authorizer every topic operation is allowed, so
 ``TopicAuthorizedOperations`` holds Kafka's full topic bit set.
 
 With an authorizer (server/apis/authorization.py) a topic needs DESCRIBE, as Kafka asks: an

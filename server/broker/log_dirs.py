@@ -7,7 +7,8 @@ absolute path (what DescribeLogDirs shows and AlterReplicaLogDirs names) and a s
 Placement follows Kafka's broker. A replica new to the broker goes where AlterReplicaLogDirs asked
 earlier, else to the directory the metadata names if it is one of the broker's online directories, else
 (UNASSIGNED, LOST, unknown, offline) to the online directory holding the fewest logs
-(LogManager.nextLogDirs). Whenever the metadata names another directory than the one holding a replica,
+(LogManager.nextLogDirs), leaving out cordoned directories (``cordoned.log.dirs``, KIP-1066) unless every
+online one is cordoned. Whenever the metadata names another directory than the one holding a replica,
 the broker reports the real one (AssignmentSender, Kafka's AssignmentsManager).
 
 AlterReplicaLogDirs starts a future replica in the target directory that copies the current one at
@@ -17,6 +18,11 @@ and none while replication is paused on the broker (``ReplicationNetwork.pause``
 Once it has caught up with the current replica the broker reports the new directory, and when the
 controller has accepted it the future replica replaces the current one. Sizes count bytes; offsets are
 bytes too (one offset per byte), so OffsetLag is the bytes a log still lacks.
+
+Cordoned directories (``cordoned.log.dirs``, the broker's own value or the cluster default; ``*`` cordons
+every directory) take no new replica and no AlterReplicaLogDirs move (INVALID_REPLICA_ASSIGNMENT, 39);
+from metadata.version 4.3-IV0 the broker reports them in its heartbeats (CordonedLogDirs) and
+DescribeLogDirs v5 flags them (IsCordoned).
 
 A failed directory takes its replicas offline (they stop copying and are not served), drops the
 future replicas in it or of replicas in it, and is reported in every heartbeat (OfflineLogDirs). A
@@ -43,6 +49,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse
 
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from .replica_manager import Replica
@@ -227,6 +234,21 @@ class LogDirManager:
                 return d
         raise KeyError(f"broker {self.broker.broker_id} has no log directory {path_or_index}")
 
+    def cordoned(self) -> list[LogDir]:
+        """The directories ``cordoned.log.dirs`` names (all for ``*``), in the broker's order."""
+        image = self.broker.image
+        named = configs.broker_value(image.broker_configs(str(self.broker.broker_id)), image.broker_configs(""),
+                                     configs.CORDONED_LOG_DIRS)
+        if configs.CORDONED_LOG_DIRS_ALL in named:
+            return list(self.directories)
+        return [d for d in self.directories if d.path in named]
+
+    def reported_cordoned(self) -> list[uuid.UUID] | None:
+        """The heartbeat's CordonedLogDirs: None below metadata.version 4.3-IV0, where there are none."""
+        if self.broker.image.metadata_version_level < CORDONED_LOG_DIRS_LEVEL:
+            return None
+        return [d.directory_id for d in self.cordoned()]
+
     def _by_path(self, path: str) -> LogDir | None:
         return next((d for d in self.directories if d.path == path), None)
 
@@ -273,10 +295,14 @@ class LogDirManager:
         named = next((d for d in online if d.directory_id == assigned), None)
         if named is not None:
             return named
+        cordoned = self.cordoned()
+        open_dirs = [d for d in online if d not in cordoned]
+        if not open_dirs:
+            return online[0]
         logs = dict(self._current_logs)
         for future in self.futures.values():
             logs[future.target] += 1
-        return min(online, key=logs.__getitem__)
+        return min(open_dirs, key=logs.__getitem__)
 
     def forget(self, replica: Replica) -> None:
         """The replica was deleted: so is its future replica."""
@@ -323,6 +349,8 @@ class LogDirManager:
             return ErrorCode.LOG_DIR_NOT_FOUND
         if not target.online:
             return ErrorCode.KAFKA_STORAGE_ERROR
+        if target in self.cordoned():
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT
         topic_id = image.topic_ids.get(topic_name)
         key = (topic_id, partition)
         replica = self._replicas.get(key) if topic_id is not None else None
@@ -450,6 +478,7 @@ class LogDirManager:
         for future in self.futures.values():
             size = int(future.copied)
             logs[future.target].append((future.replica, size, int(future.replica.log_bytes) - size, True))
+        cordoned = self.cordoned() if image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL else []
         results = []
         for directory in self.directories:
             if not directory.online:
@@ -464,7 +493,7 @@ class LogDirManager:
                         partition_index=replica.partition, partition_size=size, offset_lag=lag,
                         is_future_key=is_future))
             results.append(Result(
-                log_dir=directory.path, total_bytes=directory.capacity_bytes,
+                log_dir=directory.path, is_cordoned=directory in cordoned, total_bytes=directory.capacity_bytes,
                 usable_bytes=max(directory.capacity_bytes - used, 0),
                 topics=[DescribeLogDirsResponse.DescribeLogDirsTopic(name=name, partitions=partitions)
                         for name, partitions in topics.items()]))

@@ -149,7 +149,8 @@ class BrokerNode:
         response = await self.client.send(BrokerHeartbeatRequest(
             broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
             want_fence=self.want_fence,
-            offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online]))
+            offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online],
+            cordoned_log_dirs=self.log_manager.reported_cordoned()))
         if response.error_code == ErrorCode.STALE_BROKER_EPOCH:
             await self._register()
         return response

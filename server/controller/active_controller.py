@@ -24,11 +24,9 @@ import time
 import uuid
 from typing import Callable
 
-from kraftwire.codec import records as rec
-
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
-                                                      metadata_version_level, version_for)
+                                                      bootstrap_records, metadata_version_level, version_for)
 from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
 from .metadata_log import MetadataLog
@@ -68,8 +66,7 @@ class Controller:
         self.log.add_commit_listener(self._on_commit)
         self.log.snapshot_source = lambda: self.committed.copy()
         if METADATA_VERSION_FEATURE not in self.working.features:
-            await self.write(lambda image: ControllerResult([rec.FeatureLevelRecord(
-                name=METADATA_VERSION_FEATURE, feature_level=self.bootstrap_metadata_version_level)]))
+            await self.write(lambda image: ControllerResult(bootstrap_records(self.bootstrap_metadata_version_level)))
         self._inherit_sessions()
         self._expiry_task = asyncio.create_task(self._expire_sessions())
 

@@ -12,7 +12,8 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.constants import FENCE, NO_LEADER, UNFENCE, ConfigResourceType
 
 from kraftwire.server.metadata.image import MetadataImage
-from .partition_change import Election, build_change
+from kraftwire.server.metadata.record_versions import elr_enabled
+from .partition_change import Election, build_change, rules_for
 
 UNCLEAN_ELECTION_KEY = "unclean.leader.election.enable"
 
@@ -36,18 +37,35 @@ def fence_broker(image: MetadataImage, broker_id: int) -> list:
     return records + move_off_broker(image, broker_id, led_or_in_sync, brokers)
 
 
-def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=None) -> list:
+def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=None, *,
+                    unclean_shutdown: bool = False) -> list:
     """Take ``broker_id`` out of the ISR and leadership of ``partitions`` ((topic id, index) pairs),
     electing new leaders where needed (UNCLEAN where the topic allows it): Kafka's
-    generateLeaderAndIsrUpdates with a broker to remove. Each change is computed from ``image``."""
+    generateLeaderAndIsrUpdates with a broker to remove, or, for a broker that restarted without a
+    clean shutdown, one to take out of the eligible leader replicas as well. Each change is computed
+    from ``image``."""
     records = []
+    removed = frozenset({broker_id})
     for topic_id, index in partitions:
         topic = image.topics[topic_id]
         change = build_change(brokers or image.brokers, topic_id, index, topic.partitions[index],
-                              ineligible=frozenset({broker_id}), election=election_for(image, topic.name))
+                              rules=rules_for(image, topic.name), election=election_for(image, topic.name),
+                              **({"unclean_shutdown": removed} if unclean_shutdown else {"ineligible": removed}))
         if change is not None:
             records.append(change)
     return records
+
+
+def restart_records(image: MetadataImage, broker_id: int, clean: bool) -> list:
+    """What a new incarnation of a registered broker changes before it registers again (Kafka's
+    handleBrokerShutdown): with eligible leader replicas on and no clean shutdown, the broker leaves
+    every ISR and ELR it is in, since its log may have lost acknowledged records; otherwise it is
+    fenced (if it is not already) and leaves ISRs and leaderships."""
+    if clean or not elr_enabled(image.features):
+        return fence_broker(image, broker_id)
+    in_isr_or_elr = [(topic.topic_id, index) for topic, index, state in image.partitions()
+                     if broker_id in state.isr or broker_id in state.elr]
+    return move_off_broker(image, broker_id, in_isr_or_elr, unclean_shutdown=True)
 
 
 def unfence_broker(image: MetadataImage, broker_id: int) -> list:
@@ -58,7 +76,8 @@ def unfence_broker(image: MetadataImage, broker_id: int) -> list:
     brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
     for topic, index, state in image.partitions():
         if state.leader == NO_LEADER and broker_id in state.replicas:
-            change = build_change(brokers, topic.topic_id, index, state, election=election_for(image, topic.name))
+            change = build_change(brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name),
+                                  election=election_for(image, topic.name))
             if change is not None:
                 records.append(change)
     return records

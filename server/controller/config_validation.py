@@ -11,8 +11,9 @@ from enum import IntEnum
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.server.metadata.config_values import ConfigType, InvalidValue, java_split_commas, parse
-from kraftwire.server.metadata.configs import (BROKER_CONFIGS, MIN_INSYNC_REPLICAS, QUOTA_CONFIGS, TOPIC_CONFIGS,
-                                               ConfigKey, catalogue_of, topic_value)
+from kraftwire.server.metadata.configs import (BROKER_CONFIGS, CORDONED_LOG_DIRS, CORDONED_LOG_DIRS_ALL,
+                                               MIN_INSYNC_REPLICAS, QUOTA_CONFIGS, TOPIC_CONFIGS, ConfigKey,
+                                               catalogue_of, topic_value)
 
 
 class AlterOp(IntEnum):
@@ -105,13 +106,16 @@ def validate_topic_creation(configs: Sequence[tuple[str, str | None]],
 
 
 def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops: Sequence[Op], *,
-                            elr_enabled: bool = False) -> dict[str, str]:
+                            elr_enabled: bool = False, cordoning: bool = True,
+                            log_dirs: Sequence[str] | None = None) -> dict[str, str]:
     """Check an alteration of a broker's configs ("<id>", or "" for the cluster default) as the
     receiving broker and then the controller do, and return the resource's new dynamic configs.
 
     Values Kafka's broker rejects come back as INVALID_REQUEST, not INVALID_CONFIG (KAFKA-13609).
     Names Kafka does not know are accepted as custom configs, except under the kraftwire. prefix.
-    ``elr_enabled`` adds the controller's min.insync.replicas rules for eligible leader replicas."""
+    ``elr_enabled`` adds the controller's min.insync.replicas rules for eligible leader replicas;
+    ``cordoning`` false (metadata.version below 4.3-IV0) makes the controller refuse cordoned.log.dirs;
+    ``log_dirs`` (the receiving broker's) are what cordoned.log.dirs may name."""
     check_operations(ops)
     for name, op, _ in ops:
         if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
@@ -137,8 +141,25 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
                                           f"cluster default (empty broker id): [{', '.join(cluster_only)}]")
     _parse_all(BROKER_CONFIGS, updated, ErrorCode.INVALID_REQUEST)
+    if log_dirs is not None and updated.get(CORDONED_LOG_DIRS):
+        _check_cordoned_log_dirs(updated[CORDONED_LOG_DIRS], log_dirs)
     _check_records(current, updated, ops, only_changes=False, elr_resource=resource_name if elr_enabled else None)
+    if not cordoning and any(name == CORDONED_LOG_DIRS for name, _, _ in ops):
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"The {CORDONED_LOG_DIRS} configuration value cannot be set because "
+                                                   "it requires metadata.version >= 4.3-IV0")
     return updated
+
+
+def _check_cordoned_log_dirs(value: str, log_dirs: Sequence[str]) -> None:
+    """The receiving broker's check (DynamicLogConfig): entries of its log.dirs, or * (all of them)."""
+    entries = parse(BROKER_CONFIGS[CORDONED_LOG_DIRS], value)
+    if CORDONED_LOG_DIRS_ALL in entries:
+        return
+    unknown = next((entry for entry in entries if entry not in log_dirs), None)
+    if unknown is not None:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Invalid value [{', '.join(entries)}] for configuration {CORDONED_LOG_DIRS}: Invalid entry in "
+                         f"{CORDONED_LOG_DIRS}: {unknown}. All cordoned log dirs must be entries of log.dirs or log.dir.")
 
 
 def check_operations(ops: Sequence[Op]) -> None:

@@ -5,10 +5,13 @@ replicas, adding/removing, directories) and the kind of election, it first tries
 in-flight reassignment, then elects a leader, then writes only the fields that change. It returns None
 when nothing would change (Kafka never writes a no-op change record).
 
-Rules (reference §2.4, §2.10):
-* completion (Kafka 4.3, KAFKA-19975): with AR/RR non-empty, I' = ISR - RR and R' = R - RR; complete
-  when I' and R' are non-empty (I' may be empty only when nothing is being removed), every adding replica
-  is in I', and, when the replication factor shrinks (|AR| < |RR|), every replica of R' is in I';
+Rules (reference §2.4, §2.10), with what the cluster's metadata.version turns on (``ChangeRules``):
+* completion: with AR/RR non-empty, I' = ISR - RR and R' = R - RR; complete when I' and R' are
+  non-empty (I' may be empty only when nothing is being removed) and every adding replica is in I'.
+  Kafka 4.3 (KAFKA-19975) asks more only when the replication factor shrinks (|AR| < |RR|): every
+  replica of R' in I'; Kafka before 4.3 asks that always. Kafka ships the change with its 4.3 release,
+  not behind a metadata.version; kraftwire runs a cluster at a level as the Kafka release that added
+  the level, so levels below 4.3-IV0 complete by the old rule;
 * a leader is acceptable when its broker is registered, unfenced, not shutting down and its directory
   for this partition is online, judged on the directories before the change as Kafka's LeaderAcceptor
   does (so a record that only moves a replica to an offline directory keeps its leader: the move away
@@ -16,8 +19,16 @@ Rules (reference §2.4, §2.10):
 * election (ONLINE/UNCLEAN): keep the leader if it can lead and is in the target ISR, else the first
   such replica in replica order; PREFERRED tries the first replica first; UNCLEAN then falls back to
   the first acceptable replica, whose ISR becomes just itself, RECOVERING;
-* the ISR never becomes empty: when its last member must go, it stays and the partition goes leaderless
-  (Kafka without ELR);
+* without eligible leader replicas the ISR never becomes empty: when its last member must go, it stays
+  and the partition goes leaderless;
+* with eligible leader replicas (KIP-966, ``eligible.leader.replicas.version`` 1, on from 4.1-IV0):
+  an ISR below the topic's min.insync.replicas (capped at the replication factor) moves the members
+  it loses into the ELR (less any replica that shut down uncleanly), and an ISR back at min ISR
+  empties the ELR; the ISR may become empty; when it is, an acceptable ELR member may be elected and
+  becomes the ISR; a partition that goes leaderless for the first time remembers its last leader in
+  LastKnownElr, which is elected (as an unclean election: ISR itself, RECOVERING) when ISR and ELR are
+  both empty and it can lead again, and cleared once the partition has a leader; an unclean election
+  empties the ELR;
 * leader epoch: +1 when the leader changes, and also when a replica leaves the replica set (forced by
   writing the current leader, even -1); the partition epoch goes up on every record (applied on replay).
 """
@@ -25,20 +36,46 @@ from __future__ import annotations
 
 import uuid
 from enum import Enum
+from typing import NamedTuple
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import LEADER_RECOVERING, LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED
 
-from kraftwire.server.metadata.image import BrokerState, PartitionState
+from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS, topic_value
+from kraftwire.server.metadata.image import BrokerState, MetadataImage, PartitionState
+from kraftwire.server.metadata.record_versions import RELAXED_COMPLETION_LEVEL, elr_enabled
 
 Brokers = dict[int, BrokerState]
-
 
 
 class Election(Enum):
     ONLINE = "online"  # keep the leader if it can stay, else the first acceptable in-sync replica
     PREFERRED = "preferred"  # move leadership to the first replica if it is acceptable and in sync
     UNCLEAN = "unclean"  # like ONLINE, falling back to any acceptable replica when none is in sync
+
+
+class ChangeRules(NamedTuple):
+    """What the cluster's metadata.version and features turn on for one topic's partition changes."""
+
+    relaxed_completion: bool = True  # KAFKA-19975 (Kafka 4.3)
+    elr: bool = False  # eligible leader replicas (KIP-966)
+    min_isr: int = 1  # the topic's effective min.insync.replicas, which the ELR follows
+
+
+def rules_for(image: MetadataImage, topic_name: str) -> ChangeRules:
+    """The rules at the image's metadata.version for ``topic_name``; min ISR as Kafka's
+    getTopicEffectiveMinIsr: the topic's min.insync.replicas, else the cluster default, else 1,
+    capped at the replication factor of the topic's partition 0."""
+    elr = elr_enabled(image.features)
+    min_isr = 1
+    if elr:
+        min_isr = topic_value(image.topic_configs(topic_name), image.broker_configs(""), MIN_INSYNC_REPLICAS)
+        topic = image.topic(topic_name)
+        first = topic.partitions.get(0) if topic is not None else None
+        if first is not None:
+            min_isr = min(min_isr, len(first.replicas))
+    return ChangeRules(relaxed_completion=image.metadata_version_level >= RELAXED_COMPLETION_LEVEL, elr=elr,
+                       min_isr=min_isr)
 
 
 def default_directory(brokers: Brokers, broker_id: int) -> uuid.UUID:
@@ -66,8 +103,9 @@ def _without(values, removed) -> tuple[int, ...]:
     return tuple(v for v in values if v not in removed)
 
 
-def try_complete_reassignment(replicas, isr, adding, removing):
-    """Kafka 4.3's completion rule; returns (replicas, isr) after completion, or None if not yet."""
+def try_complete_reassignment(replicas, isr, adding, removing, relaxed: bool = True):
+    """The completion rule (Kafka 4.3's when ``relaxed``, else the earlier one); returns (replicas,
+    isr) after completion, or None if not yet."""
     if not adding and not removing:
         return None
     new_isr = _without(isr, removing)
@@ -78,20 +116,22 @@ def try_complete_reassignment(replicas, isr, adding, removing):
         return None
     if any(a not in new_isr for a in adding):
         return None
-    if len(adding) < len(removing) and any(r not in new_isr for r in new_replicas):
+    if (not relaxed or len(adding) < len(removing)) and any(r not in new_isr for r in new_replicas):
         return None
     return new_replicas, new_isr
 
 
 def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state: PartitionState, *,
-                 isr=None, replicas=None, adding=None, removing=None, directories=None,
+                 rules: ChangeRules, isr=None, replicas=None, adding=None, removing=None, directories=None,
                  leader_recovery_state: int | None = None, election: Election = Election.ONLINE,
-                 ineligible: frozenset[int] = frozenset()):
+                 ineligible: frozenset[int] = frozenset(), unclean_shutdown: frozenset[int] = frozenset()):
     """The PartitionChangeRecord taking ``state`` to the targets, or None if nothing changes.
 
     ``brokers`` are the registrations to judge leaders by (usually ``image.brokers``; a decision that
-    also changes a registration passes the registrations as they will be).
-    ``ineligible`` lists brokers that must not lead (and leave the ISR), e.g. one being fenced.
+    also changes a registration passes the registrations as they will be); ``rules`` what the
+    metadata.version turns on (``rules_for``).
+    ``ineligible`` lists brokers that must not lead (and leave the ISR), e.g. one being fenced;
+    ``unclean_shutdown`` brokers that restarted without a clean shutdown: they also leave the ELR.
     ``leader_recovery_state`` is the wanted state (AlterPartition's); None keeps the current one."""
     target_replicas = state.replicas if replicas is None else tuple(replicas)
     target_isr = state.isr if isr is None else tuple(isr)
@@ -101,47 +141,61 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
         target_dirs = tuple(directories)
     else:
         target_dirs = state.directories if replicas is None else _realign_directories(brokers, state, target_replicas)
-    if ineligible:
-        target_isr = _without(target_isr, ineligible)
+    excluded = ineligible | unclean_shutdown
+    if excluded:
+        target_isr = _without(target_isr, excluded)
 
-    completed = try_complete_reassignment(target_replicas, target_isr, target_adding, target_removing)
+    completed = try_complete_reassignment(target_replicas, target_isr, target_adding, target_removing,
+                                          rules.relaxed_completion)
     if completed is not None:
         kept = completed[0]
         target_dirs = tuple(target_dirs[target_replicas.index(b)] for b in kept)
         target_replicas, target_isr = completed
         target_adding = target_removing = ()
 
+    target_elr = _eligible_leader_replicas(state, target_isr, rules, unclean_shutdown)
+
     def can_lead(broker_id: int) -> bool:
-        if broker_id in ineligible:
+        if broker_id in excluded:
             return False
         if broker_id in state.replicas:
             return acceptable_leader(brokers, broker_id, state.directory_of(broker_id))
+        if broker_id not in target_replicas:
+            return False
         return acceptable_leader(brokers, broker_id, target_dirs[target_replicas.index(broker_id)])
 
     def valid_leader(broker_id: int) -> bool:
-        return broker_id in target_isr and broker_id in target_replicas and can_lead(broker_id)
+        """In the target ISR, or in the ELR when the ISR is empty, and able to lead."""
+        eligible = broker_id in target_isr or (not target_isr and broker_id in target_elr)
+        return eligible and broker_id in target_replicas and can_lead(broker_id)
 
-    unclean = False
-    if election is Election.PREFERRED and valid_leader(target_replicas[0]):
-        leader = target_replicas[0]
-    elif valid_leader(state.leader):
-        leader = state.leader
-    else:
-        in_sync = [b for b in target_replicas if valid_leader(b)]
-        alive = [b for b in target_replicas if can_lead(b)] if election is Election.UNCLEAN else []
-        leader, unclean = (in_sync[0], False) if in_sync else (alive[0], True) if alive else (NO_LEADER, False)
+    leader, unclean = _elect(state, target_replicas, target_isr, target_elr, rules, election, valid_leader,
+                             can_lead)
 
     changes = {}
     if leader != state.leader:
         changes["leader"] = leader
+        if leader in target_elr:  # elected from the ELR: it is the ISR now
+            target_isr = (leader,)
+            target_elr = tuple(b for b in target_elr if b != leader)
         if unclean:  # nobody in sync could lead: the new leader's log becomes the truth
             changes["isr"] = (leader,)
             if state.leader_recovery_state != LEADER_RECOVERING:
                 changes["leader_recovery_state"] = LEADER_RECOVERING
     elif any(b not in target_replicas for b in state.replicas):
         changes["leader"] = leader  # a replica left: force a leader-epoch bump (even with no leader)
-    if "isr" not in changes and target_isr and target_isr != state.isr:
+    if "isr" in changes or not rules.elr:
+        target_elr = ()  # an unclean election, or no ELR, leaves no eligible leader replicas
+    if target_elr != state.elr:
+        changes["eligible_leader_replicas"] = target_elr
+    if "isr" not in changes and (target_isr or rules.elr) and target_isr != state.isr:
         changes["isr"] = target_isr  # without ELR an ISR is never emptied: it keeps its last member
+    if rules.elr:
+        written_leader = changes.get("leader", LEADER_UNCHANGED)
+        if written_leader == NO_LEADER and not state.last_known_elr:
+            changes["last_known_elr"] = (state.leader,)  # leaderless for the first time: remember who led
+        elif written_leader >= 0 and state.last_known_elr:
+            changes["last_known_elr"] = ()
     if target_replicas:
         if target_dirs != state.directories:
             changes["directories"] = target_dirs
@@ -157,6 +211,38 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
         return None
     changes.setdefault("leader", LEADER_UNCHANGED)
     return rec.PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, **changes)
+
+
+def _eligible_leader_replicas(state: PartitionState, target_isr, rules: ChangeRules, unclean_shutdown):
+    """The ELR before the election (Kafka's maybePopulateTargetElr): empty once the ISR reaches min
+    ISR; below it, the current ISR and ELR less the target ISR and the uncleanly shut down, ascending."""
+    if not rules.elr:
+        return state.elr
+    if len(target_isr) >= rules.min_isr:
+        return ()
+    return tuple(sorted(b for b in set(state.elr) | set(state.isr)
+                        if b not in target_isr and b not in unclean_shutdown))
+
+
+def _elect(state, target_replicas, target_isr, target_elr, rules, election, valid_leader, can_lead):
+    """(leader, unclean): the current leader if still valid, else the first valid replica in replica
+    order (the first replica first for PREFERRED), else the last known leader when ISR and ELR are
+    empty, else for UNCLEAN the first replica able to lead, else no leader."""
+    if election is Election.PREFERRED and valid_leader(target_replicas[0]):
+        return target_replicas[0], False
+    if valid_leader(state.leader):
+        return state.leader, False
+    in_sync = next((b for b in target_replicas if valid_leader(b)), None)
+    if in_sync is not None:
+        return in_sync, False
+    if (rules.elr and not target_isr and not target_elr and len(state.last_known_elr) == 1
+            and can_lead(state.last_known_elr[0])):
+        return state.last_known_elr[0], True
+    if election is Election.UNCLEAN:
+        alive = next((b for b in target_replicas if can_lead(b)), None)
+        if alive is not None:
+            return alive, True
+    return NO_LEADER, False
 
 
 def _realign_directories(brokers: Brokers, state: PartitionState, replicas) -> tuple[uuid.UUID, ...]:

@@ -22,7 +22,6 @@ from .placement import place
 
 # One user operation writes at most this many records (QuorumController.MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
-# MetadataVersion 3.9-IV0 writes partition records with Directories and without ELR fields.
 
 _MAX_NAME_LENGTH = 249
 _LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -89,6 +88,9 @@ def check_manual_assignment(image: MetadataImage, replicas: Sequence[int],
         if broker_id not in image.brokers:
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
                                                          f"{broker_id}, but no such broker is registered.")
+        if not image.brokers[broker_id].has_uncordoned_dirs:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
+                                                         f"{broker_id}, but all its log directories are cordoned.")
         if broker_id == previous:
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker "
                                                          f"{broker_id} more than once.")
@@ -112,8 +114,9 @@ def manual_isr(image: MetadataImage, replicas: Sequence[int], partition_id: int)
 def place_partitions(image: MetadataImage, start_partition: int, count: int, replication_factor: int,
                      rng: random.Random) -> list[list[int]]:
     """Replica lists for new partitions over the usable brokers (all registered ones not in
-    controlled shutdown; fenced ones only as followers, and only when unfenced ones run out)."""
-    usable = [b for b in image.brokers.values() if not b.in_controlled_shutdown]
+    controlled shutdown and with a directory that is not cordoned; fenced ones only as followers, and
+    only when unfenced ones run out)."""
+    usable = [b for b in image.brokers.values() if not b.in_controlled_shutdown and b.has_uncordoned_dirs]
     brokers = [(b.broker_id, b.rack) for b in sorted(usable, key=lambda b: b.broker_id)]
     fenced = {b.broker_id for b in usable if b.fenced}
     return place(brokers, start_partition, count, replication_factor, rng, fenced)

@@ -57,8 +57,8 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
                         "missing topics it names (default off, where Kafka's default is on: see README)")
     p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
-                   help=f"metadata.version written at the first start; records are written at its versions "
-                        f"(default {DEFAULT_METADATA_VERSION}: see README for why not the newest)")
+                   help=f"metadata.version written at the first start, choosing the behaviours and record "
+                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README)")
     p.add_argument("--num-partitions", type=int, default=None,
                    help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
     p.add_argument("--default-replication-factor", type=int, default=None,

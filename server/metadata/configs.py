@@ -44,6 +44,8 @@ ALTER_LOG_DIRS_IO_MAX_BYTES = "replica.alter.log.dirs.io.max.bytes.per.second"
 LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
+CORDONED_LOG_DIRS_ALL = "*"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 PARTITION_SIZE_BYTES = "kraftwire.partition.size.bytes"
 PARTITION_SIZES_BYTES = "kraftwire.partition.sizes.bytes"
@@ -212,6 +214,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
     ConfigKey("log.dir", _LIST, ("/tmp/kafka-logs",), "The log directory, used when log.dirs is not set.",
               read_only=True),
     ConfigKey("log.dirs", _LIST, None, "The log directories of the broker.", read_only=True),
+    ConfigKey(CORDONED_LOG_DIRS, _LIST, (),
+              "Log directories (entries of log.dirs, or * for all) where no new replica is placed "
+              "(metadata.version 4.3-IV0 and later)."),
     ConfigKey(LEADER_THROTTLED_RATE, _LONG, LONG_MAX,
               "Cap in bytes/s on replication sent by this broker as leader for throttled replicas.", _AT_LEAST_0),
     ConfigKey(FOLLOWER_THROTTLED_RATE, _LONG, LONG_MAX,

@@ -43,9 +43,16 @@ class BrokerState:
     in_controlled_shutdown: bool
     log_dirs: tuple[uuid.UUID, ...]  # the broker's online directories
     features: tuple[tuple[str, int, int], ...] = ()  # (name, min, max) supported, as registered
-    # Cordoned directories (KIP-1066) as a Kafka 4.3+ log holds them, None until reported; kraftwire's
-    # brokers cordon none.
+    # Cordoned directories (KIP-1066, from metadata.version 4.3-IV0): None until the broker reports them
+    # in a heartbeat.
     cordoned_log_dirs: tuple[uuid.UUID, ...] | None = None
+
+    @property
+    def has_uncordoned_dirs(self) -> bool:
+        """New replicas may be placed here: some directory is not cordoned (Kafka's hasUncordonedDirs)."""
+        if not self.log_dirs or self.cordoned_log_dirs is None:
+            return True
+        return any(d not in self.cordoned_log_dirs for d in self.log_dirs)
 
     @property
     def active(self) -> bool:
@@ -74,8 +81,8 @@ class PartitionState(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     directories: tuple[uuid.UUID, ...]
-    # Eligible leader replicas (KIP-966) as a Kafka log at 4.0-IV1+ holds them; kraftwire's own
-    # controller runs without ELR and never sets them.
+    # Eligible leader replicas (KIP-966), kept by the controller where eligible.leader.replicas.version
+    # is on (server/controller/partition_change.py), or as a Kafka log holds them.
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
 
@@ -188,7 +195,8 @@ class MetadataImage:
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
     def _snapshot_records(self):
-        for name, level in sorted(self.features.items()):
+        # metadata.version first, as Kafka's FeaturesImage writes it: a reader needs it before the rest
+        for name, level in sorted(self.features.items(), key=lambda item: (item[0] != METADATA_VERSION_FEATURE, item[0])):
             yield rec.FeatureLevelRecord(name=name, feature_level=level)
         for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
             yield rec.RegisterBrokerRecord(

@@ -1,19 +1,24 @@
-"""Which metadata.version a cluster runs at, and which version of each metadata record it writes there.
+"""Which metadata.version a cluster runs at, which version of each metadata record it writes there, and
+which behaviours each level turns on.
 
-A cluster is started at one of ``METADATA_VERSIONS`` (default 3.9-IV0, feature level 21) and writes its
-FeatureLevelRecord once, at its first start; later starts keep the level in the log. Records are
-written at the versions Kafka's MetadataVersion picks for the level the image holds:
-PartitionRecord and PartitionChangeRecord v1 (Directories) and from 4.0-IV1 v2 (the ELR fields, left
-empty: kraftwire runs as a Kafka cluster with eligible.leader.replicas.version=0); RegisterBrokerRecord
-v3 (LogDirs) and from 4.3-IV0 v4 (CordonedLogDirs, empty: nothing is cordoned); BrokerRegistrationChange
-Record at the version its change needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled
-shutdown, v2 for a change of log directories). Every other record has only version 0.
+A cluster is started at one of ``METADATA_VERSIONS`` (default 4.3-IV0, feature level 30) and writes its
+FeatureLevelRecord once, at its first start; later starts keep the level in the log. With it come the
+other features Kafka's storage tool finalizes for that release and kraftwire models
+(``bootstrap_records``): eligible.leader.replicas.version 1 from 4.1-IV0, with the cluster-wide
+min.insync.replicas=1 Kafka's controller writes for it. Records are written at the
+versions Kafka's MetadataVersion picks for the level the image holds: PartitionRecord and
+PartitionChangeRecord v1 (Directories) and from 4.0-IV1 v2 (the ELR fields); RegisterBrokerRecord v3
+(LogDirs) and from 4.3-IV0 v4 (CordonedLogDirs); BrokerRegistrationChangeRecord at the version its
+change needs (Kafka's fixed choice: v0 to fence or unfence, v1 for controlled shutdown, v2 for a change
+of log directories, v3 for a change of cordoned directories). Every other record has only version 0.
 
 A record that carries ELR or cordoned directories is written at the version that has them whatever
 the level: only a log from elsewhere gives kraftwire such state, and a snapshot must keep it.
 
-What the later levels turn on in Kafka beyond record versions (ELR elections, cordoned directories,
-ApiVersions v5's ClusterId and NodeId) kraftwire does not model; README.md lists them.
+Behaviours by level: eligible leader replicas (KIP-966) wherever the eligible.leader.replicas.version
+feature is 1 (``elr_enabled``); cordoned log directories (KIP-1066) from 4.3-IV0; the reassignment
+completion rule of Kafka 4.3 (KAFKA-19975) from 4.3-IV0, the earlier one below (Kafka ships it with
+the 4.3 release rather than behind a level; kraftwire runs each level as the release that added it).
 
 Decisions return bare records and the controller picks each one's version here, so the choice lives in
 one place.
@@ -21,6 +26,9 @@ one place.
 from __future__ import annotations
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
+
+from .configs import MIN_INSYNC_REPLICAS
 
 METADATA_VERSION_FEATURE = "metadata.version"
 # The levels kraftwire can run at (Kafka's MetadataVersion from 3.9-IV0; 4.4-IV2 is Kafka's newest
@@ -29,11 +37,18 @@ METADATA_VERSIONS = {
     "3.9-IV0": 21, "4.0-IV0": 22, "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.1-IV0": 26, "4.1-IV1": 27,
     "4.2-IV0": 28, "4.2-IV1": 29, "4.3-IV0": 30, "4.4-IV0": 31, "4.4-IV1": 32, "4.4-IV2": 33,
 }
-DEFAULT_METADATA_VERSION = "3.9-IV0"
+# The production level of Kafka's newest release (4.3); trunk's newest, 4.4-IV2, is unreadable by released
+# Kafka's tools and brokers (README.md).
+DEFAULT_METADATA_VERSION = "4.3-IV0"
 METADATA_VERSION_LEVEL = max(METADATA_VERSIONS.values())  # the newest level kraftwire's nodes support
 MIN_METADATA_VERSION = 7  # 3.3-IV3, the oldest KRaft metadata.version
 ELR_RECORDS_LEVEL = 23  # 4.0-IV1: PartitionRecord and PartitionChangeRecord v2
-CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4
+ELR_DEFAULT_LEVEL = 26  # 4.1-IV0: new clusters start with eligible leader replicas on
+CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4, cordoned log directories
+RELAXED_COMPLETION_LEVEL = 30  # 4.3-IV0: the first level of the release with KAFKA-19975
+ELR_FEATURE = "eligible.leader.replicas.version"
+# The features kraftwire's nodes support, (min, max) as Kafka's do.
+SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1)}
 
 
 def metadata_version_level(name: str) -> int:
@@ -53,7 +68,26 @@ def version_for(record, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]
     if kind is rec.RegisterBrokerRecord:
         return 4 if level >= CORDONED_LOG_DIRS_LEVEL or record.cordoned_log_dirs is not None else 3
     if kind is rec.BrokerRegistrationChangeRecord:
+        if record.cordoned_log_dirs is not None:
+            return 3
         if record.log_dirs:
             return 2
         return 1 if record.in_controlled_shutdown else 0
     return 0
+
+
+def elr_enabled(features: dict[str, int]) -> bool:
+    """Eligible leader replicas are on (Kafka's FeatureControlManager.isElrFeatureEnabled)."""
+    return features.get(ELR_FEATURE, 0) >= 1
+
+
+def bootstrap_records(level: int) -> list:
+    """What a cluster first started at metadata.version ``level`` writes: the features Kafka's storage
+    tool finalizes for it (those kraftwire models) and, with eligible leader replicas on, the
+    cluster-wide min.insync.replicas that Kafka's controller then writes (ActivationRecordsGenerator)."""
+    records = [rec.FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=level)]
+    if level >= ELR_DEFAULT_LEVEL:
+        records += [rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1),
+                    rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
+                                     name=MIN_INSYNC_REPLICAS, value="1")]
+    return records
