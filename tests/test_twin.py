@@ -139,8 +139,10 @@ def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
     try:
         seen = source["seen"]
         assert kafka_topics_describe(served.bootstrap) == seen["topics"]  # topic id, partitions, replicas, ISR
-        # metadata.version kept (kraftwire's nodes advertise no other feature: README, differences)
-        assert finalized_features(served.bootstrap) == {"metadata.version": seen["features"]["metadata.version"]}
+        # metadata.version kept; the features kraftwire advertises (README, differences) at the source's levels
+        features = finalized_features(served.bootstrap)
+        assert features["metadata.version"] == seen["features"]["metadata.version"]
+        assert {name: seen["features"].get(name) for name in features} == features
         admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, request_timeout_ms=30000)
         try:
             assert partitions_of(admin, TOPIC) == seen["partitions"]
