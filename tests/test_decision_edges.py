@@ -106,6 +106,26 @@ def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly
     assert (record.replicas, record.isr, record.leader, record.leader_recovery_state) == ((1, 2), (1,), 1, -1)
 
 
+
+def test_an_isr_equal_to_the_current_one_changes_nothing():
+    """ISRs compare by value: one rebuilt from a request, or left as it was by a fence that does not touch
+    it, is no change."""
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1, 2]}})
+    state = image.topic("t").partitions[0]
+    assert build_change(image.brokers, topic_id, 0, state, isr=tuple([1, 2])) is None
+    assert build_change(image.brokers, topic_id, 0, state, ineligible=frozenset({3})) is None
+
+
+def test_kip860_compares_replication_factors_by_value():
+    """A factor above 256 is not a cached small int: the same factor given again is no change of it."""
+    brokers = list(range(1, 301))
+    image = image_with_brokers(*brokers, 301)
+    add_topic(image, "t", {0: {"replicas": brokers}})
+    records, answers = decide_alter(image, "t", 0, brokers[1:] + [301], allow_rf_change=False)
+    assert answers == [(0, None)] and records[0].adding_replicas == (301,)
+
+
 # --- configs -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, shown, rule", [("1000", "1000.0", "Value must be no more than 1"),
