@@ -94,6 +94,16 @@ def test_an_unclean_election_takes_the_first_live_replica_in_replica_order():
     assert (record.leader, record.isr, record.leader_recovery_state) == (2, (2,), 1)
 
 
+
+def test_an_unclean_election_of_a_partition_already_recovering_leaves_its_state_unwritten():
+    """As Kafka's PartitionChangeBuilder, the record carries the recovery state only when it changes."""
+    image = image_with_brokers(1, 2, 3, fenced={1, 2})
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": 1}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
+    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (3, (3,), -1)
+
+
 def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly():
     """Kafka's revert names the ISR itself (the first remaining replica): the election that follows is
     then a clean one, and the partition is not marked recovering."""
