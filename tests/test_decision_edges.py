@@ -208,6 +208,27 @@ def test_deleting_one_config_keeps_the_others_of_the_resource():
     assert image.topic_configs("t") == {} and (2, "t") not in image.configs
 
 
+
+def test_clearing_elr_empties_it_and_bumps_each_cleared_partitions_epoch_by_one():
+    """ClearElrRecord names one topic, or every topic when its name is empty; partitions without an ELR
+    keep their epoch."""
+    image = image_with_brokers(1, 2, 3)
+    topic_ids = {name: add_topic(image, name, {0: {"replicas": [1, 2, 3]}, 1: {"replicas": [1, 2, 3]}})
+                 for name in ("a", "b")}
+    for name, topic_id in topic_ids.items():
+        image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1], eligible_leader_replicas=[2],
+                                              last_known_elr=[3]), image.offset + 1)
+
+    def partitions(name):
+        return [(p.elr, p.last_known_elr, p.partition_epoch) for _, p in sorted(image.topic(name).partitions.items())]
+
+    assert partitions("a") == partitions("b") == [((2,), (3,), 1), ((), (), 0)]
+    image.apply(rec.ClearElrRecord(topic_name="a"), image.offset + 1)
+    assert (partitions("a"), partitions("b")) == ([((), (), 2), ((), (), 0)], [((2,), (3,), 1), ((), (), 0)])
+    image.apply(rec.ClearElrRecord(topic_name=""), image.offset + 1)
+    assert partitions("a") == partitions("b") == [((), (), 2), ((), (), 0)]
+
+
 # --- throttle removal ----------------------------------------------------------------------------------
 
 def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about():
