@@ -54,3 +54,12 @@ def test_a_known_tagged_field_with_bytes_left_over_is_refused_by_both():
         BH.decode(data, 1)
     with pytest.raises(MalformedError, match="tagged field 0 of .* has bytes left over"):
         BH.construct(1).parse(data)
+
+
+
+def test_a_field_the_version_lacks_may_hold_a_value_equal_to_its_default():
+    """MetadataResponse's ClusterAuthorizedOperations exists from v8: at v0 a value equal to its default
+    (INT32_MIN, read here from text, so not the same object) is written as nothing, as the default is."""
+    unset = int("-2147483648")
+    written = both_ways(m.MetadataResponse(cluster_authorized_operations=unset), 0)
+    assert written == m.MetadataResponse().encode(0)

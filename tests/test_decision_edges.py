@@ -5,6 +5,8 @@ Images are built by applying records, as the controller builds them.
 """
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kraftwire.codec import records as rec
@@ -227,6 +229,33 @@ def test_clearing_elr_empties_it_and_bumps_each_cleared_partitions_epoch_by_one(
     assert (partitions("a"), partitions("b")) == ([((), (), 2), ((), (), 0)], [((2,), (3,), 1), ((), (), 0)])
     image.apply(rec.ClearElrRecord(topic_name=""), image.offset + 1)
     assert partitions("a") == partitions("b") == [((), (), 2), ((), (), 0)]
+
+
+
+def test_a_partition_of_more_than_256_replicas_keeps_its_directories_through_an_isr_change():
+    """Replica and directory counts compare by value (above 256 they are not cached small ints)."""
+    brokers = list(range(1, 301))
+    image = image_with_brokers(*brokers)
+    topic_id = add_topic(image, "t", {0: {"replicas": brokers}})
+    directories = image.topic("t").partitions[0].directories
+    assert MIGRATING not in directories
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=brokers[:2]), image.offset + 1)
+    assert image.topic("t").partitions[0].directories == directories
+
+
+def test_a_copy_is_equal_and_independent_and_keeps_a_transaction_in_flight():
+    image = image_with_brokers(1, 2)
+    add_topic(image, "t", {0: {"replicas": [1, 2]}})
+    copy = image.copy()
+    assert list(copy.to_records()) == list(image.to_records())
+    copy.apply(rec.TopicRecord(name="u", topic_id=uuid.uuid4()), copy.offset + 1)
+    assert image.topic("u") is None
+    image.apply(rec.BeginTransactionRecord(name="t"), image.offset + 1)
+    image.apply(rec.ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="1"), image.offset + 1)
+    inside = image.copy()
+    inside.apply(rec.EndTransactionRecord(), inside.offset + 1)
+    assert inside.topic_configs("t") == {"retention.ms": "1"}
+    assert image.topic_configs("t") == {} and image.pending_transaction is not None
 
 
 # --- throttle removal ----------------------------------------------------------------------------------
