@@ -63,3 +63,13 @@ def test_a_field_the_version_lacks_may_hold_a_value_equal_to_its_default():
     unset = int("-2147483648")
     written = both_ways(m.MetadataResponse(cluster_authorized_operations=unset), 0)
     assert written == m.MetadataResponse().encode(0)
+
+
+@pytest.mark.parametrize("version, data", [(3, "00000001 ffff 00000005"), (4, "02 00 00000005 00")])
+def test_a_null_string_in_an_array_of_strings_is_refused(version, data):
+    """DeleteTopicsRequest's TopicNames are []string: the elements are never nullable."""
+    data = bytes.fromhex(data.replace(" ", ""))
+    with pytest.raises(MalformedError, match="TopicNames is null but not nullable"):
+        m.DeleteTopicsRequest.decode(data, version)
+    with pytest.raises(MalformedError, match="TopicNames is null but not nullable"):
+        m.DeleteTopicsRequest.construct(version).parse(data)

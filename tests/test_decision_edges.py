@@ -258,6 +258,21 @@ def test_a_copy_is_equal_and_independent_and_keeps_a_transaction_in_flight():
     assert image.topic_configs("t") == {} and image.pending_transaction is not None
 
 
+
+def test_a_snapshot_keeps_acls_and_scram_credentials():
+    image = image_with_brokers(1)
+    image.apply(rec.AccessControlEntryRecord(id=uuid.uuid4(), resource_type=2, resource_name="t", pattern_type=3,
+                                             principal="User:alice", host="*", operation=3, permission_type=3),
+                image.offset + 1)
+    image.apply(rec.UserScramCredentialRecord(name="alice", mechanism=1, salt=b"s", stored_key=b"k", server_key=b"v",
+                                              iterations=4096), image.offset + 1)
+    rebuilt = MetadataImage()
+    for offset, (record, version) in enumerate(image.to_records()):
+        rebuilt.apply(rec.decode_frame(rec.encode_frame(record, version))[0], offset)
+    assert len(image.acls) == len(image.scram) == 1
+    assert (rebuilt.acls, rebuilt.scram) == (image.acls, image.scram)
+
+
 # --- throttle removal ----------------------------------------------------------------------------------
 
 def test_throttle_removal_spares_a_shrink_in_flight_and_brokers_not_asked_about():
