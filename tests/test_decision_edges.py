@@ -301,6 +301,13 @@ def test_a_replica_change_without_directories_leaves_every_replica_migrating():
     assert image.topic("t").partitions[0].directories == (MIGRATING,) * 3
 
 
+def test_a_replica_shrink_without_directories_leaves_every_remaining_replica_migrating():
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[1, 2]), image.offset + 1)
+    assert image.topic("t").partitions[0].directories == (MIGRATING,) * 2
+
+
 def test_an_empty_image_is_before_offset_0():
     image = MetadataImage()
     assert image.offset == -1
