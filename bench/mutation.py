@@ -41,7 +41,7 @@ PACKAGE_DIRS = {"codec": "codec", "server": "server", "audit": "audit", "schemas
 COPIED = ["codec", "server", "audit", "schemas", "tests", "pyproject.toml"]
 IGNORED = shutil.ignore_patterns("__pycache__", "node_modules", "*.pyc", ".hypothesis")
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "pytest_asyncio.plugin", "--noconftest"]
-TIMEOUT_FACTOR = 10  # a mutant's tests may take this many times the unmutated run before counting as killed
+TIMEOUT_FACTOR = 5  # a mutant's tests may take this many times the unmutated run before counting as killed
 
 
 def settings() -> dict:
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, help="mutants per module, drawn at random (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="modules run at once")
-    parser.add_argument("--timeout", type=float, help="seconds per mutant's test run (default: ten times the "
+    parser.add_argument("--timeout", type=float, help="seconds per mutant's test run (default: five times the "
                         "unmutated run, at least pyproject's timeout)")
     parser.add_argument("--out", type=Path, help="where survivors and sessions are written (default: a new "
                         "temporary dir)")

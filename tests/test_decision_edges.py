@@ -259,8 +259,12 @@ def test_a_copy_is_equal_and_independent_and_keeps_a_transaction_in_flight():
 
 
 
-def test_a_snapshot_keeps_acls_and_scram_credentials():
-    image = image_with_brokers(1)
+def test_a_snapshot_keeps_acls_scram_credentials_and_eligible_leader_replicas():
+    """What tests/test_image_snapshot.py's random histories do not draw."""
+    image = image_with_brokers(1, 2, 3)
+    topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3]}})
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1], eligible_leader_replicas=[2],
+                                          last_known_elr=[3]), image.offset + 1)
     image.apply(rec.AccessControlEntryRecord(id=uuid.uuid4(), resource_type=2, resource_name="t", pattern_type=3,
                                              principal="User:alice", host="*", operation=3, permission_type=3),
                 image.offset + 1)
@@ -271,6 +275,8 @@ def test_a_snapshot_keeps_acls_and_scram_credentials():
         rebuilt.apply(rec.decode_frame(rec.encode_frame(record, version))[0], offset)
     assert len(image.acls) == len(image.scram) == 1
     assert (rebuilt.acls, rebuilt.scram) == (image.acls, image.scram)
+    assert rebuilt.topic("t").partitions == image.topic("t").partitions
+    assert (image.topic("t").partitions[0].elr, image.topic("t").partitions[0].last_known_elr) == ((2,), (3,))
 
 
 # --- throttle removal ----------------------------------------------------------------------------------
