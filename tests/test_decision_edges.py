@@ -17,7 +17,7 @@ from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.controller.config_validation import validate_topic_changes
 from kraftwire.server.metadata.config_describe import describe
 from kraftwire.codec import KafkaError
-from kraftwire.codec.constants import LEADER_UNCHANGED, MIGRATING
+from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING
 from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
@@ -104,6 +104,25 @@ def test_an_unclean_election_of_a_partition_already_recovering_leaves_its_state_
     image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
     record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
     assert (record.leader, record.isr, record.leader_recovery_state) == (3, (3,), -1)
+
+
+
+def test_a_replica_in_a_lost_directory_read_back_from_the_log_cannot_lead():
+    """A directory id compares by value: LOST decoded from a record is not the constant object. Brokers
+    registered without directories take any other directory as online."""
+    image = MetadataImage()
+    for broker_id in (1, 2):
+        image.apply(rec.RegisterBrokerRecord(broker_id=broker_id, incarnation_id=uuid.uuid4(), broker_epoch=10,
+                                             fenced=False, log_dirs=[]), image.offset + 1)
+    topic_id = uuid.uuid4()
+    image.apply(rec.TopicRecord(name="t", topic_id=topic_id), image.offset + 1)
+    record = rec.PartitionRecord(partition_id=0, topic_id=topic_id, replicas=[1, 2], isr=[1, 2], leader=1,
+                                 directories=[LOST, MIGRATING])
+    decoded, _ = rec.decode_frame(rec.encode_frame(record))
+    image.apply(decoded, image.offset + 1)
+    state = image.topic("t").partitions[0]
+    assert state.directory_of(1) == LOST and state.directory_of(1) is not LOST
+    assert build_change(image.brokers, topic_id, 0, state).leader == 2
 
 
 def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly():
@@ -212,24 +231,26 @@ def test_deleting_one_config_keeps_the_others_of_the_resource():
 
 
 def test_clearing_elr_empties_it_and_bumps_each_cleared_partitions_epoch_by_one():
-    """ClearElrRecord names one topic, or every topic when its name is empty; partitions without an ELR
-    keep their epoch."""
+    """ClearElrRecord names one topic, or every topic when its name is empty; it clears a partition with an
+    ELR or a last-known ELR, and partitions with neither keep their epoch."""
     image = image_with_brokers(1, 2, 3)
-    topic_ids = {name: add_topic(image, name, {0: {"replicas": [1, 2, 3]}, 1: {"replicas": [1, 2, 3]}})
-                 for name in ("a", "b")}
+    three = {index: {"replicas": [1, 2, 3]} for index in range(3)}
+    topic_ids = {name: add_topic(image, name, three) for name in ("a", "b")}
     for name, topic_id in topic_ids.items():
-        image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1], eligible_leader_replicas=[2],
-                                              last_known_elr=[3]), image.offset + 1)
+        image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1], eligible_leader_replicas=[2]),
+                    image.offset + 1)
+        image.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, last_known_elr=[3]), image.offset + 1)
 
     def partitions(name):
         return [(p.elr, p.last_known_elr, p.partition_epoch) for _, p in sorted(image.topic(name).partitions.items())]
 
-    assert partitions("a") == partitions("b") == [((2,), (3,), 1), ((), (), 0)]
+    before = [((2,), (), 1), ((), (3,), 1), ((), (), 0)]
+    cleared = [((), (), 2), ((), (), 2), ((), (), 0)]
+    assert partitions("a") == partitions("b") == before
     image.apply(rec.ClearElrRecord(topic_name="a"), image.offset + 1)
-    assert (partitions("a"), partitions("b")) == ([((), (), 2), ((), (), 0)], [((2,), (3,), 1), ((), (), 0)])
+    assert (partitions("a"), partitions("b")) == (cleared, before)
     image.apply(rec.ClearElrRecord(topic_name=""), image.offset + 1)
-    assert partitions("a") == partitions("b") == [((), (), 2), ((), (), 0)]
-
+    assert partitions("a") == partitions("b") == cleared
 
 
 def test_a_partition_of_more_than_256_replicas_keeps_its_directories_through_an_isr_change():
