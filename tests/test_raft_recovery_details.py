@@ -66,11 +66,9 @@ async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damag
     segment = segments(tmp_path)[0]
     data = segment.read_bytes()
     position, size, base, count = batches(segment)[-1]
-    odd = bytearray(data[position:position + size])
-    struct.pack_into(">q", odd, 0, base + count)  # the next offsets...
-    struct.pack_into(">i", odd, COUNT_AT, count - 1)  # ...but one record fewer than the offset delta says
-    struct.pack_into(">I", odd, CRC_AT, crc32c.crc32c(bytes(odd[ATTRIBUTES_AT:])))
-    segment.write_bytes(data + bytes(odd))  # past the fsync'd length: a torn write, cut away
+    # the next offsets, but one record fewer than the last offset delta says
+    odd = rewritten(data[position:position + size], base_offset=base + count, count=count - 1)
+    segment.write_bytes(data + odd)  # past the fsync'd length: a torn write, cut away
     caplog.set_level("WARNING", logger="kraftwire")
     offsets = await restart(tmp_path)
     assert (f"{segment}: torn write at the tail: truncating at byte {len(data)} (offset 2), dropping {size} bytes"
@@ -93,3 +91,63 @@ async def test_a_log_ending_before_its_snapshot_names_its_last_segment(tmp_path)
         await RaftLog(tmp_path, NODE_ID).open()
     assert str(refused.value).startswith(f"{segment}: the log ends at offset 2, before the end of the newest "
                                          f"snapshot ({snapshot.end_offset})")
+
+
+def rewritten(batch: bytes, *, base_offset=None, count=None, epoch=None, attributes=None) -> bytes:
+    """A copy of a v2 batch with header fields changed and its CRC made right again."""
+    out = bytearray(batch)
+    for value, fmt, at in ((base_offset, ">q", 0), (epoch, ">i", 12), (attributes, ">h", ATTRIBUTES_AT),
+                           (count, ">i", COUNT_AT)):
+        if value is not None:
+            struct.pack_into(fmt, out, at, value)
+    struct.pack_into(">I", out, CRC_AT, crc32c.crc32c(bytes(out[ATTRIBUTES_AT:])))
+    return bytes(out)
+
+
+async def write_legacy(data_dir, values) -> tuple[bytes, list]:
+    """One-record batches, without the fsync'd lengths (a log from before they were kept): damage at the
+    tail is told from damage in the middle by whether a valid batch follows it."""
+    log, _ = await open_log(data_dir)
+    for value in values:
+        await log.append([config_record(value)])[1]
+    await log.close()
+    (partition_dir(data_dir) / SYNCED_LENGTHS).unlink()
+    segment = segments(data_dir)[-1]
+    return segment.read_bytes(), batches(segment)
+
+
+async def test_without_fsynced_lengths_damage_followed_by_a_valid_batch_is_in_the_middle(tmp_path):
+    data, found = await write_legacy(tmp_path, ["0", "1", "2"])
+    middle, last = found[2], found[3]
+    damaged = bytearray(data)
+    damaged[middle[0] + middle[1] - 1] ^= 0x10
+    segments(tmp_path)[-1].write_bytes(bytes(damaged))
+    with pytest.raises(LogCorruptError, match=f"a valid batch follows at byte {last[0]}, so this is damage in the "
+                                              f"middle of the log"):
+        await RaftLog(tmp_path, NODE_ID).open()
+
+
+async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_torn_write(tmp_path):
+    """What follows the damage holds magic bytes (0x02) that start no valid batch, nor any batch at all."""
+    data, found = await write_legacy(tmp_path, ["0", "1"])
+    position, size, _, _ = found[-1]
+    damaged = bytearray(data)
+    damaged[position + size - 1] ^= 0x10
+    junk = bytes(20) + b"\x02" * 40  # a "batch" there would start at offset 0, below the damaged one
+    segment = segments(tmp_path)[-1]
+    segment.write_bytes(bytes(damaged) + junk)
+    assert await restart(tmp_path) == [1]
+    assert [p for p, *_ in batches(segment)] == [p for p, *_ in found[:-1]] + [position]
+
+
+async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_bits(tmp_path):
+    data, found = await write_legacy(tmp_path, ["0"])
+    position, size, base, _ = found[-1]
+    epoch = struct.unpack_from(">i", data, position + 12)[0]
+    timestamp_type_bit = 0x08
+    raised = rewritten(data[position:position + size], base_offset=base + 1, epoch=epoch + 1,
+                       attributes=timestamp_type_bit)
+    segment = segments(tmp_path)[-1]
+    segment.write_bytes(data + raised)
+    assert await restart(tmp_path) == [1]
+    assert len(batches(segment)) == len(found) + 1  # the raised batch cut, the restart's own batch after
