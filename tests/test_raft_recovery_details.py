@@ -127,7 +127,7 @@ async def test_without_fsynced_lengths_damage_followed_by_a_valid_batch_is_in_th
         await RaftLog(tmp_path, NODE_ID).open()
 
 
-async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_torn_write(tmp_path):
+async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_torn_write(tmp_path, caplog):
     """What follows the damage holds magic bytes (0x02) that start no valid batch, nor any batch at all."""
     data, found = await write_legacy(tmp_path, ["0", "1"])
     position, size, _, _ = found[-1]
@@ -136,7 +136,10 @@ async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_to
     junk = bytes(20) + b"\x02" * 40  # a "batch" there would start at offset 0, below the damaged one
     segment = segments(tmp_path)[-1]
     segment.write_bytes(bytes(damaged) + junk)
+    caplog.set_level("WARNING", logger="kraftwire")
     assert await restart(tmp_path) == [1]
+    assert (f"truncating at byte {position} (offset 2), dropping {len(data) + len(junk) - position} bytes"
+            in caplog.text)
     assert [p for p, *_ in batches(segment)] == [p for p, *_ in found[:-1]] + [position]
 
 
@@ -151,3 +154,40 @@ async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_
     segment.write_bytes(data + raised)
     assert await restart(tmp_path) == [1]
     assert len(batches(segment)) == len(found) + 1  # the raised batch cut, the restart's own batch after
+
+
+async def test_without_its_quorum_state_a_log_starts_above_the_epoch_of_its_last_batch(tmp_path):
+    for _ in range(3):
+        log, _ = await open_log(tmp_path)
+        await log.close()
+    (partition_dir(tmp_path) / "quorum-state").unlink()
+    log, _ = await open_log(tmp_path)
+    assert log.epoch == 4
+    await log.close()
+
+
+async def test_without_its_quorum_state_an_empty_log_starts_at_epoch_1(tmp_path):
+    log, _ = await open_log(tmp_path)
+    await log.close()
+    segment = segments(tmp_path)[0]
+    segment.write_bytes(b"")
+    for name in ("quorum-state", SYNCED_LENGTHS):
+        (partition_dir(tmp_path) / name).unlink()
+    log, _ = await open_log(tmp_path)
+    assert log.epoch == 1
+    await log.close()
+
+
+async def test_a_segment_named_below_where_the_one_before_it_ends_stops_start_up(tmp_path):
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
+        await log.append([config_record(str(i))])[1]
+    await log.close()
+    last = segments(tmp_path)[-1]
+    expected = int(last.stem)
+    renamed = last.with_name(f"{expected - 1:020d}.log")
+    last.rename(renamed)
+    last.with_suffix(".index").rename(renamed.with_suffix(".index"))
+    with pytest.raises(LogCorruptError, match=f"{renamed}: starts at offset {expected - 1}, but the segment before "
+                                              f"it ends at offset {expected}: records are missing"):
+        await RaftLog(tmp_path, NODE_ID).open()
