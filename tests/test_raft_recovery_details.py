@@ -191,3 +191,43 @@ async def test_a_segment_named_below_where_the_one_before_it_ends_stops_start_up
     with pytest.raises(LogCorruptError, match=f"{renamed}: starts at offset {expected - 1}, but the segment before "
                                               f"it ends at offset {expected}: records are missing"):
         await RaftLog(tmp_path, NODE_ID).open()
+
+
+async def write_segments(data_dir, count: int) -> list:
+    """``count`` one-record batches in 400-byte segments; the segment files."""
+    log, _ = await open_log(data_dir, segment_bytes=400)
+    for i in range(count):
+        await log.append([config_record(str(i))])[1]
+    await log.close()
+    return segments(data_dir)
+
+
+async def test_a_missing_middle_segment_stops_start_up(tmp_path):
+    _, middle, after, *_ = await write_segments(tmp_path, 12)
+    middle.unlink()
+    with pytest.raises(LogCorruptError, match=f"{after}: starts at offset {int(after.stem)}, but the segment before "
+                                              f"it ends at offset {int(middle.stem)}: records are missing"):
+        await RaftLog(tmp_path, NODE_ID).open()
+
+
+async def test_without_fsynced_lengths_damage_at_the_end_of_an_older_segment_stops_start_up(tmp_path):
+    first, *_ = await write_segments(tmp_path, 12)
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).unlink()
+    data = bytearray(first.read_bytes())
+    data[-1] ^= 0x10
+    first.write_bytes(bytes(data))
+    with pytest.raises(LogCorruptError, match="later segments follow, so this is not a torn write"):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert first.read_bytes() == bytes(data)
+
+
+async def test_the_open_that_rebuilds_an_index_says_so_and_only_that_one(tmp_path, caplog):
+    first, *_ = await write_segments(tmp_path, 12)
+    first.with_suffix(".index").unlink()
+    caplog.set_level("INFO", logger="kraftwire")
+    said = []
+    for _ in range(2):
+        caplog.clear()
+        await restart(tmp_path)
+        said.append(f"{first.with_suffix('.index').name}: rebuilt the offset index" in caplog.text)
+    assert said == [True, False]
