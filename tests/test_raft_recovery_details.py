@@ -3,6 +3,7 @@ bytes it drops, a rebuilt offset index equals the one appends wrote, a batch who
 disagrees with its last offset delta is damage, and a log ending before its snapshot names its segment."""
 from __future__ import annotations
 
+import asyncio
 import struct
 
 import crc32c
@@ -231,3 +232,15 @@ async def test_the_open_that_rebuilds_an_index_says_so_and_only_that_one(tmp_pat
         await restart(tmp_path)
         said.append(f"{first.with_suffix('.index').name}: rebuilt the offset index" in caplog.text)
     assert said == [True, False]
+
+
+async def test_a_torn_tail_of_the_last_of_more_than_256_segments_is_cut_away(tmp_path):
+    """Which segment is the last compares by value (above 256 they are not cached small ints)."""
+    log, _ = await open_log(tmp_path, segment_bytes=1)  # every batch starts a new segment
+    await asyncio.gather(*(log.append([config_record(str(i))])[1] for i in range(260)))  # fsyncs shared
+    await log.close()
+    last = segments(tmp_path)[-1]
+    assert len(segments(tmp_path)) > 257
+    data = last.read_bytes()
+    last.write_bytes(data + data[:-1])  # a second batch, torn: past the fsync'd length
+    assert (await restart(tmp_path))[-1] == 260
