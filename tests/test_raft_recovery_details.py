@@ -105,9 +105,12 @@ def rewritten(batch: bytes, *, base_offset=None, count=None, epoch=None, attribu
     return bytes(out)
 
 
-async def write_legacy(data_dir, values) -> tuple[bytes, list]:
-    """One-record batches, without the fsync'd lengths (a log from before they were kept): damage at the
-    tail is told from damage in the middle by whether a valid batch follows it."""
+async def write_legacy(data_dir, values, epoch: int = 1) -> tuple[bytes, list]:
+    """One-record batches at ``epoch`` (a start each), without the fsync'd lengths (a log from before they
+    were kept): damage at the tail is told from damage in the middle by whether a valid batch follows it."""
+    for _ in range(epoch - 1):
+        log, _ = await open_log(data_dir)
+        await log.close()
     log, _ = await open_log(data_dir)
     for value in values:
         await log.append([config_record(value)])[1]
@@ -118,8 +121,9 @@ async def write_legacy(data_dir, values) -> tuple[bytes, list]:
 
 
 async def test_without_fsynced_lengths_damage_followed_by_a_valid_batch_is_in_the_middle(tmp_path):
-    data, found = await write_legacy(tmp_path, ["0", "1", "2"])
-    middle, last = found[2], found[3]
+    """At epoch 2 the byte before each batch's magic byte is 0x02 too: the search must not skip the magic."""
+    data, found = await write_legacy(tmp_path, ["0", "1", "2"], epoch=2)
+    middle, last = found[-2], found[-1]
     damaged = bytearray(data)
     damaged[middle[0] + middle[1] - 1] ^= 0x10
     segments(tmp_path)[-1].write_bytes(bytes(damaged))
