@@ -248,3 +248,13 @@ async def test_a_torn_tail_of_the_last_of_more_than_256_segments_is_cut_away(tmp
     data = last.read_bytes()
     last.write_bytes(data + data[:-1])  # a second batch, torn: past the fsync'd length
     assert (await restart(tmp_path))[-1] == 260
+
+
+async def test_an_interrupted_snapshot_write_is_deleted_at_start(tmp_path, caplog):
+    log, _ = await open_log(tmp_path)
+    await log.close()
+    part = partition_dir(tmp_path) / "00000000000000000000-0000000001-0123456789abcdef.checkpoint.part"
+    part.write_bytes(b"half a snapshot")
+    caplog.set_level("INFO", logger="kraftwire")
+    await restart(tmp_path)
+    assert not part.exists() and f"deleted the interrupted snapshot {part.name}" in caplog.text
