@@ -79,19 +79,20 @@ async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damag
 
 
 async def test_a_log_ending_before_its_snapshot_names_its_last_segment(tmp_path):
-    log, _ = await open_log(tmp_path)
-    for i in range(3):
+    log, _ = await open_log(tmp_path, segment_bytes=400)
+    for i in range(12):
         await log.append([config_record(str(i))])[1]
     snapshot = await log.snapshot()
     await log.close()
+    assert len(segments(tmp_path)) > 2
     segment = segments(tmp_path)[-1]
-    position, *_ = batches(segment)[2]
+    position, *_ = batches(segment)[1]
     segment.write_bytes(segment.read_bytes()[:position])  # cut at a batch boundary, below the snapshot
     (partition_dir(tmp_path) / SYNCED_LENGTHS).unlink()
     with pytest.raises(LogCorruptError) as refused:
         await RaftLog(tmp_path, NODE_ID).open()
-    assert str(refused.value).startswith(f"{segment}: the log ends at offset 2, before the end of the newest "
-                                         f"snapshot ({snapshot.end_offset})")
+    assert str(refused.value).startswith(f"{segment}: the log ends at offset {int(segment.stem) + 1}, before the "
+                                         f"end of the newest snapshot ({snapshot.end_offset})")
 
 
 def rewritten(batch: bytes, *, base_offset=None, count=None, epoch=None, attributes=None) -> bytes:
@@ -258,3 +259,16 @@ async def test_an_interrupted_snapshot_write_is_deleted_at_start(tmp_path, caplo
     caplog.set_level("INFO", logger="kraftwire")
     await restart(tmp_path)
     assert not part.exists() and f"deleted the interrupted snapshot {part.name}" in caplog.text
+
+
+async def test_a_torn_tail_of_the_last_of_two_segments_is_cut_away(tmp_path):
+    first, last = await write_segments(tmp_path, 6)
+    data = last.read_bytes()
+    last.write_bytes(data + data[:-1])  # a second batch, torn: past the fsync'd length
+    assert (await restart(tmp_path))[-1] == 6  # the torn batch gone, and no refusal
+
+
+async def test_a_log_is_created_in_a_data_directory_that_does_not_exist_yet(tmp_path):
+    log, _ = await open_log(tmp_path / "new" / "data")
+    await log.close()
+    assert len(segments(tmp_path / "new" / "data")) == 1
