@@ -14,10 +14,11 @@ from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
 from kraftwire.server.apis import api45_alter_partition_reassignments as alter
 from kraftwire.server.controller.partition_change import Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
-from kraftwire.server.controller.config_validation import validate_topic_changes
+from kraftwire.server.controller.config_validation import apply_incremental, validate_topic_changes
 from kraftwire.server.metadata.config_describe import describe
 from kraftwire.codec import KafkaError
 from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING
+from kraftwire.server.metadata.configs import topic_value
 from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
@@ -169,9 +170,23 @@ def test_a_double_out_of_range_is_shown_as_java_prints_it(text, shown, rule):
 
 
 def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
-    for resource_type in (0, 1, 3):
+    for resource_type in (0, 1, 3, 8, 16):
         with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
             describe(resource_type, "x", {}, {})
+
+
+
+def test_negative_cluster_defaults_reach_topics_as_kafka_reads_them():
+    """KafkaConfig reads any negative log.retention.ms as -1 (unlimited); log.local.retention.ms keeps -2
+    ("as retention.ms")."""
+    defaults = {"log.retention.ms": "-2", "log.local.retention.ms": "-2"}
+    assert topic_value({}, defaults, "retention.ms") == -1
+    assert topic_value({}, defaults, "local.retention.ms") == -2
+
+
+def test_configs_of_a_resource_type_given_as_a_plain_number_as_read_from_the_wire():
+    assert apply_incremental(2, {}, [("retention.ms", 0, "1")]) == {"retention.ms": "1"}
+    assert apply_incremental(4, {}, [("log.retention.ms", 0, "1")]) == {"log.retention.ms": "1"}
 
 
 # --- replaying records ---------------------------------------------------------------------------------
