@@ -149,13 +149,12 @@ async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_to
     assert [p for p, *_ in batches(segment)] == [p for p, *_ in found[:-1]] + [position]
 
 
-async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_bits(tmp_path):
+@pytest.mark.parametrize("attributes", [0x08, 0x40], ids=["log-append-time", "delete-horizon"])
+async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_bits(tmp_path, attributes):
     data, found = await write_legacy(tmp_path, ["0"])
     position, size, base, _ = found[-1]
     epoch = struct.unpack_from(">i", data, position + 12)[0]
-    timestamp_type_bit = 0x08
-    raised = rewritten(data[position:position + size], base_offset=base + 1, epoch=epoch + 1,
-                       attributes=timestamp_type_bit)
+    raised = rewritten(data[position:position + size], base_offset=base + 1, epoch=epoch + 1, attributes=attributes)
     segment = segments(tmp_path)[-1]
     segment.write_bytes(data + raised)
     assert await restart(tmp_path) == [1]
