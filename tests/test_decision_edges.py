@@ -171,8 +171,9 @@ def test_a_double_out_of_range_is_shown_as_java_prints_it(text, shown, rule):
 
 def test_only_topics_and_brokers_have_dynamic_configs_to_describe():
     for resource_type in (0, 1, 3, 8, 16):
-        with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
-            describe(resource_type, "x", {}, {})
+        for name in ("x", ""):
+            with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
+                describe(resource_type, name, {}, {})
 
 
 
