@@ -190,6 +190,15 @@ def test_configs_of_a_resource_type_given_as_a_plain_number_as_read_from_the_wir
     assert apply_incremental(4, {}, [("log.retention.ms", 0, "1")]) == {"log.retention.ms": "1"}
 
 
+
+def test_a_value_of_half_the_size_limit_and_more_is_accepted():
+    """Kafka limits a value's Java String length (UTF-16 code units) to 32767: longer than half passes."""
+    replicas = "leader.replication.throttled.replicas"
+    value = ",".join(f"{partition}:1" for partition in range(3000))
+    assert 16384 < len(value) < 32767
+    assert validate_topic_changes({}, [(replicas, 0, value)], {}) == {replicas: value}
+
+
 # --- replaying records ---------------------------------------------------------------------------------
 
 def test_a_registration_change_unfences_and_fences_a_broker():
