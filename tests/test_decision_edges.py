@@ -162,7 +162,9 @@ def test_kip860_compares_replication_factors_by_value():
 
 @pytest.mark.parametrize("text, shown, rule", [("1000", "1000.0", "Value must be no more than 1"),
                                                ("Infinity", "Infinity", "Value must be no more than 1"),
-                                               ("-Infinity", "-Infinity", "Value must be at least 0")])
+                                               ("-Infinity", "-Infinity", "Value must be at least 0"),
+                                               ("1234.5", "1234.5", "Value must be no more than 1"),
+                                               ("9999999.5", "9999999.5", "Value must be no more than 1")])
 def test_a_double_out_of_range_is_shown_as_java_prints_it(text, shown, rule):
     with pytest.raises(KafkaError) as refused:
         validate_topic_changes({}, [("min.cleanable.dirty.ratio", 0, text)], {})

@@ -271,3 +271,27 @@ async def test_a_log_is_created_in_a_data_directory_that_does_not_exist_yet(tmp_
     log, _ = await open_log(tmp_path / "new" / "data")
     await log.close()
     assert len(segments(tmp_path / "new" / "data")) == 1
+
+
+async def test_an_index_missing_its_last_entries_is_rebuilt(tmp_path):
+    log, _ = await open_log(tmp_path, index_interval_bytes=0)
+    for i in range(5):
+        await log.append([config_record(str(i))])[1]
+    await log.close()
+    index = segments(tmp_path)[0].with_suffix(".index")
+    written = index.read_bytes()
+    index.write_bytes(written[:-8])  # the last entry never reached the disk
+    log, _ = await open_log(tmp_path, index_interval_bytes=0)
+    await log.close()
+    assert index.read_bytes()[:len(written)] == written
+
+
+async def test_without_fsynced_lengths_a_valid_batch_after_damage_at_offset_0_is_damage_in_the_middle(tmp_path):
+    data, found = await write_legacy(tmp_path, [])
+    (position, size, base, _), = found
+    assert (position, base) == (0, 0)
+    damaged = bytearray(data)
+    damaged[size - 1] ^= 0x10
+    segments(tmp_path)[-1].write_bytes(bytes(damaged) + data)  # the same batch again, intact
+    with pytest.raises(LogCorruptError, match=f"a valid batch follows at byte {size}"):
+        await RaftLog(tmp_path, NODE_ID).open()
