@@ -201,6 +201,16 @@ def test_a_value_of_half_the_size_limit_and_more_is_accepted():
     assert validate_topic_changes({}, [(replicas, 0, value)], {}) == {replicas: value}
 
 
+
+def test_only_characters_up_to_space_are_trimmed_from_a_value():
+    """As Java's String.trim(): control characters and spaces go, quotes and '!' stay (and make no number)."""
+    assert validate_topic_changes({}, [("retention.ms", 0, "\t 1000\x00")], {}) == {"retention.ms": "\t 1000\x00"}
+    for text in ('"1000"', "!1000"):
+        with pytest.raises(KafkaError) as refused:
+            validate_topic_changes({}, [("retention.ms", 0, text)], {})
+        assert refused.value.args[1] == f"Invalid value {text} for configuration retention.ms: Not a number of type LONG"
+
+
 # --- replaying records ---------------------------------------------------------------------------------
 
 def test_a_registration_change_unfences_and_fences_a_broker():
