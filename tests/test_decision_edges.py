@@ -18,7 +18,7 @@ from kraftwire.server.controller.config_validation import apply_incremental, val
 from kraftwire.server.metadata.config_describe import describe
 from kraftwire.codec import KafkaError
 from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING
-from kraftwire.server.metadata.configs import topic_value
+from kraftwire.server.metadata.configs import catalogue_of, topic_value
 from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
@@ -185,6 +185,13 @@ def test_negative_cluster_defaults_reach_topics_as_kafka_reads_them():
     defaults = {"log.retention.ms": "-2", "log.local.retention.ms": "-2"}
     assert topic_value({}, defaults, "retention.ms") == -1
     assert topic_value({}, defaults, "local.retention.ms") == -2
+    assert topic_value({}, {"log.retention.ms": "0"}, "retention.ms") == 0
+
+
+def test_only_topics_and_brokers_have_a_config_catalogue():
+    for resource_type in (0, 1, 3, 8, 16):
+        with pytest.raises(ValueError, match=f"no dynamic configs for resource type {resource_type}"):
+            catalogue_of(resource_type)
 
 
 def test_configs_of_a_resource_type_given_as_a_plain_number_as_read_from_the_wire():
