@@ -185,7 +185,6 @@ def test_negative_cluster_defaults_reach_topics_as_kafka_reads_them():
     defaults = {"log.retention.ms": "-2", "log.local.retention.ms": "-2"}
     assert topic_value({}, defaults, "retention.ms") == -1
     assert topic_value({}, defaults, "local.retention.ms") == -2
-    assert topic_value({}, {"log.retention.ms": "0"}, "retention.ms") == 0
 
 
 def test_only_topics_and_brokers_have_a_config_catalogue():
