@@ -18,7 +18,7 @@ from kraftwire.server.controller.config_validation import apply_incremental, val
 from kraftwire.server.metadata.config_describe import describe
 from kraftwire.codec import KafkaError
 from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING
-from kraftwire.server.metadata.configs import catalogue_of, topic_value
+from kraftwire.server.metadata.configs import BROKER_CONFIGS, catalogue_of, topic_value
 from kraftwire.server.metadata.image import MetadataImage
 from topic_records import add_topic, image_with_brokers
 
@@ -185,6 +185,12 @@ def test_negative_cluster_defaults_reach_topics_as_kafka_reads_them():
     defaults = {"log.retention.ms": "-2", "log.local.retention.ms": "-2"}
     assert topic_value({}, defaults, "retention.ms") == -1
     assert topic_value({}, defaults, "local.retention.ms") == -2
+
+
+def test_a_broker_lists_each_catalogue_config_once_then_each_custom_key_set_on_it_or_cluster_wide():
+    names = [entry.name for entry in describe(4, "1", {"custom.both": "1", "custom.own": "2"},
+                                              {"custom.both": "3", "custom.cluster": "4"})]
+    assert names == [*BROKER_CONFIGS, "custom.both", "custom.cluster", "custom.own"]
 
 
 def test_only_topics_and_brokers_have_a_config_catalogue():
