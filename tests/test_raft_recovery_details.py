@@ -10,6 +10,7 @@ import crc32c
 import pytest
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.log_layout import index_entries
 from kraftwire.server.raft import LogCorruptError, RaftLog
 from kraftwire.server.raft.log import SYNCED_LENGTHS
 from tests.raft_helpers import NODE_ID, batches, open_log, partition_dir, segments
@@ -60,15 +61,16 @@ async def test_a_rebuilt_offset_index_equals_the_one_appends_wrote(tmp_path):
     assert index.read_bytes()[:len(written)] == written
 
 
-async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damage(tmp_path, caplog):
+@pytest.mark.parametrize("more", [-1, 1], ids=["fewer", "more"])
+async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damage(tmp_path, caplog, more):
     log, _ = await open_log(tmp_path)
     await log.append([config_record("kept")])[1]
     await log.close()
     segment = segments(tmp_path)[0]
     data = segment.read_bytes()
     position, size, base, count = batches(segment)[-1]
-    # the next offsets, but one record fewer than the last offset delta says
-    odd = rewritten(data[position:position + size], base_offset=base + count, count=count - 1)
+    # the next offsets, but one record fewer or more than the last offset delta says
+    odd = rewritten(data[position:position + size], base_offset=base + count, count=count + more)
     segment.write_bytes(data + odd)  # past the fsync'd length: a torn write, cut away
     caplog.set_level("WARNING", logger="kraftwire")
     offsets = await restart(tmp_path)
@@ -295,3 +297,31 @@ async def test_without_fsynced_lengths_a_valid_batch_after_damage_at_offset_0_is
     segments(tmp_path)[-1].write_bytes(bytes(damaged) + data)  # the same batch again, intact
     with pytest.raises(LogCorruptError, match=f"a valid batch follows at byte {size}"):
         await RaftLog(tmp_path, NODE_ID).open()
+
+
+async def test_without_fsynced_lengths_a_batch_repeating_earlier_offsets_after_tail_damage_is_no_proof(tmp_path):
+    """Only a valid batch at or past the damaged batch's offset shows the damage is in the middle."""
+    data, found = await write_legacy(tmp_path, ["0", "1", "2"])
+    position, size, _, _ = found[-1]
+    earlier = found[1]
+    damaged = bytearray(data)
+    damaged[position + size - 1] ^= 0x10
+    segment = segments(tmp_path)[-1]
+    segment.write_bytes(bytes(damaged) + data[earlier[0]:earlier[0] + earlier[1]])
+    assert await restart(tmp_path) == [1, 2]
+
+
+async def test_an_index_with_entries_past_the_recovered_end_is_rewritten(tmp_path):
+    log, _ = await open_log(tmp_path, index_interval_bytes=0)
+    for i in range(5):
+        await log.append([config_record(str(i))])[1]
+    await log.close()
+    segment = segments(tmp_path)[0]
+    position, *_ = batches(segment)[3]
+    segment.write_bytes(segment.read_bytes()[:position])  # the last batches gone, their index entries not
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).unlink()
+    log, _ = await open_log(tmp_path, index_interval_bytes=0)
+    await log.close()
+    entries = index_entries(segment.with_suffix(".index").read_bytes())
+    assert entries and all(at < segment.stat().st_size for _, at in entries)
+    assert [relative for relative, _ in entries] == sorted({relative for relative, _ in entries})
