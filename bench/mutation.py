@@ -9,7 +9,16 @@ copy of the source tree (cosmic-ray mutates files in place; the checkout is neve
 through a ``kraftwire`` package of symlinks into that copy, so several modules can run at once.
 ``--sample N`` runs N mutants per module drawn at random (with ``--seed``), the others are marked
 skipped: the score printed is then over the sample. Prints killed/run per module and writes every
-survivor's diff to DIR/<module>-survivors.txt (DIR defaults to a new temporary directory).
+survivor's diff to DIR/<module>-survivors.txt and each module's cosmic-ray session to
+DIR/<module>.sqlite (DIR defaults to a new temporary directory).
+
+A mutant costs one pytest start plus its tests, so the start is kept small: no plugins but
+pytest-asyncio (autoloaded plugins would also make pytest rewrite the asserts of every kraftwire module,
+since the kraftwire distribution registers one), no conftest.py (it imports the whole cluster; the
+listed tests use none of its fixtures), and byte code compiled once per copy (cosmic-ray runs the tests
+with PYTHONDONTWRITEBYTECODE, so nothing would ever be cached): checked-hash .pyc files for the sources,
+which Python recompiles when a mutant changes the source, and pytest's rewritten tests, written by the
+unmutated run that also checks the tests pass and sets the timeout.
 Needs ``pip install cosmic-ray`` (not part of the test extra). Not run by CI.
 """
 from __future__ import annotations
@@ -23,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -30,6 +40,8 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE_DIRS = {"codec": "codec", "server": "server", "audit": "audit", "schemas": "schemas"}  # kraftwire.<name>
 COPIED = ["codec", "server", "audit", "schemas", "tests", "pyproject.toml"]
 IGNORED = shutil.ignore_patterns("__pycache__", "node_modules", "*.pyc", ".hypothesis")
+PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "pytest_asyncio.plugin", "--noconftest"]
+TIMEOUT_FACTOR = 5  # a mutant's tests may take this many times the unmutated run before counting as killed
 
 
 def settings() -> dict:
@@ -121,33 +133,46 @@ def select(session: Path, module_file: Path, functions: list[str] | None, sample
 def run_module(name: str, spec: dict, options, scratch: Path) -> dict:
     where = scratch / name
     tree, imports = make_tree(where)
+    env = {**os.environ, "PYTHONPATH": str(imports), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    test_command = [sys.executable, *PYTEST, *spec["tests"]]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                    *PACKAGE_DIRS.values()], cwd=tree, env=env, check=True, capture_output=True)
+    started = time.monotonic()
+    unmutated = subprocess.run(test_command, cwd=tree, capture_output=True, text=True,
+                               env={key: value for key, value in env.items() if key != "PYTHONDONTWRITEBYTECODE"})
+    seconds = time.monotonic() - started
+    if unmutated.returncode != 0:
+        return {"name": name, "error": "the tests fail on the unmutated code:\n" + unmutated.stdout + unmutated.stderr}
+    timeout = options.timeout or max(settings()["timeout"], TIMEOUT_FACTOR * seconds)
     config = where / "cosmic-ray.toml"
-    tests = " ".join(spec["tests"])
     config.write_text(
         "[cosmic-ray]\n"
         f'module-path = "{spec["path"]}"\n'
-        f"timeout = {float(options.timeout or settings()['timeout'])}\n"
+        f"timeout = {float(timeout)}\n"
         "excluded-modules = []\n"
-        f'test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider {tests}"\n'
+        f'test-command = "{" ".join(test_command)}"\n'
         '[cosmic-ray.distributor]\nname = "local"\n')
-    session = where / "session.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(imports)}
+    session = options.out / f"{name}.sqlite"
+    session.unlink(missing_ok=True)
     cosmic = [sys.executable, "-m", "cosmic_ray.cli"]
     subprocess.run([*cosmic, "init", str(config), str(session)], cwd=tree, env=env, check=True,
                    capture_output=True)
     runs, mutants = select(session, tree / spec["path"], spec.get("functions"), options.sample, options.seed)
-    baseline = subprocess.run([*cosmic, "baseline", str(config)], cwd=tree, env=env, capture_output=True, text=True)
-    if baseline.returncode != 0:
-        return {"name": name, "error": "the tests fail on the unmutated code:\n" + baseline.stdout + baseline.stderr}
+    started = time.monotonic()
     subprocess.run([*cosmic, "exec", str(config), str(session)], cwd=tree, env=env, check=True, capture_output=True)
-    return {**summarize(name, session, options.out), "path": spec["path"], "mutants": mutants, "sampled": runs}
+    elapsed = time.monotonic() - started
+    result = {**summarize(name, session, options.out), "path": spec["path"], "mutants": mutants, "sampled": runs,
+              "unmutated": seconds, "per mutant": elapsed / max(runs, 1)}
+    print(f"{name}: {result['killed']} of {runs} killed in {elapsed / 60:.1f} min "
+          f"(the unmutated tests {seconds:.1f} s)", flush=True)
+    return result
 
 
 def summarize(name: str, session: Path, out: Path) -> dict:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
-    counts = {"killed": 0, "survived": 0, "incompetent": 0, "not run": 0}
+    counts = {"killed": 0, "survived": 0, "incompetent": 0, "not run": 0, "timeouts": 0}
     survivors = []
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
@@ -157,6 +182,7 @@ def summarize(name: str, session: Path, out: Path) -> dict:
                 counts["not run"] += 1
             elif result.test_outcome == TestOutcome.KILLED:
                 counts["killed"] += 1
+                counts["timeouts"] += result.output == "timeout"
             elif result.test_outcome == TestOutcome.SURVIVED:
                 counts["survived"] += 1
                 mutation = item.mutations[0]
@@ -173,8 +199,10 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, help="mutants per module, drawn at random (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="modules run at once")
-    parser.add_argument("--timeout", type=float, help="seconds per mutant's test run (default: pyproject's)")
-    parser.add_argument("--out", type=Path, help="where survivors are written (default: a new temporary dir)")
+    parser.add_argument("--timeout", type=float, help="seconds per mutant's test run (default: five times the "
+                        "unmutated run, at least pyproject's timeout)")
+    parser.add_argument("--out", type=Path, help="where survivors and sessions are written (default: a new "
+                        "temporary dir)")
     options = parser.parse_args(argv)
     modules = settings()["modules"]
     names = options.module or list(modules)
@@ -190,7 +218,7 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{'module':<17} {'path':<52} {'mutants':>7} {'run':>5} {'killed':>6} {'survived':>8} {'other':>5} "
-          f"{'score':>6}")
+          f"{'score':>6} {'s/mutant':>8}")
     failed = False
     for result in results:
         if "error" in result:
@@ -200,8 +228,10 @@ def main(argv=None) -> int:
         run = result["killed"] + result["survived"]
         score = f"{100 * result['killed'] / run:.1f}%" if run else "-"
         print(f"{result['name']:<17} {result['path']:<52} {result['mutants']:>7} {run:>5} {result['killed']:>6} "
-              f"{result['survived']:>8} {result['incompetent'] + result['not run']:>5} {score:>6}")
-    print(f"survivors: {options.out}/<module>-survivors.txt")
+              f"{result['survived']:>8} {result['incompetent'] + result['not run']:>5} {score:>6} "
+              f"{result['per mutant']:>8.1f}")
+    timeouts = sum(result.get("timeouts", 0) for result in results)
+    print(f"killed by a timeout: {timeouts}; survivors: {options.out}/<module>-survivors.txt")
     return 1 if failed else 0
 
 

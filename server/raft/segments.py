@@ -101,7 +101,7 @@ def find_batch_after(buf, position: int, min_offset: int) -> int | None:
             return None
         candidate = found - _MAGIC_POSITION
         search = found + 1
-        if candidate + 12 > len(buf) or _BASE_OFFSET.unpack_from(buf, candidate)[0] < min_offset:
+        if _BASE_OFFSET.unpack_from(buf, candidate)[0] < min_offset:  # its 8 bytes end before the magic found
             continue
         try:
             check_batch(buf, candidate)
