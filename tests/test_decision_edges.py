@@ -107,7 +107,8 @@ def test_an_unclean_election_of_a_partition_already_recovering_leaves_its_state_
     image = image_with_brokers(1, 2, 3, fenced={1, 2})
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1], "leader": 1}})
     image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, leader_recovery_state=1), image.offset + 1)
-    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], election=Election.UNCLEAN)
+    record = build_change(image.brokers, topic_id, 0, image.topic("t").partitions[0], rules=RULES,
+                          election=Election.UNCLEAN)
     assert (record.leader, record.isr, record.leader_recovery_state) == (3, (3,), -1)
 
 
@@ -127,7 +128,7 @@ def test_a_replica_in_a_lost_directory_read_back_from_the_log_cannot_lead():
     image.apply(decoded, image.offset + 1)
     state = image.topic("t").partitions[0]
     assert state.directory_of(1) == LOST and state.directory_of(1) is not LOST
-    assert build_change(image.brokers, topic_id, 0, state).leader == 2
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES).leader == 2
 
 
 def test_an_unclean_revert_makes_the_first_replica_the_isr_and_elects_it_cleanly():
@@ -149,8 +150,8 @@ def test_an_isr_equal_to_the_current_one_changes_nothing():
     image = image_with_brokers(1, 2, 3)
     topic_id = add_topic(image, "t", {0: {"replicas": [1, 2, 3], "isr": [1, 2]}})
     state = image.topic("t").partitions[0]
-    assert build_change(image.brokers, topic_id, 0, state, isr=tuple([1, 2])) is None
-    assert build_change(image.brokers, topic_id, 0, state, ineligible=frozenset({3})) is None
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES, isr=tuple([1, 2])) is None
+    assert build_change(image.brokers, topic_id, 0, state, rules=RULES, ineligible=frozenset({3})) is None
 
 
 def test_kip860_compares_replication_factors_by_value():
