@@ -26,6 +26,7 @@ import asyncio
 import collections
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -57,15 +58,14 @@ TOKEN = "scale-bench"
 
 
 def free_port_run(count: int) -> int:
-    """A port p such that p .. p + count - 1 were free a moment ago (the brokers take consecutive ports)."""
+    """A port p such that p .. p + count - 1 are free now (the brokers take consecutive ports). Chosen
+    below the kernel's ephemeral range: the server restarts on the same ports, and a port in that range
+    may meanwhile become the local end of some outgoing connection."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     while True:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
+        base = random.randrange(10000, low - count)
+        holders = []
         try:
-            holders = []
             for port in range(base, base + count):
                 holder = socket.socket()
                 holders.append(holder)
