@@ -188,6 +188,10 @@ def moves(metadata) -> tuple[list, list]:
     return alter, cancel
 
 
+def progress(message: str) -> None:
+    print(f"  [{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
 async def timed(server: Server, call) -> tuple:
     """The awaited result, the wall seconds and the server's CPU seconds (10 ms resolution) of one call."""
     cpu, began = server.cpu(), time.perf_counter()
@@ -250,6 +254,7 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
             raise TimeoutError(f"{partition_count(metadata)} of {partitions} partitions after the restart")
         await asyncio.sleep(0.05)
     figures["restart"] = time.perf_counter() - began
+    progress(f"restarted in {figures['restart']:.1f} s")
     figures["restart_rss"] = server.memory()["VmRSS"]
     await until_brokers_unfenced(client, deadline)
     # Whether an answer was built or cached shows in the server CPU it took (the image changes while the
@@ -258,7 +263,9 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
     for _ in range(4):
         metadata, *times = await timed(server, client.send(MetadataRequest(topics=None), 12))
         figures["metadata"].append(times)
+    progress("Metadata timed")
     figures["reassign"] = await reassignments(server, client, metadata, args.runs, args.settle)
+    progress("reassignments timed")
     figures["shutdown"] = await controlled_shutdown(server, metadata)
     figures["rss_after"] = server.memory()["VmRSS"]
     return figures, client
@@ -302,6 +309,7 @@ async def main(args) -> None:
         await until_brokers_unfenced(client, deadline)
         for target in checkpoints:
             seconds, next_topic = await grow(client, next_topic, target - created)
+            progress(f"grown to {target:,} partitions in {seconds:.1f} s")
             grown += seconds
             created = target
             figures, client = await checkpoint(server, client, target, args)
