@@ -6,7 +6,8 @@ most within Kafka's 10,000-record limit of one controller operation; RF 3, place
 kraftwire's own wire client. At each checkpoint it measures:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
-- restart: SIGTERM, start again, time until a Metadata answer lists every partition;
+- restart: SIGTERM, start again, time until every broker has registered again and is unfenced and a
+  Metadata answer lists every partition with a leader;
 - Metadata for all topics: the first answer after the restart (built) and the next (cached);
 - AlterPartitionReassignments moving 10,000 partitions (one request, answered once committed, that is
   fsync'd), then ListPartitionReassignments of all ongoing; ``--runs`` runs after one warm-up run, a
@@ -120,10 +121,11 @@ class Server:
         return {"snapshot": snapshots[-1].stat().st_size if snapshots else 0,
                 "log": sum(p.stat().st_size for p in self.data_dir.rglob("*.log"))}
 
-    def broker_epoch(self, broker_id: int) -> int:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.control_port}/api/brokers/{broker_id}",
-                                    timeout=60) as answer:
-            return json.load(answer)["epoch"]
+    def brokers(self) -> dict[int, dict]:
+        """The control plane's view of every broker (epoch, fenced, ...)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.control_port}/api/brokers", timeout=60) as answer:
+            listed = json.load(answer)
+        return {b["id"]: b for b in (listed["brokers"] if isinstance(listed, dict) else listed)}
 
 
 async def connect(host: str, port: int, deadline: float) -> KafkaClient:
@@ -226,7 +228,7 @@ async def controlled_shutdown(server: Server, metadata) -> dict:
     """Shut down the broker leading the most partitions."""
     leaders = collections.Counter(p.leader_id for t in metadata.topics for p in t.partitions)
     broker_id, led = max((count, broker) for broker, count in leaders.items() if broker >= 0)[::-1]
-    epoch = await asyncio.to_thread(server.broker_epoch, broker_id)
+    epoch = (await asyncio.to_thread(server.brokers))[broker_id]["epoch"]
     client = await connect("127.0.0.1", server.controller_port, time.monotonic() + 60)
     try:
         answer, seconds, cpu = await timed(server, client.send(BrokerHeartbeatRequest(
@@ -240,32 +242,39 @@ async def controlled_shutdown(server: Server, metadata) -> dict:
 
 async def checkpoint(server: Server, client: KafkaClient, partitions: int, args) -> dict:
     figures = {"partitions": partitions, **server.memory(), **server.disk()}
+    progress(f"RSS {figures['VmRSS'] / 2**20:,.0f} MiB, snapshot {figures['snapshot'] / 2**20:,.1f} MiB")
+    old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
     await client.close()
     server.stop()
     began = time.perf_counter()
     server.start()
     deadline = time.monotonic() + 1800
     client = await connect("127.0.0.1", server.port, deadline)
+    # Until the served metadata is the restarted cluster's: every broker registered again (a new epoch)
+    # and unfenced, every partition listed with a leader. The first answers still show the image read
+    # from disk, with the old registrations; while the brokers re-register, partitions lose their leaders.
     while True:
-        metadata = await client.send(MetadataRequest(topics=None), 12)
-        if partition_count(metadata) == partitions:
-            break
+        brokers = await asyncio.to_thread(server.brokers)
+        if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
+            metadata = await client.send(MetadataRequest(topics=None), 12)
+            leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
+            if partition_count(metadata) == partitions and not leaderless:
+                break
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{partition_count(metadata)} of {partitions} partitions after the restart")
+            raise TimeoutError("the restarted cluster did not serve every partition")
         await asyncio.sleep(0.05)
     figures["restart"] = time.perf_counter() - began
     progress(f"restarted in {figures['restart']:.1f} s")
     figures["restart_rss"] = server.memory()["VmRSS"]
-    await until_brokers_unfenced(client, deadline)
     # Whether an answer was built or cached shows in the server CPU it took (the image changes while the
     # restarted brokers catch up, so the first of these may be cached or built).
     figures["metadata"] = []
     for _ in range(4):
         metadata, *times = await timed(server, client.send(MetadataRequest(topics=None), 12))
         figures["metadata"].append(times)
-    progress("Metadata timed")
+    progress("Metadata ms wall/server CPU: " + ", ".join(f"{w * 1000:,.0f}/{c * 1000:,.0f}" for w, c in figures["metadata"]))
     figures["reassign"] = await reassignments(server, client, metadata, args.runs, args.settle)
-    progress("reassignments timed")
+    progress(f"alter, list (wall s, server CPU s): {figures['reassign']['alter']}, {figures['reassign']['list']}")
     figures["shutdown"] = await controlled_shutdown(server, metadata)
     figures["rss_after"] = server.memory()["VmRSS"]
     return figures, client
