@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -254,7 +255,10 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
     # and unfenced, every partition listed with a leader. The first answers still show the image read
     # from disk, with the old registrations; while the brokers re-register, partitions lose their leaders.
     while True:
-        brokers = await asyncio.to_thread(server.brokers)
+        try:
+            brokers = await asyncio.to_thread(server.brokers)
+        except urllib.error.URLError:  # the control plane starts after the brokers' listeners
+            brokers = {0: {"epoch": None, "fenced": True}}
         if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
             metadata = await client.send(MetadataRequest(topics=None), 12)
             leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
