@@ -2,8 +2,8 @@
 
 The server runs in its own process (4 brokers, a temporary data directory removed afterwards); this
 process grows it through CreateTopics requests of 9,980 partitions each (10 topics x 998 partitions, the
-most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller; every topic 1 PB large so no reassignment completes), sent with
-kraftwire's own wire client. At each checkpoint it measures:
+most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
+every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. At each checkpoint it measures:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
 - restart: SIGTERM, start again, time until every broker has registered again and is unfenced and a
@@ -292,7 +292,7 @@ def show(f: dict) -> None:
     print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB; "
           f"after restart {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
     print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB")
-    print(f"restart until Metadata lists all: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
+    print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
     for label, key in (("alter 10,000", "alter"), ("list 10,000 ongoing", "list")):
