@@ -1,0 +1,354 @@
+"""Scale: a separate ``kraftwire serve`` grown to millions of partitions, measured at checkpoints.
+
+The server runs in its own process (4 brokers, a temporary data directory removed afterwards); this
+process grows it through CreateTopics requests of 9,980 partitions each (10 topics x 998 partitions, the
+most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
+every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. At each checkpoint it measures:
+
+- server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
+- restart: SIGTERM, start again, time until every broker has registered again and is unfenced and a
+  Metadata answer lists every partition with a leader;
+- Metadata for all topics: the first answer after the restart (built) and the next (cached);
+- AlterPartitionReassignments moving 10,000 partitions (one request, answered once committed, that is
+  fsync'd), then ListPartitionReassignments of all ongoing; ``--runs`` runs after one warm-up run, a
+  cancel of all 10,000 and ``--settle`` seconds of rest between runs, p50 shown;
+- controlled shutdown: a BrokerHeartbeat with WantShutDown for one broker, sent to the controller as
+  the broker sends it; the answer comes once the records moving the broker's leaderships and ISR
+  memberships are committed. The broker chosen is the one leading the most partitions (the restart
+  re-registers them all); the number of partitions it led is printed beside the time.
+
+Per-partition costs (RSS, restart, snapshot bytes) are printed for every checkpoint so that flatness
+can be judged. Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kraftwire.codec import ErrorCode  # noqa: E402
+from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, BrokerHeartbeatRequest,  # noqa: E402
+                                      CreateTopicsRequest, ListPartitionReassignmentsRequest, MetadataRequest)
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError  # noqa: E402
+
+BROKERS = 4
+REPLICATION = 3
+# Kafka's controller refuses a user operation of more than 10,000 records (MAX_RECORDS_PER_USER_OP): a
+# request of 10 topics x 998 partitions writes 10 TopicRecords, 9,980 PartitionRecords, 10 ConfigRecords.
+TOPIC_PARTITIONS = 998
+TOPICS_PER_REQUEST = 10
+ALTER_PARTITIONS = 10_000
+HUGE = str(10 ** 15)
+TOKEN = "scale-bench"
+
+
+def free_port_run(count: int) -> int:
+    """A port p such that p .. p + count - 1 are free now (the brokers take consecutive ports). Chosen
+    below the kernel's ephemeral range: the server restarts on the same ports, and a port in that range
+    may meanwhile become the local end of some outgoing connection."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        base = random.randrange(10000, low - count)
+        holders = []
+        try:
+            for port in range(base, base + count):
+                holder = socket.socket()
+                holders.append(holder)
+                holder.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for holder in holders:
+                holder.close()
+
+
+class Server:
+    """A ``kraftwire serve`` process on a data directory that outlives restarts."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self.port = free_port_run(BROKERS)
+        self.controller_port, self.control_port = free_port_run(1), free_port_run(1)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "kraftwire", "serve", "--brokers", str(BROKERS),
+                "--data-dir", str(self.data_dir), "--port", str(self.port),
+                "--controller-port", str(self.controller_port), "--control-port", str(self.control_port),
+                "--control-token", TOKEN, "--log-level", "WARNING"]
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=sys.stderr)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=600)
+
+    def memory(self) -> dict[str, int]:
+        """VmRSS and VmHWM in bytes."""
+        fields = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0]) * 1024
+        return fields
+
+    def cpu(self) -> float:
+        """User + system CPU seconds of the server process so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def disk(self) -> dict[str, int]:
+        snapshots = sorted(self.data_dir.rglob("*.checkpoint"), key=lambda p: p.stat().st_mtime)
+        return {"snapshot": snapshots[-1].stat().st_size if snapshots else 0,
+                "log": sum(p.stat().st_size for p in self.data_dir.rglob("*.log"))}
+
+    def brokers(self) -> dict[int, dict]:
+        """The control plane's view of every broker (epoch, fenced, ...)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.control_port}/api/brokers", timeout=60) as answer:
+            listed = json.load(answer)
+        return {b["id"]: b for b in (listed["brokers"] if isinstance(listed, dict) else listed)}
+
+
+async def connect(host: str, port: int, deadline: float) -> KafkaClient:
+    while True:
+        client = KafkaClient(host, port, "scale-bench")
+        try:
+            await client.connect()
+            return client
+        except KafkaClientError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
+
+
+async def until_brokers_unfenced(client: KafkaClient, deadline: float) -> None:
+    """Metadata lists only unfenced brokers; placement needs all of them."""
+    while len((await client.send(MetadataRequest(topics=[]), 12)).brokers) < BROKERS:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the brokers stayed fenced")
+        await asyncio.sleep(0.05)
+
+
+def partition_count(metadata) -> int:
+    return sum(len(t.partitions) for t in metadata.topics if t.error_code == ErrorCode.NONE)
+
+
+async def grow(client: KafkaClient, first_topic: int, partitions: int) -> tuple[float, int]:
+    """Create ``partitions`` partitions as topics of TOPIC_PARTITIONS (the last one possibly smaller)
+    numbered from ``first_topic``, TOPICS_PER_REQUEST topics a request; returns seconds and the next
+    topic number."""
+    Topic, Config = CreateTopicsRequest.CreatableTopic, CreateTopicsRequest.CreatableTopicConfig
+    sizes = [min(TOPIC_PARTITIONS, partitions - done) for done in range(0, partitions, TOPIC_PARTITIONS)]
+    began = time.perf_counter()
+    for batch in range(0, len(sizes), TOPICS_PER_REQUEST):
+        topics = [Topic(name=f"scale-{first_topic + index:05d}", num_partitions=sizes[index],
+                        replication_factor=REPLICATION,
+                        configs=[Config(name="kraftwire.partition.size.bytes", value=HUGE)])
+                  for index in range(batch, min(batch + TOPICS_PER_REQUEST, len(sizes)))]
+        answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
+        bad = [(t.name, t.error_code, t.error_message) for t in answer.topics if t.error_code != ErrorCode.NONE]
+        assert not bad, bad[:3]
+    return time.perf_counter() - began, first_topic + len(sizes)
+
+
+def moves(metadata) -> tuple[list, list]:
+    """The alter of the first ALTER_PARTITIONS partitions in topic order: each partition's last replica
+    replaced by the broker it lacks (4 brokers, RF 3); and the cancel of the same partitions."""
+    Topic, Partition = AlterPartitionReassignmentsRequest.ReassignableTopic, \
+        AlterPartitionReassignmentsRequest.ReassignablePartition
+    every = set(range(1, BROKERS + 1))
+    alter, cancel, left = [], [], ALTER_PARTITIONS
+    for topic in sorted((t for t in metadata.topics if t.name.startswith("scale-")), key=lambda t: t.name):
+        chosen = sorted(topic.partitions, key=lambda p: p.partition_index)[:left]
+        alter.append(Topic(name=topic.name, partitions=[
+            Partition(partition_index=p.partition_index,
+                      replicas=list(p.replica_nodes[:-1]) + [min(every - set(p.replica_nodes))]) for p in chosen]))
+        cancel.append(Topic(name=topic.name, partitions=[Partition(partition_index=p.partition_index, replicas=None)
+                                                         for p in chosen]))
+        left -= len(chosen)
+        if not left:
+            break
+    return alter, cancel
+
+
+def progress(message: str) -> None:
+    print(f"  [{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+async def timed(server: Server, call) -> tuple:
+    """The awaited result, the wall seconds and the server's CPU seconds (10 ms resolution) of one call."""
+    cpu, began = server.cpu(), time.perf_counter()
+    result = await call
+    return result, time.perf_counter() - began, server.cpu() - cpu
+
+
+async def reassignments(server: Server, client: KafkaClient, metadata, runs: int, settle: float) -> dict:
+    alter, cancel = moves(metadata)
+    size = sum(len(t.partitions) for t in alter)
+    alters, lists = [], []
+    for run in range(runs + 1):
+        answer, *alter_times = await timed(server, client.send(
+            AlterPartitionReassignmentsRequest(timeout_ms=600000, topics=alter)))
+        assert answer.error_code == ErrorCode.NONE and all(
+            p.error_code == ErrorCode.NONE for t in answer.responses for p in t.partitions), answer.error_message
+        listed, *list_times = await timed(server, client.send(
+            ListPartitionReassignmentsRequest(timeout_ms=600000, topics=None)))
+        ongoing = sum(len(t.partitions) for t in listed.topics)
+        assert ongoing == size, (ongoing, size)
+        if run:  # run 0 is the warm-up
+            alters.append(alter_times)
+            lists.append(list_times)
+        await asyncio.sleep(settle)
+        answer = await client.send(AlterPartitionReassignmentsRequest(timeout_ms=600000, topics=cancel))
+        assert answer.error_code == ErrorCode.NONE
+        await asyncio.sleep(settle)
+    return {"partitions": size, "alter": alters, "list": lists}
+
+
+async def controlled_shutdown(server: Server, metadata) -> dict:
+    """Shut down the broker leading the most partitions."""
+    leaders = collections.Counter(p.leader_id for t in metadata.topics for p in t.partitions)
+    broker_id, led = max((count, broker) for broker, count in leaders.items() if broker >= 0)[::-1]
+    epoch = (await asyncio.to_thread(server.brokers))[broker_id]["epoch"]
+    client = await connect("127.0.0.1", server.controller_port, time.monotonic() + 60)
+    try:
+        answer, seconds, cpu = await timed(server, client.send(BrokerHeartbeatRequest(
+            broker_id=broker_id, broker_epoch=epoch, current_metadata_offset=2 ** 62, want_fence=False,
+            want_shut_down=True)))
+    finally:
+        await client.close()
+    assert answer.error_code == ErrorCode.NONE and answer.should_shut_down, answer
+    return {"broker": broker_id, "led": led, "seconds": seconds, "cpu": cpu}
+
+
+async def checkpoint(server: Server, client: KafkaClient, partitions: int, args) -> dict:
+    figures = {"partitions": partitions, **server.memory(), **server.disk()}
+    progress(f"RSS {figures['VmRSS'] / 2**20:,.0f} MiB, snapshot {figures['snapshot'] / 2**20:,.1f} MiB")
+    old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
+    await client.close()
+    server.stop()
+    began = time.perf_counter()
+    server.start()
+    deadline = time.monotonic() + 1800
+    client = await connect("127.0.0.1", server.port, deadline)
+    # Until the served metadata is the restarted cluster's: every broker registered again (a new epoch)
+    # and unfenced, every partition listed with a leader. The first answers still show the image read
+    # from disk, with the old registrations; while the brokers re-register, partitions lose their leaders.
+    while True:
+        try:
+            brokers = await asyncio.to_thread(server.brokers)
+        except urllib.error.URLError:  # the control plane starts after the brokers' listeners
+            brokers = {0: {"epoch": None, "fenced": True}}
+        if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
+            metadata = await client.send(MetadataRequest(topics=None), 12)
+            leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
+            if partition_count(metadata) == partitions and not leaderless:
+                break
+        if time.monotonic() > deadline:
+            raise TimeoutError("the restarted cluster did not serve every partition")
+        await asyncio.sleep(0.05)
+    figures["restart"] = time.perf_counter() - began
+    progress(f"restarted in {figures['restart']:.1f} s")
+    figures["restart_rss"] = server.memory()["VmRSS"]
+    # Whether an answer was built or cached shows in the server CPU it took (the image changes while the
+    # restarted brokers catch up, so the first of these may be cached or built).
+    figures["metadata"] = []
+    for _ in range(4):
+        metadata, *times = await timed(server, client.send(MetadataRequest(topics=None), 12))
+        figures["metadata"].append(times)
+    progress("Metadata ms wall/server CPU: " + ", ".join(f"{w * 1000:,.0f}/{c * 1000:,.0f}" for w, c in figures["metadata"]))
+    figures["reassign"] = await reassignments(server, client, metadata, args.runs, args.settle)
+    progress(f"alter, list (wall s, server CPU s): {figures['reassign']['alter']}, {figures['reassign']['list']}")
+    figures["shutdown"] = await controlled_shutdown(server, metadata)
+    figures["rss_after"] = server.memory()["VmRSS"]
+    return figures, client
+
+
+def show(f: dict) -> None:
+    n = f["partitions"]
+    r = f["reassign"]
+    print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
+    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall)")
+    print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB; "
+          f"after restart {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
+    print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB")
+    print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
+    print("Metadata all topics, 4 in a row, ms wall/server CPU: "
+          + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
+    for label, key in (("alter 10,000", "alter"), ("list 10,000 ongoing", "list")):
+        walls, cpus = zip(*r[key])
+        print(f"{label}: p50 {statistics.median(walls) * 1000:,.0f} ms wall "
+              f"({', '.join(f'{s * 1000:,.0f}' for s in walls)}), server CPU p50 {statistics.median(cpus) * 1000:,.0f} ms")
+    s = f["shutdown"]
+    print(f"controlled shutdown of broker {s['broker']} leading {s['led']:,} ({s['led'] / n:.0%}): "
+          f"{s['seconds'] * 1000:,.0f} ms wall, {s['cpu'] * 1000:,.0f} ms server CPU; RSS then {f['rss_after'] / 2**20:,.0f} MiB", flush=True)
+
+
+async def main(args) -> None:
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"command: python bench/scale.py {' '.join(sys.argv[1:])}; commit {commit}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    checkpoints = sorted({c for c in (int(x) for x in args.checkpoints.split(",")) if c < args.partitions}
+                         | {args.partitions})
+    data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-scale-"))
+    server = Server(data_dir)
+    print("server:", " ".join(server.command[1:]), flush=True)
+    results, created, grown, next_topic = [], 0, 0.0, 0
+    try:
+        server.start()
+        deadline = time.monotonic() + 120
+        client = await connect("127.0.0.1", server.port, deadline)
+        await until_brokers_unfenced(client, deadline)
+        for target in checkpoints:
+            seconds, next_topic = await grow(client, next_topic, target - created)
+            progress(f"grown to {target:,} partitions in {seconds:.1f} s")
+            grown += seconds
+            created = target
+            figures, client = await checkpoint(server, client, target, args)
+            figures.update(grow=seconds, grow_total=grown)
+            show(figures)
+            results.append(figures)
+        await client.close()
+    finally:
+        if server.process is not None and server.process.poll() is None:
+            server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        print("--- per-partition cost, last checkpoint against the first")
+        for label, key in (("RSS", "VmRSS"), ("RSS after restart", "restart_rss"), ("restart", "restart"),
+                           ("snapshot", "snapshot")):
+            if first[key]:
+                ratio = (last[key] / last["partitions"]) / (first[key] / first["partitions"])
+                print(f"{label}: {ratio - 1:+.0%}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=2_000_000)
+    parser.add_argument("--checkpoints", default="100000,500000,1000000,2000000")
+    parser.add_argument("--runs", type=int, default=3, help="timed alter/list runs after one warm-up (default 3)")
+    parser.add_argument("--settle", type=float, default=2.0,
+                        help="seconds after each alter and cancel for the brokers' follow-up work (default 2)")
+    asyncio.run(main(parser.parse_args()))
