@@ -91,6 +91,24 @@ class LeaderAndIsrPublisher:
 
     def start(self) -> None:
         self.controller.add_commit_listener(self.on_commit)
+        self.controller.add_leadership_listener(self.on_leadership)
+
+    def on_leadership(self, active: bool) -> None:
+        """A newly active controller tells every unfenced broker everything it hosts (a FULL request),
+        since its predecessor may not have sent the last changes; a standby sends nothing."""
+        self._dirty.clear()
+        self._full.clear()
+        for queue in self._queues.values():
+            while not queue.empty():
+                queue.get_nowait()
+        if not active:
+            return
+        image = self.controller.committed
+        self._told = {(topic.topic_id, index): frozenset(state.replicas) for topic, index, state in image.partitions()}
+        self._full.update(b for b, broker in image.brokers.items() if not broker.fenced)
+        if self._full and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_later(PUBLISH_LINGER_S, self._publish)
 
     async def stop(self) -> None:
         for task in self._senders.values():
@@ -101,6 +119,8 @@ class LeaderAndIsrPublisher:
         self._clients.clear()
 
     def on_commit(self, committed) -> None:
+        if not self.controller.active:
+            return
         for _, record in committed:
             kind = type(record)
             if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:

@@ -56,6 +56,7 @@ from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
@@ -64,7 +65,7 @@ from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
+from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from .control_plane import ControlPlane, RecentRecords, describe_broker
@@ -469,9 +470,10 @@ class Cluster:
 
 
 def _log_failure_answer(context: RequestContext, request, exc: BaseException):
-    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
-    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
-    if isinstance(exc, LogFailedError):
+    """A write the metadata log could not take, or one that reached a controller that is not (or no
+    longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
+    requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, (LogFailedError, NotLeaderError, NotControllerError)):
         return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
     return None
 
