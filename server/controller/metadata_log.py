@@ -24,6 +24,7 @@ class NotControllerError(Exception):
 
 class MetadataLog(Protocol):
     epoch: int
+    leader_id: int  # the Raft leader this replica knows, -1 for none
     active: bool  # this replica leads and its epoch's first record is committed: its controller may write
     high_watermark: int  # offset of the first record not yet committed
     end_offset: int  # offset the next appended record gets

@@ -65,12 +65,13 @@ from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog
+from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
+from .quorum_links import QuorumLinks
 from .security_settings import Security
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 500
@@ -90,31 +91,49 @@ def seconds_left(copies: list[dict]) -> float | None:
 
 
 class CommittedImageView:
-    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the controller's own
-    committed image, shared by every broker, and its commit notifications. Nothing else of the
-    controller is reachable through it."""
+    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the committed metadata
+    as the controllers apply it, shared by every broker. Every controller (standbys too) applies each
+    committed record to its own image; the view hands each record on once, the first time any
+    controller commits it (committed offsets are the same on every voter), and its image is that of the
+    controller that committed the newest records. Nothing else of the controllers is reachable through it."""
 
-    def __init__(self, controller: Controller):
-        self._controller = controller
-        self.cluster_id = controller.cluster_id
+    def __init__(self, controllers: list[Controller]):
+        self._source = controllers[0]
+        self.cluster_id = self._source.cluster_id
+        self._listeners: list[CommitListener] = []
+        self._forwarded = -1  # the offset of the last record handed on
+        for controller in controllers:
+            self.follow(controller)
+
+    def follow(self, controller: Controller) -> None:
+        controller.add_commit_listener(lambda committed: self._on_commit(controller, committed))
 
     @property
     def image(self) -> MetadataImage:
-        return self._controller.committed
+        return self._source.committed
 
     def subscribe(self, listener: CommitListener) -> None:
-        self._controller.add_commit_listener(listener)
+        self._listeners.append(listener)
+
+    def _on_commit(self, controller: Controller, committed: list) -> None:
+        fresh = committed if committed[0][0] > self._forwarded else [c for c in committed if c[0] > self._forwarded]
+        if not fresh:
+            return
+        self._forwarded = fresh[-1][0]
+        self._source = controller
+        for listener in self._listeners:
+            listener(fresh)
 
 
-def _check_node_ids(node_ids: list[int], brokers: int) -> None:
+def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
     if len(node_ids) != brokers:
         raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
     if len(set(node_ids)) != len(node_ids):
         raise ValueError(f"node ids must differ: {node_ids}")
     if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
         raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
-    if CONTROLLER_NODE_ID in node_ids:
-        raise ValueError(f"node id {CONTROLLER_NODE_ID} is the controller's")
+    if taken := sorted(set(node_ids) & set(controller_ids)):
+        raise ValueError(f"node ids {taken} are the controllers' ({controller_ids[0]}..{controller_ids[-1]})")
 
 
 def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
@@ -142,18 +161,26 @@ class Cluster:
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
-                 security: Security | None = None, control_token: str | None = None):
+                 security: Security | None = None, control_token: str | None = None, controllers: int = 1,
+                 quorum_timers: Timers = Timers()):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
         those names, used for auto-created topics and CreateTopics asking for the default (-1).
         ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
-        are then written at the versions Kafka writes at that level (record_versions.py)."""
+        are then written at the versions Kafka writes at that level (record_versions.py).
+        ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
+        listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
+        several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
+        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's)."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        if controllers < 1:
+            raise ValueError("a cluster needs at least one controller")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
-        _check_node_ids(node_ids, brokers)
+        self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
+        _check_node_ids(node_ids, brokers, self.controller_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
             startup_configs.update(security.static_configs())
@@ -169,32 +196,43 @@ class Cluster:
         self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
         try:
             self._locks.acquire(self.data_dir)
-            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
+            controller_dirs = ([self.data_dir] if controllers == 1
+                               else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
+            for node_id, directory in zip(self.controller_ids, controller_dirs):
+                if directory != self.data_dir:
+                    self._locks.acquire(directory)
+                cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id, log_dirs, log_dir_capacity_bytes, new_uuid)
                                for broker_id in node_ids]
         except BaseException:
             self._locks.release()
             raise
-        self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
-        self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
-                                     session_timeout_ms=session_timeout_ms,
-                                     rng=None if seed is None else random.Random(seed),
-                                     metadata_version=metadata_version)
         self.security = security
         self.authorizer = security.make_authorizer() if security else None
-        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
-                                              security.controller_listener() if security else None, self.authorizer,
-                                              startup_configs)
+        self.peer_security = security.controller_client() if security else None  # how controllers reach each other
+        self._controller_settings = dict(
+            directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
+            cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
+            startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
+                                                    for i in range(controllers)])
+        self._active = 0  # index of the controller that is (or was last) active
+        self.links = QuorumLinks(self)
+        self.logs: list[RaftLog] = []
+        self.controllers: list[Controller] = []
+        self.controller_nodes: list[ControllerNode] = []
+        for i in range(controllers):
+            self._make_controller(i)
+        self._stopped_controllers: set[int] = set()
+        self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
-            self.controller_node.leader_and_isr.client_security = security.controller_client()
             security.read_scram_from(lambda: self.controller.committed)
-        metadata = CommittedImageView(self.controller)
+        self.metadata = metadata = CommittedImageView(self.controllers)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_address=lambda: (self.controller_node.host, self.controller_node.port),
+                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
@@ -207,17 +245,49 @@ class Cluster:
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.failure: str | None = None  # why the metadata log failed, once it has
         self.failed = asyncio.Event()
-        self.log.on_failure = self._on_log_failure
+        for log in self.logs:
+            log.on_failure = self._on_log_failure
         quotas = Quotas(transport_limits)
         for listener in self.listeners():
             listener.quotas = quotas
             listener.error_answer = _log_failure_answer
-        self.recent_records = RecentRecords(self.controller)
+        self.recent_records = RecentRecords(metadata)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
         self.control_token = control_token or secrets.token_urlsafe(24)  # for the control plane's writes
         self.control_server = (None if control_port is None
                                else ControlPlane(self).http_server(host, control_port, self.control_token))
+
+    def _make_controller(self, i: int) -> None:
+        """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
+        settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
+        node_id = self.controller_ids[i]
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.controller_ids,
+                      timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
+                      cluster_id=settings["cluster_id"])
+        controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
+                                session_timeout_ms=settings["session_timeout_ms"],
+                                rng=None if seed is None else random.Random(seed),
+                                metadata_version=settings["metadata_version"])
+        node = ControllerNode(controller, self.host, settings["ports"][i], apis.CONTROLLER_APIS,
+                              security.controller_listener() if security else None, self.authorizer,
+                              settings["startup_configs"])
+        log.transport = self.links.transport(node_id)
+        node.quorum_endpoints = self._controller_endpoints
+        controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
+        if security is not None:
+            node.leader_and_isr.client_security = security.controller_client()
+        if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
+            self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
+            self.metadata.follow(controller)
+            controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
+            log.on_failure = self._on_log_failure
+            node.listener.quotas = self.brokers[0].listener.quotas
+            node.listener.error_answer = _log_failure_answer
+        else:
+            self.logs.append(log)
+            self.controllers.append(controller)
+            self.controller_nodes.append(node)
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -245,7 +315,55 @@ class Cluster:
         return self._by_id[broker_id]
 
     def listeners(self) -> list[Listener]:
-        return [self.controller_node.listener] + [b.listener for b in self.brokers]
+        return [n.listener for n in self.controller_nodes] + [b.listener for b in self.brokers]
+
+    # --- the controller quorum ------------------------------------------------------------------------
+
+    @property
+    def controller(self) -> Controller:
+        """The active controller (the last one that was, while the quorum elects another)."""
+        return self.controllers[self._active]
+
+    @property
+    def log(self) -> RaftLog:
+        return self.logs[self._active]
+
+    @property
+    def controller_node(self) -> ControllerNode:
+        return self.controller_nodes[self._active]
+
+    @property
+    def active_controller_id(self) -> int | None:
+        """The id of the active controller, None while there is none."""
+        return self.controller.node_id if self.controller.active else None
+
+    def _leadership_changed(self, index: int, active: bool) -> None:
+        if active:
+            self._active = index
+
+    def _controller_endpoints(self) -> dict[int, tuple[str, int]]:
+        return {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+
+    async def wait_for_active_controller(self, timeout: float = 10.0) -> Controller:
+        """The active controller, once there is one; TimeoutError otherwise."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.controller.active:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("no controller became active in time")
+            await asyncio.sleep(0.01)
+        return self.controller
+
+    async def write(self, decide, timeout: float = 10.0):
+        """Run a decision on the active controller, waiting for one (and again if it loses leadership
+        before the write commits: harness writes are idempotent decisions)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            controller = await self.wait_for_active_controller(max(0.0, deadline - asyncio.get_running_loop().time()))
+            try:
+                return await controller.write(decide)
+            except (NotControllerError, NotLeaderError):
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
 
     @property
     def _http_servers(self) -> list:
@@ -259,10 +377,12 @@ class Cluster:
     async def start(self, ready_timeout: float = 10.0) -> None:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-        await self.controller.start()
+        for node in self.controller_nodes:  # listening first: the voters elect a leader over them
+            await node.start()
+        await asyncio.gather(*(c.start() for c in self.controllers))
+        await self.wait_for_active_controller(ready_timeout)
         if self.security is not None and self.security.bootstrap_scram:
-            await self.controller.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
-        await self.controller_node.start()
+            await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
@@ -271,7 +391,7 @@ class Cluster:
                 await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
         if self._throttle_auto_remove is not None:
-            await self.controller.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
+            await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
 
@@ -284,8 +404,11 @@ class Cluster:
             await server.stop()
         for broker in self.brokers:
             await broker.stop()
-        await self.controller_node.stop()
-        await self.controller.stop()
+        for node in self.controller_nodes:
+            await node.stop()
+        await self.links.close()
+        for controller in self.controllers:
+            await controller.stop()
         self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
@@ -346,7 +469,7 @@ class Cluster:
         if node.running:
             await node.heartbeat()
         else:
-            await self.controller.write(lambda image: ControllerResult(fence_broker(image, broker_id)))
+            await self.write(lambda image: ControllerResult(fence_broker(image, broker_id)))
         await self.wait_until(lambda image: broker_id not in image.brokers or image.brokers[broker_id].fenced,
                               timeout)
 
@@ -384,7 +507,7 @@ class Cluster:
         ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log; a value
         that is not a whole number of at least 1 raises KafkaError (server/controller/replication_bandwidth.py)."""
         self.broker(broker_id)
-        await self.controller.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
+        await self.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)

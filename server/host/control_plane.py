@@ -57,7 +57,6 @@ from .metrics import api_name, under_replicated_partition
 
 if TYPE_CHECKING:
     from .cluster import Cluster
-    from kraftwire.server.controller.active_controller import Controller
 
 RECENT_RECORDS = 40
 REFRESH_MS = 500
@@ -71,9 +70,10 @@ _RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER:
 class RecentRecords:
     """The last committed metadata records, newest first, for the live view."""
 
-    def __init__(self, controller: "Controller", keep: int = RECENT_RECORDS):
+    def __init__(self, metadata, keep: int = RECENT_RECORDS):
+        """``metadata``: the cluster's MetadataView, which hands each committed record on once."""
         self._records: deque[tuple[int, float, Message]] = deque(maxlen=keep)
-        controller.add_commit_listener(self._on_commit)
+        metadata.subscribe(self._on_commit)
 
     def _on_commit(self, committed) -> None:
         now = time.time()

@@ -66,8 +66,9 @@ from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, PARTITION_D
 from kraftwire.codec.records import LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from . import peer_wire
-from .core import (AppendLog, Commit, Entry, FetchRequest, FetchResponse, FlushLog, NotLeaderError, PersistState, RaftCore, Role,
-                   Send, Timers, TruncateLog)
+from .core import (AppendLog, BeginQuorumEpochResponse, Commit, EndQuorumEpochResponse, Entry, FetchRequest,
+                   FetchResponse, FlushLog, NotLeaderError, PersistState, RaftCore, Role, Send, Timers, TruncateLog,
+                   VoteResponse)
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
@@ -159,6 +160,9 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
+_RESPONSES = (BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse, VoteResponse)
+
+
 def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
     """The answer to a long poll the core dropped (its role changed while it waited)."""
     return FetchResponse(src=request.dst, dst=request.src, correlation_id=request.correlation_id,
@@ -216,6 +220,8 @@ class RaftLog:
         self._progress: dict[int, ReplicaProgress] = {}
         self._observers: dict[int, ReplicaProgress] = {}
         self._active_changed: asyncio.Event | None = None
+        self._resumed: asyncio.Event | None = None  # set while the harness has the replica paused
+        self._closed = False
         self._failed: str | None = None  # why appends are refused: a failed write, or the log is closed
         self.failure: str | None = None  # why a write or fsync failed, once one has
         self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
@@ -530,6 +536,7 @@ class RaftLog:
                 self._fail(exc)
                 return
             self.fsync_count += 1
+            await self._unfrozen()
             del self._truncating[:truncations]
             if self._truncating:  # a truncation queued meanwhile: only what lies below it stays durable
                 end = min(end, *self._truncating)
@@ -540,9 +547,9 @@ class RaftLog:
             self._run(self.core.flush_completed(self._now(), end))
 
     def _send(self, message) -> None:
-        waiting = self._incoming.pop((message.dst, message.correlation_id), None)
-        if waiting is not None:
-            if not waiting.done():
+        if isinstance(message, _RESPONSES):  # the answer to a request this replica received
+            waiting = self._incoming.pop((message.dst, message.correlation_id), None)
+            if waiting is not None and not waiting.done():
                 waiting.set_result(message)
         elif isinstance(message, FetchRequest) and self._truncating:
             self._held.append(message)
@@ -563,7 +570,8 @@ class RaftLog:
         except (OSError, asyncio.TimeoutError, MalformedError) as exc:
             log.debug("node %d: %s to %d got no answer: %s", self.node_id, type(message).__name__, message.dst, exc)
             return
-        if response is not None and self.core is not None and self._failed is None:
+        await self._unfrozen()
+        if response is not None and not self._closed:
             self._run(self.core.receive(self._now(), response))
 
     def _decode_records(self, data: bytes) -> list[Entry]:
@@ -585,7 +593,8 @@ class RaftLog:
 
     async def handle(self, request, version: int):
         """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request from another replica."""
-        if self.core is None or self._failed is not None:
+        await self._unfrozen()
+        if self.core is None or self._closed or self.failure is not None:
             raise LogFailedError(self._failed or "the metadata log is not open")
         try:
             message = peer_wire.from_request(request, version, self.cluster_id, next(self._incoming_ids))
@@ -613,7 +622,8 @@ class RaftLog:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        deadline = self.core.next_deadline() if self.core is not None and self._failed is None else None
+        frozen = self._resumed is not None or self._closed or self.failure is not None
+        deadline = self.core.next_deadline() if self.core is not None and not frozen else None
         if deadline is not None:
             self._timer = asyncio.get_running_loop().call_at((deadline + 1) / 1000, self._on_timer)
 
@@ -844,12 +854,17 @@ class RaftLog:
     # --- shutting down ------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Finish the writes under way (their appends commit), then close the files; later appends fail."""
+        """Finish the writes under way (their appends commit), then close the files; later appends fail.
+        A leader of several voters resigns first (EndQuorumEpoch), so another takes over at once."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.active and len(self.voters) > 1:
+            self._run(self.core.resign(self._now()))
+            if self._tasks:
+                await asyncio.wait(list(self._tasks), timeout=self.timers.request_timeout_ms / 1000)
         self._failed = self._failed or "the metadata log is closed"
-        if self._timer is not None:
-            self._timer.cancel()
-        for task in list(self._tasks):
-            task.cancel()
+        self._stop_driving()
         if self._flushing is not None:
             await self._flushing
         if self._snapshotting is not None:
@@ -858,6 +873,62 @@ class RaftLog:
             await asyncio.get_running_loop().run_in_executor(self._io, self._close_files)
         self._io.shutdown()
         self._snapshot_io.shutdown()
+
+    async def kill(self) -> None:
+        """Stop as a killed process stops: nothing more is written, sent or answered, and what was
+        written but not fsync'd is lost (the active segment is cut back to its fsync'd length)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._failed = "the controller was killed"
+        self._ops = []
+        self._stop_driving()
+        if self._flushing is not None:
+            self._flushing.cancel()
+        if self._snapshotting is not None:
+            self._snapshotting.cancel()
+        if self._segments:
+            await asyncio.get_running_loop().run_in_executor(self._io, self._drop_unsynced)
+        self._io.shutdown()
+        self._snapshot_io.shutdown(wait=False)
+
+    def _drop_unsynced(self) -> None:
+        active = self._segments[-1]
+        active.close()
+        active.truncate(active.synced_size)
+
+    def _stop_driving(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for task in list(self._tasks):
+            task.cancel()
+        for waiting in self._incoming.values():
+            waiting.cancel()
+        if self._resumed is not None:
+            self._resumed.set()
+
+    # --- freezing (the harness's pause) --------------------------------------------------------------
+
+    def pause(self) -> None:
+        """Freeze the replica: its timer stops, and nothing reaches its core (answers to its requests,
+        finished fsyncs, other replicas' requests) until ``resume``."""
+        if self._resumed is None:
+            self._resumed = asyncio.Event()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def resume(self) -> None:
+        if self._resumed is not None:
+            self._resumed.set()
+            self._resumed = None
+            if not self._closed:
+                self._arm_timer()
+
+    async def _unfrozen(self) -> None:
+        while self._resumed is not None and not self._closed:
+            await self._resumed.wait()
 
     def _close_files(self) -> None:
         active = self._segments[-1]
