@@ -51,7 +51,8 @@ class BrokerNode:
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
                  controller_security: ClientSecurity | None = None, authorizer=None,
-                 startup_configs: dict[str, str] | None = None):
+                 startup_configs: dict[str, str] | None = None,
+                 controller_reachable: Callable[[int], bool] = lambda index: True):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -64,6 +65,7 @@ class BrokerNode:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._metadata = metadata
         self._controller_addresses = controller_addresses
+        self._controller_reachable = controller_reachable  # by index in controller_addresses (the harness cuts links)
         self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
         self.new_incarnation_id = uuid.uuid4  # the cluster's seeded ids in deterministic mode
@@ -107,7 +109,10 @@ class BrokerNode:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
-        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}", self._controller_security)
+        # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
+        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}", self._controller_security,
+                                        attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
+                                        reachable=self._controller_reachable)
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()

@@ -75,9 +75,11 @@ class Controller:
             self._leadership_changed(True)
             await self._bootstrap_writes
 
-    async def stop(self) -> None:
+    async def stop(self, *, killed: bool = False) -> None:
+        """Stop; ``killed``: as a killed process, losing what the log had not fsync'd."""
         self._stop_sessions()
-        await self.log.close()
+        self.active = False
+        await (self.log.kill() if killed else self.log.close())
 
     def _leadership_changed(self, active: bool) -> None:
         """The log made this controller active (every earlier record is committed and applied by now), or

@@ -82,6 +82,7 @@ class LeaderAndIsrPublisher:
         self._clients: dict[int, KafkaClient] = {}
         self.client_security = None  # a wire.security.ClientSecurity for the brokers' listeners, or None
         self._sending = 0  # requests sent and not yet answered
+        self.reachable = lambda broker_id: True  # whether the link to a broker is up (the harness cuts it)
 
     @property
     def idle(self) -> bool:
@@ -197,7 +198,7 @@ class LeaderAndIsrPublisher:
 
     def _client(self, broker_id: int) -> KafkaClient | None:
         broker = self.controller.committed.brokers.get(broker_id)
-        if broker is None or not broker.endpoints:
+        if broker is None or not broker.endpoints or not self.reachable(broker_id):
             return None
         endpoint = broker.endpoints[0]
         client = self._clients.get(broker_id)

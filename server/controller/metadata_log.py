@@ -55,3 +55,6 @@ class MetadataLog(Protocol):
         """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request."""
 
     async def close(self) -> None: ...
+
+    async def kill(self) -> None:
+        """Stop at once, losing what was not fsync'd (the harness's kill)."""

@@ -43,6 +43,6 @@ class ControllerNode:
         self.leader_and_isr.start()
         self.throttle_cleaner.start()
 
-    async def stop(self) -> None:
+    async def stop(self, drain_timeout: float = 5.0) -> None:
         await self.leader_and_isr.stop()
-        await self.listener.stop()
+        await self.listener.stop(drain_timeout)

@@ -39,6 +39,7 @@ metadata log cannot be written, ``failure`` says why and ``failed`` is set (READ
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import os
 import random
@@ -236,7 +237,8 @@ class Cluster:
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
-                       startup_configs=startup_configs, **self._broker_security())
+                       startup_configs=startup_configs, **self._broker_security(),
+                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(b, self.controller_ids[index]))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -274,6 +276,7 @@ class Cluster:
                               settings["startup_configs"])
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self._controller_endpoints
+        node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
         if security is not None:
             node.leader_and_isr.client_security = security.controller_client()
@@ -365,6 +368,111 @@ class Cluster:
                 if asyncio.get_running_loop().time() > deadline:
                     raise
 
+    # --- harness control of the quorum (also over HTTP: server/host/control_plane.py) ---------------------
+
+    def _controller_index(self, node_id: int) -> int:
+        if node_id not in self.controller_ids:
+            raise KeyError(f"no controller {node_id}")
+        return self.controller_ids.index(node_id)
+
+    def list_controllers(self) -> list[dict]:
+        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, and
+        whether it is the active one."""
+        described = []
+        for node_id, log, node in zip(self.controller_ids, self.logs, self.controller_nodes):
+            running = node_id not in self._stopped_controllers
+            described.append({
+                "id": node_id, "host": node.host, "port": node.port, "running": running,
+                "paused": node_id in self._paused_controllers, "active": running and log.active,
+                "role": log.role.value if running and log.role else None, "epoch": log.epoch,
+                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset})
+        return described
+
+    async def stop_controller(self, node_id: int, *, kill: bool = False) -> None:
+        """Stop a controller: gracefully (a leader resigns first), or with ``kill`` as a killed process,
+        losing what it had not fsync'd. Its voters elect another active controller."""
+        i = self._controller_index(node_id)
+        if node_id in self._stopped_controllers:
+            return
+        self.resume_controller(node_id)
+        self._stopped_controllers.add(node_id)
+        await self.controller_nodes[i].stop(drain_timeout=0 if kill else 5.0)
+        await self.controllers[i].stop(killed=kill)
+        await self.links.drop(node_id)
+
+    async def kill_controller(self, node_id: int) -> None:
+        await self.stop_controller(node_id, kill=True)
+
+    async def start_controller(self, node_id: int) -> None:
+        """Start a stopped controller again from its data directory; it rejoins the quorum as a follower
+        (or, alone, as the leader). A no-op on a running controller."""
+        i = self._controller_index(node_id)
+        if node_id not in self._stopped_controllers:
+            return
+        self._make_controller(i)
+        await self.controller_nodes[i].start()
+        await self.controllers[i].start()
+        self._stopped_controllers.discard(node_id)
+
+    def pause_controller(self, node_id: int) -> None:
+        """Freeze a controller as SIGSTOP would: it reads no requests (they wait), its Raft timers stop
+        and nothing reaches its Raft core, until ``resume_controller``."""
+        i = self._controller_index(node_id)
+        if node_id in self._paused_controllers or node_id in self._stopped_controllers:
+            return
+        listener = self.controller_nodes[i].listener
+        resumed = asyncio.Event()
+
+        def frozen(handler):
+            async def wait_then_handle(context, request):
+                await resumed.wait()
+                answer = handler(context, request)
+                return await answer if inspect.isawaitable(answer) else answer
+            return wait_then_handle
+
+        self._paused_controllers[node_id] = (resumed, listener.handlers)
+        listener.handlers = {key: frozen(handler) for key, handler in listener.handlers.items()}
+        self.logs[i].pause()
+
+    def resume_controller(self, node_id: int) -> None:
+        i = self._controller_index(node_id)
+        paused = self._paused_controllers.pop(node_id, None)
+        if paused is not None:
+            resumed, handlers = paused
+            self.controller_nodes[i].listener.handlers = handlers
+            self.logs[i].resume()
+            resumed.set()
+
+    async def resign_controller(self, timeout: float = 10.0) -> int:
+        """Have the active controller resign (EndQuorumEpoch) as at a graceful shutdown, without
+        stopping it; returns its id once another controller is active (TimeoutError otherwise)."""
+        if len(self.controllers) == 1:
+            raise ValueError("a single controller has nobody to hand over to")
+        resigned = (await self.wait_for_active_controller(timeout)).node_id
+        self.logs[self._controller_index(resigned)].resign()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.active_controller_id in (None, resigned):
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("no other controller became active in time")
+            await asyncio.sleep(0.01)
+        return resigned
+
+    def _check_node(self, node_id: int) -> None:
+        if node_id not in self.controller_ids and node_id not in self._by_id:
+            raise KeyError(f"no node {node_id}")
+
+    def cut_link(self, a: int, b: int) -> None:
+        """Cut the link between two nodes (controllers or brokers): every message between them is lost,
+        both ways, until ``heal_link`` (server/host/quorum_links.py says how)."""
+        self._check_node(a)
+        self._check_node(b)
+        if a == b:
+            raise ValueError("a link joins two different nodes")
+        self.links.cut.add(frozenset((a, b)))
+
+    def heal_link(self, a: int, b: int) -> None:
+        self.links.cut.discard(frozenset((a, b)))
+
     @property
     def _http_servers(self) -> list:
         return [s for s in (self.metrics_server, self.control_server) if s is not None]
@@ -402,6 +510,8 @@ class Cluster:
     async def stop(self) -> None:
         for server in self._http_servers:
             await server.stop()
+        for node_id in list(self._paused_controllers):
+            self.resume_controller(node_id)
         for broker in self.brokers:
             await broker.stop()
         for node in self.controller_nodes:

@@ -469,6 +469,10 @@ class RaftLog:
 
     # --- driving the core ------------------------------------------------------------------------------
 
+    def resign(self) -> None:
+        """Step down as leader (EndQuorumEpoch to the voters, best-replicated first); a no-op elsewhere."""
+        self._run(self.core.resign(self._now()))
+
     def _now(self) -> int:
         return int(asyncio.get_running_loop().time() * 1000)
 
