@@ -3,7 +3,9 @@ reassignment carried on by the next active controller, and the harness's faults 
 link cuts) as Raft must answer them. Short Raft timers (``Timers()``) keep each test to seconds."""
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 
 import pytest
 from kafka import TopicPartition
@@ -12,6 +14,7 @@ from kafka.errors import KafkaError
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
+from served import Served
 
 CONTROLLERS = [3000, 3001, 3002]
 
@@ -148,3 +151,34 @@ def test_with_a_majority_lost_a_write_is_not_acknowledged(quorum):
     assert all(not isinstance(r, rec.TopicRecord) or r.name != "never-acknowledged"
                for _, r in committed_records(quorum, leader))
     admin.close()
+
+
+def test_serve_runs_three_controllers_and_the_control_plane_kills_the_active_one(tmp_path):
+    served = Served(tmp_path, "--brokers", "3", "--port", "0", "--controller-port", "0", "--controllers", "3",
+                    "--quorum-timers", "short", "--control-port", "0", "--control-token", "secret")
+    try:
+        url = served.wait_logged("control plane and live view on").split()[-1].rstrip("/")
+
+        def call(method: str, path: str):
+            request = urllib.request.Request(url + path, method=method, data=b"{}" if method == "POST" else None,
+                                             headers={"Authorization": "Bearer secret",
+                                                      "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return json.loads(answer.read())
+
+        controllers = call("GET", "/api/controllers")
+        assert [c["id"] for c in controllers] == CONTROLLERS
+        assert len({(c["host"], c["port"]) for c in controllers}) == 3
+        first = next(c["id"] for c in controllers if c["active"])
+        assert (tmp_path / "kraftwire-data" / f"controller-{first}" / "__cluster_metadata-0").is_dir()
+        call("POST", f"/api/controllers/{first}/kill")
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+        admin.create_topics([NewTopic("served-after-kill", 1, 3)])
+        assert "served-after-kill" in admin.list_topics()
+        now = {c["id"]: c for c in call("GET", "/api/controllers")}
+        assert not now[first]["running"] and sum(c["active"] for c in now.values()) == 1
+        described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+        assert described["leader_id"] != first and now[described["leader_id"]]["active"]
+        admin.close()
+    finally:
+        served.stop()
