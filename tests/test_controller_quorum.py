@@ -182,3 +182,15 @@ def test_serve_runs_three_controllers_and_the_control_plane_kills_the_active_one
         admin.close()
     finally:
         served.stop()
+
+
+def test_confluent_kafka_admin_keeps_working_through_a_kill_of_the_active_controller(quorum):
+    from confluent_kafka.admin import AdminClient, NewTopic as ConfluentTopic
+
+    admin = AdminClient({"bootstrap.servers": quorum.bootstrap, "log_level": 3})
+    admin.create_topics([ConfluentTopic("c-before", 2, 3)])["c-before"].result(30)
+    first = active(quorum)
+    quorum.run(quorum.cluster.kill_controller(first))
+    admin.create_topics([ConfluentTopic("c-after", 2, 3)], request_timeout=30)["c-after"].result(30)
+    assert active(quorum) not in (None, first)
+    assert {"c-before", "c-after"} <= set(admin.list_topics(timeout=30).topics)

@@ -37,6 +37,8 @@ class QuorumLinks:
             node = next(n for n in self._cluster.controller_nodes if n.node_id == destination)
             client = self._clients.get((source, destination))
             if client is None or (client.host, client.port) != (node.host, node.port):
+                if client is not None:
+                    await client.close()
                 client = self._clients[(source, destination)] = KafkaClient(
                     node.host, node.port, f"controller-{source}", self._cluster.peer_security)
             answer = await client.send(request, version)
