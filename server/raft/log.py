@@ -16,7 +16,7 @@ end fsync'd back with ``flush_completed``. A Fetch the core sends after a trunca
 truncation is fsync'd. ``Send`` goes out through ``transport`` (an answer to a request this replica
 received resolves that request), and ``Commit`` hands the newly committed records to the commit
 listeners, then resolves the appends' futures. One ``loop.call_at`` is armed for the core's next
-deadline. The core holds one entry per offset; entries point at their batch, so a Fetch is answered
+deadline. The core holds one entry per offset; entries hold their batch, so a Fetch is answered
 with whole batches, and the high watermark, every fetch offset and every truncation fall between
 batches.
 
@@ -59,11 +59,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Awaitable, Callable, Iterator, NamedTuple
+from typing import Awaitable, Callable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, PARTITION_DIR, parse_base_offset
-from kraftwire.codec.records import LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
+from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
 
 from . import peer_wire
 from .core import (AppendLog, BeginQuorumEpochResponse, Commit, EndQuorumEpochResponse, Entry, FetchRequest,
@@ -130,21 +130,14 @@ class _Batch:
     epoch: int
     timestamp: int
     control: bool
-    records: list | None = None  # [(offset, record)]; None until decoded
+    records: list | None = None  # [(offset, record)] of a local append; others are decoded when read
     future: asyncio.Future | None = None  # a local append's, resolved once committed
 
     def decoded(self) -> list:
-        if self.records is None:
-            batch = read_batch(self.data, 0)
-            self.records = [] if batch.is_control else [
-                (offset, decode_frame(value)[0]) for offset, _ts, _key, value in batch.records]
-        return self.records
-
-
-class _Part(NamedTuple):
-    """An entry's data in the core: the batch holding its offset."""
-    batch: _Batch
-    index: int
+        if self.records is not None:
+            return self.records
+        batch = read_batch(self.data, 0)
+        return [] if batch.is_control else [(offset, decode_frame(value)[0]) for offset, _ts, _key, value in batch.records]
 
 
 def read_synced_lengths(directory: Path) -> dict[str, int]:
@@ -226,7 +219,6 @@ class RaftLog:
         self.failure: str | None = None  # why a write or fsync failed, once one has
         self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
-        self._replay_from = 0  # index of the first segment with records at or past the snapshot
         self._snapshot: tuple[SnapshotId, Path] | None = None
         self._since_snapshot_records = 0
         self._since_snapshot_bytes = 0
@@ -262,8 +254,8 @@ class RaftLog:
         first = self._recovered[0].base if self._recovered else start
         filler = Entry(self._snapshot[0].epoch if self._snapshot else 0, None)
         entries = [filler] * first  # offsets retention removed: below the snapshot, never read again
-        for batch in self._recovered:
-            entries.extend(Entry(batch.epoch, _Part(batch, i), batch.control) for i in range(batch.last - batch.base + 1))
+        for batch in self._recovered:  # an entry's data is its batch: one Entry serves all the batch's offsets
+            entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
         self._recovered = []
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, filler.epoch)
@@ -298,9 +290,6 @@ class RaftLog:
         active.open_for_append()
         active.sync()  # what a killed process left in the page cache is part of the log from now on
         self._publish_synced_lengths()
-        for segment in self._segments:
-            with mapped(segment.path) as buf:
-                self._recovered.extend(batches_from(buf[:segment.size]))
 
     def _newest_valid_snapshot(self) -> tuple[SnapshotId, Path] | None:
         for snapshot, path in reversed(list_snapshots(self.directory)):
@@ -312,8 +301,9 @@ class RaftLog:
         return None
 
     def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
-        """Check every batch from the segment holding ``start`` on; cut a torn tail; returns the epoch
-        of the last batch (0 if none)."""
+        """Check every batch from the segment holding ``start`` on (from the first segment when there are
+        several voters: a follower may need any of it) and keep them for the core; cut a torn tail;
+        returns the epoch of the last batch (0 if none)."""
         interval = self.config.index_interval_bytes
         bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name)) is not None)
         segments = [Segment(self.directory, base, interval) for base in bases]
@@ -326,7 +316,7 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        first = max(i for i, s in enumerate(segments) if s.base_offset <= start)
+        first = 0 if len(self.voters) > 1 else max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
         expected = segments[first].base_offset
@@ -346,6 +336,9 @@ class RaftLog:
                         size = position + header.size
                         expected = header.base_offset + header.count
                         epoch = header.partition_leader_epoch
+                        self._recovered.append(_Batch(
+                            header.base_offset, expected - 1, bytes(buf[position:size]), epoch,
+                            header.base_timestamp, bool(header.attributes & ATTR_CONTROL)))
                 except Damage as damage:
                     torn_at = damage
                 refusal = judge_damage(segment.path, buf, torn_at, size, is_last=i == len(segments) - 1,
@@ -362,7 +355,6 @@ class RaftLog:
             raise LogCorruptError(f"{segments[-1].path}: the log ends at offset {expected}, before the end of the "
                                   f"newest snapshot ({start}): records are missing")
         self._segments = segments
-        self._replay_from = first
         return epoch or 0
 
     def _log_start_offset(self) -> int:
@@ -402,8 +394,8 @@ class RaftLog:
             offset = batch.last + 1
 
     def _batch_at(self, offset: int, entry: Entry) -> _Batch | None:
-        if isinstance(entry.data, _Part):
-            return entry.data.batch
+        if isinstance(entry.data, _Batch):
+            return entry.data
         return self._control.get(offset)  # a LeaderChange this replica wrote as leader; None below the log start
 
     def synced_lengths(self) -> dict[str, int]:
@@ -462,8 +454,8 @@ class RaftLog:
                        self.core.epoch, now, False, [(base + i, record) for i, (record, _version) in enumerate(records)],
                        loop.create_future())
         actions = []
-        for i in range(len(records)):
-            actions += self.core.append(self._now(), _Part(batch, i))[1]
+        for _ in records:
+            actions += self.core.append(self._now(), batch)[1]
         self._run(actions)
         return base, batch.future
 
@@ -509,9 +501,9 @@ class RaftLog:
 
     def _queue_entries(self, offset: int, entries: tuple[Entry, ...]) -> None:
         for i, entry in enumerate(entries):
-            if isinstance(entry.data, _Part):
-                if entry.data.index == 0:
-                    self._queue("write", entry.data.batch)
+            if isinstance(entry.data, _Batch):
+                if entry.data.base == offset + i:
+                    self._queue("write", entry.data)
             elif entry.control:  # the core's LeaderChange: this replica leads the entry's epoch
                 voters = [LeaderChangeMessage.Voter(voter_id=v) for v in self.voters]
                 message = LeaderChangeMessage(version=0, leader_id=self.node_id, voters=voters, granting_voters=voters)
@@ -581,7 +573,7 @@ class RaftLog:
     def _decode_records(self, data: bytes) -> list[Entry]:
         entries = []
         for batch in batches_from(data):
-            entries.extend(Entry(batch.epoch, _Part(batch, i), batch.control) for i in range(batch.last - batch.base + 1))
+            entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
         return entries
 
     def _encode_records(self, base_offset: int, entries: tuple[Entry, ...]) -> bytes:
@@ -666,26 +658,24 @@ class RaftLog:
         """This replica's appends past the high watermark whose futures are still open."""
         found, seen = [], set()
         for offset in range(self.high_watermark, self.core.log_end):
-            data = self.core.log[offset].data
-            if isinstance(data, _Part) and id(data.batch) not in seen:
-                seen.add(id(data.batch))
-                if data.batch.future is not None and not data.batch.future.done():
-                    found.append(data.batch)
+            batch = self.core.log[offset].data
+            if isinstance(batch, _Batch) and id(batch) not in seen:
+                seen.add(id(batch))
+                if batch.future is not None and not batch.future.done():
+                    found.append(batch)
         return found
 
     def _deliver(self, high_watermark: int) -> None:
         """Hand the records below the new high watermark to the listeners, then resolve their appends."""
-        committed, done = [], []
-        for batch in self._batches(self.high_watermark, high_watermark):
-            if not batch.control:
-                committed.extend(batch.decoded())
-            done.append(batch)
+        done = list(self._batches(self.high_watermark, high_watermark))
         if not done:
             return
+        # decoded only for listeners: a log opened with one voter commits its whole tail before any listens
+        committed = [record for batch in done for record in batch.decoded()] if self._listeners else []
         self.high_watermark = done[-1].last + 1
         self._committed_epoch = done[-1].epoch
         self._committed_timestamp = done[-1].timestamp
-        self._since_snapshot_records += len(committed)
+        self._since_snapshot_records += sum(b.last - b.base + 1 for b in done if not b.control)
         self._since_snapshot_bytes += sum(len(b.data) for b in done)
         if committed:
             for listener in self._listeners:
@@ -835,7 +825,6 @@ class RaftLog:
         if not retired:
             return
         self._segments = self._segments[retired:]
-        self._replay_from = max(0, self._replay_from - retired)
         log_start = self._segments[0].base_offset
         self._dispose([path for snapshot, path in list_snapshots(self.directory)[:-1]
                        if snapshot.end_offset < log_start])

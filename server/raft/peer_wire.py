@@ -37,7 +37,7 @@ class Refused(Exception):
 
 # --- the sending side ------------------------------------------------------------------------------
 
-def to_request(message: core.Message, cluster_id: str, encode_records=None):
+def to_request(message: core.Message, cluster_id: str):
     """(wire request, version) for a core request."""
     if isinstance(message, core.VoteRequest):
         partition = VoteRequest.PartitionData(
