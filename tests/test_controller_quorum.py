@@ -3,6 +3,7 @@ reassignment carried on by the next active controller, and the harness's faults 
 link cuts) as Raft must answer them. Short Raft timers (``Timers()``) keep each test to seconds."""
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.request
@@ -14,6 +15,7 @@ from kafka.errors import KafkaError
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from served import Served
 
 CONTROLLERS = [3000, 3001, 3002]
@@ -194,3 +196,30 @@ def test_confluent_kafka_admin_keeps_working_through_a_kill_of_the_active_contro
     admin.create_topics([ConfluentTopic("c-after", 2, 3)], request_timeout=30)["c-after"].result(30)
     assert active(quorum) not in (None, first)
     assert {"c-before", "c-after"} <= set(admin.list_topics(timeout=30).topics)
+
+
+def test_an_isolated_leader_loses_its_uncommitted_write_to_the_new_leaders_log(quorum):
+    """The old leader appended a write no follower could fetch; after the partition heals it finds its log
+    diverging (DivergingEpoch), truncates it on disk and takes the new leader's records."""
+    cluster = quorum.cluster
+    old = active(quorum)
+    for other in CONTROLLERS:
+        if other != old:
+            quorum.call(cluster.cut_link, old, other)
+    controller = cluster.controllers[CONTROLLERS.index(old)]
+    stranded = quorum.call(lambda: asyncio.ensure_future(controller.write(
+        lambda image: set_replication_bandwidth(image, 1, 12345))))
+    new = wait_for(lambda: active(quorum) not in (None, old) and active(quorum), what="a leader of the majority")
+    quorum.run(cluster.write(lambda image: set_replication_bandwidth(image, 2, 67890)))
+    for other in CONTROLLERS:
+        if other != old:
+            quorum.call(cluster.heal_link, old, other)
+    wait_for(lambda: logs_agree(quorum), what="the old leader to follow the new one")
+    with pytest.raises(Exception):  # noqa: B017 - NOT_CONTROLLER's exception (the write was never committed)
+        quorum.run(asyncio.wait_for(stranded, 10))
+    for node_id in (old, new):
+        bandwidths = [r.value for _, r in committed_records(quorum, node_id) if isinstance(r, rec.ConfigRecord)
+                      and r.name == "kraftwire.replication.bandwidth.bytes.per.second"]
+        assert bandwidths == ["67890"], (node_id, bandwidths)
+    old_log = cluster.logs[CONTROLLERS.index(old)]
+    assert quorum.call(lambda: old_log.end_offset) == quorum.call(lambda: cluster.log.end_offset)

@@ -476,6 +476,7 @@ class RaftLog:
             elif isinstance(action, TruncateLog):
                 self._queue("truncate", action.offset)
                 self._truncating.append(action.offset)
+                self._start_flush()  # the Fetch the core sends next waits for this truncation's fsync
                 for offset in [o for o in self._control if o >= action.offset]:
                     del self._control[offset]
             elif isinstance(action, AppendLog):
