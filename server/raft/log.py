@@ -268,9 +268,11 @@ class RaftLog:
                              leader_id=leader, voted_id=voted, log=entries)
         self._arm_timer()
         if self.voters == (self.node_id,):
-            while not self.active and self._failed is None:
+            while not self.active and self.failure is None:
                 self._active_changed.clear()
                 await self._active_changed.wait()
+            if self.failure is not None:
+                raise LogFailedError(self.failure)
         log.info("metadata log open at %s: epoch %d, offsets %d..%d, high watermark %d, voters %s", self.directory,
                  self.epoch, self._log_start_offset(), self.end_offset, self.high_watermark, list(self.voters))
 
@@ -765,6 +767,8 @@ class RaftLog:
         for batch in self._batches_awaiting():
             batch.future.set_exception(error)
         self._arm_timer()
+        if self._active_changed is not None:
+            self._active_changed.set()  # an open waiting to lead gives up
         if self.on_failure is not None:
             self.on_failure(self.failure)
 
