@@ -11,8 +11,9 @@ from kafka.admin import ConfigResource, NewTopic
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, VoteRequest
+from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest, VoteRequest
 from kraftwire.server.raft.peer_wire import METADATA_TOPIC_ID
+from raft_helpers import partition_dir
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 from kraftwire.server.raft import StorageError
@@ -138,4 +139,28 @@ async def test_the_controller_answers_raft_rpcs_for_other_topics_and_clusters_as
     assert (await client.send(vote, 2)).error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
     refused = (await client.send(vote.replace(cluster_id=None), 2)).topics[0].partitions[0]
     assert (refused.error_code, refused.vote_granted) == (0, False)  # a pre-vote with a shorter log
+    await client.close()
+
+
+async def test_fetch_snapshot_serves_the_leaders_snapshot_in_chunks(cluster):
+    snapshot = await cluster.log.snapshot()
+    path = partition_dir(cluster.data_dir) / snapshot.file_name
+    client = KafkaClient(cluster.controller_node.host, cluster.controller_node.port, "quorum-test")
+    Topic, Partition = FetchSnapshotRequest.TopicSnapshot, FetchSnapshotRequest.PartitionSnapshot
+
+    async def chunk(position: int, end_offset: int = snapshot.end_offset, max_bytes: int = 1000):
+        request = FetchSnapshotRequest(max_bytes=max_bytes, topics=[Topic(name="__cluster_metadata", partitions=[
+            Partition(partition=0, current_leader_epoch=cluster.log.epoch, position=position,
+                      snapshot_id=FetchSnapshotRequest.SnapshotId(end_offset=end_offset, epoch=snapshot.epoch))])])
+        return (await client.send(request, 1)).topics[0].partitions[0]
+
+    read, position = b"", 0
+    while position < path.stat().st_size:
+        answer = await chunk(position)
+        assert (answer.error_code, answer.size, answer.position) == (0, path.stat().st_size, position)
+        read += answer.unaligned_records
+        position += len(answer.unaligned_records)
+    assert read == path.read_bytes()
+    assert (await chunk(0, end_offset=snapshot.end_offset + 1)).error_code == ErrorCode.SNAPSHOT_NOT_FOUND
+    assert (await chunk(position)).error_code == ErrorCode.POSITION_OUT_OF_RANGE
     await client.close()

@@ -54,6 +54,9 @@ class MetadataLog(Protocol):
     async def handle(self, request, version: int):
         """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request."""
 
+    def fetch_snapshot(self, request, version: int):
+        """Answer FetchSnapshot: a chunk of one of the leader's snapshots."""
+
     async def close(self) -> None: ...
 
     async def kill(self) -> None:

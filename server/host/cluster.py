@@ -238,7 +238,8 @@ class Cluster:
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
-                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(b, self.controller_ids[index]))
+                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
+                           b, self.controller_ids[index]))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}

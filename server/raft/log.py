@@ -39,7 +39,8 @@ segments wholly below the newest snapshot are deleted, or moved to ``archive_dir
 followers cannot fetch snapshots yet).
 
 Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small);
-FetchSnapshot is not used yet, so a quorum of several voters keeps its whole log; no ``.timeindex``
+FetchSnapshot is served (``fetch_snapshot``) but no Fetch answer points at a snapshot yet, so a quorum of
+several voters keeps its whole log; no ``.timeindex``
 files; index files are not pre-allocated, and are fsync'd at roll and close rather than with every
 commit (recovery rebuilds them); segments roll by size only (no ``segment.ms``); damage in the middle
 of the log stops start-up instead of truncating the log there; ``synced-lengths.json`` is kraftwire's
@@ -62,8 +63,11 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
-from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, PARTITION_DIR, parse_base_offset
-from kraftwire.codec.records import ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch, read_batch
+from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR,
+                                        parse_base_offset)
+from kraftwire.codec.messages import FetchSnapshotResponse
+from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, control_batch, decode_frame, metadata_batch,
+                                     read_batch)
 
 from . import peer_wire
 from .core import (AppendLog, BeginQuorumEpochResponse, Commit, EndQuorumEpochResponse, Entry, FetchRequest,
@@ -137,7 +141,9 @@ class _Batch:
         if self.records is not None:
             return self.records
         batch = read_batch(self.data, 0)
-        return [] if batch.is_control else [(offset, decode_frame(value)[0]) for offset, _ts, _key, value in batch.records]
+        if batch.is_control:
+            return []
+        return [(offset, decode_frame(value)[0]) for offset, _ts, _key, value in batch.records]
 
 
 def read_synced_lengths(directory: Path) -> dict[str, int]:
@@ -161,6 +167,10 @@ def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
     return FetchResponse(src=request.dst, dst=request.src, correlation_id=request.correlation_id,
                          error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER), high_watermark=0,
                          base_offset=request.fetch_offset, records=(), diverging_epoch=None, current_leader=(NO_ID, 0))
+
+
+def _snapshot_id(asked) -> FetchSnapshotResponse.SnapshotId:
+    return FetchSnapshotResponse.SnapshotId(end_offset=asked.end_offset, epoch=asked.epoch)
 
 
 def batches_from(data: bytes) -> list[_Batch]:
@@ -453,7 +463,8 @@ class RaftLog:
             raise NotLeaderError(self.core.leader_id, self.core.epoch)
         now = _wall_ms()
         batch = _Batch(base, base + len(records) - 1, metadata_batch(base, self.core.epoch, now, records),
-                       self.core.epoch, now, False, [(base + i, record) for i, (record, _version) in enumerate(records)],
+                       self.core.epoch, now, False,
+                       [(base + i, record) for i, (record, _version) in enumerate(records)],
                        loop.create_future())
         actions = []
         for _ in records:
@@ -616,6 +627,45 @@ class RaftLog:
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
         log_start = self._segments[0].base_offset if self._segments else 0
         return peer_wire.to_response(reply, version, self._encode_records, log_start)
+
+    def fetch_snapshot(self, request, version: int):
+        """Answer FetchSnapshot (59): a chunk of one of the leader's snapshot files (KIP-630)."""
+        if request.cluster_id is not None and request.cluster_id != self.cluster_id:
+            return FetchSnapshotResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID, topics=[])
+        topics = request.topics
+        if (len(topics) != 1 or topics[0].name != METADATA_TOPIC or len(topics[0].partitions) != 1
+                or topics[0].partitions[0].partition != METADATA_PARTITION):
+            return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
+                FetchSnapshotResponse.TopicSnapshot(name=t.name, partitions=[FetchSnapshotResponse.PartitionSnapshot(
+                    index=p.partition, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    snapshot_id=_snapshot_id(p.snapshot_id), unaligned_records=b"") for p in t.partitions])
+                for t in topics])
+        asked = topics[0].partitions[0]
+        error, chunk, size = ErrorCode.NONE, b"", 0
+        if self.core is None or asked.current_leader_epoch < self.core.epoch:
+            error = ErrorCode.FENCED_LEADER_EPOCH
+        elif asked.current_leader_epoch > self.core.epoch:
+            error = ErrorCode.UNKNOWN_LEADER_EPOCH
+        elif not self.active:
+            error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        else:
+            wanted = SnapshotId(asked.snapshot_id.end_offset, asked.snapshot_id.epoch)
+            path = dict(list_snapshots(self.directory)).get(wanted)
+            size = path.stat().st_size if path is not None else 0
+            if path is None:
+                error = ErrorCode.SNAPSHOT_NOT_FOUND
+            elif not 0 <= asked.position < size:
+                error = ErrorCode.POSITION_OUT_OF_RANGE
+            else:
+                with open(path, "rb") as snapshot_file:
+                    snapshot_file.seek(asked.position)
+                    chunk = snapshot_file.read(max(0, min(request.max_bytes, size - asked.position)))
+        partition = FetchSnapshotResponse.PartitionSnapshot(
+            index=METADATA_PARTITION, error_code=error, snapshot_id=_snapshot_id(asked.snapshot_id),
+            current_leader=FetchSnapshotResponse.LeaderIdAndEpoch(leader_id=self.leader_id, leader_epoch=self.epoch),
+            size=size, position=asked.position, unaligned_records=chunk)
+        return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
+            FetchSnapshotResponse.TopicSnapshot(name=METADATA_TOPIC, partitions=[partition])])
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
