@@ -40,12 +40,11 @@ followers cannot fetch snapshots yet).
 
 Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small);
 FetchSnapshot is served (``fetch_snapshot``) but no Fetch answer points at a snapshot yet, so a quorum of
-several voters keeps its whole log; no ``.timeindex``
-files; index files are not pre-allocated, and are fsync'd at roll and close rather than with every
-commit (recovery rebuilds them); segments roll by size only (no ``segment.ms``); damage in the middle
-of the log stops start-up instead of truncating the log there; ``synced-lengths.json`` is kraftwire's
-own file. As in Kafka, snapshots are deleted only once the log start moves past them, so with
-retention off they accumulate (one per 20 MiB of records by default).
+several voters keeps its whole log; no ``.timeindex`` files; index files are not pre-allocated, and are
+fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
+only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
+there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
+log start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
 """
 from __future__ import annotations
 
