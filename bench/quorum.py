@@ -5,6 +5,8 @@
   (the client retries as it does against Kafka). The killed controller is then started again and caught
   up before the next kill. p50/p99 over ``--kills`` kills, with the short test timers and with Kafka's
   defaults (election 1 s, fetch 2 s).
+* resignation: as many graceful hand-overs (``Cluster.resign_controller``: EndQuorumEpoch) in the same
+  cluster, from the resignation to another controller being active.
 * commits: ``--writers`` concurrent writers each make ``--writes`` controller writes (a broker's
   replication bandwidth, a one-record ConfigRecord batch) and wait for each commit; commits per second
   and p50/p99 latency, 1 voter against 3 voters (short timers), in the same run.
@@ -43,9 +45,10 @@ def wait_for(predicate, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-def failovers(kills: int, timers: Timers) -> list[float]:
-    """Seconds from each kill of the active controller to the first acknowledged CreateTopics."""
-    seconds = []
+def failovers(kills: int, timers: Timers) -> tuple[list[float], list[float]]:
+    """Seconds from each kill of the active controller to the first acknowledged CreateTopics, and from
+    each resignation to the next active controller."""
+    seconds, resignations = [], []
     with BackgroundCluster(brokers=3, controllers=3, quorum_timers=timers) as bg:
         cluster = bg.cluster
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="bench-quorum", request_timeout_ms=60000)
@@ -63,8 +66,12 @@ def failovers(kills: int, timers: Timers) -> list[float]:
             bg.run(cluster.start_controller(victim))
             wait_for(lambda: bg.call(lambda: all(
                 log.high_watermark == cluster.log.high_watermark for log in cluster.logs)))
+        for _ in range(kills):
+            started = time.perf_counter()
+            bg.run(cluster.resign_controller(60.0))
+            resignations.append(time.perf_counter() - started)
         admin.close()
-    return seconds
+    return seconds, resignations
 
 
 async def commits(controllers: int, writers: int, writes: int) -> tuple[float, list[float]]:
@@ -90,11 +97,12 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=50)
     args = parser.parse_args()
     print(f"python bench/quorum.py --kills {args.kills} --writers {args.writers} --writes {args.writes}")
-    print("| timers | kills | failover p50 s | p99 s | max s |\n|---|---|---|---|---|")
+    print("| timers | kills | failover p50 s | p99 s | max s | resignation p50 s | p99 s |\n"
+          "|---|---|---|---|---|---|---|")
     for name, timers in (("short (tests)", Timers()), ("Kafka's defaults", Timers.kafka_defaults())):
-        seconds = failovers(args.kills, timers)
+        seconds, resignations = failovers(args.kills, timers)
         print(f"| {name} | {len(seconds)} | {statistics.median(seconds):.3f} | {percentile(seconds, 0.99):.3f} "
-              f"| {max(seconds):.3f} |")
+              f"| {max(seconds):.3f} | {statistics.median(resignations):.3f} | {percentile(resignations, 0.99):.3f} |")
     print("\n| voters | commits/s | p50 ms | p99 ms |\n|---|---|---|---|")
     rates = {}
     for controllers in (1, 3):
