@@ -208,8 +208,8 @@ def _transport_limits(args) -> TransportLimits:
 def _ports_in_use(args) -> str | None:
     """The first fixed port (not 0) another socket holds, said in one line; checked before the data
     directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
-    wanted = [(f"controller {3000 + k}", args.controller_port - k) for k in range(args.controllers)
-              if args.controller_port]
+    wanted = [("controller" if args.controllers == 1 else f"controller {3000 + k}", args.controller_port - k)
+              for k in range(args.controllers) if args.controller_port]
     wanted += [(f"broker {i}", args.port + i - 1) for i in range(1, args.brokers + 1)] if args.port else []
     wanted += [(name, port) for name, port in (("metrics", args.metrics_port), ("control plane", args.control_port))
                if port]
