@@ -1210,6 +1210,216 @@ class EndQuorumEpochResponse(Message):
         port: int
 
 
+class FetchRequest(Message):
+    """FetchRequest: the request of API key 1; versions 4-17, flexible 12+."""
+
+    __slots__ = ()
+    cluster_id: str | None  # versions 12+, tag 0
+    replica_id: int  # versions 0-14
+    replica_state: FetchRequest.ReplicaState  # versions 15+, tag 1
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int  # versions 7+
+    session_epoch: int  # versions 7+
+    topics: tuple[FetchRequest.FetchTopic, ...]
+    forgotten_topics_data: tuple[FetchRequest.ForgottenTopic, ...]  # versions 7+
+    rack_id: str  # versions 11+
+
+    class ReplicaState(Struct):
+        """FetchRequest.ReplicaState: versions 15+."""
+
+        __slots__ = ()
+        replica_id: int
+        replica_epoch: int
+
+    class FetchPartition(Struct):
+        """FetchRequest.FetchPartition: versions 0+."""
+
+        __slots__ = ()
+        partition: int
+        current_leader_epoch: int  # versions 9+
+        fetch_offset: int
+        last_fetched_epoch: int  # versions 12+
+        log_start_offset: int  # versions 5+
+        partition_max_bytes: int
+        replica_directory_id: uuid.UUID  # versions 17+, tag 0
+
+    class FetchTopic(Struct):
+        """FetchRequest.FetchTopic: versions 0+."""
+
+        __slots__ = ()
+        topic: str  # versions 0-12
+        topic_id: uuid.UUID  # versions 13+
+        partitions: tuple[FetchRequest.FetchPartition, ...]
+
+    class ForgottenTopic(Struct):
+        """FetchRequest.ForgottenTopic: versions 7+."""
+
+        __slots__ = ()
+        topic: str  # versions 7-12
+        topic_id: uuid.UUID  # versions 13+
+        partitions: tuple[int, ...]
+
+
+class FetchResponse(Message):
+    """FetchResponse: the response of API key 1; versions 4-17, flexible 12+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int  # versions 7+
+    session_id: int  # versions 7+
+    responses: tuple[FetchResponse.FetchableTopicResponse, ...]
+    node_endpoints: tuple[FetchResponse.NodeEndpoint, ...]  # versions 16+, tag 0
+
+    class EpochEndOffset(Struct):
+        """FetchResponse.EpochEndOffset: versions 12+."""
+
+        __slots__ = ()
+        epoch: int
+        end_offset: int
+
+    class LeaderIdAndEpoch(Struct):
+        """FetchResponse.LeaderIdAndEpoch: versions 12+."""
+
+        __slots__ = ()
+        leader_id: int
+        leader_epoch: int
+
+    class SnapshotId(Struct):
+        """FetchResponse.SnapshotId: versions 12+."""
+
+        __slots__ = ()
+        end_offset: int
+        epoch: int
+
+    class AbortedTransaction(Struct):
+        """FetchResponse.AbortedTransaction: versions 4+."""
+
+        __slots__ = ()
+        producer_id: int
+        first_offset: int
+
+    class PartitionData(Struct):
+        """FetchResponse.PartitionData: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int
+        error_code: int
+        high_watermark: int
+        last_stable_offset: int  # versions 4+
+        log_start_offset: int  # versions 5+
+        diverging_epoch: FetchResponse.EpochEndOffset  # versions 12+, tag 0
+        current_leader: FetchResponse.LeaderIdAndEpoch  # versions 12+, tag 1
+        snapshot_id: FetchResponse.SnapshotId  # versions 12+, tag 2
+        aborted_transactions: tuple[FetchResponse.AbortedTransaction, ...] | None  # versions 4+
+        preferred_read_replica: int  # versions 11+
+        records: bytes | None
+
+    class FetchableTopicResponse(Struct):
+        """FetchResponse.FetchableTopicResponse: versions 0+."""
+
+        __slots__ = ()
+        topic: str  # versions 0-12
+        topic_id: uuid.UUID  # versions 13+
+        partitions: tuple[FetchResponse.PartitionData, ...]
+
+    class NodeEndpoint(Struct):
+        """FetchResponse.NodeEndpoint: versions 16+."""
+
+        __slots__ = ()
+        node_id: int
+        host: str
+        port: int
+        rack: str | None
+
+
+class FetchSnapshotRequest(Message):
+    """FetchSnapshotRequest: the request of API key 59; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    cluster_id: str | None  # tag 0
+    replica_id: int
+    max_bytes: int
+    topics: tuple[FetchSnapshotRequest.TopicSnapshot, ...]
+
+    class SnapshotId(Struct):
+        """FetchSnapshotRequest.SnapshotId: versions 0+."""
+
+        __slots__ = ()
+        end_offset: int
+        epoch: int
+
+    class PartitionSnapshot(Struct):
+        """FetchSnapshotRequest.PartitionSnapshot: versions 0+."""
+
+        __slots__ = ()
+        partition: int
+        current_leader_epoch: int
+        snapshot_id: FetchSnapshotRequest.SnapshotId
+        position: int
+        replica_directory_id: uuid.UUID  # versions 1+, tag 0
+
+    class TopicSnapshot(Struct):
+        """FetchSnapshotRequest.TopicSnapshot: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        partitions: tuple[FetchSnapshotRequest.PartitionSnapshot, ...]
+
+
+class FetchSnapshotResponse(Message):
+    """FetchSnapshotResponse: the response of API key 59; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int
+    error_code: int
+    topics: tuple[FetchSnapshotResponse.TopicSnapshot, ...]
+    node_endpoints: tuple[FetchSnapshotResponse.NodeEndpoint, ...]  # versions 1+, tag 0
+
+    class SnapshotId(Struct):
+        """FetchSnapshotResponse.SnapshotId: versions 0+."""
+
+        __slots__ = ()
+        end_offset: int
+        epoch: int
+
+    class LeaderIdAndEpoch(Struct):
+        """FetchSnapshotResponse.LeaderIdAndEpoch: versions 0+."""
+
+        __slots__ = ()
+        leader_id: int
+        leader_epoch: int
+
+    class PartitionSnapshot(Struct):
+        """FetchSnapshotResponse.PartitionSnapshot: versions 0+."""
+
+        __slots__ = ()
+        index: int
+        error_code: int
+        snapshot_id: FetchSnapshotResponse.SnapshotId
+        current_leader: FetchSnapshotResponse.LeaderIdAndEpoch  # tag 0
+        size: int
+        position: int
+        unaligned_records: bytes
+
+    class TopicSnapshot(Struct):
+        """FetchSnapshotResponse.TopicSnapshot: versions 0+."""
+
+        __slots__ = ()
+        name: str
+        partitions: tuple[FetchSnapshotResponse.PartitionSnapshot, ...]
+
+    class NodeEndpoint(Struct):
+        """FetchSnapshotResponse.NodeEndpoint: versions 1+."""
+
+        __slots__ = ()
+        node_id: int
+        host: str
+        port: int
+
+
 class IncrementalAlterConfigsRequest(Message):
     """IncrementalAlterConfigsRequest: the request of API key 44; versions 0-1, flexible 1+."""
 
@@ -1675,6 +1885,10 @@ __all__ = [
     "ElectLeadersResponse",
     "EndQuorumEpochRequest",
     "EndQuorumEpochResponse",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchSnapshotRequest",
+    "FetchSnapshotResponse",
     "IncrementalAlterConfigsRequest",
     "IncrementalAlterConfigsResponse",
     "LeaderAndIsrRequest",

@@ -3,12 +3,17 @@ data directory keeping topics, configs, the cluster id and the brokers' director
 from __future__ import annotations
 
 import time
+import uuid
 
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, NewTopic
 
-from kraftwire.codec.messages import DescribeQuorumRequest
+from kraftwire.codec import ErrorCode
+from kraftwire.codec import records as rec
+from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest, VoteRequest
+from kraftwire.server.raft.peer_wire import METADATA_TOPIC_ID
+from raft_helpers import partition_dir
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 from kraftwire.server.raft import StorageError
@@ -103,3 +108,59 @@ async def test_without_a_data_dir_the_log_lives_in_a_temporary_directory_removed
         assert (data_dir / "__cluster_metadata-0" / "quorum-state").exists()
         assert list((data_dir / "__cluster_metadata-0").glob("*.log"))
     assert not data_dir.exists()
+
+
+async def test_the_controller_answers_raft_rpcs_for_other_topics_and_clusters_as_kafka_does(cluster):
+    """Fetch and Vote on the controller listener: only __cluster_metadata-0 of this cluster reaches the
+    Raft core; a Fetch of its log from offset 0 returns its batches, the high watermark and the leader."""
+    client = KafkaClient(cluster.controller_node.host, cluster.controller_node.port, "quorum-test")
+    fetch = FetchRequest(replica_state=FetchRequest.ReplicaState(replica_id=7), max_wait_ms=0, min_bytes=0,
+                         topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[
+                             FetchRequest.FetchPartition(partition=0, current_leader_epoch=cluster.log.epoch,
+                                                         fetch_offset=0, last_fetched_epoch=0,
+                                                         partition_max_bytes=1 << 20)])])
+    answer = (await client.send(fetch, 17)).responses[0].partitions[0]
+    assert (answer.error_code, answer.high_watermark) == (0, cluster.log.high_watermark)
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (3000, cluster.log.epoch)
+    assert rec.read_batch(answer.records, 0).base_offset == 0
+
+    other = fetch.replace(topics=[fetch.topics[0].replace(topic_id=uuid.uuid4())])
+    assert (await client.send(other, 17)).responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    stranger = fetch.replace(cluster_id="another-cluster")
+    assert (await client.send(stranger, 17)).error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+    fenced = fetch.replace(topics=[fetch.topics[0].replace(partitions=[
+        fetch.topics[0].partitions[0].replace(current_leader_epoch=cluster.log.epoch - 1)])])
+    assert (await client.send(fenced, 17)).responses[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+    vote = VoteRequest(cluster_id="another-cluster", topics=[VoteRequest.TopicData(
+        topic_name="__cluster_metadata", partitions=[VoteRequest.PartitionData(
+            partition_index=0, replica_epoch=cluster.log.epoch + 1, replica_id=3001, last_offset_epoch=0,
+            last_offset=0, pre_vote=True)])])
+    assert (await client.send(vote, 2)).error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+    refused = (await client.send(vote.replace(cluster_id=None), 2)).topics[0].partitions[0]
+    assert (refused.error_code, refused.vote_granted) == (0, False)  # a pre-vote with a shorter log
+    await client.close()
+
+
+async def test_fetch_snapshot_serves_the_leaders_snapshot_in_chunks(cluster):
+    snapshot = await cluster.log.snapshot()
+    path = partition_dir(cluster.data_dir) / snapshot.file_name
+    client = KafkaClient(cluster.controller_node.host, cluster.controller_node.port, "quorum-test")
+    Topic, Partition = FetchSnapshotRequest.TopicSnapshot, FetchSnapshotRequest.PartitionSnapshot
+
+    async def chunk(position: int, end_offset: int = snapshot.end_offset, max_bytes: int = 1000):
+        request = FetchSnapshotRequest(max_bytes=max_bytes, topics=[Topic(name="__cluster_metadata", partitions=[
+            Partition(partition=0, current_leader_epoch=cluster.log.epoch, position=position,
+                      snapshot_id=FetchSnapshotRequest.SnapshotId(end_offset=end_offset, epoch=snapshot.epoch))])])
+        return (await client.send(request, 1)).topics[0].partitions[0]
+
+    read, position = b"", 0
+    while position < path.stat().st_size:
+        answer = await chunk(position)
+        assert (answer.error_code, answer.size, answer.position) == (0, path.stat().st_size, position)
+        read += answer.unaligned_records
+        position += len(answer.unaligned_records)
+    assert read == path.read_bytes()
+    assert (await chunk(0, end_offset=snapshot.end_offset + 1)).error_code == ErrorCode.SNAPSHOT_NOT_FOUND
+    assert (await chunk(position)).error_code == ErrorCode.POSITION_OUT_OF_RANGE
+    await client.close()

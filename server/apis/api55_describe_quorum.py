@@ -1,17 +1,17 @@
 """DescribeQuorum (55): the state of the metadata log's Raft quorum.
 
 Who: admin clients (``describe_metadata_quorum``, ``kafka-metadata-quorum describe``), on any broker
-listener (forwarded to the controller, as KRaft brokers do) or on the controller listener. Answered
-from the leader's state, with no write: leader id, epoch, high watermark, each voter with its log end
-offset, and the observers (the brokers) with the end offsets their heartbeats report
-(``CurrentMetadataOffset + 1``). The leader's own fetch and caught-up times are "now", as in Kafka;
-an observer's are the time of its last heartbeat and of the last one that had reached the high
-watermark.
+listener (forwarded to the active controller, as KRaft brokers do) or on the controller listener.
+Answered from the leader's state, with no write: leader id, epoch, high watermark, each voter with the
+offset it last fetched from (its fsync'd log end) and the times of its last fetch and of the last one
+that had reached the high watermark, and the observers (the brokers) with the end offsets their
+heartbeats report (``CurrentMetadataOffset + 1``) and the same two times. The leader's own times are
+"now", as in Kafka. A standby controller answers NOT_CONTROLLER (the brokers then ask the active one).
 
 The request must name exactly ``__cluster_metadata`` partition 0 (one topic, one partition);
 anything else gets UNKNOWN_TOPIC_OR_PARTITION (3) on every partition it names, with Kafka's message.
 v1 adds the timestamps; v2 adds each replica's directory id (zero: this is a static quorum,
-kraft.version 0, so voters have no directory id) and ``Nodes`` with the voters' controller listener.
+kraft.version 0, so voters have no directory id) and ``Nodes`` with every voter's controller listener.
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def _replica(progress) -> Replica:
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
 
-def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuorumResponse:
-    """``quorum``: the log's QuorumDescription; ``host``/``port``: the leader's controller listener."""
+def decide(quorum, request, version: int, endpoints: dict[int, tuple[str, int]]) -> DescribeQuorumResponse:
+    """``quorum``: the log's QuorumDescription; ``endpoints``: every voter's controller listener."""
     if not _names_metadata_partition(request):
         return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[
             Topic(topic_name=t.topic_name, partitions=[
@@ -59,11 +59,12 @@ def decide(quorum, request, version: int, host: str, port: int) -> DescribeQuoru
                           leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
                           current_voters=[_replica(v) for v in quorum.voters],
                           observers=[_replica(o) for o in quorum.observers])
-    nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=host, port=port)])
-             for v in quorum.voters if v.replica_id == quorum.leader_id and version >= 2]
+    nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=endpoints[v.replica_id][0],
+                                                            port=endpoints[v.replica_id][1])])
+             for v in quorum.voters if v.replica_id in endpoints and version >= 2]
     return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
                                   nodes=nodes)
 
 
 def on_controller(node, context, request):
-    return decide(node.controller.log.describe(), request, context.api_version, node.host, node.port)
+    return decide(node.controller.log.describe(), request, context.api_version, node.quorum_endpoints())

@@ -3,7 +3,8 @@
 Who: admin clients (``describe_cluster``). On a broker listener ``EndpointType`` must be BROKERS (1):
 ``ControllerId`` is then a random live broker, as in KRaft, and the brokers are the unfenced ones
 (v2 ``IncludeFencedBrokers`` adds the fenced ones with ``IsFenced``). On the controller listener it
-must be CONTROLLERS (2) and lists the controller. The wrong endpoint type gets
+must be CONTROLLERS (2), lists every controller of the quorum and names the active one (the Raft
+leader; -1 while there is none). The wrong endpoint type gets
 UNSUPPORTED_ENDPOINT_TYPE (115). Authorized operations are not tracked (left at Kafka's "not
 requested" value).
 """
@@ -37,6 +38,7 @@ def on_broker(broker, context, request):
 def on_controller(node, context, request):
     if request.endpoint_type != CONTROLLERS:
         return _wrong_endpoint(request, CONTROLLERS)
-    me = Broker(broker_id=node.node_id, host=node.host, port=node.port, rack=None)
-    return DescribeClusterResponse(error_message=None, endpoint_type=CONTROLLERS,
-                                   cluster_id=node.controller.cluster_id, controller_id=node.node_id, brokers=[me])
+    listed = [Broker(broker_id=node_id, host=host, port=port, rack=None)
+              for node_id, (host, port) in sorted(node.quorum_endpoints().items())]
+    return DescribeClusterResponse(error_message=None, endpoint_type=CONTROLLERS, cluster_id=node.controller.cluster_id,
+                                   controller_id=node.controller.log.leader_id, brokers=listed)

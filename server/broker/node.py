@@ -25,9 +25,10 @@ from kraftwire.codec import ErrorCode
 
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
 from kraftwire.server.metadata.view import MetadataView
-from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
 from kraftwire.server.wire.transport import Handler, Listener
+from .controller_channel import ControllerChannel
 from .log_dirs import LogDir, LogDirManager
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
@@ -39,18 +40,20 @@ PLAINTEXT = 0
 
 
 class BrokerNode:
-    """``apis``: api key -> ``handler(broker, context, request)``; ``controller_address``: where the
-    controller listener is, (host, port), asked at each start (its port may be ephemeral); ``network``:
+    """``apis``: api key -> ``handler(broker, context, request)``; ``controller_addresses``: where the
+    controllers' listeners are, [(host, port)], asked at each send (ports may be ephemeral; requests go
+    to the active one through a ``ControllerChannel``); ``network``:
     the replication network every broker of the cluster shares; ``startup_configs``: the static configs
     it was started with (its server.properties)."""
 
     def __init__(self, broker_id: int, host: str, port: int, *, metadata: MetadataView,
-                 controller_address: Callable[[], tuple[str, int]], apis: Mapping[int, Callable],
+                 controller_addresses: Callable[[], list[tuple[str, int]]], apis: Mapping[int, Callable],
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
                  controller_security: ClientSecurity | None = None, authorizer=None,
-                 startup_configs: dict[str, str] | None = None):
+                 startup_configs: dict[str, str] | None = None,
+                 controller_reachable: Callable[[int], bool] = lambda index: True):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -62,12 +65,13 @@ class BrokerNode:
         self.authorizer = authorizer  # server/metadata/acls.py's Authorizer, or None: every request allowed
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._metadata = metadata
-        self._controller_address = controller_address
+        self._controller_addresses = controller_addresses
+        self._controller_reachable = controller_reachable  # by index in controller_addresses (the harness cuts links)
         self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
         self.new_incarnation_id = uuid.uuid4  # the cluster's seeded ids in deterministic mode
         self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
-        self.client: KafkaClient | None = None
+        self.client: ControllerChannel | None = None
         self._heartbeats: asyncio.Task | None = None
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
@@ -105,7 +109,10 @@ class BrokerNode:
         """Open the listener, register with the controller and start heartbeating."""
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
-        self.client = KafkaClient(*self._controller_address(), f"broker-{self.broker_id}", self._controller_security)
+        # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
+        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}", self._controller_security,
+                                        attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
+                                        reachable=self._controller_reachable)
         await self._register()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()

@@ -29,7 +29,7 @@ from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION,
                                                       bootstrap_records, metadata_version_level, version_for)
 from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
-from .metadata_log import MetadataLog
+from .metadata_log import MetadataLog, NotControllerError
 from .result import ControllerResult
 
 logger = logging.getLogger("kraftwire.controller")
@@ -54,6 +54,9 @@ class Controller:
         self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
         self._commit_listeners: list[CommitListener] = []
         self._expiry_task: asyncio.Task | None = None
+        self.active = False  # the log made this the active controller: the one that writes
+        self._leadership_listeners: list[Callable[[bool], None]] = []
+        self._bootstrap_writes: asyncio.Future | None = None
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
     async def start(self) -> None:
@@ -64,16 +67,49 @@ class Controller:
         self.committed.offset = self.log.high_watermark - 1
         self.working = self.committed.copy()
         self.log.add_commit_listener(self._on_commit)
+        self.log.add_leadership_listener(self._leadership_changed)
         self.log.snapshot_source = lambda: self.committed.copy()
-        if METADATA_VERSION_FEATURE not in self.working.features:
-            await self.write(lambda image: ControllerResult(bootstrap_records(self.bootstrap_metadata_version_level)))
-        self._inherit_sessions()
-        self._expiry_task = asyncio.create_task(self._expire_sessions())
+        if self.log.active:
+            self._leadership_changed(True)
+            await self._bootstrap_writes
 
-    async def stop(self) -> None:
+    async def stop(self, *, killed: bool = False) -> None:
+        """Stop; ``killed``: as a killed process, losing what the log had not fsync'd."""
+        self._stop_sessions()
+        self.active = False
+        await (self.log.kill() if killed else self.log.close())
+
+    def _leadership_changed(self, active: bool) -> None:
+        """The log made this controller active (every earlier record is committed and applied by now), or
+        took that away: a new active controller starts from the committed image, as Kafka's does."""
+        self.active = active
+        self.working = self.committed.copy()
+        if active:
+            self._inherit_sessions()
+            self._expiry_task = asyncio.create_task(self._expire_sessions())
+            self._bootstrap_writes = asyncio.ensure_future(self._bootstrap())
+        else:
+            self._stop_sessions()
+        for listener in self._leadership_listeners:
+            listener(active)
+
+    async def _bootstrap(self) -> None:
+        if METADATA_VERSION_FEATURE not in self.working.features:
+            try:
+                await self.write(lambda image: ControllerResult(bootstrap_records(self.bootstrap_metadata_version_level)))
+            except NotControllerError:
+                pass  # the next active controller writes it
+
+    def _stop_sessions(self) -> None:
         if self._expiry_task is not None:
             self._expiry_task.cancel()
-        await self.log.close()
+            self._expiry_task = None
+        self._sessions.clear()
+        self._inherited.clear()
+
+    def add_leadership_listener(self, listener: Callable[[bool], None]) -> None:
+        """Called with True when this controller becomes the active one, False when it stops being it."""
+        self._leadership_listeners.append(listener)
 
     def add_commit_listener(self, listener: CommitListener) -> None:
         """Called with [(offset, record)] after each commit, once the committed image has them."""
@@ -86,7 +122,10 @@ class Controller:
             listener(committed)
 
     async def write(self, decide: Decision):
-        """Run a decision against the working image; append and apply its records; answer after commit."""
+        """Run a decision against the working image; append and apply its records; answer after commit.
+        NotControllerError on a standby controller, or when this one stops being active meanwhile."""
+        if not self.active:
+            raise NotControllerError(f"node {self.node_id} is not the active controller")
         records, response = decide(self.working)
         if records:
             level = self.working.metadata_version_level

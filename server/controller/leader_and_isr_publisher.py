@@ -83,6 +83,7 @@ class LeaderAndIsrPublisher:
         self._clients: dict[int, KafkaClient] = {}
         self.client_security = None  # a wire.security.ClientSecurity for the brokers' listeners, or None
         self._sending = 0  # requests sent and not yet answered
+        self.reachable = lambda broker_id: True  # whether the link to a broker is up (the harness cuts it)
 
     @property
     def idle(self) -> bool:
@@ -92,6 +93,24 @@ class LeaderAndIsrPublisher:
 
     def start(self) -> None:
         self.controller.add_commit_listener(self.on_commit)
+        self.controller.add_leadership_listener(self.on_leadership)
+
+    def on_leadership(self, active: bool) -> None:
+        """A newly active controller tells every unfenced broker everything it hosts (a FULL request),
+        since its predecessor may not have sent the last changes; a standby sends nothing."""
+        self._dirty.clear()
+        self._full.clear()
+        for queue in self._queues.values():
+            while not queue.empty():
+                queue.get_nowait()
+        if not active:
+            return
+        image = self.controller.committed
+        self._told = {(topic.topic_id, index): frozenset(state.replicas) for topic, index, state in image.partitions()}
+        self._full.update(b for b, broker in image.brokers.items() if not broker.fenced)
+        if self._full and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_later(PUBLISH_LINGER_S, self._publish)
 
     async def stop(self) -> None:
         for task in self._senders.values():
@@ -102,6 +121,8 @@ class LeaderAndIsrPublisher:
         self._clients.clear()
 
     def on_commit(self, committed) -> None:
+        if not self.controller.active:
+            return
         for _, record in committed:
             kind = type(record)
             if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:
@@ -180,7 +201,7 @@ class LeaderAndIsrPublisher:
 
     def _client(self, broker_id: int) -> KafkaClient | None:
         broker = self.controller.committed.brokers.get(broker_id)
-        if broker is None or not broker.endpoints:
+        if broker is None or not broker.endpoints or not self.reachable(broker_id):
             return None
         endpoint = broker.endpoints[0]
         client = self._clients.get(broker_id)

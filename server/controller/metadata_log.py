@@ -1,7 +1,7 @@
 """The metadata log interface the controller writes through.
 
 A log hands out offsets at append time and resolves the returned future once the records are
-committed (durable on a majority of the voters). Committed records are delivered, in order, to the
+committed (fsync'd on a majority of the voters). Committed records are delivered, in order, to the
 commit listeners; that is how the controller's committed image advances. ``replay`` yields what is
 already committed at start-up (a snapshot's records, then the log after it). The implementation is
 ``kraftwire.server.raft.RaftLog``, the durable, Raft-style log in KRaft's on-disk format.
@@ -18,8 +18,14 @@ from kraftwire.server.metadata.view import CommitListener
 VersionedRecord = tuple[Message, int]  # a record and the version to frame it at
 
 
+class NotControllerError(Exception):
+    """A write reached a controller that is not the active one (answered NOT_CONTROLLER)."""
+
+
 class MetadataLog(Protocol):
     epoch: int
+    leader_id: int  # the Raft leader this replica knows, -1 for none
+    active: bool  # this replica leads and its epoch's first record is committed: its controller may write
     high_watermark: int  # offset of the first record not yet committed
     end_offset: int  # offset the next appended record gets
     # Called when a snapshot is due: returns an image copy (``to_records()``) as of the high watermark.
@@ -31,10 +37,13 @@ class MetadataLog(Protocol):
         """Committed (offset, record) pairs to rebuild the image from at start-up."""
 
     def append(self, records: list[VersionedRecord]) -> tuple[int, asyncio.Future]:
-        """Append one atomic batch; returns (base offset, future resolved with the last offset once
-        committed, or failed if it cannot be)."""
+        """Append one atomic batch on the active controller; returns (base offset, future resolved with the
+        last offset once committed, or failed if it cannot be, e.g. when leadership is lost first)."""
 
     def add_commit_listener(self, listener: CommitListener) -> None: ...
+
+    def add_leadership_listener(self, listener: Callable[[bool], None]) -> None:
+        """Called with ``active`` each time it changes."""
 
     def describe(self):
         """The quorum as the leader sees it (``kraftwire.server.raft.QuorumDescription``), for DescribeQuorum."""
@@ -42,4 +51,13 @@ class MetadataLog(Protocol):
     def observe(self, replica_id: int, end_offset: int) -> None:
         """An observer (a broker) reported how far its metadata log goes."""
 
+    async def handle(self, request, version: int):
+        """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request."""
+
+    def fetch_snapshot(self, request, version: int):
+        """Answer FetchSnapshot: a chunk of one of the leader's snapshots."""
+
     async def close(self) -> None: ...
+
+    async def kill(self) -> None:
+        """Stop at once, losing what was not fsync'd (the harness's kill)."""

@@ -24,6 +24,8 @@ class ControllerNode:
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         handlers = {key: lambda ctx, req, handler=handler: handler(self, ctx, req) for key, handler in apis.items()}
         self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, security)
+        # every voter's controller listener, {node id: (host, port)}; the host sets it for a quorum
+        self.quorum_endpoints: Callable[[], dict[int, tuple[str, int]]] = lambda: {self.node_id: (self.host, self.port)}
         self.leader_and_isr = LeaderAndIsrPublisher(controller)
         self.throttle_cleaner = ThrottleCleaner(controller)
 
@@ -41,6 +43,6 @@ class ControllerNode:
         self.leader_and_isr.start()
         self.throttle_cleaner.start()
 
-    async def stop(self) -> None:
+    async def stop(self, drain_timeout: float = 5.0) -> None:
         await self.leader_and_isr.stop()
-        await self.listener.stop()
+        await self.listener.stop(drain_timeout)

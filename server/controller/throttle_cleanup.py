@@ -106,6 +106,6 @@ class ThrottleCleaner:
             elif kind is rec.RemoveTopicRecord:
                 for key in [k for k in self._reassigning if k[0] == record.topic_id]:
                     ended_brokers |= self._reassigning.pop(key)[1]
-        if ended_topics or ended_brokers:
+        if (ended_topics or ended_brokers) and self.controller.active:  # standbys only follow
             asyncio.ensure_future(self.controller.write(
                 lambda working: ControllerResult(throttle_removals(working, ended_topics, ended_brokers))))

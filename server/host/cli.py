@@ -27,7 +27,7 @@ from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_
                                             parse_protocol_map)
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
-from kraftwire.server.raft import RaftConfig, StorageError
+from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
 from kraftwire.server.wire.transport import TransportLimits
 
@@ -46,9 +46,9 @@ def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | 
 
 
 def _serve_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("serve", help="run an embedded cluster: one controller and N simulated brokers",
-                       description="Run one controller and N simulated brokers in this process. "
-                                   "The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
+    p = sub.add_parser("serve", help="run an embedded cluster: a controller quorum and N simulated brokers",
+                       description="Run a controller quorum (one controller by default) and N simulated "
+                                   "brokers in this process. The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
     p.add_argument("--node-ids", type=node_ids, default=None,
                    help="the brokers' node ids: a list (0,1,2) or the first id (0 gives 0..N-1); default 1..N, "
@@ -67,7 +67,13 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--advertised-host", default=None,
                    help="address the brokers tell clients to connect to (default: --host)")
     p.add_argument("--port", type=int, default=9092, help="port of broker 1; broker i uses port + i - 1 (default 9092)")
-    p.add_argument("--controller-port", type=int, default=9091, help="port of the controller listener (default 9091)")
+    p.add_argument("--controller-port", type=int, default=9091,
+                   help="port of the controller listener; controller k (from 0) uses port - k (default 9091)")
+    p.add_argument("--controllers", type=int, default=1,
+                   help="controllers in the Raft quorum (ids 3000, 3001, ...; several keep their logs in "
+                        "DATA_DIR/controller-ID) (default 1)")
+    p.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
+                   help="the controllers' Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--log-dirs", type=int, default=1,
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
@@ -212,7 +218,8 @@ def _transport_limits(args) -> TransportLimits:
 def _ports_in_use(args) -> str | None:
     """The first fixed port (not 0) another socket holds, said in one line; checked before the data
     directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
-    wanted = [("controller", args.controller_port)]
+    wanted = [("controller" if args.controllers == 1 else f"controller {3000 + k}", args.controller_port - k)
+              for k in range(args.controllers) if args.controller_port]
     wanted += [(f"broker {i}", args.port + i - 1) for i in range(1, args.brokers + 1)] if args.port else []
     wanted += [(name, port) for name, port in (("metrics", args.metrics_port), ("control plane", args.control_port))
                if port]
@@ -268,7 +275,9 @@ async def _serve(args) -> int:
                           node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
                           num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
                           metadata_version=args.metadata_version, security=security, control_token=args.control_token,
-                          from_log=twin, sizes=args.sizes)
+                          from_log=twin, sizes=args.sizes,
+                          controllers=args.controllers,
+                          quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1

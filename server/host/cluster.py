@@ -43,6 +43,7 @@ metadata log cannot be written, ``failure`` says why and ``failed`` is set (READ
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import os
 import random
@@ -60,6 +61,7 @@ from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.controller.broker_lifecycle import fence_broker
+from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
@@ -68,13 +70,14 @@ from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.metadata.view import CommitListener
-from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog
+from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
+from .quorum_links import QuorumLinks
 from .security_settings import Security
 from .twin import TwinSource, load_twin
 
@@ -95,31 +98,49 @@ def seconds_left(copies: list[dict]) -> float | None:
 
 
 class CommittedImageView:
-    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the controller's own
-    committed image, shared by every broker, and its commit notifications. Nothing else of the
-    controller is reachable through it."""
+    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the committed metadata
+    as the controllers apply it, shared by every broker. Every controller (standbys too) applies each
+    committed record to its own image; the view hands each record on once, the first time any
+    controller commits it (committed offsets are the same on every voter), and its image is that of the
+    controller that committed the newest records. Nothing else of the controllers is reachable through it."""
 
-    def __init__(self, controller: Controller):
-        self._controller = controller
-        self.cluster_id = controller.cluster_id
+    def __init__(self, controllers: list[Controller]):
+        self._source = controllers[0]
+        self.cluster_id = self._source.cluster_id
+        self._listeners: list[CommitListener] = []
+        self._forwarded = -1  # the offset of the last record handed on
+        for controller in controllers:
+            self.follow(controller)
+
+    def follow(self, controller: Controller) -> None:
+        controller.add_commit_listener(lambda committed: self._on_commit(controller, committed))
 
     @property
     def image(self) -> MetadataImage:
-        return self._controller.committed
+        return self._source.committed
 
     def subscribe(self, listener: CommitListener) -> None:
-        self._controller.add_commit_listener(listener)
+        self._listeners.append(listener)
+
+    def _on_commit(self, controller: Controller, committed: list) -> None:
+        fresh = committed if committed[0][0] > self._forwarded else [c for c in committed if c[0] > self._forwarded]
+        if not fresh:
+            return
+        self._forwarded = fresh[-1][0]
+        self._source = controller
+        for listener in self._listeners:
+            listener(fresh)
 
 
-def _check_node_ids(node_ids: list[int], brokers: int) -> None:
+def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
     if len(node_ids) != brokers:
         raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
     if len(set(node_ids)) != len(node_ids):
         raise ValueError(f"node ids must differ: {node_ids}")
     if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
         raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
-    if CONTROLLER_NODE_ID in node_ids:
-        raise ValueError(f"node id {CONTROLLER_NODE_ID} is the controller's")
+    if taken := sorted(set(node_ids) & set(controller_ids)):
+        raise ValueError(f"node ids {taken} are the controllers' ({controller_ids[0]}..{controller_ids[-1]})")
 
 
 def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
@@ -148,7 +169,8 @@ class Cluster:
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
-                 from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None):
+                 from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
+                 controllers: int = 1, quorum_timers: Timers = Timers()):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -157,7 +179,14 @@ class Cluster:
         are then written at the versions Kafka writes at that level (record_versions.py).
         ``from_log`` boots a production twin from a copy of a real cluster's metadata log, with its
         brokers' ids, racks and log directories (``brokers``, ``racks`` and ``log_dirs`` then come from
-        the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py)."""
+        the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py).
+        ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
+        listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
+        several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
+        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
+        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet."""
+        if from_log is not None and controllers != 1:
+            raise ValueError("a twin (--from-log) runs with one controller")
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
@@ -165,9 +194,12 @@ class Cluster:
             raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        if controllers < 1:
+            raise ValueError("a cluster needs at least one controller")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
-        _check_node_ids(node_ids, brokers)
+        self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
+        _check_node_ids(node_ids, brokers, self.controller_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
             startup_configs.update(security.static_configs())
@@ -183,7 +215,12 @@ class Cluster:
         self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
         try:
             self._locks.acquire(self.data_dir)
-            cluster_id = load_meta_properties(self.data_dir, cluster_id, CONTROLLER_NODE_ID, new_uuid)["cluster.id"]
+            controller_dirs = ([self.data_dir] if controllers == 1
+                               else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
+            for node_id, directory in zip(self.controller_ids, controller_dirs):
+                if directory != self.data_dir:
+                    self._locks.acquire(directory)
+                cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
             if twin is not None:
                 twin.seed(self.data_dir, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
@@ -193,30 +230,38 @@ class Cluster:
         except BaseException:
             self._locks.release()
             raise
-        self.log = RaftLog(self.data_dir, CONTROLLER_NODE_ID, log_config or RaftConfig())
-        self.controller = Controller(self.log, node_id=CONTROLLER_NODE_ID, cluster_id=cluster_id,
-                                     session_timeout_ms=session_timeout_ms,
-                                     rng=None if seed is None else random.Random(seed),
-                                     metadata_version=metadata_version)
         self.security = security
         self.authorizer = security.make_authorizer() if security else None
-        self.controller_node = ControllerNode(self.controller, host, controller_port, apis.CONTROLLER_APIS,
-                                              security.controller_listener() if security else None, self.authorizer,
-                                              startup_configs)
+        self.peer_security = security.controller_client() if security else None  # how controllers reach each other
+        self._controller_settings = dict(
+            directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
+            cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
+            startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
+                                                    for i in range(controllers)])
+        self._active = 0  # index of the controller that is (or was last) active
+        self.links = QuorumLinks(self)
+        self.logs: list[RaftLog] = []
+        self.controllers: list[Controller] = []
+        self.controller_nodes: list[ControllerNode] = []
+        for i in range(controllers):
+            self._make_controller(i)
+        self._stopped_controllers: set[int] = set()
+        self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
-            self.controller_node.leader_and_isr.client_security = security.controller_client()
             security.read_scram_from(lambda: self.controller.committed)
-        metadata = CommittedImageView(self.controller)
+        self.metadata = metadata = CommittedImageView(self.controllers)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_address=lambda: (self.controller_node.host, self.controller_node.port),
+                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
-                       startup_configs=startup_configs, **self._broker_security())
+                       startup_configs=startup_configs, **self._broker_security(),
+                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
+                           b, self.controller_ids[index]))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -225,17 +270,50 @@ class Cluster:
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.failure: str | None = None  # why the metadata log failed, once it has
         self.failed = asyncio.Event()
-        self.log.on_failure = self._on_log_failure
+        for log in self.logs:
+            log.on_failure = self._on_log_failure
         quotas = Quotas(transport_limits)
         for listener in self.listeners():
             listener.quotas = quotas
             listener.error_answer = _log_failure_answer
-        self.recent_records = RecentRecords(self.controller)
+        self.recent_records = RecentRecords(metadata)
         self.metrics = ClusterMetrics(self)
         self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
         self.control_token = control_token or secrets.token_urlsafe(24)  # for the control plane's writes
         self.control_server = (None if control_port is None
                                else ControlPlane(self).http_server(host, control_port, self.control_token))
+
+    def _make_controller(self, i: int) -> None:
+        """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
+        settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
+        node_id = self.controller_ids[i]
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.controller_ids,
+                      timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
+                      cluster_id=settings["cluster_id"])
+        controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
+                                session_timeout_ms=settings["session_timeout_ms"],
+                                rng=None if seed is None else random.Random(seed),
+                                metadata_version=settings["metadata_version"])
+        node = ControllerNode(controller, self.host, settings["ports"][i], apis.CONTROLLER_APIS,
+                              security.controller_listener() if security else None, self.authorizer,
+                              settings["startup_configs"])
+        log.transport = self.links.transport(node_id)
+        node.quorum_endpoints = self._controller_endpoints
+        node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
+        controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
+        if security is not None:
+            node.leader_and_isr.client_security = security.controller_client()
+        if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
+            self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
+            self.metadata.follow(controller)
+            controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
+            log.on_failure = self._on_log_failure
+            node.listener.quotas = self.brokers[0].listener.quotas
+            node.listener.error_answer = _log_failure_answer
+        else:
+            self.logs.append(log)
+            self.controllers.append(controller)
+            self.controller_nodes.append(node)
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -266,7 +344,160 @@ class Cluster:
         return self._by_id[broker_id]
 
     def listeners(self) -> list[Listener]:
-        return [self.controller_node.listener] + [b.listener for b in self.brokers]
+        return [n.listener for n in self.controller_nodes] + [b.listener for b in self.brokers]
+
+    # --- the controller quorum ------------------------------------------------------------------------
+
+    @property
+    def controller(self) -> Controller:
+        """The active controller (the last one that was, while the quorum elects another)."""
+        return self.controllers[self._active]
+
+    @property
+    def log(self) -> RaftLog:
+        return self.logs[self._active]
+
+    @property
+    def controller_node(self) -> ControllerNode:
+        return self.controller_nodes[self._active]
+
+    @property
+    def active_controller_id(self) -> int | None:
+        """The id of the active controller, None while there is none."""
+        return self.controller.node_id if self.controller.active else None
+
+    def _leadership_changed(self, index: int, active: bool) -> None:
+        if active:
+            self._active = index
+
+    def _controller_endpoints(self) -> dict[int, tuple[str, int]]:
+        return {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+
+    async def wait_for_active_controller(self, timeout: float = 10.0) -> Controller:
+        """The active controller, once there is one; TimeoutError otherwise."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.controller.active:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("no controller became active in time")
+            await asyncio.sleep(0.01)
+        return self.controller
+
+    async def write(self, decide, timeout: float = 10.0):
+        """Run a decision on the active controller, waiting for one (and again if it loses leadership
+        before the write commits: harness writes are idempotent decisions)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            controller = await self.wait_for_active_controller(max(0.0, deadline - asyncio.get_running_loop().time()))
+            try:
+                return await controller.write(decide)
+            except (NotControllerError, NotLeaderError):
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+
+    # --- harness control of the quorum (also over HTTP: server/host/control_plane.py) ---------------------
+
+    def _controller_index(self, node_id: int) -> int:
+        if node_id not in self.controller_ids:
+            raise KeyError(f"no controller {node_id}")
+        return self.controller_ids.index(node_id)
+
+    def list_controllers(self) -> list[dict]:
+        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, and
+        whether it is the active one."""
+        described = []
+        for node_id, log, node in zip(self.controller_ids, self.logs, self.controller_nodes):
+            running = node_id not in self._stopped_controllers
+            described.append({
+                "id": node_id, "host": node.host, "port": node.port, "running": running,
+                "paused": node_id in self._paused_controllers, "active": running and log.active,
+                "role": log.role.value if running and log.role else None, "epoch": log.epoch,
+                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset})
+        return described
+
+    async def stop_controller(self, node_id: int, *, kill: bool = False) -> None:
+        """Stop a controller: gracefully (a leader resigns first), or with ``kill`` as a killed process,
+        losing what it had not fsync'd. Its voters elect another active controller."""
+        i = self._controller_index(node_id)
+        if node_id in self._stopped_controllers:
+            return
+        self.resume_controller(node_id)
+        self._stopped_controllers.add(node_id)
+        await self.controller_nodes[i].stop(drain_timeout=0 if kill else 5.0)
+        await self.controllers[i].stop(killed=kill)
+        await self.links.drop(node_id)
+
+    async def kill_controller(self, node_id: int) -> None:
+        await self.stop_controller(node_id, kill=True)
+
+    async def start_controller(self, node_id: int) -> None:
+        """Start a stopped controller again from its data directory; it rejoins the quorum as a follower
+        (or, alone, as the leader). A no-op on a running controller."""
+        i = self._controller_index(node_id)
+        if node_id not in self._stopped_controllers:
+            return
+        self._make_controller(i)
+        await self.controller_nodes[i].start()
+        await self.controllers[i].start()
+        self._stopped_controllers.discard(node_id)
+
+    def pause_controller(self, node_id: int) -> None:
+        """Freeze a controller as SIGSTOP would: it reads no requests (they wait), its Raft timers stop
+        and nothing reaches its Raft core, until ``resume_controller``."""
+        i = self._controller_index(node_id)
+        if node_id in self._paused_controllers or node_id in self._stopped_controllers:
+            return
+        listener = self.controller_nodes[i].listener
+        resumed = asyncio.Event()
+
+        def frozen(handler):
+            async def wait_then_handle(context, request):
+                await resumed.wait()
+                answer = handler(context, request)
+                return await answer if inspect.isawaitable(answer) else answer
+            return wait_then_handle
+
+        self._paused_controllers[node_id] = (resumed, listener.handlers)
+        listener.handlers = {key: frozen(handler) for key, handler in listener.handlers.items()}
+        self.logs[i].pause()
+
+    def resume_controller(self, node_id: int) -> None:
+        i = self._controller_index(node_id)
+        paused = self._paused_controllers.pop(node_id, None)
+        if paused is not None:
+            resumed, handlers = paused
+            self.controller_nodes[i].listener.handlers = handlers
+            self.logs[i].resume()
+            resumed.set()
+
+    async def resign_controller(self, timeout: float = 10.0) -> int:
+        """Have the active controller resign (EndQuorumEpoch) as at a graceful shutdown, without
+        stopping it; returns its id once another controller is active (TimeoutError otherwise)."""
+        if len(self.controllers) == 1:
+            raise ValueError("a single controller has nobody to hand over to")
+        resigned = (await self.wait_for_active_controller(timeout)).node_id
+        self.logs[self._controller_index(resigned)].resign()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.active_controller_id in (None, resigned):
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("no other controller became active in time")
+            await asyncio.sleep(0.01)
+        return resigned
+
+    def _check_node(self, node_id: int) -> None:
+        if node_id not in self.controller_ids and node_id not in self._by_id:
+            raise KeyError(f"no node {node_id}")
+
+    def cut_link(self, a: int, b: int) -> None:
+        """Cut the link between two nodes (controllers or brokers): every message between them is lost,
+        both ways, until ``heal_link`` (server/host/quorum_links.py says how)."""
+        self._check_node(a)
+        self._check_node(b)
+        if a == b:
+            raise ValueError("a link joins two different nodes")
+        self.links.cut.add(frozenset((a, b)))
+
+    def heal_link(self, a: int, b: int) -> None:
+        self.links.cut.discard(frozenset((a, b)))
 
     @property
     def _http_servers(self) -> list:
@@ -280,10 +511,12 @@ class Cluster:
     async def start(self, ready_timeout: float = 10.0) -> None:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-        await self.controller.start()
+        for node in self.controller_nodes:  # listening first: the voters elect a leader over them
+            await node.start()
+        await asyncio.gather(*(c.start() for c in self.controllers))
+        await self.wait_for_active_controller(ready_timeout)
         if self.security is not None and self.security.bootstrap_scram:
-            await self.controller.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
-        await self.controller_node.start()
+            await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
@@ -292,7 +525,7 @@ class Cluster:
                 await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
         if self._throttle_auto_remove is not None:
-            await self.controller.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
+            await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
         collector.cluster_started(self)
@@ -305,10 +538,15 @@ class Cluster:
         collector.cluster_stopped(self)
         for server in self._http_servers:
             await server.stop()
+        for node_id in list(self._paused_controllers):
+            self.resume_controller(node_id)
         for broker in self.brokers:
             await broker.stop()
-        await self.controller_node.stop()
-        await self.controller.stop()
+        for node in self.controller_nodes:
+            await node.stop()
+        await self.links.close()
+        for controller in self.controllers:
+            await controller.stop()
         self._locks.release()
         if self._temporary_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
@@ -369,7 +607,7 @@ class Cluster:
         if node.running:
             await node.heartbeat()
         else:
-            await self.controller.write(lambda image: ControllerResult(fence_broker(image, broker_id)))
+            await self.write(lambda image: ControllerResult(fence_broker(image, broker_id)))
         await self.wait_until(lambda image: broker_id not in image.brokers or image.brokers[broker_id].fenced,
                               timeout)
 
@@ -407,7 +645,7 @@ class Cluster:
         ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log; a value
         that is not a whole number of at least 1 raises KafkaError (server/controller/replication_bandwidth.py)."""
         self.broker(broker_id)
-        await self.controller.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
+        await self.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)
@@ -493,9 +731,10 @@ class Cluster:
 
 
 def _log_failure_answer(context: RequestContext, request, exc: BaseException):
-    """A write the metadata log could not take is answered NOT_CONTROLLER in the API's own shape, as
-    Kafka answers the requests pending at a controller that resigns; other exceptions are bugs (None)."""
-    if isinstance(exc, LogFailedError):
+    """A write the metadata log could not take, or one that reached a controller that is not (or no
+    longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
+    requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    if isinstance(exc, (LogFailedError, NotLeaderError, NotControllerError)):
         return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
     return None
 

@@ -27,6 +27,18 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/clock/advance                  {"seconds": 5}: with a virtual clock (``--virtual-clock``), move
                                              simulated time on and answer once the cluster is at rest;
                                              {"until": "reassignments-done"} moves it until none is left
+    GET  /api/controllers                    every controller: running, paused, Raft role, epoch, leader,
+                                             offsets, and which one is active
+    POST /api/controllers/{id}/stop          a graceful shutdown (an active controller resigns first)
+    POST /api/controllers/{id}/kill          as kill -9: what it had not fsync'd is lost
+    POST /api/controllers/{id}/start         starts a stopped controller again from its data directory
+    POST /api/controllers/{id}/pause         freezes it (as SIGSTOP) until resumed
+    POST /api/controllers/{id}/resume
+    POST /api/controllers/resign             {"timeout": 10}: the active controller hands over (EndQuorumEpoch);
+                                             answers once another is active
+    POST /api/links/cut                      {"a": 3000, "b": 3001}: every message between the two nodes
+                                             (controllers or brokers) is lost until healed
+    POST /api/links/heal                     {"a": 3000, "b": 3001}
 
 Every call but GET needs ``Authorization: Bearer <token>`` (the cluster's ``control_token``), and
 Host and Origin must name the bound address (server/host/http_guard.py): 401 and 403 otherwise.
@@ -41,6 +53,7 @@ latest metadata records, rendered on the server. A few lines of JavaScript re-fe
 from __future__ import annotations
 
 import html
+import inspect
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -57,7 +70,6 @@ from .metrics import api_name, under_replicated_partition
 
 if TYPE_CHECKING:
     from .cluster import Cluster
-    from kraftwire.server.controller.active_controller import Controller
 
 RECENT_RECORDS = 40
 REFRESH_MS = 500
@@ -71,9 +83,10 @@ _RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER:
 class RecentRecords:
     """The last committed metadata records, newest first, for the live view."""
 
-    def __init__(self, controller: "Controller", keep: int = RECENT_RECORDS):
+    def __init__(self, metadata, keep: int = RECENT_RECORDS):
+        """``metadata``: the cluster's MetadataView, which hands each committed record on once."""
         self._records: deque[tuple[int, float, Message]] = deque(maxlen=keep)
-        controller.add_commit_listener(self._on_commit)
+        metadata.subscribe(self._on_commit)
 
     def _on_commit(self, committed) -> None:
         now = time.time()
@@ -143,6 +156,7 @@ def cluster_state(cluster: "Cluster") -> dict:
         "cluster_id": cluster.controller.cluster_id,
         "controller": {"id": cluster.controller.node_id, "host": cluster.controller_node.host,
                        "port": cluster.controller_node.port},
+        "controllers": cluster.list_controllers(),
         "metadata": {"image_offset": image.offset, "end_offset": cluster.log.end_offset,
                      "high_watermark": cluster.log.high_watermark},
         "brokers": cluster.list_brokers(),
@@ -192,6 +206,15 @@ class ControlPlane:
             ("POST", "/api/reassignments/wait"): self.wait_for_reassignments,
             ("PUT", "/api/speed"): self.set_speed,
             ("POST", "/api/clock/advance"): self.advance_clock,
+            ("GET", "/api/controllers"): self.controllers,
+            ("POST", "/api/controllers/resign"): self.resign_controller,
+            **{("POST", f"/api/controllers/{{controller_id}}/{name}"): self._controller_action(action)
+               for name, action in (("stop", self.cluster.stop_controller), ("kill", self.cluster.kill_controller),
+                                    ("start", self.cluster.start_controller),
+                                    ("pause", self.cluster.pause_controller),
+                                    ("resume", self.cluster.resume_controller))},
+            ("POST", "/api/links/cut"): self._link_action(self.cluster.cut_link),
+            ("POST", "/api/links/heal"): self._link_action(self.cluster.heal_link),
         })
 
     def _broker_id(self, text: str) -> int:
@@ -226,6 +249,48 @@ class ControlPlane:
             broker = self._broker_id(broker_id)
             await action(broker)
             return self._broker_answer(broker)
+        return handle
+
+    def controllers(self, request: Request) -> Response:
+        return Response.json(self.cluster.list_controllers())
+
+    def _controller_action(self, action):
+        """An endpoint running ``action(controller id)`` and answering with every controller as they are then."""
+        async def handle(request: Request, controller_id: str) -> Response:
+            node_id = int(controller_id) if controller_id.isdigit() else None
+            if node_id not in self.cluster.controller_ids:
+                raise HttpError(404, f"no controller {controller_id}")
+            answer = action(node_id)
+            if inspect.isawaitable(answer):
+                await answer
+            return Response.json(self.cluster.list_controllers())
+        return handle
+
+    async def resign_controller(self, request: Request) -> Response:
+        timeout = request.json().get("timeout", DEFAULT_WAIT_SECONDS)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise HttpError(400, "timeout must be a positive number of seconds")
+        try:
+            resigned = await self.cluster.resign_controller(timeout)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        except TimeoutError as exc:
+            raise HttpError(504, str(exc)) from None
+        return Response.json({"resigned": resigned, "active": self.cluster.active_controller_id})
+
+    def _link_action(self, action):
+        def handle(request: Request) -> Response:
+            body = request.json()
+            a, b = body.get("a"), body.get("b")
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b)):
+                raise HttpError(400, "a and b must be node ids")
+            try:
+                action(a, b)
+            except KeyError as exc:
+                raise HttpError(404, exc.args[0]) from None
+            except ValueError as exc:
+                raise HttpError(400, str(exc)) from None
+            return Response.json({"cut": sorted(sorted(link) for link in self.cluster.links.cut)})
         return handle
 
     def _log_dir_action(self, action):

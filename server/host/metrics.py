@@ -108,7 +108,8 @@ class ClusterMetrics:
         commit_latency = Histogram("kraftwire_metadata_commit_latency_seconds", "Time from appending a write's "
                                    "records to the metadata log to their commit.", buckets=LATENCY_BUCKETS,
                                    registry=self.registry)
-        cluster.controller.commit_observer = commit_latency.observe
+        for controller in cluster.controllers:
+            controller.commit_observer = commit_latency.observe
         stats = []
         for listener in cluster.listeners():
             stats.append(_RequestStats(listener.name))

@@ -1,23 +1,24 @@
 """The durable, Raft-style metadata log in KRaft's on-disk format (``__cluster_metadata-0``).
 
-* ``log``: ``RaftLog``, the ``MetadataLog`` the controller writes through: group commit, high
-  watermark, snapshots, retention, recovery at start-up.
-* ``quorum``: voters, observers and the high watermark of one epoch.
+* ``log``: ``RaftLog``, the ``MetadataLog`` the controller writes through and the driver of its Raft
+  core: group commit, truncation, snapshots, retention, recovery at start-up, timers, the peers' RPCs.
+* ``peer_wire``: the core's messages as Kafka's Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch.
 * ``segments``: ``.log``/``.index`` files and the batch rules recovery and ``log verify`` check; the
   refusal of a record start-up cannot replay (``UnknownRecordError``).
 * ``snapshots``: ``.checkpoint`` files.
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
-* ``core``: KRaft's Raft for a quorum as a pure state machine (not wired yet; ARCHITECTURE.md, "The
-  quorum core"); ``simulation``: a seeded simulation of it that checks its invariants.
+* ``core``: KRaft's Raft for a quorum as a pure state machine (ARCHITECTURE.md, "The quorum core");
+  ``simulation``: a seeded simulation of it that checks its invariants.
 
 It imports only ``kraftwire.codec``: the controller writes through it as a ``MetadataLog``
 (server/controller/metadata_log.py) that the host hands in.
 """
 from kraftwire.codec.log_layout import PARTITION_DIR
 
+from .core import NotLeaderError, Timers
 from .log import LogCorruptError, LogFailedError, QuorumDescription, RaftConfig, RaftLog
 from .storage import StorageError
 
-__all__ = ["PARTITION_DIR", "LogCorruptError", "LogFailedError", "QuorumDescription", "RaftConfig", "RaftLog",
-           "StorageError"]
+__all__ = ["PARTITION_DIR", "LogCorruptError", "LogFailedError", "NotLeaderError", "QuorumDescription", "RaftConfig",
+           "RaftLog", "StorageError", "Timers"]

@@ -555,6 +555,9 @@ class RaftCore:
             self._become_unattached(now, epoch)
 
     def _set_election_timer(self, now: int) -> None:
+        if self.voters == (self.node_id,):  # a sole voter has nobody to wait for: it campaigns at once
+            self._deadlines["election"] = now
+            return
         timeout = self.timers.election_timeout_ms
         self._deadlines["election"] = now + timeout + self.rng.randrange(timeout)
 

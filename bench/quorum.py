@@ -1,0 +1,117 @@
+"""The controller quorum: failover time and commit throughput (server/raft, ``Cluster(controllers=3)``).
+
+* failover: a 3-controller, 3-broker cluster; the active controller is killed (kill -9: what it had not
+  fsync'd is lost) and the clock runs until the first CreateTopics through kafka-python is acknowledged
+  (the client retries as it does against Kafka). The killed controller is then started again and caught
+  up before the next kill. p50/p99 over ``--kills`` kills, with the short test timers and with Kafka's
+  defaults (election 1 s, fetch 2 s).
+* resignation: as many graceful hand-overs (``Cluster.resign_controller``: EndQuorumEpoch) in the same
+  cluster, from the resignation to another controller being active.
+* commits: ``--writers`` concurrent writers each make ``--writes`` controller writes (a broker's
+  replication bandwidth, a one-record ConfigRecord batch) and wait for each commit; commits per second
+  and p50/p99 latency, 1 voter against 3 voters (short timers), in the same run.
+
+Run: python bench/quorum.py [--kills N] [--writers N] [--writes N]
+Everything runs in this process; the data directories are temporary.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kafka.admin import KafkaAdminClient, NewTopic  # noqa: E402
+
+from kraftwire import BackgroundCluster, Cluster  # noqa: E402
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth  # noqa: E402
+from kraftwire.server.raft import Timers  # noqa: E402
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the cluster did not reach the expected state")
+        time.sleep(0.01)
+
+
+def failovers(kills: int, timers: Timers) -> tuple[list[float], list[float]]:
+    """Seconds from each kill of the active controller to the first acknowledged CreateTopics, and from
+    each resignation to the next active controller."""
+    seconds, resignations = [], []
+    with BackgroundCluster(brokers=3, controllers=3, quorum_timers=timers) as bg:
+        cluster = bg.cluster
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="bench-quorum", request_timeout_ms=60000)
+        for kill in range(kills):
+            victim = bg.call(lambda: cluster.active_controller_id)
+            started = time.perf_counter()
+            bg.run(cluster.kill_controller(victim))
+            while True:
+                try:
+                    admin.create_topics([NewTopic(f"failover-{kill}", 1, 3)])
+                    break
+                except Exception:  # noqa: BLE001 - any refusal: the client tries again, as a user's would
+                    time.sleep(0.01)
+            seconds.append(time.perf_counter() - started)
+            bg.run(cluster.start_controller(victim))
+            wait_for(lambda: bg.call(lambda: all(
+                log.high_watermark == cluster.log.high_watermark for log in cluster.logs)))
+        for _ in range(kills):
+            started = time.perf_counter()
+            bg.run(cluster.resign_controller(60.0))
+            resignations.append(time.perf_counter() - started)
+        admin.close()
+    return seconds, resignations
+
+
+async def commits(controllers: int, writers: int, writes: int) -> tuple[float, list[float]]:
+    """(commits per second, each commit's seconds) of concurrent controller writes."""
+    latencies: list[float] = []
+    async with Cluster(brokers=3, controllers=controllers) as cluster:
+        async def writer(n: int) -> None:
+            for i in range(writes):
+                started = time.perf_counter()
+                await cluster.write(lambda image: set_replication_bandwidth(image, 1 + n % 3, 1 + n * writes + i))
+                latencies.append(time.perf_counter() - started)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(writer(n) for n in range(writers)))
+        elapsed = time.perf_counter() - started
+    return writers * writes / elapsed, latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--writers", type=int, default=64)
+    parser.add_argument("--writes", type=int, default=50)
+    args = parser.parse_args()
+    print(f"python bench/quorum.py --kills {args.kills} --writers {args.writers} --writes {args.writes}")
+    print("| timers | kills | failover p50 s | p99 s | max s | resignation p50 s | p99 s |\n"
+          "|---|---|---|---|---|---|---|")
+    for name, timers in (("short (tests)", Timers()), ("Kafka's defaults", Timers.kafka_defaults())):
+        seconds, resignations = failovers(args.kills, timers)
+        print(f"| {name} | {len(seconds)} | {statistics.median(seconds):.3f} | {percentile(seconds, 0.99):.3f} "
+              f"| {max(seconds):.3f} | {statistics.median(resignations):.3f} | {percentile(resignations, 0.99):.3f} |")
+    print("\n| voters | commits/s | p50 ms | p99 ms |\n|---|---|---|---|")
+    rates = {}
+    for controllers in (1, 3):
+        rate, latencies = asyncio.run(commits(controllers, args.writers, args.writes))
+        rates[controllers] = rate
+        print(f"| {controllers} | {rate:,.0f} | {statistics.median(latencies) * 1000:.1f} "
+              f"| {percentile(latencies, 0.99) * 1000:.1f} |")
+    print(f"\n3 voters commit at {rates[3] / rates[1]:.0%} of 1 voter's rate")
+
+
+if __name__ == "__main__":
+    main()

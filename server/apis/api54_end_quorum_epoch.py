@@ -1,0 +1,12 @@
+"""EndQuorumEpoch (54): a leader that resigns asks the voters to elect another, best-replicated first.
+
+Who: the resigning leader of the controller quorum (a graceful shutdown, or ``Cluster.resign``). Answered
+by the Raft core (server/raft/core.py) after the checks of Fetch (api01_fetch.py).
+"""
+from __future__ import annotations
+
+API_KEY = 54
+
+
+async def on_controller(node, context, request):
+    return await node.controller.log.handle(request, context.api_version)

@@ -1,0 +1,153 @@
+"""``ControllerChannel``: how a broker reaches whichever controller is active.
+
+A broker knows every controller's address (Kafka's ``controller.quorum.bootstrap.servers``) and sends to
+the one it last found active. An answer that says NOT_CONTROLLER anywhere in it (a standby answers
+every write so), a lost connection, or no answer within ``attempt_timeout`` makes it ask every
+controller which one leads (DescribeCluster for controllers, KIP-919: each names the Raft leader it
+knows; the one named most wins, a frozen controller simply does not answer) and send the request
+there, until one answers or the request's own deadline passes, as Kafka's forwarding manager retries
+forwarded requests against the new controller within the client's timeout (``timeout_ms`` of the
+request when it has one, else ``default_timeout``). With one controller the channel is a plain
+connection: nothing is retried.
+
+A request retried after no answer may have been carried out by the controller that went quiet, as in
+Kafka; its retry then gets that controller's view (TOPIC_ALREADY_EXISTS, say).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from collections import Counter
+
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import DescribeClusterRequest
+from kraftwire.codec.model import Struct
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+
+log = logging.getLogger("kraftwire.broker")
+
+RETRY_BACKOFF_S = 0.05  # between a refusal and the next attempt (Kafka's retry.backoff.ms is 100)
+DISCOVERY_TIMEOUT_S = 1.0
+CONTROLLERS_ENDPOINT = 2  # DescribeCluster's EndpointType for controllers
+
+
+def says_not_controller(response) -> bool:
+    """Whether any error code in the answer is NOT_CONTROLLER."""
+    stack = [response]
+    while stack:
+        item = stack.pop()
+        if getattr(item, "error_code", None) == ErrorCode.NOT_CONTROLLER:
+            return True
+        for value in item:
+            if isinstance(value, tuple) and value and isinstance(value[0], Struct):
+                stack.extend(value)
+            elif isinstance(value, Struct):
+                stack.append(value)
+    return False
+
+
+class ControllerChannel:
+    def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str, security=None,
+                 attempt_timeout: float = 5.0, default_timeout: float = 30.0,
+                 reachable: Callable[[int], bool] = lambda index: True):
+        self._addresses = addresses
+        self._reachable = reachable  # whether the link to the controller at that index is up (the harness cuts it)
+        self.client_id = client_id
+        self.security = security
+        self.attempt_timeout = attempt_timeout
+        self.default_timeout = default_timeout
+        self._index = 0
+        self._client: KafkaClient | None = None
+
+    @property
+    def host(self) -> str:
+        return self._address()[0]
+
+    @property
+    def port(self) -> int:
+        return self._address()[1]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Every controller's ``host:port``, as ``controller.quorum.bootstrap.servers`` lists them."""
+        return ",".join(f"{host}:{port}" for host, port in self._addresses())
+
+    def _address(self) -> tuple[str, int]:
+        addresses = self._addresses()
+        return addresses[self._index % len(addresses)]
+
+    def _current(self) -> KafkaClient:
+        if not self._reachable(self._index % len(self._addresses())):
+            raise KafkaClientError(f"the link to the controller at {self.host}:{self.port} is cut")
+        host, port = self._address()
+        if self._client is None or (self._client.host, self._client.port) != (host, port):
+            if self._client is not None:
+                asyncio.ensure_future(self._client.close())
+            self._client = KafkaClient(host, port, self.client_id, self.security)
+        return self._client
+
+    async def send(self, request, version: int | None = None):
+        if len(self._addresses()) == 1:
+            return await self._current().send(request, version)
+        loop = asyncio.get_running_loop()
+        timeout_ms = getattr(request, "timeout_ms", None)
+        deadline = loop.time() + (timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0
+                                  else self.default_timeout)
+        while True:
+            answer, failure, client = None, None, None
+            tried = self._index
+            try:
+                client = self._current()
+                answer = await asyncio.wait_for(client.send(request, version),
+                                                max(0.001, min(self.attempt_timeout, deadline - loop.time())))
+                if not says_not_controller(answer):
+                    return answer
+            except (KafkaClientError, asyncio.TimeoutError) as exc:
+                failure = exc
+                if client is not None:
+                    await self._drop(client)
+            if loop.time() >= deadline:
+                if answer is not None:
+                    return answer
+                raise KafkaClientError(f"no active controller answered in time: {failure!r}")
+            await asyncio.sleep(RETRY_BACKOFF_S)
+            if self._index == tried:  # no other request moved the channel on meanwhile
+                await self._discover(tried)
+
+    async def _discover(self, tried: int) -> None:
+        """Point the channel at the controller most controllers name as the leader (the next one in
+        the list when none answers with a leader)."""
+        addresses = self._addresses()
+        answers = await asyncio.gather(*(self._leader_named_by(i, addresses) for i in range(len(addresses))))
+        named = Counter(index for index in answers if index is not None)
+        if self._index != tried:
+            return
+        self._index = named.most_common(1)[0][0] if named else tried + 1
+
+    async def _leader_named_by(self, i: int, addresses: list[tuple[str, int]]) -> int | None:
+        if not self._reachable(i):
+            return None
+        client = KafkaClient(*addresses[i], self.client_id, self.security)
+        try:
+            answer = await asyncio.wait_for(client.send(DescribeClusterRequest(endpoint_type=CONTROLLERS_ENDPOINT)),
+                                            DISCOVERY_TIMEOUT_S)
+        except (KafkaClientError, asyncio.TimeoutError):
+            return None
+        finally:
+            await client.close()
+        leader = next((b for b in answer.brokers if b.broker_id == answer.controller_id), None)
+        if answer.error_code or leader is None or (leader.host, leader.port) not in addresses:
+            return None
+        return addresses.index((leader.host, leader.port))
+
+    async def _drop(self, client: KafkaClient) -> None:
+        if self._client is client:
+            self._client = None
+        await client.close()
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

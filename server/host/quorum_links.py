@@ -1,0 +1,58 @@
+"""``QuorumLinks``: the TCP connections between the controllers of one cluster, and the harness's
+control over them.
+
+Each controller's Raft log sends its requests (Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch) through
+``transport(source)``: one ``KafkaClient`` per (source, destination) pair, to the destination's
+controller listener, so voters talk only over TCP even inside one process.
+
+A link cut between two controllers drops every message between them, both ways, at this boundary:
+a request is lost before it is written, and the answer to one already on its way is thrown away, so
+the sender hears nothing and its Raft timers take over, as on a network partition. Dropping at the
+sender rather than proxying TCP keeps the connections (and their ports) as they are, and is enough for
+Raft, which never relies on a connection staying up. Cuts between a broker and a controller are made
+the same way in the broker's ``ControllerChannel`` (``Cluster.cut_link``).
+"""
+from __future__ import annotations
+
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+
+
+class LinkCut(KafkaClientError):
+    """The link between two nodes is cut (by the harness)."""
+
+
+class QuorumLinks:
+    def __init__(self, cluster):
+        self._cluster = cluster
+        self._clients: dict[tuple[int, int], KafkaClient] = {}
+        self.cut: set[frozenset[int]] = set()
+
+    def is_cut(self, a: int, b: int) -> bool:
+        return frozenset((a, b)) in self.cut
+
+    def transport(self, source: int):
+        async def send(destination: int, request, version: int):
+            if self.is_cut(source, destination):
+                raise LinkCut(f"the link {source}-{destination} is cut")
+            node = next(n for n in self._cluster.controller_nodes if n.node_id == destination)
+            client = self._clients.get((source, destination))
+            if client is None or (client.host, client.port) != (node.host, node.port):
+                if client is not None:
+                    await client.close()
+                client = self._clients[(source, destination)] = KafkaClient(
+                    node.host, node.port, f"controller-{source}", self._cluster.peer_security)
+            answer = await client.send(request, version)
+            if self.is_cut(source, destination):
+                raise LinkCut(f"the link {source}-{destination} is cut")
+            return answer
+        return send
+
+    async def drop(self, node_id: int) -> None:
+        """Close every connection from or to a controller (it stopped)."""
+        for key in [k for k in self._clients if node_id in k]:
+            await self._clients.pop(key).close()
+
+    async def close(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()

@@ -1,0 +1,225 @@
+"""A quorum of three controllers over real TCP: failover under real admin clients, an in-flight
+reassignment carried on by the next active controller, and the harness's faults (kill, pause, resign,
+link cuts) as Raft must answer them. Short Raft timers (``Timers()``) keep each test to seconds."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaError
+
+from kraftwire import BackgroundCluster
+from kraftwire.codec import records as rec
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
+from served import Served
+
+CONTROLLERS = [3000, 3001, 3002]
+
+
+def wait_for(predicate, timeout: float = 15.0, what: str = "the expected state"):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+    return value
+
+
+def active(bg) -> int | None:
+    return bg.call(lambda: bg.cluster.active_controller_id)
+
+
+def committed_records(bg, node_id: int) -> list:
+    """(offset, record) committed in one controller's log, as it replays them."""
+    return bg.call(lambda: list(bg.cluster.logs[CONTROLLERS.index(node_id)].replay()))
+
+
+def logs_agree(bg) -> bool:
+    """Every running controller has the active one's committed log, offset for offset."""
+    def check():
+        cluster = bg.cluster
+        leader = cluster.log
+        running = [log for node_id, log in zip(cluster.controller_ids, cluster.logs)
+                   if node_id not in cluster._stopped_controllers]
+        return all(log.high_watermark == leader.high_watermark == leader.end_offset for log in running)
+    return bg.call(check)
+
+
+@pytest.fixture
+def quorum():
+    with BackgroundCluster(brokers=3, controllers=3) as bg:
+        yield bg
+
+
+def test_kafka_python_admin_keeps_working_through_a_kill_of_the_active_controller(quorum):
+    admin = KafkaAdminClient(bootstrap_servers=quorum.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+    admin.create_topics([NewTopic("before", 3, 3)])
+    described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+    first = described["leader_id"]
+    assert first == active(quorum)
+    assert sorted(v["replica_id"] for v in described["current_voters"]) == CONTROLLERS
+    quorum.run(quorum.cluster.kill_controller(first))
+
+    admin.create_topics([NewTopic("after", 2, 3)])  # forwarded to whichever controller took over
+    second = wait_for(lambda: active(quorum), what="a new active controller")
+    assert second != first
+    assert {"before", "after"} <= set(admin.list_topics())
+    described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+    assert described["leader_id"] == second and described["leader_epoch"] > 1
+
+    quorum.run(quorum.cluster.start_controller(first))  # the killed one comes back as a follower
+    wait_for(lambda: logs_agree(quorum), what="the restarted controller to catch up")
+    for node_id in CONTROLLERS:
+        names = [r.name for _, r in committed_records(quorum, node_id) if isinstance(r, rec.TopicRecord)]
+        assert sorted(names) == ["after", "before"], (node_id, names)
+    admin.close()
+
+
+def test_an_in_flight_reassignment_completes_after_failover_exactly_once():
+    with BackgroundCluster(brokers=4, controllers=3, virtual_clock=True) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+        admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1, 2, 3]})])
+        admin.alter_partition_reassignments({TopicPartition("moving", 0): [4, 2, 3]})
+        moving = lambda image: image.topic("moving").partitions[0]  # noqa: E731
+        wait_for(lambda: bg.call(lambda: list(moving(bg.cluster.controller.committed).adding)) == [4],
+                 what="the reassignment to start")
+        first = active(bg)
+        bg.run(bg.cluster.kill_controller(first))
+        wait_for(lambda: active(bg) not in (None, first), what="a new active controller")
+
+        bg.run(bg.cluster.run_until_reassignments_done())  # the new controller sees the copy end and finishes
+        state = bg.call(lambda: moving(bg.cluster.controller.committed))
+        assert (list(state.replicas), list(state.adding), list(state.removing)) == ([4, 2, 3], [], [])
+        changes = [r for _, r in committed_records(bg, active(bg)) if isinstance(r, rec.PartitionChangeRecord)]
+        started = [r for r in changes if r.adding_replicas == (4,)]
+        completed = [r for r in changes if r.replicas == (4, 2, 3) and r.adding_replicas == ()]
+        assert len(started) == 1 and len(completed) == 1, changes
+        assert admin.list_partition_reassignments() == {}
+        admin.close()
+
+
+def test_a_paused_leader_is_replaced_and_follows_once_resumed(quorum):
+    cluster = quorum.cluster
+    first = active(quorum)
+    quorum.call(cluster.pause_controller, first)
+    second = wait_for(lambda: active(quorum) not in (None, first) and active(quorum), what="a new leader")
+    admin = KafkaAdminClient(bootstrap_servers=quorum.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+    admin.create_topics([NewTopic("while-paused", 1, 3)])
+    quorum.call(cluster.resume_controller, first)
+    wait_for(lambda: logs_agree(quorum), what="the resumed controller to follow")
+    described = quorum.call(lambda: cluster.list_controllers())
+    roles = {c["id"]: c["role"] for c in described}
+    assert roles[second] == "Leader" and roles[first] == "Follower"
+    assert any(isinstance(r, rec.TopicRecord) and r.name == "while-paused" for _, r in committed_records(quorum, first))
+    admin.close()
+
+
+def test_a_cut_minority_keeps_the_cluster_writable_and_a_resignation_hands_over(quorum):
+    cluster = quorum.cluster
+    leader = active(quorum)
+    isolated = next(c for c in CONTROLLERS if c != leader)
+    for other in CONTROLLERS:
+        if other != isolated:
+            quorum.call(cluster.cut_link, isolated, other)
+    admin = KafkaAdminClient(bootstrap_servers=quorum.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+    admin.create_topics([NewTopic("with-a-minority-cut", 1, 3)])
+    assert active(quorum) == leader  # pre-vote keeps the isolated voter from disturbing the leader
+    for other in CONTROLLERS:
+        quorum.call(cluster.heal_link, isolated, other) if other != isolated else None
+    wait_for(lambda: logs_agree(quorum), what="the healed controller to catch up")
+    assert active(quorum) == leader
+
+    resigned = quorum.run(cluster.resign_controller())
+    assert resigned == leader and active(quorum) != leader
+    admin.create_topics([NewTopic("after-resignation", 1, 3)])
+    assert {"with-a-minority-cut", "after-resignation"} <= set(admin.list_topics())
+    admin.close()
+
+
+def test_with_a_majority_lost_a_write_is_not_acknowledged(quorum):
+    cluster = quorum.cluster
+    leader = active(quorum)
+    admin = KafkaAdminClient(bootstrap_servers=quorum.bootstrap, client_id="quorum-test", request_timeout_ms=3000)
+    for other in CONTROLLERS:
+        if other != leader:
+            quorum.run(cluster.kill_controller(other))
+    with pytest.raises(KafkaError):
+        admin.create_topics([NewTopic("never-acknowledged", 1, 3)])
+    assert all(not isinstance(r, rec.TopicRecord) or r.name != "never-acknowledged"
+               for _, r in committed_records(quorum, leader))
+    admin.close()
+
+
+def test_serve_runs_three_controllers_and_the_control_plane_kills_the_active_one(tmp_path):
+    served = Served(tmp_path, "--brokers", "3", "--port", "0", "--controller-port", "0", "--controllers", "3",
+                    "--quorum-timers", "short", "--control-port", "0", "--control-token", "secret")
+    try:
+        url = served.wait_logged("control plane and live view on").split()[-1].rstrip("/")
+
+        def call(method: str, path: str):
+            request = urllib.request.Request(url + path, method=method, data=b"{}" if method == "POST" else None,
+                                             headers={"Authorization": "Bearer secret",
+                                                      "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return json.loads(answer.read())
+
+        controllers = call("GET", "/api/controllers")
+        assert [c["id"] for c in controllers] == CONTROLLERS
+        assert len({(c["host"], c["port"]) for c in controllers}) == 3
+        first = next(c["id"] for c in controllers if c["active"])
+        assert (tmp_path / "kraftwire-data" / f"controller-{first}" / "__cluster_metadata-0").is_dir()
+        call("POST", f"/api/controllers/{first}/kill")
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
+        admin.create_topics([NewTopic("served-after-kill", 1, 3)])
+        assert "served-after-kill" in admin.list_topics()
+        now = {c["id"]: c for c in call("GET", "/api/controllers")}
+        assert not now[first]["running"] and sum(c["active"] for c in now.values()) == 1
+        described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+        assert described["leader_id"] != first and now[described["leader_id"]]["active"]
+        admin.close()
+    finally:
+        served.stop()
+
+
+def test_confluent_kafka_admin_keeps_working_through_a_kill_of_the_active_controller(quorum):
+    from confluent_kafka.admin import AdminClient, NewTopic as ConfluentTopic
+
+    admin = AdminClient({"bootstrap.servers": quorum.bootstrap, "log_level": 3})
+    admin.create_topics([ConfluentTopic("c-before", 2, 3)])["c-before"].result(30)
+    first = active(quorum)
+    quorum.run(quorum.cluster.kill_controller(first))
+    admin.create_topics([ConfluentTopic("c-after", 2, 3)], request_timeout=30)["c-after"].result(30)
+    assert active(quorum) not in (None, first)
+    assert {"c-before", "c-after"} <= set(admin.list_topics(timeout=30).topics)
+
+
+def test_an_isolated_leader_loses_its_uncommitted_write_to_the_new_leaders_log(quorum):
+    """The old leader appended a write no follower could fetch; after the partition heals it finds its log
+    diverging (DivergingEpoch), truncates it on disk and takes the new leader's records."""
+    cluster = quorum.cluster
+    old = active(quorum)
+    for other in CONTROLLERS:
+        if other != old:
+            quorum.call(cluster.cut_link, old, other)
+    controller = cluster.controllers[CONTROLLERS.index(old)]
+    stranded = quorum.call(lambda: asyncio.ensure_future(controller.write(
+        lambda image: set_replication_bandwidth(image, 1, 12345))))
+    new = wait_for(lambda: active(quorum) not in (None, old) and active(quorum), what="a leader of the majority")
+    quorum.run(cluster.write(lambda image: set_replication_bandwidth(image, 2, 67890)))
+    for other in CONTROLLERS:
+        if other != old:
+            quorum.call(cluster.heal_link, old, other)
+    wait_for(lambda: logs_agree(quorum), what="the old leader to follow the new one")
+    with pytest.raises(Exception):  # noqa: B017 - NOT_CONTROLLER's exception (the write was never committed)
+        quorum.run(asyncio.wait_for(stranded, 10))
+    for node_id in (old, new):
+        bandwidths = [r.value for _, r in committed_records(quorum, node_id) if isinstance(r, rec.ConfigRecord)
+                      and r.name == "kraftwire.replication.bandwidth.bytes.per.second"]
+        assert bandwidths == ["67890"], (node_id, bandwidths)
+    old_log = cluster.logs[CONTROLLERS.index(old)]
+    assert quorum.call(lambda: old_log.end_offset) == quorum.call(lambda: cluster.log.end_offset)
