@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from collections import Counter
 
+from kraftwire import codec
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import DescribeClusterRequest
 from kraftwire.codec.model import Struct
@@ -89,10 +90,22 @@ class ControllerChannel:
         return self._client
 
     async def send(self, request, version: int | None = None):
+        """Send ``request`` to the active controller; its decoded answer."""
+        return await self._to_active(lambda client: client.send(request, version), lambda answer: answer,
+                                     getattr(request, "timeout_ms", None))
+
+    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
+        """Relay a request body encoded at ``version`` to the active controller; its answer's bytes. With
+        several controllers the answer is decoded once more, to see whether it says NOT_CONTROLLER."""
+        response_cls = codec.api(api_key)[1]
+        return await self._to_active(lambda client: client.relay(api_key, version, body),
+                                     lambda answer: response_cls.decode_from(answer, 0, version)[0], timeout_ms)
+
+    async def _to_active(self, attempt: Callable[[KafkaClient], Awaitable], decoded: Callable, timeout_ms):
+        """``attempt`` on the active controller's client, found again and retried as the module says."""
         if len(self._addresses()) == 1:
-            return await self._current().send(request, version)
+            return await attempt(self._current())
         loop = asyncio.get_running_loop()
-        timeout_ms = getattr(request, "timeout_ms", None)
         deadline = loop.time() + (timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0
                                   else self.default_timeout)
         while True:
@@ -100,9 +113,9 @@ class ControllerChannel:
             tried = self._index
             try:
                 client = self._current()
-                answer = await asyncio.wait_for(client.send(request, version),
+                answer = await asyncio.wait_for(attempt(client),
                                                 max(0.001, min(self.attempt_timeout, deadline - loop.time())))
-                if not says_not_controller(answer):
+                if not says_not_controller(decoded(answer)):
                     return answer
             except (KafkaClientError, asyncio.TimeoutError) as exc:
                 failure = exc

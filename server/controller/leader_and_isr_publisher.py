@@ -84,6 +84,10 @@ class LeaderAndIsrPublisher:
         self.client_security = None  # a wire.security.ClientSecurity for the brokers' listeners, or None
         self._sending = 0  # requests sent and not yet answered
         self.reachable = lambda broker_id: True  # whether the link to a broker is up (the harness cuts it)
+        # Whether becoming active sends the unfenced brokers a FULL request. Off while the host's brokers
+        # start: the image may name endpoints of an earlier run or, in a production twin, the source
+        # cluster's brokers, which must never be contacted; starting brokers register and get one anyway.
+        self.full_on_activation = False
 
     @property
     def idle(self) -> bool:
@@ -103,7 +107,7 @@ class LeaderAndIsrPublisher:
         for queue in self._queues.values():
             while not queue.empty():
                 queue.get_nowait()
-        if not active:
+        if not active or not self.full_on_activation:
             return
         image = self.controller.committed
         self._told = {(topic.topic_id, index): frozenset(state.replicas) for topic, index, state in image.partitions()}

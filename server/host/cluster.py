@@ -233,6 +233,7 @@ class Cluster:
         self.security = security
         self.authorizer = security.make_authorizer() if security else None
         self.peer_security = security.controller_client() if security else None  # how controllers reach each other
+        self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
             directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
@@ -300,6 +301,7 @@ class Cluster:
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self._controller_endpoints
         node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
+        node.leader_and_isr.full_on_activation = self._brokers_started
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
         if security is not None:
             node.leader_and_isr.client_security = security.controller_client()
@@ -524,6 +526,9 @@ class Cluster:
                 await node.start()
                 await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
+        self._brokers_started = True
+        for node in self.controller_nodes:
+            node.leader_and_isr.full_on_activation = True
         if self._throttle_auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
