@@ -768,6 +768,11 @@ class BackgroundCluster:
         asyncio.set_event_loop(self._loop)
         self._ready.set()
         self._loop.run_forever()
+        left = asyncio.all_tasks(self._loop)  # stopped: what the cluster left running goes, then the loop's fds
+        for task in left:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        self._loop.close()
 
     def run(self, coroutine, timeout: float | None = 60.0):
         """Run a coroutine on the cluster's loop and return its result."""
