@@ -29,3 +29,27 @@ def header(argv: list[str] | None = None) -> None:
     print(f"command: python {' '.join([script, *argv[1:]])}")
     print(f"commit: {commit()}")
     print(f"load average at start: {load_average()}", flush=True)
+
+
+def export_commit(rev: str, into: Path) -> tuple[str, Path]:
+    """``git archive`` of ``rev`` under ``into``, with a directory whose ``kraftwire`` package resolves to
+    that copy (laid out by the copy's own pyproject package-dir; put it first on PYTHONPATH, where it is
+    found before the editable install's finder): (the commit's short hash, that directory)."""
+    import tomllib
+
+    short = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    tree, imports = into / "tree", into / "import"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", short], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    package_dir = tomllib.loads((tree / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for name, folder in sorted(package_dir.items()):  # "kraftwire" before "kraftwire.codec"...
+        target = imports.joinpath(*name.split("."))
+        if name == "kraftwire":
+            target.mkdir(parents=True)
+            for item in (tree / folder).iterdir():
+                (target / item.name).symlink_to(item)
+        else:
+            target.symlink_to(tree / folder)
+    return short, imports

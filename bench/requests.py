@@ -15,7 +15,11 @@ Metadata handler timed in-process with the cache hit vs the response built and e
 Also printed: the server process's CPU use (near 100 % means the server was the limit), its CPU time per
 request, and the generator's own CPU use (near 100 % means the generator was the limit).
 
-Run: python bench/requests.py [--connections 64] [--seconds 3] [--rounds 3]
+With ``--against REV`` a third server runs in every round: the same cluster from an exported copy of
+commit REV (``git archive``, imported through PYTHONPATH), so that code before and after a change is
+measured side by side, under the same load from elsewhere.
+
+Run: python bench/requests.py [--connections 64] [--seconds 3] [--rounds 3] [--against REV]
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import timeit
 import uuid
@@ -38,7 +43,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
 
-from provenance import header, load_average  # noqa: E402
+from provenance import export_commit, header, load_average  # noqa: E402
 
 from kraftwire import codec  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
@@ -250,15 +255,18 @@ async def one_answer(port: int, request, version: int, response_cls):
 
 
 class Server:
-    """A server process (kraftwire cluster or echo) pinned to SERVER_CPU."""
+    """A server process (kraftwire cluster or echo) pinned to SERVER_CPU; ``imports``: a directory that
+    puts another copy of ``kraftwire`` first on its path (``export_commit``)."""
 
-    def __init__(self, kind: str, topics: int = 0, partitions: int = 0):
+    def __init__(self, kind: str, topics: int = 0, partitions: int = 0, imports: Path | None = None):
         self.kind = kind
         self.command = [sys.executable, __file__, "--serve", kind, "--topics", str(topics),
                         "--partitions", str(partitions)] + (["--cpu", str(SERVER_CPU)] if PINNED else [])
+        self.env = None if imports is None else {**os.environ, "PYTHONPATH": str(imports)}
 
     def __enter__(self):
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                        env=self.env)
         words = self.process.stdout.readline().split()
         if not words or words[0] != "ready":
             raise RuntimeError(f"{self.kind} server did not start")
@@ -313,7 +321,7 @@ def print_row(name: str, r: dict, ceiling: dict | None = None) -> None:
           f"{r['server_cpu']:>8.0%}{r['server_us']:>9.1f}{r['load_cpu']:>8.0%}")
 
 
-async def bench(args) -> None:
+async def bench(args, against: tuple[str, Path] | None) -> None:
     cases = [("ApiVersions v3", ApiVersionsRequest(client_software_name="bench", client_software_version="1"), 3,
               ApiVersionsResponse),
              ("Metadata v12, all topics (none)", MetadataRequest(topics=None), 12, MetadataResponse)]
@@ -321,19 +329,27 @@ async def bench(args) -> None:
           f"{'srv us/req':>11}{'gen CPU':>8}")
     for name, request, version, response_cls in cases:
         frame = request_frame(request, version)
-        ours, echo = [], []
+        servers = [("kraftwire", None)] + ([(f"kraftwire {against[0]}", against[1])] if against else [])
+        runs = {label: [] for label, _ in servers + [("echo", None)]}
         for _ in range(args.rounds):
-            with Server("kraftwire") as server:
-                answer, size = await one_answer(server.port, request, version, response_cls)
-                assert getattr(answer, "error_code", codec.ErrorCode.NONE) == codec.ErrorCode.NONE
-                ours.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
+            for label, imports in servers:
+                with Server("kraftwire", imports=imports) as server:
+                    answer, size = await one_answer(server.port, request, version, response_cls)
+                    assert getattr(answer, "error_code", codec.ErrorCode.NONE) == codec.ErrorCode.NONE
+                    runs[label].append(await load(server.ports, frame, args.connections, args.seconds,
+                                                  server.process.pid))
             with Server("echo") as server:
-                echo.append(await load(server.ports, frame, args.connections, args.seconds, server.process.pid))
-        ceiling, mine = summarize(echo), summarize(ours)
-        print_row(f"{name}: kraftwire ({size + 4} B answers)", mine, ceiling)
+                runs["echo"].append(await load(server.ports, frame, args.connections, args.seconds,
+                                               server.process.pid))
+        ceiling = summarize(runs["echo"])
+        for label, _ in servers:
+            mine = summarize(runs[label])
+            print_row(f"{name}: {label} ({size + 4} B answers)", mine, ceiling)
+            per_round = ", ".join(f"{r['server_us'] / e['server_us']:.2f}x" for r, e in zip(runs[label], runs["echo"]))
+            print(f"    {label}/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, server CPU per request "
+                  f"{mine['server_us'] / ceiling['server_us']:.2f}x the echo's (rounds: {per_round})")
         print_row(f"{name}: bare uvloop echo ({len(ECHO_BODY) + 8} B)", ceiling)
-        print(f"    kraftwire/echo: throughput {mine['rps'] / ceiling['rps']:.0%}, server CPU per request "
-              f"{mine['server_us'] / ceiling['server_us']:.2f}x the echo's; load {load_average()}", flush=True)
+        print(f"    load {load_average()}", flush=True)
 
     request = MetadataRequest(topics=None)
     with Server("kraftwire", args.topics, args.partitions) as server:
@@ -351,6 +367,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs per case and server, alternating")
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=50)
+    parser.add_argument("--against", metavar="REV", help="also run the cluster of this commit, side by side")
     parser.add_argument("--serve", choices=["kraftwire", "echo"], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -364,7 +381,9 @@ def main() -> int:
     header()
     print(f"server on CPU {SERVER_CPU}, load generator on CPU {GENERATOR_CPU}" if PINNED else "not pinned (< 2 CPUs)")
     print(f"{args.connections} connections, 1 request in flight each; medians of {args.rounds} rounds\n")
-    uvloop.run(bench(args))
+    with tempfile.TemporaryDirectory(prefix="kraftwire-requests-") as scratch:
+        against = export_commit(args.against, Path(scratch)) if args.against else None
+        uvloop.run(bench(args, against))
     hit, fresh, size = handler_timing(args.topics, args.partitions, 20)
     print(f"\nMetadata handler in-process, {args.topics}x{args.partitions} ({size:,} B body): "
           f"cached {hit:.3f} ms, built fresh {fresh:.2f} ms ({fresh / hit:,.0f}x)")
