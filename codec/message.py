@@ -88,6 +88,12 @@ class Message(Struct):
         return None
 
     @classmethod
+    def decoder(cls, version: int):
+        """The generated ``decode(buf, pos) -> (object, next position)`` at ``version``, for callers that
+        decode one version often (the transport, per route)."""
+        return cls._codec(version)[0]
+
+    @classmethod
     def decode_from(cls, buf: bytes, pos: int, version: int):
         """Decode one message starting at ``pos`` of ``buf`` (bytes); returns (object, next position)."""
         return cls._codec(version)[0](buf, pos)

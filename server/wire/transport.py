@@ -75,9 +75,35 @@ DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP 
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
+_ROUTE = struct.Struct(">i")  # a request's api key and version read as one number: its route's key
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 _CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
 _perf_counter = time.perf_counter
+_monotonic = time.monotonic
+
+
+def route_key(api_key: int, version: int) -> int:
+    """The first four bytes of a request (api key, version) as one big-endian int32."""
+    return api_key << 16 | version
+
+
+class _Route:
+    """What serving one (api key, version) takes, found by the request's first four bytes: its request
+    class and header version, whether the response header is flexible, and the request's decoder
+    (the generated function, bound on first use so that a listener does not compile every version)."""
+
+    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode")
+
+    def __init__(self, api_key: int, version: int):
+        self.api_key, self.version = api_key, version
+        self.request_cls = codec.api(api_key)[0]
+        self.header_version = codec.request_header_version(api_key, version)
+        self.flexible = codec.response_header_version(api_key, version) == 1
+        self.decode = None
+
+    def decoder(self):
+        self.decode = self.request_cls.decoder(self.version)
+        return self.decode
 
 
 @dataclass(slots=True)
@@ -200,8 +226,7 @@ class Listener:
         self.port = port
         self.handlers = handlers
         self.versions = {key: _schema_versions(key) for key in handlers}  # api key -> (min, max) served here
-        self.routes = {(key, version): (codec.api(key)[0], codec.request_header_version(key, version),
-                                        codec.response_header_version(key, version) == 1)
+        self.routes = {route_key(key, version): _Route(key, version)  # the served keys only
                        for key, (low, high) in self.versions.items() for version in range(low, high + 1)}
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
@@ -301,15 +326,16 @@ async def _encode_aside(result, version: int) -> Encoded:
     return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(request_cls, header_version: int, frame: bytes, version: int, client_ids: dict | None = None):
+def _decode(route: _Route, frame: bytes, client_ids: dict | None = None):
     """(correlation id, client id, request, where its body starts in ``frame``)."""
+    header_version = route.header_version
     fast = _read_header(frame, header_version, client_ids) if header_version else None
     if fast is None:
         header, pos = RequestHeader.decode_from(frame, 0, header_version)
         correlation_id, client_id = header.correlation_id, header.client_id
     else:
         correlation_id, client_id, pos = fast
-    return correlation_id, client_id, request_cls.decode_from(frame, pos, version)[0], pos
+    return correlation_id, client_id, (route.decode or route.decoder())(frame, pos)[0], pos
 
 
 def _read_header(frame: bytes, header_version: int, client_ids: dict | None):
@@ -351,7 +377,7 @@ class _Connection(asyncio.Protocol):
         self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
         self.out = bytearray()  # answers to write at the end of this read
         # Answers that must wait for an earlier, still running one, in request order:
-        # [done, api_key, version, correlation id, flexible header, response, arrival perf_counter()]
+        # [done, route, correlation id, response, arrival perf_counter()]
         self.pending: deque[list] = deque()
         self.peer = None
         self.ip = None
@@ -364,7 +390,7 @@ class _Connection(asyncio.Protocol):
         self.write_paused = False  # the transport asked us to stop writing (its buffer is full)
         self.decoding = False  # a large frame is being decoded in a worker thread
         self.reading = True
-        self.last_active = time.monotonic()
+        self.last_active = _monotonic()
         self.client_ids: dict[bytes, str] = {}  # the client ids of this connection's headers, decoded
 
     # --- life of the connection -------------------------------------------------------------------
@@ -408,7 +434,7 @@ class _Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.write_paused = False
-        self.last_active = time.monotonic()  # the transport sent what it held
+        self.last_active = _monotonic()  # the transport sent what it held
         self._go_on()
 
     def memory_granted(self) -> None:
@@ -441,7 +467,7 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
-        self.last_active = time.monotonic()
+        self.last_active = _monotonic()
         buffer = self.buffer
         if buffer:
             buffer += data
@@ -540,35 +566,36 @@ class _Connection(asyncio.Protocol):
             return self._raw_token(frame)
         if len(frame) < 8:
             return self._refuse("request shorter than a header")
-        api_key, version = _KEY_VERSION.unpack_from(frame, 0)
-        listener = self.listener
-        if session is not None and not session.admits(api_key):
-            return self._refuse(f"api key {api_key} before SASL authentication completed")
-        route = listener.routes.get((api_key, version))  # routes exist for the served keys only
-        if route is None:
-            if api_key not in listener.versions:
-                return self._refuse(f"api key {api_key} is not served on this listener")
-            low, high = listener.versions[api_key]
-            if api_key != API_VERSIONS:
-                return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
-            return self._answer_unsupported_api_versions(frame, version)
-        request_cls, header_version, flexible = route
+        route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
+        if route is None or (session is not None and not session.admits(route.api_key)):
+            return self._unrouted(frame)
         if len(frame) >= LARGE_REQUEST_BYTES:
             self.decoding = True
-            decoding = asyncio.get_running_loop().run_in_executor(None, _decode, request_cls, header_version,
-                                                                  frame, version)
-            decoding.add_done_callback(lambda done: self._decoded(done, api_key, version, flexible, frame))
+            decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
+            decoding.add_done_callback(lambda done: self._decoded(done, route, frame))
             return
         try:
-            correlation_id, client_id, request, body_start = _decode(request_cls, header_version, frame, version,
-                                                                     self.client_ids)
+            correlation_id, client_id, request, body_start = _decode(route, frame, self.client_ids)
         except codec.MalformedError as exc:
-            return self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
-        self._dispatch(api_key, version, flexible, correlation_id, client_id, request, frame, body_start)
+            return self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+        self._dispatch(route, correlation_id, client_id, request, frame, body_start)
 
-    def _decoded(self, done: asyncio.Future, api_key: int, version: int, flexible: bool, frame: bytes) -> None:
+    def _unrouted(self, frame: bytes) -> None:
+        """A request this connection may not send yet, or at a version or api key not served here."""
+        api_key, version = _KEY_VERSION.unpack_from(frame, 0)
+        listener = self.listener
+        if self.session is not None and not self.session.admits(api_key):
+            return self._refuse(f"api key {api_key} before SASL authentication completed")
+        if api_key not in listener.versions:
+            return self._refuse(f"api key {api_key} is not served on this listener")
+        low, high = listener.versions[api_key]
+        if api_key != API_VERSIONS:
+            return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
+        return self._answer_unsupported_api_versions(frame, version)
+
+    def _decoded(self, done: asyncio.Future, route: _Route, frame: bytes) -> None:
         self.decoding = False
-        self.last_active = time.monotonic()
+        self.last_active = _monotonic()
         if self.reserved:
             self.quotas.release(self)
         if self.closing:
@@ -576,18 +603,19 @@ class _Connection(asyncio.Protocol):
         try:
             correlation_id, client_id, request, body_start = done.result()
         except codec.MalformedError as exc:
-            self._refuse(f"unparsable api key {api_key} v{version} request: {exc}")
+            self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
             return
-        self._dispatch(api_key, version, flexible, correlation_id, client_id, request, frame, body_start, large=True)
+        self._dispatch(route, correlation_id, client_id, request, frame, body_start, large=True)
         if self.out:
             self._write()
         self._go_on()
 
-    def _dispatch(self, api_key: int, version: int, flexible: bool, correlation_id: int, client_id: str | None,
-                  request, frame: bytes, body_start: int, large: bool = False) -> None:
+    def _dispatch(self, route: _Route, correlation_id: int, client_id: str | None, request, frame: bytes,
+                  body_start: int, large: bool = False) -> None:
         listener, session = self.listener, self.session
         arrived = _perf_counter()
-        context = RequestContext(api_key, version, correlation_id, client_id, self.peer, listener, session,
+        api_key = route.api_key
+        context = RequestContext(api_key, route.version, correlation_id, client_id, self.peer, listener, session,
                                  frame, body_start)
         if listener.failure is not None and api_key == API_VERSIONS:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
@@ -599,16 +627,16 @@ class _Connection(asyncio.Protocol):
                 if result is None:
                     return self.close()
         if large:  # its answer is likely large too: encoded in a worker thread
-            result = _encode_aside(result, version)
+            result = _encode_aside(result, route.version)
         if session is not None and session.close_after is not None:
             self._close_later(session.close_after)
         if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
             if self.pending:
-                self.pending.append([True, api_key, version, correlation_id, flexible, result, arrived])
+                self.pending.append([True, route, correlation_id, result, arrived])
             else:
-                self._append(api_key, version, correlation_id, flexible, result, arrived)
+                self._append(route, correlation_id, result, arrived)
         else:
-            entry = [False, api_key, version, correlation_id, flexible, None, arrived]
+            entry = [False, route, correlation_id, None, arrived]
             self.pending.append(entry)
             asyncio.ensure_future(result).add_done_callback(
                 lambda task: self._completed(entry, task, context, request))
@@ -641,8 +669,8 @@ class _Connection(asyncio.Protocol):
             header = RequestHeader.decode_from(frame, 0, 2 if version >= 3 else 1)[0]
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable ApiVersions v{version} request header: {exc}")
-        answer = (API_VERSIONS, 0, header.correlation_id, False, self.listener.unsupported_api_versions_body(),
-                  _perf_counter())
+        answer = (self.listener.routes[route_key(API_VERSIONS, 0)], header.correlation_id,
+                  self.listener.unsupported_api_versions_body(), _perf_counter())
         if self.pending:
             self.pending.append([True, *answer])
         else:
@@ -655,11 +683,11 @@ class _Connection(asyncio.Protocol):
             answer = self._error_answer(context, request, task.exception())
             if answer is None:
                 return self.close()
-            entry[5] = answer
+            entry[3] = answer
         else:
-            entry[5] = task.result()
+            entry[3] = task.result()
         entry[0] = True
-        self.last_active = time.monotonic()
+        self.last_active = _monotonic()
         pending = self.pending
         while pending and pending[0][0]:
             self._append(*pending.popleft()[1:])
@@ -668,33 +696,34 @@ class _Connection(asyncio.Protocol):
 
     # --- writing ------------------------------------------------------------------------------------
 
-    def _append(self, api_key: int, version: int, correlation_id: int, flexible: bool, response, arrived) -> None:
+    def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``."""
         out = self.out
         if response.__class__ is Encoded:  # its size is known: no patching
             data = response.data
+            flexible = route.flexible
             out += _SIZE_AND_CORRELATION.pack(len(data) + 4 + flexible, correlation_id)
             if flexible:
                 out.append(0)  # response header v1: no tagged fields
             out += data
-        elif not self._encode_answer(api_key, version, correlation_id, flexible, response):
+        elif not self._encode_answer(route, correlation_id, response):
             return self.close()
         observer = self.listener.observer
         if observer is not None:
-            observer(api_key, version, response, arrived)
+            observer(route.api_key, route.version, response, arrived)
 
-    def _encode_answer(self, api_key: int, version: int, correlation_id: int, flexible: bool, response) -> bool:
+    def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
         """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
         out = self.out
         start = len(out)
         out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
-        if flexible:
+        if route.flexible:
             out.append(0)  # response header v1: no tagged fields
         try:
-            response.encode_into(out, version)
+            response.encode_into(out, route.version)
         except codec.CodecError:
             log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
-                          self.listener.name, api_key, version)
+                          self.listener.name, route.api_key, route.version)
             del out[start:]
             return False
         _SIZE.pack_into(out, start, len(out) - start - 4)
