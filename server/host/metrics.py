@@ -37,6 +37,8 @@ from kraftwire.server.raft.snapshots import list_snapshots
 if TYPE_CHECKING:
     from .cluster import Cluster
 
+_perf_counter = time.perf_counter
+_NO_ERROR = codec.ErrorCode.NONE
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -71,8 +73,8 @@ class _RequestStats:
         self.latencies: dict[int, list] = {}  # api key -> [count per bucket (last: +Inf), sum of seconds]
 
     def observe(self, api_key: int, version: int, response, arrived: float) -> None:
-        elapsed = time.perf_counter() - arrived
-        key = (api_key, version, getattr(response, "error_code", codec.ErrorCode.NONE))
+        elapsed = _perf_counter() - arrived
+        key = (api_key, version, getattr(response, "error_code", _NO_ERROR))
         counts = self.counts
         counts[key] = counts.get(key, 0) + 1
         latency = self.latencies.get(api_key)

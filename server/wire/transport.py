@@ -326,46 +326,37 @@ async def _encode_aside(result, version: int) -> Encoded:
     return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(route: _Route, frame: bytes, client_ids: dict | None = None):
-    """(correlation id, client id, request, where its body starts in ``frame``)."""
+def _decode(route: _Route, frame: bytes, client_ids: dict | None = None) -> tuple:
+    """(correlation id, client id, request, where its body starts in ``frame``).
+
+    A request header v1, or v2 without tagged fields (what clients send), is read with one
+    ``unpack_from``, its client id decoded once per connection (``client_ids``: its bytes -> str); any
+    other header goes through the generated decoder (which refuses a malformed one with the reason)."""
     header_version = route.header_version
-    fast = _read_header(frame, header_version, client_ids) if header_version else None
-    if fast is None:
+    pos = 0
+    if header_version and len(frame) >= 10:
+        correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
+        if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
+            client_id, pos = None, 10
+        elif 10 + size <= len(frame):
+            raw = frame[10:10 + size]
+            client_id = client_ids.get(raw) if client_ids is not None else None
+            if client_id is not None:
+                pos = 10 + size
+            else:
+                try:
+                    client_id = raw.decode()
+                    pos = 10 + size
+                except UnicodeDecodeError:
+                    pass
+                if pos and client_ids is not None and len(client_ids) < 8:
+                    client_ids[raw] = client_id
+        if pos and header_version == 2:  # then an empty tagged-field section, or the generated decoder
+            pos = pos + 1 if pos < len(frame) and not frame[pos] else 0
+    if not pos:
         header, pos = RequestHeader.decode_from(frame, 0, header_version)
         correlation_id, client_id = header.correlation_id, header.client_id
-    else:
-        correlation_id, client_id, pos = fast
     return correlation_id, client_id, (route.decode or route.decoder())(frame, pos)[0], pos
-
-
-def _read_header(frame: bytes, header_version: int, client_ids: dict | None):
-    """A request header v1, or v2 without tagged fields (what clients send), read with one
-    ``unpack_from``, the client id decoded once per connection (``client_ids``: its bytes -> str):
-    (correlation id, client id, end). None for anything else, which the generated decoder reads (and
-    refuses with the reason when malformed)."""
-    if len(frame) < 10:
-        return None
-    correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
-    if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
-        client_id, pos = None, 10
-    else:
-        pos = 10 + size
-        if pos > len(frame):
-            return None
-        raw = frame[10:pos]
-        client_id = client_ids.get(raw) if client_ids is not None else None
-        if client_id is None:
-            try:
-                client_id = raw.decode()
-            except UnicodeDecodeError:
-                return None
-            if client_ids is not None and len(client_ids) < 8:
-                client_ids[raw] = client_id
-    if header_version == 2:
-        if pos >= len(frame) or frame[pos]:
-            return None
-        pos += 1
-    return correlation_id, client_id, pos
 
 
 class _Connection(asyncio.Protocol):
@@ -500,30 +491,31 @@ class _Connection(asyncio.Protocol):
                 self.quotas.release(self)
         length = len(data)
         start = 0
-        pending = self.pending
+        pending, out = self.pending, self.out
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
+        session = self.session
         while (length - start >= 4 and not self.closing and not self.write_paused and not self.decoding
                and len(pending) < MAX_IN_FLIGHT):  # not self._held_back(), inlined
             size = _SIZE.unpack_from(data, start)[0]
-            if size < 0 or size > limit or (self.session is not None and size > self._frame_limit()[0]):
+            end = start + 4 + size
+            if size < 0 or size > limit or (session is not None and size > self._frame_limit()[0]):
                 limit, setting = self._frame_limit()
                 self._refuse(f"frame of {size} bytes is over the {limit} limit ({setting})")
                 break
-            end = start + 4 + size
             if end > length:
                 break
             self._handle(data[start + 4:end])
             if self.reserved and not self.decoding:
                 self.quotas.release(self)
             start = end
-            if len(self.out) >= WRITE_BUFFER_HIGH:
+            if len(out) >= WRITE_BUFFER_HIGH:
                 self._write()
-        if not self.closing and start < length:
+        if start < length and not self.closing:
             self.buffer += memoryview(data)[start:]
             self._expect_frame()
         else:
             self.wanted = 4
-        if self.out:
+        if out:
             self._write()
         if not self.reading or self.write_paused or self.decoding or self.waiting_for_memory \
                 or len(pending) >= MAX_IN_FLIGHT:
@@ -560,25 +552,57 @@ class _Connection(asyncio.Protocol):
         if not self.pending:
             self._write()
 
-    def _handle(self, frame: bytes) -> None:
+    def _handle(self, frame: bytes, decoded: tuple | None = None) -> None:
+        """Route, decode and answer one request (a frame without its size); ``decoded``: (route, then what
+        ``_decode`` returns) for a large request decoded in a worker thread, answered here once it is."""
         session = self.session
-        if session is not None and session.raw_tokens and not session.authenticated:
-            return self._raw_token(frame)
-        if len(frame) < 8:
-            return self._refuse("request shorter than a header")
-        route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
-        if route is None or (session is not None and not session.admits(route.api_key)):
-            return self._unrouted(frame)
-        if len(frame) >= LARGE_REQUEST_BYTES:
-            self.decoding = True
-            decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
-            decoding.add_done_callback(lambda done: self._decoded(done, route, frame))
-            return
-        try:
-            correlation_id, client_id, request, body_start = _decode(route, frame, self.client_ids)
-        except codec.MalformedError as exc:
-            return self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
-        self._dispatch(route, correlation_id, client_id, request, frame, body_start)
+        if decoded is None:
+            if session is not None and session.raw_tokens and not session.authenticated:
+                return self._raw_token(frame)
+            if len(frame) < 8:
+                return self._refuse("request shorter than a header")
+            route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
+            if route is None or (session is not None and not session.admits(route.api_key)):
+                return self._unrouted(frame)
+            if len(frame) >= LARGE_REQUEST_BYTES:
+                self.decoding = True
+                decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
+                decoding.add_done_callback(lambda done: self._decoded(done, route, frame))
+                return
+            try:
+                correlation_id, client_id, request, body_start = _decode(route, frame, self.client_ids)
+            except codec.MalformedError as exc:
+                return self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+        else:
+            route, correlation_id, client_id, request, body_start = decoded
+        listener = self.listener
+        arrived = _perf_counter()
+        api_key = route.api_key
+        context = RequestContext(api_key, route.version, correlation_id, client_id, self.peer, listener, session,
+                                 frame, body_start)
+        if listener.failure is not None and api_key == API_VERSIONS:
+            result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
+        else:
+            try:
+                result = listener.handlers[api_key](context, request)
+            except Exception as exc:
+                result = self._error_answer(context, request, exc)
+                if result is None:
+                    return self.close()
+        if decoded is not None:  # its answer is likely large too: encoded in a worker thread
+            result = _encode_aside(result, route.version)
+        if session is not None and session.close_after is not None:
+            self._close_later(session.close_after)
+        if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
+            if self.pending:
+                self.pending.append([True, route, correlation_id, result, arrived])
+            else:
+                self._append(route, correlation_id, result, arrived)
+        else:
+            entry = [False, route, correlation_id, None, arrived]
+            self.pending.append(entry)
+            asyncio.ensure_future(result).add_done_callback(
+                lambda task: self._completed(entry, task, context, request))
 
     def _unrouted(self, frame: bytes) -> None:
         """A request this connection may not send yet, or at a version or api key not served here."""
@@ -601,45 +625,14 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         try:
-            correlation_id, client_id, request, body_start = done.result()
+            decoded = (route, *done.result())
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
             return
-        self._dispatch(route, correlation_id, client_id, request, frame, body_start, large=True)
+        self._handle(frame, decoded)
         if self.out:
             self._write()
         self._go_on()
-
-    def _dispatch(self, route: _Route, correlation_id: int, client_id: str | None, request, frame: bytes,
-                  body_start: int, large: bool = False) -> None:
-        listener, session = self.listener, self.session
-        arrived = _perf_counter()
-        api_key = route.api_key
-        context = RequestContext(api_key, route.version, correlation_id, client_id, self.peer, listener, session,
-                                 frame, body_start)
-        if listener.failure is not None and api_key == API_VERSIONS:
-            result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
-        else:
-            try:
-                result = listener.handlers[api_key](context, request)
-            except Exception as exc:
-                result = self._error_answer(context, request, exc)
-                if result is None:
-                    return self.close()
-        if large:  # its answer is likely large too: encoded in a worker thread
-            result = _encode_aside(result, route.version)
-        if session is not None and session.close_after is not None:
-            self._close_later(session.close_after)
-        if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
-            if self.pending:
-                self.pending.append([True, route, correlation_id, result, arrived])
-            else:
-                self._append(route, correlation_id, result, arrived)
-        else:
-            entry = [False, route, correlation_id, None, arrived]
-            self.pending.append(entry)
-            asyncio.ensure_future(result).add_done_callback(
-                lambda task: self._completed(entry, task, context, request))
 
     def _error_answer(self, context: RequestContext, request, exc: BaseException):
         """The listener's answer to a handler's exception, or None (logged) to close the connection."""
