@@ -3,8 +3,8 @@
 Each cluster has its own ``CollectorRegistry`` (not prometheus-client's global one), so several
 clusters in one process (a test session) keep separate counts.
 
-* Per request, counted as its response is written (``Listener.observer``): ``kraftwire_requests_total``
-  by listener, api, version and error code (the response's top-level ``ErrorCode``, 0 for responses
+* Per request, counted by the transport as its response is written (``Listener.request_stats``):
+  ``kraftwire_requests_total`` by listener, api, version and error code (the response's top-level ``ErrorCode``, 0 for responses
   without one, as Kafka's request metrics do not look inside either), and
   ``kraftwire_request_latency_seconds`` by listener and api (arrival to response written, Kafka's
   TotalTimeMs). Both are plain counts per listener, made into metric families when scraped.
@@ -20,7 +20,6 @@ clusters in one process (a test session) keep separate counts.
 from __future__ import annotations
 
 import time
-from bisect import bisect_left
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,14 +31,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from .httpd import HttpServer, Response
+from kraftwire.server.wire.transport import LATENCY_BUCKETS
 from kraftwire.server.raft.snapshots import list_snapshots
 
 if TYPE_CHECKING:
     from .cluster import Cluster
 
-_perf_counter = time.perf_counter
-_NO_ERROR = codec.ErrorCode.NONE
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 def api_name(api_key: int) -> str:
@@ -60,33 +57,12 @@ def under_replicated_partition(state) -> bool:
     return state.leader != NO_LEADER and len(state.isr) < replication_factor
 
 
-class _RequestStats:
-    """Plain counts of one listener's requests, turned into metric families only when scraped: the
-    per-request cost is two dict look-ups and a few additions (prometheus-client's own Counter and
-    Histogram take a lock per update, about three times slower). Updated and read on the event loop."""
-
-    __slots__ = ("listener", "counts", "latencies")
-
-    def __init__(self, listener: str):
-        self.listener = listener
-        self.counts: dict[tuple[int, int, int], int] = {}  # (api key, version, error code) -> requests
-        self.latencies: dict[int, list] = {}  # api key -> [count per bucket (last: +Inf), sum of seconds]
-
-    def observe(self, api_key: int, version: int, response, arrived: float) -> None:
-        elapsed = _perf_counter() - arrived
-        key = (api_key, version, getattr(response, "error_code", _NO_ERROR))
-        counts = self.counts
-        counts[key] = counts.get(key, 0) + 1
-        latency = self.latencies.get(api_key)
-        if latency is None:
-            latency = self.latencies[api_key] = [[0] * (len(LATENCY_BUCKETS) + 1), 0.0]
-        latency[0][bisect_left(LATENCY_BUCKETS, elapsed)] += 1
-        latency[1] += elapsed
-
-
 class _RequestCollector:
-    def __init__(self, stats: list[_RequestStats]):
-        self._stats = stats
+    """The listeners' own counts (``Listener.request_stats``, plain numbers kept as each answer is
+    written), made into metric families only when scraped."""
+
+    def __init__(self, listeners: list):
+        self._listeners = listeners
 
     def collect(self):
         requests = CounterMetricFamily("kraftwire_requests", "Requests answered, by listener, api, version and "
@@ -94,12 +70,13 @@ class _RequestCollector:
         latency = HistogramMetricFamily("kraftwire_request_latency_seconds", "Time from a request's arrival to "
                                         "its response being written.", labels=["listener", "api"])
         bounds = [str(b) for b in LATENCY_BUCKETS] + ["+Inf"]
-        for stats in self._stats:
-            for (api_key, version, error_code), count in sorted(stats.counts.items()):
-                requests.add_metric([stats.listener, api_name(api_key), str(version), str(error_code)], count)
-            for api_key, (buckets, seconds) in sorted(stats.latencies.items()):
+        for listener in self._listeners:
+            counts, latencies = listener.request_stats()
+            for (api_key, version, error_code), count in sorted(counts.items()):
+                requests.add_metric([listener.name, api_name(api_key), str(version), str(error_code)], count)
+            for api_key, (buckets, seconds) in sorted(latencies.items()):
                 cumulative = list(accumulate(buckets))
-                latency.add_metric([stats.listener, api_name(api_key)], list(zip(bounds, cumulative)), seconds)
+                latency.add_metric([listener.name, api_name(api_key)], list(zip(bounds, cumulative)), seconds)
         yield requests
         yield latency
 
@@ -112,11 +89,7 @@ class ClusterMetrics:
                                    registry=self.registry)
         for controller in cluster.controllers:
             controller.commit_observer = commit_latency.observe
-        stats = []
-        for listener in cluster.listeners():
-            stats.append(_RequestStats(listener.name))
-            listener.observer = stats[-1].observe
-        self.registry.register(_RequestCollector(stats))
+        self.registry.register(_RequestCollector(list(cluster.listeners())))
         self.registry.register(_ClusterStateCollector(cluster))
 
     def exposition(self) -> bytes:

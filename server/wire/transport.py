@@ -57,6 +57,7 @@ import logging
 import resource
 import struct
 import time
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable
@@ -80,6 +81,8 @@ _SIZE_AND_CORRELATION = struct.Struct(">ii")
 _CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
 _perf_counter = time.perf_counter
 _monotonic = time.monotonic
+# Bounds (seconds) of the request-latency histogram: a request's arrival to its answer written.
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 def route_key(api_key: int, version: int) -> int:
@@ -90,9 +93,12 @@ def route_key(api_key: int, version: int) -> int:
 class _Route:
     """What serving one (api key, version) takes, found by the request's first four bytes: its request
     class and header version, whether the response header is flexible, and the request's decoder
-    (the generated function, bound on first use so that a listener does not compile every version)."""
+    (the generated function, bound on first use so that a listener does not compile every version).
+    It also counts what its listener answered there (``Listener.request_stats``): kept on the route,
+    counting costs the answer a few additions and no call."""
 
-    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode")
+    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "answered",
+                 "latency", "seconds")
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
@@ -100,6 +106,9 @@ class _Route:
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode = None
+        self.answered: dict[int, int] = {}  # top-level error code -> answers written
+        self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # answers per LATENCY_BUCKETS bucket (last: +Inf)
+        self.seconds = 0.0  # their latencies' sum
 
     def decoder(self):
         self.decode = self.request_cls.decoder(self.version)
@@ -125,8 +134,6 @@ class RequestContext:
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
-# Told of every answered request: (api key, version, response, perf_counter() when it arrived).
-Observer = Callable[[int, int, object, float], None]
 
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
@@ -231,7 +238,6 @@ class Listener:
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
-        self.observer: Observer | None = None  # e.g. the metrics' request counter
         self.answers: dict = {}  # answers handlers encode once for this listener (e.g. ApiVersions, per version)
         # Turns a handler's exception into an answer (None: close the connection, as for a bug).
         self.error_answer: Callable[[RequestContext, object, BaseException], object | None] | None = None
@@ -291,6 +297,19 @@ class Listener:
     def connection_count(self) -> int:
         return len(self._connections)
 
+    def request_stats(self) -> tuple[dict[tuple[int, int, int], int], dict[int, tuple[list[int], float]]]:
+        """What this listener answered: answers by (api key, version, top-level error code, 0 for a
+        response without one), and by api key their latencies (answers per ``LATENCY_BUCKETS`` bucket,
+        the last +Inf; the sum of seconds)."""
+        counts, latencies = {}, {}
+        for route in self.routes.values():
+            for error_code, answers in route.answered.items():
+                counts[(route.api_key, route.version, error_code)] = answers
+            if route.answered:
+                buckets, seconds = latencies.get(route.api_key, ([0] * len(route.latency), 0.0))
+                latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
+        return counts, latencies
+
     def api_versions_body(self):
         return self._api_versions
 
@@ -303,7 +322,7 @@ class Listener:
 class Encoded:
     """A response body already encoded (once per image version by a handler's cache, in a worker thread,
     or by the server a request was relayed to), written as is; ``error_code`` is its top-level error
-    code, for the observer."""
+    code, for the request counts."""
 
     __slots__ = ("data", "error_code")
 
@@ -701,9 +720,12 @@ class _Connection(asyncio.Protocol):
             out += data
         elif not self._encode_answer(route, correlation_id, response):
             return self.close()
-        observer = self.listener.observer
-        if observer is not None:
-            observer(route.api_key, route.version, response, arrived)
+        error_code = getattr(response, "error_code", ErrorCode.NONE)
+        answered = route.answered
+        answered[error_code] = answered.get(error_code, 0) + 1
+        elapsed = _perf_counter() - arrived
+        route.latency[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        route.seconds += elapsed
 
     def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
         """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
