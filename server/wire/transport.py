@@ -60,7 +60,7 @@ import time
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, NamedTuple
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
@@ -81,6 +81,7 @@ _SIZE_AND_CORRELATION = struct.Struct(">ii")
 _CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
 _perf_counter = time.perf_counter
 _monotonic = time.monotonic
+_new_tuple = tuple.__new__
 # Bounds (seconds) of the request-latency histogram: a request's arrival to its answer written.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -115,8 +116,10 @@ class _Route:
         return self.decode
 
 
-@dataclass(slots=True)
-class RequestContext:
+class RequestContext(NamedTuple):
+    """What a handler knows of a request besides its body. A named tuple, so that the transport builds
+    one per request with a single ``tuple.__new__`` and no Python-level ``__init__``."""
+
     api_key: int
     api_version: int
     correlation_id: int
@@ -597,8 +600,8 @@ class _Connection(asyncio.Protocol):
         listener = self.listener
         arrived = _perf_counter()
         api_key = route.api_key
-        context = RequestContext(api_key, route.version, correlation_id, client_id, self.peer, listener, session,
-                                 frame, body_start)
+        context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
+                                              session, frame, body_start))
         if listener.failure is not None and api_key == API_VERSIONS:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
