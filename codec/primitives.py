@@ -209,7 +209,7 @@ class Uuid(Construct):
         return obj
 
     def emit_decode(self, e, target):
-        e.line("if pos + 16 > len(buf): raise MalformedError('truncated uuid', pos)")
+        e.line("if pos + 16 > _blen: raise MalformedError('truncated uuid', pos)")
         e.line("_u = buf[pos:pos + 16]; pos += 16")
         e.line(f"{target} = uuid_cache.get(_u) or uuid_from_bytes(_u)")
 
@@ -258,7 +258,7 @@ class Sized(Construct):
         e.line("else:")
         with e.block():
             e.line("_end = pos + _n")
-            e.line(f"if _end > len(buf): raise MalformedError({self.what + ' length beyond the buffer'!r}, pos)")
+            e.line(f"if _end > _blen: raise MalformedError({self.what + ' length beyond the buffer'!r}, pos)")
             e.line(f"{target} = buf[pos:_end]{'.decode()' if self.is_string else ''}; pos = _end")
 
     def emit_encode(self, e, expr, out):
@@ -306,7 +306,7 @@ class Array(Construct):
     def emit_decode(self, e, target):
         emit_read_length(e, self.compact, "i", self.nullable, target, self.what)
         # Like Kafka's readers: a count larger than the bytes left cannot be honest.
-        e.line(f"elif _n > len(buf) - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
+        e.line(f"elif _n > _blen - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
         e.line("else:")
         with e.block():
             if isinstance(self.element, Fixed):
@@ -315,13 +315,12 @@ class Array(Construct):
                 e.line(f"{target} = ({unpack}[_n] if _n < {SMALL_ARRAY} else packer({code!r}, _n).unpack_from)"
                        f"(buf, pos); pos += {size} * _n")
             else:
-                items = e.var("items")
-                item = e.var("item")
-                e.line(f"{items} = []")
+                items, append, item = e.var("items"), e.var("append"), e.var("item")
+                e.line(f"{items} = []; {append} = {items}.append")
                 e.line("for _ in range(_n):")
                 with e.block():
                     self.element.emit_decode(e, item)
-                    e.line(f"{items}.append({item})")
+                    e.line(f"{append}({item})")
                 e.line(f"{target} = tuple({items})")
 
     def emit_encode(self, e, expr, out):
@@ -350,7 +349,8 @@ def emit_fixed_group(e, fields: list[tuple[str, Fixed]]) -> None:
     fmt = "".join(c.code for _, c in fields)
     size = sum(c.size for _, c in fields)
     targets = ", ".join(t for t, _ in fields) + ("," if len(fields) == 1 else "")
-    e.line(f"{targets} = unpack_from('>{fmt}', buf, pos); pos += {size}")
+    unpack = e.module.const(struct.Struct(">" + fmt).unpack_from, "UNPACK")  # compiled once, not looked up per call
+    e.line(f"{targets} = {unpack}(buf, pos); pos += {size}")
 
 
 def emit_fixed_group_encode(e, fields: list[tuple[str, Fixed]], out: str) -> None:

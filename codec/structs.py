@@ -2,10 +2,12 @@
 
 ``KafkaStruct`` is the construct for one struct at one version: its fields in order, then (in
 flexible versions) the tagged-field section. As a plain construct it parses from a stream field by
-field. Compiled (``construct``'s ``.compile()``), it emits one decode and one encode function per
-struct over a single buffer, merging runs of fixed-width fields into one ``unpack_from``/``pack``.
-Those functions are what messages use; the stream path stays as the reference the tests compare
-against.
+field. Compiled (``construct``'s ``.compile()``), it emits one decode function per message and one encode
+function per struct over a single buffer, merging runs of fixed-width fields into one
+``unpack_from``/``pack``. A message's decoder reads its nested structs in line, each array of structs
+one loop with no call per element (calls were most of the cost of decoding a partition); a struct's
+decode errors still name the struct. Those functions are what messages use; the stream path stays as
+the reference the tests compare against.
 """
 from __future__ import annotations
 
@@ -78,7 +80,8 @@ class ModuleState:
             "_new": tuple.__new__,
             "packer": packer,
         }
-        self.defined: dict[int, tuple[str, str]] = {}
+        self.defined: dict[tuple[int, str], str] = {}  # (id of a KafkaStruct, "decode"/"encode") -> function
+        self.inlining: set[int] = set()  # the structs whose decoding is being emitted in line
         self._counter = itertools.count()
 
     def name(self, prefix: str) -> str:
@@ -201,56 +204,68 @@ class KafkaStruct(Construct):
 
     def _emitparse(self, code):
         module = _module_state(code)
-        decoder, _ = self.define(module)
+        decoder = self.define(module, "decode")
         code.append("\n\n".join(module.blocks))
         return f"{decoder}(io.read(), 0)[0]"
 
     def _emitbuild(self, code):
         module = _module_state(code)
-        _, encoder = self.define(module)
+        encoder = self.define(module, "encode")
         code.append("\n\n".join(module.blocks))
         return f"(io.write(_encode_to_bytes({encoder}, obj)), obj)[1]"
 
     def emit_decode(self, e: Emitter, target: str) -> None:
-        decoder, _ = self.define(e.module)
-        e.line(f"{target}, pos = {decoder}(buf, pos)")
+        """Read this struct in line (a call to its function only if it contains itself)."""
+        if id(self) in e.module.inlining:
+            e.line(f"{target}, pos = {self.define(e.module, 'decode')}(buf, pos)")
+            return
+        e.module.inlining.add(id(self))
+        self._emit_decode_body(e, target)
+        e.module.inlining.discard(id(self))
 
     def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
-        _, encoder = self.define(e.module)
-        e.line(f"{encoder}({expr}, {out})")
+        e.line(f"{self.define(e.module, 'encode')}({expr}, {out})")
 
-    def define(self, module: ModuleState) -> tuple[str, str]:
-        """Emit this struct's decode and encode functions (once per module); return their names."""
-        if id(self) in module.defined:
-            return module.defined[id(self)]
-        names = module.defined[id(self)] = (module.name(f"decode_{self.spec.name}"),
-                                             module.name(f"encode_{self.spec.name}"))
-        module.blocks.append(self._decoder_source(module, names[0]))
-        module.blocks.append(self._encoder_source(module, names[1]))
-        return names
+    def define(self, module: ModuleState, kind: str) -> str:
+        """Emit this struct's ``kind`` ("decode" or "encode") function once per module; return its name."""
+        name = module.defined.get((id(self), kind))
+        if name is None:
+            name = module.defined[(id(self), kind)] = module.name(f"{kind}_{self.spec.name}")
+            e = Emitter(module)
+            if kind == "decode":
+                e.line(f"def {name}(buf, pos):")
+                with e.block():
+                    e.line("_blen = len(buf)")  # what the bounds checks compare with
+                    module.inlining.add(id(self))
+                    self._emit_decode_body(e, "obj")
+                    module.inlining.discard(id(self))
+                    e.line("return obj, pos")
+                module.blocks.append(e.source())
+            else:
+                module.blocks.append(self._encoder_source(module, name))
+        return name
 
-    def _decoder_source(self, module: ModuleState, name: str) -> str:
-        e = Emitter(module)
+    def _emit_decode_body(self, e: Emitter, target: str) -> None:
+        """Statements that read this struct at ``pos`` of ``buf`` into ``target`` and advance ``pos``; its
+        field values get names of their own, so that structs read in line do not overwrite each other's."""
+        module = e.module
         values = {}
-        e.line(f"def {name}(buf, pos):")
-        e.indent()
         e.line("try:")
         with e.block():
             group: list[tuple[str, Fixed]] = []
             for slot in self.plain:
-                target = values[slot.index] = f"f{slot.index}"
+                target_var = values[slot.index] = e.var(f"f{slot.index}")
                 if isinstance(slot.construct, Fixed):
-                    group.append((target, slot.construct))
+                    group.append((target_var, slot.construct))
                     continue
                 if group:
                     emit_fixed_group(e, group)
                     group = []
-                slot.construct.emit_decode(e, target)
+                slot.construct.emit_decode(e, target_var)
             if group:
                 emit_fixed_group(e, group)
-            if self.flexible:
-                self._emit_tagged_decode(e, module, values)
-            elif not self.plain:
+            unknown = self._emit_tagged_decode(e, values) if self.flexible else "()"
+            if not self.plain and not self.flexible:
                 e.line("pass")
         e.line("except MalformedError:")
         e.line("    raise")
@@ -259,43 +274,45 @@ class KafkaStruct(Construct):
         for slot in self.absent:
             values[slot.index] = module.const(slot.default)
         cls = module.const(self.cls, "CLS")
-        unknown = "unknown" if self.flexible else "()"
         fields = ", ".join([values[i] for i in range(len(self.slots))] + [unknown])
-        e.line(f"return _new({cls}, ({fields},)), pos")
-        return e.source()
+        e.line(f"{target} = _new({cls}, ({fields},))")
 
-    def _emit_tagged_decode(self, e: Emitter, module: ModuleState, values: dict) -> None:
+    def _emit_tagged_decode(self, e: Emitter, values: dict) -> str:
+        """The tagged-field section; returns the name of the unknown tags' tuple."""
+        module = e.module
+        unknown, count, tag, size, end = (e.var(name) for name in ("unknown", "count", "tag", "size", "tend"))
         for slot in self.tagged:
-            values[slot.index] = f"f{slot.index}"
-            e.line(f"f{slot.index} = {module.const(slot.default)}")
+            values[slot.index] = e.var(f"f{slot.index}")
+            e.line(f"{values[slot.index]} = {module.const(slot.default)}")
         e.line("if buf[pos] == 0:")  # the usual case: no tagged fields at all
-        e.line("    pos += 1; unknown = ()")
+        e.line(f"    pos += 1; {unknown} = ()")
         e.line("else:")
         e.indent()
-        e.line("unknown = ()")
-        emit_read_uvarint(e, "_count")
-        e.line("for _ in range(_count):")
+        e.line(f"{unknown} = ()")
+        emit_read_uvarint(e, count)
+        e.line(f"for _ in range({count}):")
         with e.block():
-            emit_read_uvarint(e, "_tag")
-            emit_read_uvarint(e, "_size")
-            e.line("_tend = pos + _size")
-            e.line(f"if _tend > len(buf): raise MalformedError('tagged field beyond the buffer in {self.label}', pos)")
+            emit_read_uvarint(e, tag)
+            emit_read_uvarint(e, size)
+            e.line(f"{end} = pos + {size}")
+            e.line(f"if {end} > _blen: raise MalformedError('tagged field beyond the buffer in {self.label}', pos)")
             keyword = "if"
             for slot in self.tagged:
-                e.line(f"{keyword} _tag == {slot.spec.tag}:")
+                e.line(f"{keyword} {tag} == {slot.spec.tag}:")
                 with e.block():
-                    slot.construct.emit_decode(e, f"f{slot.index}")
-                    e.line(f"if pos != _tend: raise MalformedError('tagged field {slot.spec.name} of "
+                    slot.construct.emit_decode(e, values[slot.index])
+                    e.line(f"if pos != {end}: raise MalformedError('tagged field {slot.spec.name} of "
                            f"{self.label} does not fill its size', pos)")
                 keyword = "elif"
             if self.tagged:
                 e.line("else:")
                 e.indent()
-            e.line("unknown += ((_tag, buf[pos:_tend]),)")
-            e.line("pos = _tend")
+            e.line(f"{unknown} += (({tag}, buf[pos:{end}]),)")
+            e.line(f"pos = {end}")
             if self.tagged:
                 e.dedent()
         e.dedent()
+        return unknown
 
     def _encoder_source(self, module: ModuleState, name: str) -> str:
         e = Emitter(module)
@@ -417,8 +434,7 @@ def compile_struct(root: KafkaStruct):
     namespace = compiled.module.__dict__
     state: ModuleState = compiled.module.linkedinstances["kraftwire"]
     namespace.update(state.constants)
-    decoder, encoder = state.defined[id(root)]
-    return compiled, namespace[decoder], namespace[encoder]
+    return compiled, namespace[state.defined[(id(root), "decode")]], namespace[state.defined[(id(root), "encode")]]
 
 
 def _field_construct(f: FieldSpec, classes, version: int, flexible: bool, cache: dict) -> Construct:
