@@ -64,6 +64,7 @@ class ModuleState:
 
     def __init__(self):
         self.blocks: list[str] = []
+        self.flushed = 0  # how many of ``blocks`` construct's code generator has been given
         self.constants: dict[str, object] = {
             "unpack_from": struct.unpack_from,
             "pack": struct.pack,
@@ -83,6 +84,11 @@ class ModuleState:
         self.defined: dict[tuple[int, str], str] = {}  # (id of a KafkaStruct, "decode"/"encode") -> function
         self.inlining: set[int] = set()  # the structs whose decoding is being emitted in line
         self._counter = itertools.count()
+
+    def flush(self, code) -> None:
+        """Hand construct's code generator the blocks emitted since the last flush (each block once)."""
+        code.append("\n\n".join(self.blocks[self.flushed:]))
+        self.flushed = len(self.blocks)
 
     def name(self, prefix: str) -> str:
         return f"{prefix}_{next(self._counter)}"
@@ -205,13 +211,13 @@ class KafkaStruct(Construct):
     def _emitparse(self, code):
         module = _module_state(code)
         decoder = self.define(module, "decode")
-        code.append("\n\n".join(module.blocks))
+        module.flush(code)
         return f"{decoder}(io.read(), 0)[0]"
 
     def _emitbuild(self, code):
         module = _module_state(code)
         encoder = self.define(module, "encode")
-        code.append("\n\n".join(module.blocks))
+        module.flush(code)
         return f"(io.write(_encode_to_bytes({encoder}, obj)), obj)[1]"
 
     def emit_decode(self, e: Emitter, target: str) -> None:
