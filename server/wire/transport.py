@@ -477,36 +477,23 @@ class _Connection(asyncio.Protocol):
 
     # --- reading ------------------------------------------------------------------------------------
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, data: bytes, first: bytes | None = None) -> None:
+        """Handle every whole frame of ``data`` while nothing holds the connection back, and keep the rest.
+        ``first``: a frame (without its size) that ``_take_buffer`` took out of the buffer, handled before
+        ``data`` (the rest of the buffer); the usual read has one frame, handled with no call between the
+        socket and ``_handle``."""
         if self.closing:
             return
         self.last_active = _monotonic()
         buffer = self.buffer
         if buffer:
             buffer += data
-            if len(buffer) < self.wanted or self._held_back():
-                return
-            self._take_buffer()
-        elif self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
+            if len(buffer) >= self.wanted and not self._held_back():
+                self._take_buffer()
+            return
+        if self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
-        else:
-            self._cut(data)
-
-    def _take_buffer(self) -> None:
-        """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
-        buffer = self.buffer
-        first = None
-        if self.wanted >= LARGE_REQUEST_BYTES:
-            with memoryview(buffer) as view:
-                first, data = bytes(view[4:self.wanted]), bytes(view[self.wanted:])
-        else:
-            data = bytes(buffer)
-        buffer.clear()
-        self._cut(data, first)
-
-    def _cut(self, data: bytes, first: bytes | None = None) -> None:
-        """Handle ``first`` (a frame without its size), then every whole frame of ``data`` while nothing
-        holds the connection back; keep the rest."""
+            return
         if first is not None:
             self._handle(first)
             if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
@@ -542,6 +529,18 @@ class _Connection(asyncio.Protocol):
         if not self.reading or self.write_paused or self.decoding or self.waiting_for_memory \
                 or len(pending) >= MAX_IN_FLIGHT:
             self._read_while_free()
+
+    def _take_buffer(self) -> None:
+        """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
+        buffer = self.buffer
+        first = None
+        if self.wanted >= LARGE_REQUEST_BYTES:
+            with memoryview(buffer) as view:
+                first, data = bytes(view[4:self.wanted]), bytes(view[self.wanted:])
+        else:
+            data = bytes(buffer)
+        buffer.clear()
+        self.data_received(data, first)
 
     def _expect_frame(self) -> None:
         """The buffer starts a frame not read whole: note its size, and reserve memory for it."""
