@@ -41,14 +41,19 @@ listener of a server, as a Kafka broker shares them across its listeners):
   not stall the event loop and every other listener for its whole decode and encode; the handler itself
   still runs on the loop, as it reads the live image (bench/transport_limits.py measures the stall).
 
-Hot path: routes (api key, version) -> (request class, request header version, flexible response header)
-are computed once per listener; a request header v1, or v2 without tagged fields, is read with one
+Hot path (bench/requests.py measures it; bench/README.md "Requests" says where the time goes): one
+``_Route`` per (api key, version) served, built with the listener and found by the request's first four
+bytes read as one int32, holds the request class, header version, flexible response header and the
+generated decoder; ``data_received`` cuts the frames and ``_handle`` routes, decodes, calls the handler
+and, when the answer is ready and nothing earlier is pending, adds it to one buffer that is written
+(copied once) at the end of the read. A request header v1, or v2 without tagged fields, is read with one
 ``unpack_from`` and its client id decoded once per connection (anything else goes through the generated
-decoder); answers that are ready when nothing earlier is pending go into one buffer, written (copied
-once) at the end of the read; a response header is the correlation id, plus an empty tagged-field
-section (v1) when the response version is flexible. A handler may answer with an ``Encoded`` body (a
-cached encoding, or a relayed answer), written as is. ``RequestContext.body`` is the request's body as
-received, for relaying it without encoding it again.
+decoder); a response header is the correlation id, plus an empty tagged-field section (v1) when the
+response version is flexible. A handler may answer with an ``Encoded`` body (a cached encoding, or a
+relayed answer), written as is. ``RequestContext`` is a named tuple (one ``tuple.__new__`` per
+request); ``RequestContext.body`` is the request's body as received, for relaying it without encoding
+it again. Each route counts the answers written there, by top-level error code, and their latencies
+(``Listener.request_stats``, read by the metrics when scraped).
 """
 from __future__ import annotations
 
