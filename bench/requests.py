@@ -13,7 +13,11 @@ ApiVersions v3 and Metadata v12 (all topics of an empty cluster). Then Metadata 
 Metadata handler timed in-process with the cache hit vs the response built and encoded afresh.
 
 Also printed: the server process's CPU use (near 100 % means the server was the limit), its CPU time per
-request, and the generator's own CPU use (near 100 % means the generator was the limit).
+request (and that time's user and system parts: Python and the event loop, the kernel's socket calls),
+and the generator's own CPU use (near 100 % means the generator was the limit). Last, a figure
+no load from elsewhere can move: the Python bytecodes and calls one request takes from the socket's
+bytes to the answer handed to the transport (``sys.settrace`` with opcode events, in-process, a broker's
+connection and the echo's protocol fed the same frame through a transport that drops what it is given).
 
 With ``--against REV`` a third server runs in every round: the same cluster from an exported copy of
 commit REV (``git archive``, imported through PYTHONPATH), so that code before and after a change is
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -209,9 +214,10 @@ class _Run:
             self.all_idle.set_result(None)
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """The process's (user, system) CPU seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
 async def load(ports: list[int], frame: bytes, connections: int, seconds: float, server_pid: int) -> dict:
@@ -230,7 +236,10 @@ async def load(ports: list[int], frame: bytes, connections: int, seconds: float,
     if run.failed.done():
         run.failed.result()
     run.measuring = False
-    elapsed, cpu, own = time.perf_counter() - t0, cpu_seconds(server_pid) - cpu0, time.process_time() - own0
+    elapsed, own = time.perf_counter() - t0, time.process_time() - own0
+    (user, system), (user0, system0) = cpu_seconds(server_pid), cpu0
+    user, system = user - user0, system - system0
+    cpu = user + system
     run.stopped = True
     run.waiting = set(conns)
     run.all_idle = loop.create_future()
@@ -240,7 +249,8 @@ async def load(ports: list[int], frame: bytes, connections: int, seconds: float,
     latencies = sorted(run.latencies_ns)
     return {"rps": len(latencies) / elapsed, "p50_ms": latencies[len(latencies) // 2] / 1e6,
             "p99_ms": latencies[int(len(latencies) * 0.99)] / 1e6, "server_cpu": cpu / elapsed,
-            "server_us": cpu / len(latencies) * 1e6, "load_cpu": own / elapsed}
+            "server_us": cpu / len(latencies) * 1e6, "load_cpu": own / elapsed,
+            "user_us": user / len(latencies) * 1e6, "system_us": system / len(latencies) * 1e6}
 
 
 async def one_answer(port: int, request, version: int, response_cls):
@@ -311,6 +321,69 @@ def handler_timing(topics: int, partitions: int, runs: int) -> tuple[float, floa
     return uvloop.run(measure())
 
 
+class _Discard:
+    """A transport that drops what it is given (counts the writes)."""
+
+    def __init__(self):
+        self.writes = 0
+
+    def write(self, data):
+        self.writes += 1
+
+    def get_extra_info(self, name):
+        return ("127.0.0.1", 0) if name == "peername" else None
+
+    def set_write_buffer_limits(self, high=None, low=None):
+        pass
+
+    def pause_reading(self):
+        pass
+
+    def resume_reading(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def python_path(requests: int = 50) -> dict:
+    """{case: (bytecodes, calls) per request} for a broker's connection and the echo's protocol."""
+    from kraftwire.server.host.cluster import Cluster
+    from kraftwire.server.wire.transport import _Connection
+
+    def traced(receive, frame) -> tuple[float, float]:
+        counts = [0, 0]
+
+        def tracer(frame_, event, arg):
+            if event == "call":
+                counts[1] += 1
+                frame_.f_trace_opcodes = True
+            elif event == "opcode":
+                counts[0] += 1
+            return tracer
+        sys.settrace(tracer)
+        for _ in range(requests):
+            receive(frame)
+        sys.settrace(None)
+        return counts[0] / requests, counts[1] / requests
+
+    async def measure():
+        results = {}
+        async with Cluster(brokers=1) as cluster:
+            for name, request, version, _ in CASES:
+                frame = request_frame(request, version)
+                connection, echo = _Connection(cluster.broker(1).listener), _Echo()
+                for protocol in (connection, echo):
+                    protocol.connection_made(_Discard())
+                    for _ in range(100):  # warm-up: codecs compiled, caches filled
+                        protocol.data_received(frame)
+                results[name] = (traced(connection.data_received, frame), traced(echo.data_received, frame))
+                assert connection.transport.writes == 100 + requests, "every request answered"
+                connection.connection_lost(None)
+        return results
+    return uvloop.run(measure())
+
+
 def summarize(results: list[dict]) -> dict:
     return {key: statistics.median(r[key] for r in results) for key in results[0]}
 
@@ -318,16 +391,19 @@ def summarize(results: list[dict]) -> dict:
 def print_row(name: str, r: dict, ceiling: dict | None = None) -> None:
     ratio = f"{r['rps'] / ceiling['rps']:>8.0%}" if ceiling else f"{'':>8}"
     print(f"  {name:<46}{r['rps']:>9,.0f}{ratio}{r['p50_ms']:>8.2f}{r['p99_ms']:>8.2f}"
-          f"{r['server_cpu']:>8.0%}{r['server_us']:>9.1f}{r['load_cpu']:>8.0%}")
+          f"{r['server_cpu']:>8.0%}{r['server_us']:>9.1f}{r['user_us']:>7.1f}{r['system_us']:>7.1f}"
+          f"{r['load_cpu']:>8.0%}")
+
+
+CASES = [("ApiVersions v3", ApiVersionsRequest(client_software_name="bench", client_software_version="1"), 3,
+          ApiVersionsResponse),
+         ("Metadata v12, all topics (none)", MetadataRequest(topics=None), 12, MetadataResponse)]
 
 
 async def bench(args, against: tuple[str, Path] | None) -> None:
-    cases = [("ApiVersions v3", ApiVersionsRequest(client_software_name="bench", client_software_version="1"), 3,
-              ApiVersionsResponse),
-             ("Metadata v12, all topics (none)", MetadataRequest(topics=None), 12, MetadataResponse)]
     print(f"  {'case':<46}{'req/s':>9}{'of echo':>8}{'p50 ms':>8}{'p99 ms':>8}{'srv CPU':>8}"
-          f"{'srv us/req':>11}{'gen CPU':>8}")
-    for name, request, version, response_cls in cases:
+          f"{'srv us/req':>11}{'user':>7}{'system':>7}{'gen CPU':>8}")
+    for name, request, version, response_cls in CASES:
         frame = request_frame(request, version)
         servers = [("kraftwire", None)] + ([(f"kraftwire {against[0]}", against[1])] if against else [])
         runs = {label: [] for label, _ in servers + [("echo", None)]}
@@ -370,7 +446,11 @@ def main() -> int:
     parser.add_argument("--against", metavar="REV", help="also run the cluster of this commit, side by side")
     parser.add_argument("--serve", choices=["kraftwire", "echo"], help=argparse.SUPPRESS)
     parser.add_argument("--cpu", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--python-path", action="store_true", help=argparse.SUPPRESS)  # print python_path()
     args = parser.parse_args()
+    if args.python_path:
+        print(json.dumps(python_path()))
+        return 0
     if args.serve:
         if args.cpu is not None:
             os.sched_setaffinity(0, {args.cpu})
@@ -384,9 +464,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kraftwire-requests-") as scratch:
         against = export_commit(args.against, Path(scratch)) if args.against else None
         uvloop.run(bench(args, against))
-    hit, fresh, size = handler_timing(args.topics, args.partitions, 20)
-    print(f"\nMetadata handler in-process, {args.topics}x{args.partitions} ({size:,} B body): "
-          f"cached {hit:.3f} ms, built fresh {fresh:.2f} ms ({fresh / hit:,.0f}x)")
+        hit, fresh, size = handler_timing(args.topics, args.partitions, 20)
+        print(f"\nMetadata handler in-process, {args.topics}x{args.partitions} ({size:,} B body): "
+              f"cached {hit:.3f} ms, built fresh {fresh:.2f} ms ({fresh / hit:,.0f}x)")
+        print("\nPython path of one request, socket bytes to answer written (bytecodes, calls):")
+        runs = [("kraftwire", None)] + ([(f"kraftwire {against[0]}", against[1])] if against else [])
+        for label, imports in runs:
+            env = None if imports is None else {**os.environ, "PYTHONPATH": str(imports)}
+            counted = json.loads(subprocess.run([sys.executable, __file__, "--python-path"], env=env, check=True,
+                                                capture_output=True, text=True).stdout)
+            for name, ((ours, our_calls), (echo, echo_calls)) in counted.items():
+                print(f"  {name}: {label} {ours:,.0f} bytecodes in {our_calls:.0f} calls "
+                      f"({ours / echo:.1f}x the echo's {echo:,.0f} in {echo_calls:.0f})")
     return 0
 
 
