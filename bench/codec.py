@@ -43,8 +43,8 @@ except ImportError:
     kio = None
 
 
-def medians_ms(calls: dict, runs: int) -> dict:
-    """Median ms of each of ``calls`` (name -> (function, check of its result or None)), timed in turn
+def medians_ms(calls: dict, runs: int) -> tuple[dict, dict]:
+    """Median and fastest ms of each of ``calls`` (name -> (function, check of its result or None)), timed in turn
     within each round so that load from elsewhere falls on all alike; an untimed warm-up call first."""
     times = {name: [] for name in calls}
     for fn, _ in calls.values():
@@ -56,7 +56,8 @@ def medians_ms(calls: dict, runs: int) -> dict:
             times[name].append(time.perf_counter() - start)
             if check is not None and not check(result):
                 raise SystemExit(f"{name}: a timed call returned a wrong result")
-    return {name: statistics.median(t) * 1000 for name, t in times.items()}
+    return ({name: statistics.median(t) * 1000 for name, t in times.items()},
+            {name: min(t) * 1000 for name, t in times.items()})
 
 
 def alter_case():
@@ -157,7 +158,7 @@ def main() -> int:
             calls[(peer, "decode")] = (decode, None)  # checked above: it encodes back to the same bytes
         if objects is not None:
             calls[("objects", "build")] = (objects, lambda obj: obj == ours)
-        ms = medians_ms(calls, args.runs)
+        ms, fastest = medians_ms(calls, args.runs)
         ours_enc, ours_dec = ms[("kraftwire", "encode")], ms[("kraftwire", "decode")]
         print(f"\n{name}: {len(data)} bytes, identical across codecs; every decoder's result checked")
         print(f"  {'codec':<14}{'encode ms':>11}{'decode ms':>11}{'enc speed-up':>14}{'dec speed-up':>14}")
@@ -170,6 +171,12 @@ def main() -> int:
             print(f"  kraftwire's objects alone (tuple.__new__ per struct, nothing read): {build:.3f} ms, "
                   f"{build / ours_dec:.0%} of its decode" +
                   (f", {build / ms[('kio', 'decode')]:.2f}x kio's whole decode" if ("kio", "decode") in ms else ""))
+        decoders = ", ".join(f"{codec} {fastest[(codec, 'decode')]:.3f} ms" for codec in ["kraftwire", *peers])
+        if objects is not None:
+            decoders += f" (kraftwire's objects alone {fastest[('objects', 'build')]:.3f} ms)"
+        print(f"  fastest of the {args.runs} decodes (least disturbed by load from elsewhere): {decoders}" +
+              (f"; kraftwire/kio {fastest[('kraftwire', 'decode')] / fastest[('kio', 'decode')]:.2f}x"
+               if "kio" in peers else ""))
     if args.against:
         with tempfile.TemporaryDirectory(prefix="kraftwire-codec-") as scratch:
             short, imports = export_commit(args.against, Path(scratch))
