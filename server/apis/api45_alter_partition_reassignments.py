@@ -77,15 +77,16 @@ def current_replication_factor(state) -> int:
     return len(state.replicas) - len(state.removing)
 
 
-def cancel(image, topic, index, state):
+def cancel(image, topic, index, state, election=None, rules=None):
     if not state.reassigning:
         raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
     replicas, isr, unclean = revert_lists(state)
-    election = election_for(image, topic.name)
+    election = election_for(image, topic.name) if election is None else election
     if unclean and election is not Election.UNCLEAN:
         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
                                                      "because it would require an unclean leader election.")
-    return build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name), isr=isr,
+    return build_change(image.brokers, topic.topic_id, index, state,
+                        rules=rules_for(image, topic.name) if rules is None else rules, isr=isr,
                         replicas=replicas, adding=(), removing=(), election=election)
 
 
@@ -102,30 +103,42 @@ def reassign(image, topic, index, state, target, allow_rf_change: bool, rules):
 
 
 class _Plans:
-    """A start's outcome depends only on the partition's state and the target (the brokers are the
-    same for the whole request), so partitions alike share one computation: a bulk move of a topic
-    computes a handful of plans and stamps each partition's ids on its record. Topics whose rules
-    differ (min.insync.replicas) never share a plan."""
+    """A start's or a cancel's outcome depends only on the partition's state, the target and its
+    topic's rules and election (the brokers are the same for the whole request), so partitions alike
+    share one computation: a bulk move or cancel of a topic computes a handful of plans and stamps each
+    partition's ids on its record. Topics whose rules differ (min.insync.replicas, unclean election)
+    never share a plan. A refusal that names the partition is not shared."""
 
     _IDS = frozenset({"partition_id", "topic_id", "unknown_tagged_fields"})
 
     def __init__(self, image, allow_rf_change: bool):
         self.image, self.allow_rf_change = image, allow_rf_change
         self._plans: dict = {}
-        self._rules: dict = {}  # topic name -> ChangeRules
+        self._topics: dict = {}  # topic name -> (ChangeRules, Election)
+
+    def _topic_rules(self, topic):
+        found = self._topics.get(topic.name)
+        if found is None:
+            found = self._topics[topic.name] = (rules_for(self.image, topic.name),
+                                                election_for(self.image, topic.name))
+        return found
 
     def change(self, topic, index, state, target):
-        rules = self._rules.get(topic.name)
-        if rules is None:
-            rules = self._rules[topic.name] = rules_for(self.image, topic.name)
-        key = (state, tuple(target), rules)
+        """The record for one entry: a start (``target`` a list) or a cancel (``target`` None)."""
+        rules, election = self._topic_rules(topic)
+        key = (state, None if target is None else tuple(target), rules, election)
         plan = self._plans.get(key, self)
         if plan is self:
             try:
-                record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
+                if target is None:
+                    record = cancel(self.image, topic, index, state, election, rules)
+                else:
+                    record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
                 plan = None if record is None else {
                     name: value for name, value in zip(record._fields, record) if name not in self._IDS}
             except KafkaError as exc:
+                if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
+                    raise  # its message names the partition
                 plan = exc
             self._plans[key] = plan
         if isinstance(plan, KafkaError):
@@ -141,8 +154,6 @@ def change_for(image, name: str, partition, plans: _Plans):
     state = topic.partitions.get(partition.partition_index)
     if state is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
-    if partition.replicas is None:
-        return cancel(image, topic, partition.partition_index, state)
     return plans.change(topic, partition.partition_index, state, partition.replicas)
 
 
