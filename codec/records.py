@@ -37,16 +37,21 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     """Frame a metadata record; ``version`` defaults to the highest the schema has."""
     if version is None:
         version = record.VALID_VERSIONS.high
-    key = (record.API_KEY, version)
+    out = bytearray(_frame_prefix(record.API_KEY, version))
+    record.encode_into(out, version)
+    return bytes(out)
+
+
+def _frame_prefix(record_type: int, version: int) -> bytes:
+    """The frame's three varints: frame version, record type, record version."""
+    key = (record_type, version)
     prefix = _frame_prefixes.get(key)
     if prefix is None:
         out = bytearray()
-        for value in (FRAME_VERSION, record.API_KEY, version):
+        for value in (FRAME_VERSION, record_type, version):
             write_uvarint(out, value)
         prefix = _frame_prefixes[key] = bytes(out)
-    out = bytearray(prefix)
-    record.encode_into(out, version)
-    return bytes(out)
+    return prefix
 
 
 _frame_prefixes: dict[tuple[int, int], bytes] = {}  # (record type, version) -> the frame's three varints
@@ -350,8 +355,29 @@ def iter_records(buf: bytes, pos: int = 0):
 
 
 def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
-    """A batch of framed metadata records, each given as (record, version or None for the latest)."""
-    return encode_batch(base_offset, epoch, timestamp, [(None, encode_frame(r, v)) for r, v in records])
+    """A batch of framed metadata records, each given as (record, version or None for the latest).
+
+    A bulk partition change writes thousands of records that differ only in their partition id, the
+    first field of the body (an int32, at every version): each distinct rest is encoded once and the
+    others are that frame with their own four id bytes spliced in."""
+    frames = []
+    shared: dict[tuple, tuple[bytes, bytes]] = {}  # (type, version, fields after the id) -> frame around it
+    for record, version in records:
+        if type(record) in _LEADING_PARTITION_ID:
+            key = (type(record), version, record[1:])
+            around = shared.get(key)
+            if around is None:
+                frame = encode_frame(record, version)
+                at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
+                around = shared[key] = (frame[:at], frame[at + 4:])
+            frames.append((None, around[0] + _INT32.pack(record[0]) + around[1]))
+        else:
+            frames.append((None, encode_frame(record, version)))
+    return encode_batch(base_offset, epoch, timestamp, frames)
+
+
+_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
+_INT32 = struct.Struct(">i")
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:
