@@ -48,6 +48,8 @@ API_KEY = 45
 
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
+assert PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what a plan leaves out
+
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
 
@@ -109,8 +111,6 @@ class _Plans:
     partition's ids on its record. Topics whose rules differ (min.insync.replicas, unclean election)
     never share a plan. A refusal that names the partition is not shared."""
 
-    _IDS = frozenset({"partition_id", "topic_id", "unknown_tagged_fields"})
-
     def __init__(self, image, allow_rf_change: bool):
         self.image, self.allow_rf_change = image, allow_rf_change
         self._plans: dict = {}
@@ -134,8 +134,7 @@ class _Plans:
                     record = cancel(self.image, topic, index, state, election, rules)
                 else:
                     record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
-                plan = None if record is None else {
-                    name: value for name, value in zip(record._fields, record) if name not in self._IDS}
+                plan = None if record is None else record[2:]
             except KafkaError as exc:
                 if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
                     raise  # its message names the partition
@@ -143,7 +142,8 @@ class _Plans:
             self._plans[key] = plan
         if isinstance(plan, KafkaError):
             raise plan
-        return None if plan is None else PartitionChangeRecord(partition_id=index, topic_id=topic.topic_id, **plan)
+        # the plan's fields after the two ids: a record is a tuple, built here without keyword parsing
+        return None if plan is None else tuple.__new__(PartitionChangeRecord, (index, topic.topic_id, *plan))
 
 
 def change_for(image, name: str, partition, plans: _Plans):

@@ -3,7 +3,8 @@
 Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
-yet committed records) and both are fed the same records.
+yet committed records) and both are fed the same records (``adopt_partition`` lets the committed image take
+a partition state the working image already built from the same record).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
 PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
@@ -244,6 +245,25 @@ class MetadataImage:
                 handler(self, record)
         self.offset = offset
         self.version += 1
+
+    def partition_state(self, topic_id: uuid.UUID, partition: int) -> PartitionState | None:
+        topic = self.topics.get(topic_id)
+        return None if topic is None else topic.partitions.get(partition)
+
+    def adopt_partition(self, record, offset: int, before: PartitionState | None, after: PartitionState) -> bool:
+        """Apply a PartitionRecord or PartitionChangeRecord whose outcome is already known: another
+        image turned ``before`` (None: no such partition yet) into ``after`` with it. When this image
+        holds that very ``before`` (and no transaction is open), ``after`` is exactly what ``apply``
+        would build, so it is taken as it is; otherwise nothing changes and False says the record still
+        needs ``apply``."""
+        topic = self.topics.get(record.topic_id)
+        if (self.pending_transaction is not None or topic is None
+                or topic.partitions.get(record.partition_id) is not before):
+            return False
+        topic.partitions[record.partition_id] = after
+        self.offset = offset
+        self.version += 1
+        return True
 
     def _begin_transaction(self, _record) -> None:
         self.pending_transaction = []
