@@ -162,34 +162,41 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
     """An uncompressed v2 batch of (key, value) records sharing one timestamp, as KRaft writes them."""
     if not entries:
         raise ValueError("a record batch needs at least one record")
-    body = bytearray()
+    parts = []
+    add = parts.append
+    small = _SMALL_VARINTS
     for delta, (key, value) in enumerate(entries):
         # record: attributes (0), timestamp delta (0), offset delta, key, value, header count (0)
-        delta_bytes = _varint_bytes(delta)
+        delta_bytes = small[delta + 1] if delta < _SMALL_LIMIT else _varint_bytes(delta)
         key_size = _varint_bytes(-1 if key is None else len(key))
         value_size = _varint_bytes(-1 if value is None else len(value))
-        body += _varint_bytes(3 + len(delta_bytes) + len(key_size) + len(key or b"") + len(value_size)
-                              + len(value or b""))
-        body += b"\x00\x00"
-        body += delta_bytes
-        body += key_size
+        size = 3 + len(delta_bytes) + len(key_size) + len(value_size)
         if key is not None:
-            body += key
-        body += value_size
+            size += len(key)
         if value is not None:
-            body += value
-        body.append(0)
+            size += len(value)
+        add(small[size + 1] if size < _SMALL_LIMIT else _varint_bytes(size))
+        add(b"\x00\x00")
+        add(delta_bytes)
+        add(key_size)
+        if key is not None:
+            add(key)
+        add(value_size)
+        if value is not None:
+            add(value)
+        add(b"\x00")
+    body = b"".join(parts)
     attributes = ATTR_CONTROL if control else 0
     last_delta = len(entries) - 1
     header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
                          timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
     crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
-    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + bytes(body)
+    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + body
 
 
 def _varint_bytes(value: int) -> bytes:
     """A zig-zag varint as bytes; those of the first offsets and sizes are made once."""
-    if -1 <= value < len(_SMALL_VARINTS) - 1:
+    if -1 <= value < _SMALL_LIMIT:
         return _SMALL_VARINTS[value + 1]
     out = bytearray()
     write_varint(out, value)
@@ -206,6 +213,7 @@ def _make_small_varints() -> list[bytes]:
 
 
 _SMALL_VARINTS = _make_small_varints()  # -1 (null) .. 4094
+_SMALL_LIMIT = len(_SMALL_VARINTS) - 1  # values below it are in _SMALL_VARINTS at value + 1
 
 
 def batch_size_at(buf: bytes, pos: int) -> int | None:

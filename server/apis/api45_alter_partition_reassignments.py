@@ -146,9 +146,9 @@ class _Plans:
         return None if plan is None else tuple.__new__(PartitionChangeRecord, (index, topic.topic_id, *plan))
 
 
-def change_for(image, name: str, partition, plans: _Plans):
-    """The record (or None) one request entry asks for; KafkaError when it is refused."""
-    topic = image.topic(name)
+def change_for(topic, name: str, partition, plans: _Plans):
+    """The record (or None) one request entry asks for (``topic``: the image's topic named ``name``, or
+    None); KafkaError when it is refused."""
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
     state = topic.partitions.get(partition.partition_index)
@@ -165,10 +165,11 @@ def decide(image, request) -> ControllerResult:
     responses = []
     for entry in request.topics:
         partitions = []
+        topic = image.topic(entry.name)
         for partition in entry.partitions:
             code, message = 0, None
             try:
-                change = change_for(image, entry.name, partition, plans)
+                change = change_for(topic, entry.name, partition, plans)
                 if change is not None:
                     if len(records) >= MAX_RECORDS_PER_REQUEST:
                         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)

@@ -173,7 +173,7 @@ class ReplicaManager:
         size at once (writes land there first) and followers copy the difference from it; a smaller size
         truncates every replica. Commit listener of the broker's metadata."""
         resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
-                   if isinstance(record, rec.ConfigRecord) and record.name in configs.SIZE_CONFIGS}
+                   if type(record) is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS}
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size

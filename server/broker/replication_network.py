@@ -54,6 +54,7 @@ CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # computation took: a bulk LeaderAndIsr arrives as many requests, and recomputing every copy's rate after
 # each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
+_RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,7 @@ class ReplicationNetwork:
 
     def on_commit(self, committed) -> None:
         """Controller commit listener: configs and topic removals change rates."""
-        if any(isinstance(record, (rec.ConfigRecord, rec.RemoveTopicRecord)) for _, record in committed):
+        if any(type(record) in _RATE_RECORDS for _, record in committed):
             self.changed()
 
     # --- progress -----------------------------------------------------------------------------
