@@ -404,8 +404,9 @@ class ReplicationNetwork:
         image = self._image()
         limits_of = _Limits(image)
         moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
-        demands = {}
+        demands = {}  # copy -> the limits it goes through
         capacities = {}
+        routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
         topics = image.topics
         for key, copy in list(self.copies.items()):
             replica = copy.replica
@@ -413,29 +414,20 @@ class ReplicationNetwork:
                 del self.copies[key]
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
-            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
             copy.rate = 0.0
             leader, follower = replica.leader, copy.follower
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader == follower \
                     or leader not in moving or follower not in moving:
                 continue
-            limits = [("out", leader), ("in", follower)]
-            for limit in limits:
-                if limit not in capacities:
-                    capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
-            if leader_listed and limits_of.throttled(leader_listed, replica.partition, leader):
-                rate = limits_of.broker(leader, configs.LEADER_THROTTLED_RATE)
-                if rate < UNLIMITED:
-                    limits.append(("leader-throttle", leader))
-                    capacities[limits[-1]] = rate
-            if follower_listed and limits_of.throttled(follower_listed, replica.partition, follower):
-                rate = limits_of.broker(follower, configs.FOLLOWER_THROTTLED_RATE)
-                if rate < UNLIMITED:
-                    limits.append(("follower-throttle", follower))
-                    capacities[limits[-1]] = rate
-            demands[key] = limits
-        for key, rate in allocate_rates(demands, capacities).items():
-            copy = self.copies[key]
+            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
+            route = (leader, follower,
+                     bool(leader_listed) and limits_of.throttled(leader_listed, replica.partition, leader),
+                     bool(follower_listed) and limits_of.throttled(follower_listed, replica.partition, follower))
+            limits = routes.get(route)
+            if limits is None:
+                limits = routes[route] = self._limits(limits_of, capacities, *route)
+            demands[copy] = limits
+        for copy, rate in allocate_rates(demands, capacities).items():
             copy.rate = rate
             if rate > 0:
                 copy.finished_at = None
@@ -448,6 +440,26 @@ class ReplicationNetwork:
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
+
+    @staticmethod
+    def _limits(limits_of: _Limits, capacities: dict, leader: int, follower: int, leader_throttled: bool,
+                follower_throttled: bool) -> tuple:
+        """The limits a copy from ``leader`` to ``follower`` goes through, their capacities noted."""
+        limits = [("out", leader), ("in", follower)]
+        for limit in limits:
+            if limit not in capacities:
+                capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
+        if leader_throttled:
+            rate = limits_of.broker(leader, configs.LEADER_THROTTLED_RATE)
+            if rate < UNLIMITED:
+                limits.append(("leader-throttle", leader))
+                capacities[limits[-1]] = rate
+        if follower_throttled:
+            rate = limits_of.broker(follower, configs.FOLLOWER_THROTTLED_RATE)
+            if rate < UNLIMITED:
+                limits.append(("follower-throttle", follower))
+                capacities[limits[-1]] = rate
+        return tuple(limits)
 
     def _tick(self) -> None:
         self._timer = None
