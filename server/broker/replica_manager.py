@@ -152,7 +152,7 @@ class ReplicaManager:
             replica.log_bytes = max(replica.log_bytes,
                                     self._partition_size(image, replica.topic_name, replica.partition))
             self.network.unfollow(self.broker_id, replica.key)
-            self.follower_caught_up(replica.key)
+            self._consider_isr(replica)
         else:
             self.network.follow(self.broker_id, replica)
 
@@ -194,9 +194,16 @@ class ReplicaManager:
     def follower_caught_up(self, key: tuple[uuid.UUID, int]) -> None:
         """Some follower of ``key`` may be ready to join the ISR: propose it if this broker leads."""
         replica = self.replicas.get(key)
-        if replica is None or replica.leader != self.broker_id or not self.broker.log_manager.online(replica):
+        if replica is not None:
+            self._consider_isr(replica)
+
+    def _consider_isr(self, replica: Replica) -> None:
+        """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
+        partition whose replicas are all in the ISR has none: a bulk LeaderAndIsr names thousands)."""
+        if (replica.leader != self.broker_id or all(b in replica.isr for b in replica.replicas)
+                or not self.broker.log_manager.online(replica)):
             return
-        self._to_propose.add(key)
+        self._to_propose.add(replica.key)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
