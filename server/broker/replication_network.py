@@ -323,8 +323,9 @@ class ReplicationNetwork:
         self._reschedule()
         self._recompute_cost = time.perf_counter() - started
         followed, self._followed = self._followed, []
-        for copy in followed:  # a replica that already holds everything (e.g. after a restart)
-            if self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
+        # a replica that already holds everything (e.g. after a restart); one given a rate still copies
+        for copy in followed:
+            if not copy.rate and self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
                 self._tell_leader(copy)
 
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
