@@ -86,3 +86,37 @@ def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
     elsewhere.apply(rec.BeginTransactionRecord(), 102)
     assert not elsewhere.adopt_partition(change, 103, after, before)  # inside a transaction records wait
     assert elsewhere.partition_state(topic_id, 0) is after
+
+
+def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
+    """apply_appended (the working image) merges partitions alike once; the result must be what
+    ``apply`` gives record by record, and each outcome what the record made of the state before."""
+    topic_id, other_id = uuid.uuid4(), uuid.uuid4()
+    image = MetadataImage()
+    for offset, record in enumerate(seeded(topic_id).records):
+        image.apply(record, offset)
+    image.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2), 99)  # unlike the others
+    one_by_one = image.copy()
+    batch = (changes(topic_id, leader=2, isr=[2]).records  # alike: one merge
+             + [rec.PartitionChangeRecord(partition_id=3, topic_id=topic_id, isr=[2, 1])]  # partition 3 again
+             + [rec.TopicRecord(name="u", topic_id=other_id),
+                rec.PartitionRecord(partition_id=0, topic_id=other_id, replicas=[3], isr=[3], leader=3),
+                rec.PartitionChangeRecord(partition_id=0, topic_id=other_id, leader=-1),
+                rec.PartitionChangeRecord(partition_id=9, topic_id=other_id, leader=-1)])  # no such partition
+    outcomes = image.apply_appended(batch, 100)
+    for offset, record in enumerate(batch, 100):
+        one_by_one.apply(record, offset)
+    assert state(image) == state(one_by_one)
+    assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)
+    assert sorted(outcomes) == [100 + i for i in range(PARTITIONS + 1)] + [100 + PARTITIONS + 2, 100 + PARTITIONS + 3]
+    for offset, (record, before, after) in outcomes.items():
+        assert record is batch[offset - 100]
+        replayed_alone = MetadataImage()
+        replayed_alone.apply(rec.TopicRecord(name="x", topic_id=record.topic_id), 0)
+        if before is not None:
+            replayed_alone.topics[record.topic_id].partitions[record.partition_id] = before
+        replayed_alone.apply(record, 1)
+        assert replayed_alone.partition_state(record.topic_id, record.partition_id) == after
+    first, unlike, last = (image.partition_state(topic_id, p) for p in (0, 1, PARTITIONS - 1))
+    assert first is last  # one merge for the alike partitions, one state shared
+    assert unlike.leader_epoch == first.leader_epoch + 1

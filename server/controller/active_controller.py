@@ -25,7 +25,6 @@ import time
 import uuid
 from typing import Callable
 
-from kraftwire.codec.records import PartitionChangeRecord, PartitionRecord
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
                                                       bootstrap_records, metadata_version_level, version_for)
@@ -37,7 +36,6 @@ from .result import ControllerResult
 logger = logging.getLogger("kraftwire.controller")
 
 Decision = Callable[[MetadataImage], ControllerResult]
-_PARTITION_RECORDS = frozenset({PartitionRecord, PartitionChangeRecord})
 
 
 class Controller:
@@ -142,16 +140,7 @@ class Controller:
         if records:
             level = self.working.metadata_version_level
             base, committed = self.log.append([(record, version_for(record, level)) for record in records])
-            working, known = self.working, self._changed_in_working
-            for offset, record in enumerate(records, base):
-                if type(record) in _PARTITION_RECORDS:
-                    before = working.partition_state(record.topic_id, record.partition_id)
-                    working.apply(record, offset)
-                    after = working.partition_state(record.topic_id, record.partition_id)
-                    if after is not None:
-                        known[offset] = (record, before, after)
-                else:
-                    working.apply(record, offset)
+            self._changed_in_working.update(self.working.apply_appended(records, base))
             self.working.offset = self.log.end_offset - 1
             appended = time.perf_counter()
             await committed
