@@ -52,6 +52,7 @@ assert PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
+assert PartitionResponse._fields == ("partition_index", "error_code", "error_message", "unknown_tagged_fields")
 
 
 def reassignment_lists(current, target) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -108,26 +109,23 @@ class _Plans:
     """A start's or a cancel's outcome depends only on the partition's state, the target and its
     topic's rules and election (the brokers are the same for the whole request), so partitions alike
     share one computation: a bulk move or cancel of a topic computes a handful of plans and stamps each
-    partition's ids on its record. Topics whose rules differ (min.insync.replicas, unclean election)
-    never share a plan. A refusal that names the partition is not shared."""
+    partition's ids on its record. Plans are kept per topic (whose rules, min.insync.replicas and
+    unclean election, are the same for all its partitions). A refusal that names the partition is not
+    shared."""
 
     def __init__(self, image, allow_rf_change: bool):
         self.image, self.allow_rf_change = image, allow_rf_change
-        self._plans: dict = {}
-        self._topics: dict = {}  # topic name -> (ChangeRules, Election)
-
-    def _topic_rules(self, topic):
-        found = self._topics.get(topic.name)
-        if found is None:
-            found = self._topics[topic.name] = (rules_for(self.image, topic.name),
-                                                election_for(self.image, topic.name))
-        return found
+        self._topics: dict = {}  # topic name -> (ChangeRules, Election, {(state, target or None): plan})
 
     def change(self, topic, index, state, target):
         """The record for one entry: a start (``target`` a list) or a cancel (``target`` None)."""
-        rules, election = self._topic_rules(topic)
-        key = (state, None if target is None else tuple(target), rules, election)
-        plan = self._plans.get(key, self)
+        found = self._topics.get(topic.name)
+        if found is None:
+            found = self._topics[topic.name] = (rules_for(self.image, topic.name),
+                                                election_for(self.image, topic.name), {})
+        rules, election, plans = found
+        key = (state, None if target is None else tuple(target))
+        plan = plans.get(key, self)
         if plan is self:
             try:
                 if target is None:
@@ -139,7 +137,7 @@ class _Plans:
                 if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
                     raise  # its message names the partition
                 plan = exc
-            self._plans[key] = plan
+            plans[key] = plan
         if isinstance(plan, KafkaError):
             raise plan
         # the plan's fields after the two ids: a record is a tuple, built here without keyword parsing
@@ -176,8 +174,7 @@ def decide(image, request) -> ControllerResult:
                     records.append(change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message
-            partitions.append(PartitionResponse(partition_index=partition.partition_index, error_code=code,
-                                                error_message=message))
+            partitions.append(tuple.__new__(PartitionResponse, (partition.partition_index, code, message, ())))
         responses.append(TopicResponse(name=entry.name, partitions=partitions))
     return ControllerResult(records, AlterPartitionReassignmentsResponse(
         allow_replication_factor_change=allow, error_message=None, responses=responses))
