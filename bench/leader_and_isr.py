@@ -9,15 +9,21 @@ until idle: the publisher's requests (built, encoded, sent), the brokers' decodi
 answers, the replication network's new rates. The first run warms up and is not counted. The garbage
 collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
 default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
-server/host/collector.py), to measure what the tuning saves.
+server/host/collector.py), to measure what the tuning saves. ``--stages`` also times, with the same
+thread CPU clock, the parts of the aftermath that are kraftwire's own functions (the publisher's
+gathering and building, the brokers' handling, the replication network's rates); the remainder is the
+codec (encoding and decoding the requests and answers), the transport and the event loop.
 
 Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
+     [--stages]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import cProfile
+import collections
+import functools
 import gc
 import pstats
 import statistics
@@ -36,6 +42,9 @@ from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
 from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.broker.replica_manager import ReplicaManager  # noqa: E402
+from kraftwire.server.broker.replication_network import ReplicationNetwork  # noqa: E402
+from kraftwire.server.controller import leader_and_isr_publisher as publisher  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 
@@ -67,6 +76,33 @@ async def until_idle(cluster) -> None:
         await asyncio.sleep(0.001)
 
 
+class Stages:
+    """Thread CPU seconds spent in named functions while ``counting`` (``--stages``)."""
+
+    TIMED = [("publisher: gathering changed partitions per broker", publisher.LeaderAndIsrPublisher, "_publish"),
+             ("publisher: building the requests", publisher, "build_request"),
+             ("brokers: handling LeaderAndIsr", ReplicaManager, "become_leader_or_follower"),
+             ("replication network: rates", ReplicationNetwork, "_recompute"),
+             ("replication network: copies' ends", ReplicationNetwork, "_tick")]
+
+    def __init__(self):
+        self.counting = False
+        self.seconds = collections.Counter()
+        for name, owner, attribute in self.TIMED:
+            setattr(owner, attribute, self._timed(name, getattr(owner, attribute)))
+
+    def _timed(self, name, function):
+        @functools.wraps(function)
+        def timed(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                if self.counting:
+                    self.seconds[name] += time.thread_time() - started
+        return timed
+
+
 class CollectorPasses:
     """Counts the collector's passes per generation while ``counting``, and their CPU time."""
 
@@ -88,6 +124,7 @@ async def measure(args) -> dict:
     figures = {"write": [], "after": []}
     profile = cProfile.Profile() if args.profile else None
     passes = CollectorPasses()
+    stages = Stages() if args.stages else None
     gc.callbacks.append(passes)
     async with Cluster(brokers=3) as cluster:
         if args.collector == "default":
@@ -104,8 +141,12 @@ async def measure(args) -> dict:
                 written = time.thread_time()
                 if profile is not None and run > 0:
                     profile.enable()
+                if stages is not None:
+                    stages.counting = run > 0 and target is not None
                 await until_idle(cluster)
                 done = time.thread_time()
+                if stages is not None:
+                    stages.counting = False
                 if profile is not None:
                     profile.disable()
                 assert not any(p.error_code for t in response.responses for p in t.partitions)
@@ -116,6 +157,7 @@ async def measure(args) -> dict:
     if profile is not None:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
     figures["passes"] = passes
+    figures["stages"] = stages
     return figures
 
 
@@ -125,6 +167,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
+    parser.add_argument("--stages", action="store_true", help="time kraftwire's parts of what follows the counted alters' commits")
     args = parser.parse_args()
     header()
     figures = uvloop.run(measure(args))
@@ -133,6 +176,13 @@ def main() -> int:
         values = figures[name]
         print(f"{what}: event-loop CPU p50 {statistics.median(values):.0f} ms "
               f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
+    if figures["stages"] is not None:
+        runs = len(figures["after"])
+        print(f"after the commit of an alter, thread CPU per alter (mean of {runs}):")
+        for name, seconds in figures["stages"].seconds.most_common():
+            print(f"  {name}: {seconds / runs * 1000:.0f} ms")
+        rest = sum(figures["after"]) / runs - sum(figures["stages"].seconds.values()) / runs * 1000
+        print(f"  the rest (codec, transport, event loop): {rest:.0f} ms")
     passes = figures["passes"]
     print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
           + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"
