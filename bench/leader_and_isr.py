@@ -10,9 +10,10 @@ answers, the replication network's new rates. The first run warms up and is not 
 collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
 default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
 server/host/collector.py), to measure what the tuning saves. ``--stages`` also times, with the same
-thread CPU clock, the parts of the aftermath that are kraftwire's own functions (the publisher's
-gathering and building, the brokers' handling, the replication network's rates); the remainder is the
-codec (encoding and decoding the requests and answers), the transport and the event loop.
+thread CPU clock, the named parts of the write (decision, log append and the batch's encoding, the two
+images) and of the aftermath (the publisher's gathering and building, the brokers' handling, the
+replication network's rates); the remainder of the aftermath is the codec (encoding and decoding the
+requests and answers), the transport and the event loop.
 
 Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
      [--stages]
@@ -41,10 +42,14 @@ import uvloop  # noqa: E402
 from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
-from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.apis import api45_alter_partition_reassignments as api45  # noqa: E402
 from kraftwire.server.broker.replica_manager import ReplicaManager  # noqa: E402
 from kraftwire.server.broker.replication_network import ReplicationNetwork  # noqa: E402
 from kraftwire.server.controller import leader_and_isr_publisher as publisher  # noqa: E402
+from kraftwire.server.controller.active_controller import Controller  # noqa: E402
+from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
+from kraftwire.server.raft import log as raft_log  # noqa: E402
+from kraftwire.server.raft.log import RaftLog  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 
@@ -79,27 +84,33 @@ async def until_idle(cluster) -> None:
 class Stages:
     """Thread CPU seconds spent in named functions while ``counting`` (``--stages``)."""
 
-    TIMED = [("publisher: gathering changed partitions per broker", publisher.LeaderAndIsrPublisher, "_publish"),
+    WRITE = [("the decision", api45, "decide"),
+             ("appending to the metadata log (the Raft core, the batch's encoding included)", RaftLog, "append"),
+             ("  encoding the batch", raft_log, "metadata_batch"),
+             ("applying to the working image", MetadataImage, "apply_appended"),
+             ("applying to the committed image, commit listeners", Controller, "_on_commit")]
+    AFTER = [("publisher: gathering changed partitions per broker", publisher.LeaderAndIsrPublisher, "_publish"),
              ("publisher: building the requests", publisher, "build_request"),
              ("brokers: handling LeaderAndIsr", ReplicaManager, "become_leader_or_follower"),
              ("replication network: rates", ReplicationNetwork, "_recompute"),
              ("replication network: copies' ends", ReplicationNetwork, "_tick")]
 
     def __init__(self):
-        self.counting = False
-        self.seconds = collections.Counter()
-        for name, owner, attribute in self.TIMED:
-            setattr(owner, attribute, self._timed(name, getattr(owner, attribute)))
+        self.counting = None  # "write", "after" or None
+        self.seconds = {"write": collections.Counter(), "after": collections.Counter()}
+        for phase, timed in (("write", self.WRITE), ("after", self.AFTER)):
+            for name, owner, attribute in timed:
+                setattr(owner, attribute, self._timed(phase, name, getattr(owner, attribute)))
 
-    def _timed(self, name, function):
+    def _timed(self, phase, name, function):
         @functools.wraps(function)
         def timed(*args, **kwargs):
             started = time.thread_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                if self.counting:
-                    self.seconds[name] += time.thread_time() - started
+                if self.counting == phase:
+                    self.seconds[phase][name] += time.thread_time() - started
         return timed
 
 
@@ -136,17 +147,19 @@ async def measure(args) -> dict:
             passes.counting = run > 0
             for target in ([2], None):
                 change = request(args.partitions, target)
+                if stages is not None:
+                    stages.counting = "write" if run > 0 and target is not None else None
                 start = time.thread_time()
-                response = await cluster.controller.write(lambda image: decide(image, change))
+                response = await cluster.controller.write(lambda image: api45.decide(image, change))
                 written = time.thread_time()
                 if profile is not None and run > 0:
                     profile.enable()
                 if stages is not None:
-                    stages.counting = run > 0 and target is not None
+                    stages.counting = "after" if run > 0 and target is not None else None
                 await until_idle(cluster)
                 done = time.thread_time()
                 if stages is not None:
-                    stages.counting = False
+                    stages.counting = None
                 if profile is not None:
                     profile.disable()
                 assert not any(p.error_code for t in response.responses for p in t.partitions)
@@ -178,11 +191,14 @@ def main() -> int:
               f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
     if figures["stages"] is not None:
         runs = len(figures["after"])
-        print(f"after the commit of an alter, thread CPU per alter (mean of {runs}):")
-        for name, seconds in figures["stages"].seconds.most_common():
-            print(f"  {name}: {seconds / runs * 1000:.0f} ms")
-        rest = sum(figures["after"]) / runs - sum(figures["stages"].seconds.values()) / runs * 1000
-        print(f"  the rest (codec, transport, event loop): {rest:.0f} ms")
+        for phase, what, rest_is in (("write", "the write", "the request's objects, the event loop"),
+                                     ("after", "after the commit", "codec, transport, event loop")):
+            seconds = figures["stages"].seconds[phase]
+            print(f"{what} of an alter, thread CPU per alter (mean of {runs}):")
+            for name, _, _ in getattr(Stages, phase.upper()):
+                print(f"  {name}: {seconds[name] / runs * 1000:.0f} ms")
+            total = sum(seconds[name] for name, _, _ in getattr(Stages, phase.upper()) if not name.startswith(" "))
+            print(f"  the rest ({rest_is}): {sum(figures[phase]) / runs - total / runs * 1000:.0f} ms")
     passes = figures["passes"]
     print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
           + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"
