@@ -9,15 +9,22 @@ until idle: the publisher's requests (built, encoded, sent), the brokers' decodi
 answers, the replication network's new rates. The first run warms up and is not counted. The garbage
 collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
 default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
-server/host/collector.py), to measure what the tuning saves.
+server/host/collector.py), to measure what the tuning saves. ``--stages`` also times, with the same
+thread CPU clock, the named parts of the write (decision, log append and the batch's encoding, the two
+images) and of the aftermath (the publisher's gathering and building, the brokers' handling, the
+replication network's rates); the remainder of the aftermath is the codec (encoding and decoding the
+requests and answers), the transport and the event loop.
 
 Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
+     [--stages]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import cProfile
+import collections
+import functools
 import gc
 import pstats
 import statistics
@@ -35,7 +42,14 @@ import uvloop  # noqa: E402
 from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
-from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.apis import api45_alter_partition_reassignments as api45  # noqa: E402
+from kraftwire.server.broker.replica_manager import ReplicaManager  # noqa: E402
+from kraftwire.server.broker.replication_network import ReplicationNetwork  # noqa: E402
+from kraftwire.server.controller import leader_and_isr_publisher as publisher  # noqa: E402
+from kraftwire.server.controller.active_controller import Controller  # noqa: E402
+from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
+from kraftwire.server.raft import log as raft_log  # noqa: E402
+from kraftwire.server.raft.log import RaftLog  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 
@@ -67,6 +81,39 @@ async def until_idle(cluster) -> None:
         await asyncio.sleep(0.001)
 
 
+class Stages:
+    """Thread CPU seconds spent in named functions while ``counting`` (``--stages``)."""
+
+    WRITE = [("the decision", api45, "decide"),
+             ("appending to the metadata log (the Raft core, the batch's encoding included)", RaftLog, "append"),
+             ("  encoding the batch", raft_log, "metadata_batch"),
+             ("applying to the working image", MetadataImage, "apply_appended"),
+             ("applying to the committed image, commit listeners", Controller, "_on_commit")]
+    AFTER = [("publisher: gathering changed partitions per broker", publisher.LeaderAndIsrPublisher, "_publish"),
+             ("publisher: building the requests", publisher, "build_request"),
+             ("brokers: handling LeaderAndIsr", ReplicaManager, "become_leader_or_follower"),
+             ("replication network: rates", ReplicationNetwork, "_recompute"),
+             ("replication network: copies' ends", ReplicationNetwork, "_tick")]
+
+    def __init__(self):
+        self.counting = None  # "write", "after" or None
+        self.seconds = {"write": collections.Counter(), "after": collections.Counter()}
+        for phase, timed in (("write", self.WRITE), ("after", self.AFTER)):
+            for name, owner, attribute in timed:
+                setattr(owner, attribute, self._timed(phase, name, getattr(owner, attribute)))
+
+    def _timed(self, phase, name, function):
+        @functools.wraps(function)
+        def timed(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                if self.counting == phase:
+                    self.seconds[phase][name] += time.thread_time() - started
+        return timed
+
+
 class CollectorPasses:
     """Counts the collector's passes per generation while ``counting``, and their CPU time."""
 
@@ -88,6 +135,7 @@ async def measure(args) -> dict:
     figures = {"write": [], "after": []}
     profile = cProfile.Profile() if args.profile else None
     passes = CollectorPasses()
+    stages = Stages() if args.stages else None
     gc.callbacks.append(passes)
     async with Cluster(brokers=3) as cluster:
         if args.collector == "default":
@@ -99,13 +147,19 @@ async def measure(args) -> dict:
             passes.counting = run > 0
             for target in ([2], None):
                 change = request(args.partitions, target)
+                if stages is not None:
+                    stages.counting = "write" if run > 0 and target is not None else None
                 start = time.thread_time()
-                response = await cluster.controller.write(lambda image: decide(image, change))
+                response = await cluster.controller.write(lambda image: api45.decide(image, change))
                 written = time.thread_time()
                 if profile is not None and run > 0:
                     profile.enable()
+                if stages is not None:
+                    stages.counting = "after" if run > 0 and target is not None else None
                 await until_idle(cluster)
                 done = time.thread_time()
+                if stages is not None:
+                    stages.counting = None
                 if profile is not None:
                     profile.disable()
                 assert not any(p.error_code for t in response.responses for p in t.partitions)
@@ -116,6 +170,7 @@ async def measure(args) -> dict:
     if profile is not None:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
     figures["passes"] = passes
+    figures["stages"] = stages
     return figures
 
 
@@ -125,6 +180,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
+    parser.add_argument("--stages", action="store_true", help="time kraftwire's parts of what follows the counted alters' commits")
     args = parser.parse_args()
     header()
     figures = uvloop.run(measure(args))
@@ -133,6 +189,16 @@ def main() -> int:
         values = figures[name]
         print(f"{what}: event-loop CPU p50 {statistics.median(values):.0f} ms "
               f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
+    if figures["stages"] is not None:
+        runs = len(figures["after"])
+        for phase, what, rest_is in (("write", "the write", "the request's objects, the event loop"),
+                                     ("after", "after the commit", "codec, transport, event loop")):
+            seconds = figures["stages"].seconds[phase]
+            print(f"{what} of an alter, thread CPU per alter (mean of {runs}):")
+            for name, _, _ in getattr(Stages, phase.upper()):
+                print(f"  {name}: {seconds[name] / runs * 1000:.0f} ms")
+            total = sum(seconds[name] for name, _, _ in getattr(Stages, phase.upper()) if not name.startswith(" "))
+            print(f"  the rest ({rest_is}): {sum(figures[phase]) / runs - total / runs * 1000:.0f} ms")
     passes = figures["passes"]
     print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
           + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"

@@ -37,16 +37,21 @@ def encode_frame(record: Message, version: int | None = None) -> bytes:
     """Frame a metadata record; ``version`` defaults to the highest the schema has."""
     if version is None:
         version = record.VALID_VERSIONS.high
-    key = (record.API_KEY, version)
+    out = bytearray(_frame_prefix(record.API_KEY, version))
+    record.encode_into(out, version)
+    return bytes(out)
+
+
+def _frame_prefix(record_type: int, version: int) -> bytes:
+    """The frame's three varints: frame version, record type, record version."""
+    key = (record_type, version)
     prefix = _frame_prefixes.get(key)
     if prefix is None:
         out = bytearray()
-        for value in (FRAME_VERSION, record.API_KEY, version):
+        for value in (FRAME_VERSION, record_type, version):
             write_uvarint(out, value)
         prefix = _frame_prefixes[key] = bytes(out)
-    out = bytearray(prefix)
-    record.encode_into(out, version)
-    return bytes(out)
+    return prefix
 
 
 _frame_prefixes: dict[tuple[int, int], bytes] = {}  # (record type, version) -> the frame's three varints
@@ -157,34 +162,41 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
     """An uncompressed v2 batch of (key, value) records sharing one timestamp, as KRaft writes them."""
     if not entries:
         raise ValueError("a record batch needs at least one record")
-    body = bytearray()
+    parts = []
+    add = parts.append
+    small = _SMALL_VARINTS
     for delta, (key, value) in enumerate(entries):
         # record: attributes (0), timestamp delta (0), offset delta, key, value, header count (0)
-        delta_bytes = _varint_bytes(delta)
+        delta_bytes = small[delta + 1] if delta < _SMALL_LIMIT else _varint_bytes(delta)
         key_size = _varint_bytes(-1 if key is None else len(key))
         value_size = _varint_bytes(-1 if value is None else len(value))
-        body += _varint_bytes(3 + len(delta_bytes) + len(key_size) + len(key or b"") + len(value_size)
-                              + len(value or b""))
-        body += b"\x00\x00"
-        body += delta_bytes
-        body += key_size
+        size = 3 + len(delta_bytes) + len(key_size) + len(value_size)
         if key is not None:
-            body += key
-        body += value_size
+            size += len(key)
         if value is not None:
-            body += value
-        body.append(0)
+            size += len(value)
+        add(small[size + 1] if size < _SMALL_LIMIT else _varint_bytes(size))
+        add(b"\x00\x00")
+        add(delta_bytes)
+        add(key_size)
+        if key is not None:
+            add(key)
+        add(value_size)
+        if value is not None:
+            add(value)
+        add(b"\x00")
+    body = b"".join(parts)
     attributes = ATTR_CONTROL if control else 0
     last_delta = len(entries) - 1
     header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
                          timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
     crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
-    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + bytes(body)
+    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + body
 
 
 def _varint_bytes(value: int) -> bytes:
     """A zig-zag varint as bytes; those of the first offsets and sizes are made once."""
-    if -1 <= value < len(_SMALL_VARINTS) - 1:
+    if -1 <= value < _SMALL_LIMIT:
         return _SMALL_VARINTS[value + 1]
     out = bytearray()
     write_varint(out, value)
@@ -201,6 +213,7 @@ def _make_small_varints() -> list[bytes]:
 
 
 _SMALL_VARINTS = _make_small_varints()  # -1 (null) .. 4094
+_SMALL_LIMIT = len(_SMALL_VARINTS) - 1  # values below it are in _SMALL_VARINTS at value + 1
 
 
 def batch_size_at(buf: bytes, pos: int) -> int | None:
@@ -350,8 +363,29 @@ def iter_records(buf: bytes, pos: int = 0):
 
 
 def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
-    """A batch of framed metadata records, each given as (record, version or None for the latest)."""
-    return encode_batch(base_offset, epoch, timestamp, [(None, encode_frame(r, v)) for r, v in records])
+    """A batch of framed metadata records, each given as (record, version or None for the latest).
+
+    A bulk partition change writes thousands of records that differ only in their partition id, the
+    first field of the body (an int32, at every version): each distinct rest is encoded once and the
+    others are that frame with their own four id bytes spliced in."""
+    frames = []
+    shared: dict[tuple, tuple[bytes, bytes]] = {}  # (type, version, fields after the id) -> frame around it
+    for record, version in records:
+        if type(record) in _LEADING_PARTITION_ID:
+            key = (type(record), version, record[1:])
+            around = shared.get(key)
+            if around is None:
+                frame = encode_frame(record, version)
+                at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
+                around = shared[key] = (frame[:at], frame[at + 4:])
+            frames.append((None, around[0] + _INT32.pack(record[0]) + around[1]))
+        else:
+            frames.append((None, encode_frame(record, version)))
+    return encode_batch(base_offset, epoch, timestamp, frames)
+
+
+_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
+_INT32 = struct.Struct(">i")
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:

@@ -174,6 +174,23 @@ def test_hand_checked_frames():
     assert rec.decode_frame(rec.encode_frame(quota, 0)) == (quota, 0)
 
 
+def test_a_bulk_batch_holds_each_record_as_framed_alone():
+    """metadata_batch encodes a shared rest once and splices each partition id in: the bytes must be
+    those of every record framed on its own, at each version, and read back as the records given."""
+    topic_a, topic_b = uuid.uuid4(), uuid.uuid4()
+    move = dict(isr=[1, 2], leader=2, replicas=[2, 1], adding_replicas=[2], removing_replicas=[1])
+    records = ([(rec.PartitionChangeRecord(partition_id=p, topic_id=topic_a, **move), 1) for p in (0, 1, 2 ** 31 - 1)]
+               + [(rec.PartitionChangeRecord(partition_id=7, topic_id=topic_b, **move), 1),
+                  (rec.PartitionChangeRecord(partition_id=8, topic_id=topic_a, **move), 0),
+                  (rec.PartitionChangeRecord(partition_id=9, topic_id=topic_a, **move), None),
+                  (rec.TopicRecord(name="t", topic_id=topic_b), 0)]
+               + [(rec.PartitionRecord(partition_id=p, topic_id=topic_b, replicas=[1], isr=[1], leader=1), 2)
+                  for p in (3, 4)])
+    batch = rec.metadata_batch(10, 2, 1000, records)
+    assert batch == rec.encode_batch(10, 2, 1000, [(None, rec.encode_frame(r, v)) for r, v in records])
+    assert [record for _, _, _, record in rec.iter_records(batch)] == [r for r, _ in records]
+
+
 def test_dump_shows_every_record_type_and_version(written):
     directory, _, unknown_offset = written
     result = kraftwire("log", "dump", "--json", str(directory))

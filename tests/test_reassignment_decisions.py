@@ -211,6 +211,19 @@ def test_unclean_revert_refused_unless_the_topic_allows_it():
     assert (state.replicas, state.isr, state.leader, state.reassigning) == ((1, 2), (1,), 1, False)
 
 
+def test_a_bulk_cancel_decides_partitions_alike_once_and_names_each_refused_one():
+    image = image_with_brokers(1, 2, 3, 4)
+    spec = {"replicas": [4, 1, 2], "isr": [4], "leader": 4, "adding": [4], "removing": [1, 2]}
+    add_topic(image, "t", {i: spec for i in range(3)})
+    add_topic(image, "u", {i: spec for i in range(3)}, configs=UNCLEAN)
+    records, errors = run_alter(image, [(t, i, None) for t in ("t", "u") for i in range(3)])
+    assert errors == [(39, f"Unable to revert partition assignment for t:{i} because it would require an unclean "
+                           "leader election.") for i in range(3)] + [(0, None)] * 3
+    assert [(r.topic_id, r.partition_id) for r in records] == [(image.topic_ids["u"], i) for i in range(3)]
+    assert len({r[2:] for r in records}) == 1  # the same change, stamped with each partition's ids
+    assert all((part(image, "u", i).replicas, part(image, "u", i).isr) == ((1, 2), (1,)) for i in range(3))
+
+
 # --- completion (testIsrEnlargementCompletesReassignment) -----------------------------------------------
 
 def test_isr_expansion_completes_and_elects_a_new_leader():

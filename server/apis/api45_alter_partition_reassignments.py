@@ -48,8 +48,11 @@ API_KEY = 45
 
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
+assert PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what a plan leaves out
+
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
+assert PartitionResponse._fields == ("partition_index", "error_code", "error_message", "unknown_tagged_fields")
 
 
 def reassignment_lists(current, target) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -77,15 +80,16 @@ def current_replication_factor(state) -> int:
     return len(state.replicas) - len(state.removing)
 
 
-def cancel(image, topic, index, state):
+def cancel(image, topic, index, state, election=None, rules=None):
     if not state.reassigning:
         raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
     replicas, isr, unclean = revert_lists(state)
-    election = election_for(image, topic.name)
+    election = election_for(image, topic.name) if election is None else election
     if unclean and election is not Election.UNCLEAN:
         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
                                                      "because it would require an unclean leader election.")
-    return build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name), isr=isr,
+    return build_change(image.brokers, topic.topic_id, index, state,
+                        rules=rules_for(image, topic.name) if rules is None else rules, isr=isr,
                         replicas=replicas, adding=(), removing=(), election=election)
 
 
@@ -102,47 +106,52 @@ def reassign(image, topic, index, state, target, allow_rf_change: bool, rules):
 
 
 class _Plans:
-    """A start's outcome depends only on the partition's state and the target (the brokers are the
-    same for the whole request), so partitions alike share one computation: a bulk move of a topic
-    computes a handful of plans and stamps each partition's ids on its record. Topics whose rules
-    differ (min.insync.replicas) never share a plan."""
-
-    _IDS = frozenset({"partition_id", "topic_id", "unknown_tagged_fields"})
+    """A start's or a cancel's outcome depends only on the partition's state, the target and its
+    topic's rules and election (the brokers are the same for the whole request), so partitions alike
+    share one computation: a bulk move or cancel of a topic computes a handful of plans and stamps each
+    partition's ids on its record. Plans are kept per topic (whose rules, min.insync.replicas and
+    unclean election, are the same for all its partitions). A refusal that names the partition is not
+    shared."""
 
     def __init__(self, image, allow_rf_change: bool):
         self.image, self.allow_rf_change = image, allow_rf_change
-        self._plans: dict = {}
-        self._rules: dict = {}  # topic name -> ChangeRules
+        self._topics: dict = {}  # topic name -> (ChangeRules, Election, {(state, target or None): plan})
 
     def change(self, topic, index, state, target):
-        rules = self._rules.get(topic.name)
-        if rules is None:
-            rules = self._rules[topic.name] = rules_for(self.image, topic.name)
-        key = (state, tuple(target), rules)
-        plan = self._plans.get(key, self)
+        """The record for one entry: a start (``target`` a list) or a cancel (``target`` None)."""
+        found = self._topics.get(topic.name)
+        if found is None:
+            found = self._topics[topic.name] = (rules_for(self.image, topic.name),
+                                                election_for(self.image, topic.name), {})
+        rules, election, plans = found
+        key = (state, None if target is None else tuple(target))
+        plan = plans.get(key, self)
         if plan is self:
             try:
-                record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
-                plan = None if record is None else {
-                    name: value for name, value in zip(record._fields, record) if name not in self._IDS}
+                if target is None:
+                    record = cancel(self.image, topic, index, state, election, rules)
+                else:
+                    record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
+                plan = None if record is None else record[2:]
             except KafkaError as exc:
+                if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
+                    raise  # its message names the partition
                 plan = exc
-            self._plans[key] = plan
+            plans[key] = plan
         if isinstance(plan, KafkaError):
             raise plan
-        return None if plan is None else PartitionChangeRecord(partition_id=index, topic_id=topic.topic_id, **plan)
+        # the plan's fields after the two ids: a record is a tuple, built here without keyword parsing
+        return None if plan is None else tuple.__new__(PartitionChangeRecord, (index, topic.topic_id, *plan))
 
 
-def change_for(image, name: str, partition, plans: _Plans):
-    """The record (or None) one request entry asks for; KafkaError when it is refused."""
-    topic = image.topic(name)
+def change_for(topic, name: str, partition, plans: _Plans):
+    """The record (or None) one request entry asks for (``topic``: the image's topic named ``name``, or
+    None); KafkaError when it is refused."""
     if topic is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
     state = topic.partitions.get(partition.partition_index)
     if state is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
-    if partition.replicas is None:
-        return cancel(image, topic, partition.partition_index, state)
     return plans.change(topic, partition.partition_index, state, partition.replicas)
 
 
@@ -154,18 +163,18 @@ def decide(image, request) -> ControllerResult:
     responses = []
     for entry in request.topics:
         partitions = []
+        topic = image.topic(entry.name)
         for partition in entry.partitions:
             code, message = 0, None
             try:
-                change = change_for(image, entry.name, partition, plans)
+                change = change_for(topic, entry.name, partition, plans)
                 if change is not None:
                     if len(records) >= MAX_RECORDS_PER_REQUEST:
                         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
                     records.append(change)
             except KafkaError as exc:
                 code, message = exc.code, exc.message
-            partitions.append(PartitionResponse(partition_index=partition.partition_index, error_code=code,
-                                                error_message=message))
+            partitions.append(tuple.__new__(PartitionResponse, (partition.partition_index, code, message, ())))
         responses.append(TopicResponse(name=entry.name, partitions=partitions))
     return ControllerResult(records, AlterPartitionReassignmentsResponse(
         allow_replication_factor_change=allow, error_message=None, responses=responses))

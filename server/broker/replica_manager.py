@@ -38,6 +38,9 @@ log = logging.getLogger("kraftwire.replication")
 
 TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
+_Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
+assert _Error._fields == ("topic_name", "partition_index", "error_code", "unknown_tagged_fields")
+_new = tuple.__new__
 
 
 @dataclass(eq=False)
@@ -97,21 +100,23 @@ class ReplicaManager:
         self.controller_epoch = request.controller_epoch
         image = self.broker.image
         errors: dict[uuid.UUID, list] = {}
-        for topic_name, topic_id, state in _partition_states(image, request):
-            code = self._apply(image, topic_name, topic_id, state)
-            errors.setdefault(topic_id, []).append((topic_name, state.partition_index, code))
+        apply = self._apply
+        for topic_name, topic_id, states in _topic_states(image, request):
+            results = errors.setdefault(topic_id, [])
+            for state in states:
+                results.append((topic_name, state.partition_index, apply(image, topic_name, topic_id, state)))
         if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
             listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
             for key in [k for k in self.replicas if k not in listed]:
                 self._delete(key)
-        Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
+        # entries built positionally (topic name, partition, error code, tagged fields): one per partition
         if version >= TOPIC_IDS_VERSION:
             return LeaderAndIsrResponse(topics=[
                 LeaderAndIsrResponse.LeaderAndIsrTopicError(
                     topic_id=topic_id or uuid.UUID(int=0),  # a topic it could not resolve: the zero id
-                    partition_errors=[Error(partition_index=p, error_code=c) for _, p, c in results])
+                    partition_errors=[_new(_Error, ("", p, c, ())) for _, p, c in results])
                 for topic_id, results in errors.items()])
-        return LeaderAndIsrResponse(partition_errors=[Error(topic_name=t, partition_index=p, error_code=c)
+        return LeaderAndIsrResponse(partition_errors=[_new(_Error, (t, p, c, ()))
                                                       for results in errors.values() for t, p, c in results])
 
     def _apply(self, image, topic_name: str, topic_id: uuid.UUID | None, state) -> int:
@@ -119,11 +124,11 @@ class ReplicaManager:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         key = (topic_id, state.partition_index)
         replica = self.replicas.get(key)
-        if replica is not None and (state.leader_epoch, state.partition_epoch) < (replica.leader_epoch,
-                                                                                  replica.partition_epoch):
+        if replica is not None and (state.leader_epoch < replica.leader_epoch or (
+                state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch)):
             return ErrorCode.STALE_CONTROLLER_EPOCH
         if self.broker_id not in state.replicas:
-            if key in self.replicas:
+            if replica is not None:
                 self._delete(key)
             return ErrorCode.NONE
         if replica is None:
@@ -133,8 +138,9 @@ class ReplicaManager:
                 replica.log_bytes = self._partition_size(image, topic_name, state.partition_index)
         replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
                                                                         state.partition_epoch)
-        replica.isr, replica.replicas = tuple(state.isr), tuple(state.replicas)
-        replica.adding, replica.removing = tuple(state.adding_replicas), tuple(state.removing_replicas)
+        # decoded arrays are tuples already
+        replica.isr, replica.replicas = state.isr, state.replicas
+        replica.adding, replica.removing = state.adding_replicas, state.removing_replicas
         if not self.broker.log_manager.place(image, replica):
             return ErrorCode.KAFKA_STORAGE_ERROR
         self.serve(image, replica)
@@ -146,7 +152,7 @@ class ReplicaManager:
             replica.log_bytes = max(replica.log_bytes,
                                     self._partition_size(image, replica.topic_name, replica.partition))
             self.network.unfollow(self.broker_id, replica.key)
-            self.follower_caught_up(replica.key)
+            self._consider_isr(replica)
         else:
             self.network.follow(self.broker_id, replica)
 
@@ -167,7 +173,7 @@ class ReplicaManager:
         size at once (writes land there first) and followers copy the difference from it; a smaller size
         truncates every replica. Commit listener of the broker's metadata."""
         resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
-                   if isinstance(record, rec.ConfigRecord) and record.name in configs.SIZE_CONFIGS}
+                   if type(record) is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS}
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size
@@ -188,9 +194,16 @@ class ReplicaManager:
     def follower_caught_up(self, key: tuple[uuid.UUID, int]) -> None:
         """Some follower of ``key`` may be ready to join the ISR: propose it if this broker leads."""
         replica = self.replicas.get(key)
-        if replica is None or replica.leader != self.broker_id or not self.broker.log_manager.online(replica):
+        if replica is not None:
+            self._consider_isr(replica)
+
+    def _consider_isr(self, replica: Replica) -> None:
+        """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
+        partition whose replicas are all in the ISR has none: a bulk LeaderAndIsr names thousands)."""
+        if (replica.leader != self.broker_id or all(b in replica.isr for b in replica.replicas)
+                or not self.broker.log_manager.online(replica)):
             return
-        self._to_propose.add(key)
+        self._to_propose.add(replica.key)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
@@ -252,11 +265,11 @@ class ReplicaManager:
             self.follower_caught_up(key)
 
 
-def _partition_states(image: MetadataImage, request):
-    """(topic name, topic id or None, partition state) of every partition in a LeaderAndIsr request."""
+def _topic_states(image: MetadataImage, request):
+    """(topic name, topic id or None, partition states) for the partitions of a LeaderAndIsr request:
+    each topic of v2+ at once, each ungrouped partition of v0-1 alone."""
     for topic in request.topic_states:
         topic_id = topic.topic_id if topic.topic_id.int else image.topic_ids.get(topic.topic_name)
-        for state in topic.partition_states:
-            yield topic.topic_name, topic_id, state
+        yield topic.topic_name, topic_id, topic.partition_states
     for state in request.ungrouped_partition_states:
-        yield state.topic_name, image.topic_ids.get(state.topic_name), state
+        yield state.topic_name, image.topic_ids.get(state.topic_name), (state,)

@@ -54,6 +54,7 @@ CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # computation took: a bulk LeaderAndIsr arrives as many requests, and recomputing every copy's rate after
 # each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
+_RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
 
 @dataclass(frozen=True)
@@ -322,8 +323,9 @@ class ReplicationNetwork:
         self._reschedule()
         self._recompute_cost = time.perf_counter() - started
         followed, self._followed = self._followed, []
-        for copy in followed:  # a replica that already holds everything (e.g. after a restart)
-            if self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
+        # a replica that already holds everything (e.g. after a restart); one given a rate still copies
+        for copy in followed:
+            if not copy.rate and self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
                 self._tell_leader(copy)
 
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
@@ -341,7 +343,7 @@ class ReplicationNetwork:
 
     def on_commit(self, committed) -> None:
         """Controller commit listener: configs and topic removals change rates."""
-        if any(isinstance(record, (rec.ConfigRecord, rec.RemoveTopicRecord)) for _, record in committed):
+        if any(type(record) in _RATE_RECORDS for _, record in committed):
             self.changed()
 
     # --- progress -----------------------------------------------------------------------------
@@ -403,8 +405,9 @@ class ReplicationNetwork:
         image = self._image()
         limits_of = _Limits(image)
         moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
-        demands = {}
+        demands = {}  # copy -> the limits it goes through
         capacities = {}
+        routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
         topics = image.topics
         for key, copy in list(self.copies.items()):
             replica = copy.replica
@@ -412,29 +415,20 @@ class ReplicationNetwork:
                 del self.copies[key]
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
-            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
             copy.rate = 0.0
             leader, follower = replica.leader, copy.follower
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader == follower \
                     or leader not in moving or follower not in moving:
                 continue
-            limits = [("out", leader), ("in", follower)]
-            for limit in limits:
-                if limit not in capacities:
-                    capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
-            if leader_listed and limits_of.throttled(leader_listed, replica.partition, leader):
-                rate = limits_of.broker(leader, configs.LEADER_THROTTLED_RATE)
-                if rate < UNLIMITED:
-                    limits.append(("leader-throttle", leader))
-                    capacities[limits[-1]] = rate
-            if follower_listed and limits_of.throttled(follower_listed, replica.partition, follower):
-                rate = limits_of.broker(follower, configs.FOLLOWER_THROTTLED_RATE)
-                if rate < UNLIMITED:
-                    limits.append(("follower-throttle", follower))
-                    capacities[limits[-1]] = rate
-            demands[key] = limits
-        for key, rate in allocate_rates(demands, capacities).items():
-            copy = self.copies[key]
+            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
+            route = (leader, follower,
+                     bool(leader_listed) and limits_of.throttled(leader_listed, replica.partition, leader),
+                     bool(follower_listed) and limits_of.throttled(follower_listed, replica.partition, follower))
+            limits = routes.get(route)
+            if limits is None:
+                limits = routes[route] = self._limits(limits_of, capacities, *route)
+            demands[copy] = limits
+        for copy, rate in allocate_rates(demands, capacities).items():
             copy.rate = rate
             if rate > 0:
                 copy.finished_at = None
@@ -447,6 +441,26 @@ class ReplicationNetwork:
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
+
+    @staticmethod
+    def _limits(limits_of: _Limits, capacities: dict, leader: int, follower: int, leader_throttled: bool,
+                follower_throttled: bool) -> tuple:
+        """The limits a copy from ``leader`` to ``follower`` goes through, their capacities noted."""
+        limits = [("out", leader), ("in", follower)]
+        for limit in limits:
+            if limit not in capacities:
+                capacities[limit] = limits_of.broker(limit[1], configs.REPLICATION_BANDWIDTH)
+        if leader_throttled:
+            rate = limits_of.broker(leader, configs.LEADER_THROTTLED_RATE)
+            if rate < UNLIMITED:
+                limits.append(("leader-throttle", leader))
+                capacities[limits[-1]] = rate
+        if follower_throttled:
+            rate = limits_of.broker(follower, configs.FOLLOWER_THROTTLED_RATE)
+            if rate < UNLIMITED:
+                limits.append(("follower-throttle", follower))
+                capacities[limits[-1]] = rate
+        return tuple(limits)
 
     def _tick(self) -> None:
         self._timer = None

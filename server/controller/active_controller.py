@@ -4,7 +4,8 @@ All state changes go through ``write``: a pure decision ``(image, ...) -> Contro
 against the *working* image (committed records plus those appended but not yet committed), its records
 are appended as one atomic batch and applied to the working image at once, and the response is returned
 only after the batch commits. The *committed* image, which every read is served from, advances only
-from the log's commit notifications. Everything runs on one asyncio loop, so a decision and its append
+from the log's commit notifications (taking the partition states the working image built from the same
+records where it can, so a bulk change is merged once). Everything runs on one asyncio loop, so a decision and its append
 never interleave with another write: no locks.
 
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
@@ -53,6 +54,10 @@ class Controller:
         self._sessions: dict[int, float] = {}  # broker id -> monotonic deadline
         self._inherited: set[int] = set()  # sessions given at start, not yet renewed by the broker
         self._commit_listeners: list[CommitListener] = []
+        # offset -> (record, state before, state after) of the partition records this controller appended and
+        # applied to the working image: on commit the committed image adopts the state the working image
+        # built (when it still holds the same state before), instead of merging the record a second time
+        self._changed_in_working: dict[int, tuple] = {}
         self._expiry_task: asyncio.Task | None = None
         self.active = False  # the log made this the active controller: the one that writes
         self._leadership_listeners: list[Callable[[bool], None]] = []
@@ -84,6 +89,7 @@ class Controller:
         took that away: a new active controller starts from the committed image, as Kafka's does."""
         self.active = active
         self.working = self.committed.copy()
+        self._changed_in_working.clear()
         if active:
             self._inherit_sessions()
             self._expiry_task = asyncio.create_task(self._expire_sessions())
@@ -116,8 +122,12 @@ class Controller:
         self._commit_listeners.append(listener)
 
     def _on_commit(self, committed: list[tuple[int, object]]) -> None:
+        known = self._changed_in_working
         for offset, record in committed:
-            self.committed.apply(record, offset)
+            outcome = known.pop(offset, None) if known else None
+            if outcome is None or outcome[0] is not record or not self.committed.adopt_partition(record, offset,
+                                                                                          *outcome[1:]):
+                self.committed.apply(record, offset)
         for listener in self._commit_listeners:
             listener(committed)
 
@@ -130,8 +140,7 @@ class Controller:
         if records:
             level = self.working.metadata_version_level
             base, committed = self.log.append([(record, version_for(record, level)) for record in records])
-            for i, record in enumerate(records):
-                self.working.apply(record, base + i)
+            self._changed_in_working.update(self.working.apply_appended(records, base))
             self.working.offset = self.log.end_offset - 1
             appended = time.perf_counter()
             await committed

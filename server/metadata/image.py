@@ -3,7 +3,8 @@
 Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
-yet committed records) and both are fed the same records.
+yet committed records) and both are fed the same records (``adopt_partition`` lets the committed image take
+a partition state the working image already built from the same record).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
 PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
@@ -245,6 +246,57 @@ class MetadataImage:
         self.offset = offset
         self.version += 1
 
+    def apply_appended(self, records, base: int) -> dict[int, tuple]:
+        """Apply a batch appended at offsets ``base``.. (the controller's working image) and return, for
+        each partition record that left a partition state, offset -> (record, state before, state
+        after), what ``adopt_partition`` lets another image take. Partitions alike that a change turns
+        alike share one merge and one resulting state: a bulk change merges a handful of states."""
+        outcomes = {}
+        merges: dict[tuple, PartitionState] = {}  # (state before, the change's fields after its ids) -> after
+        for offset, record in enumerate(records, base):
+            kind = type(record)
+            if kind is rec.PartitionChangeRecord and self.pending_transaction is None:
+                topic = self.topics.get(record.topic_id)
+                before = topic.partitions.get(record.partition_id) if topic is not None else None
+                if before is not None:
+                    key = (before, record[2:])
+                    after = merges.get(key)
+                    if after is None:
+                        after = merges[key] = merged_partition(before, record)
+                    topic.partitions[record.partition_id] = after
+                    self.offset = offset
+                    self.version += 1
+                    outcomes[offset] = (record, before, after)
+                    continue
+            if kind is rec.PartitionRecord:
+                before = self.partition_state(record.topic_id, record.partition_id)
+                self.apply(record, offset)
+                after = self.partition_state(record.topic_id, record.partition_id)
+                if after is not None:
+                    outcomes[offset] = (record, before, after)
+            else:
+                self.apply(record, offset)
+        return outcomes
+
+    def partition_state(self, topic_id: uuid.UUID, partition: int) -> PartitionState | None:
+        topic = self.topics.get(topic_id)
+        return None if topic is None else topic.partitions.get(partition)
+
+    def adopt_partition(self, record, offset: int, before: PartitionState | None, after: PartitionState) -> bool:
+        """Apply a PartitionRecord or PartitionChangeRecord whose outcome is already known: another
+        image turned ``before`` (None: no such partition yet) into ``after`` with it. When this image
+        holds that very ``before`` (and no transaction is open), ``after`` is exactly what ``apply``
+        would build, so it is taken as it is; otherwise nothing changes and False says the record still
+        needs ``apply``."""
+        topic = self.topics.get(record.topic_id)
+        if (self.pending_transaction is not None or topic is None
+                or topic.partitions.get(record.partition_id) is not before):
+            return False
+        topic.partitions[record.partition_id] = after
+        self.offset = offset
+        self.version += 1
+        return True
+
     def _begin_transaction(self, _record) -> None:
         self.pending_transaction = []
 
@@ -373,3 +425,4 @@ _APPLY = {
     rec.AbortTransactionRecord: MetadataImage._end_transaction,
 }
 _TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
+assert rec.PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what apply_appended's merges leave out

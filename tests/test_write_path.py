@@ -1,0 +1,122 @@
+"""The controller's write path: the committed image takes the partition states the working image built
+(server/controller/active_controller.py, MetadataImage.adopt_partition) and must end up exactly as a replay
+of the log would build it, also when writes touching the same partitions overlap."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from kraftwire.codec import records as rec
+from kraftwire.server.controller.active_controller import Controller
+from kraftwire.server.controller.result import ControllerResult
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.raft import RaftLog
+from tests.raft_helpers import NODE_ID, state
+
+PARTITIONS = 50
+
+
+def seeded(topic_id: uuid.UUID) -> ControllerResult:
+    return ControllerResult([rec.TopicRecord(name="t", topic_id=topic_id)]
+                            + [rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=[1, 2], isr=[1, 2], leader_epoch=0,
+                                                   partition_epoch=0, leader=1) for p in range(PARTITIONS)])
+
+
+def changes(topic_id: uuid.UUID, **fields) -> ControllerResult:
+    return ControllerResult([rec.PartitionChangeRecord(partition_id=p, topic_id=topic_id, **fields)
+                             for p in range(PARTITIONS)])
+
+
+def replayed(log: RaftLog) -> MetadataImage:
+    image = MetadataImage()
+    for offset, record in log.replay():
+        image.apply(record, offset)
+    return image
+
+
+async def test_overlapping_bulk_changes_commit_as_a_replay_builds_them(tmp_path):
+    topic_id = uuid.uuid4()
+    controller = Controller(RaftLog(tmp_path, NODE_ID), node_id=NODE_ID)
+    await controller.start()
+    try:
+        await controller.write(lambda image: seeded(topic_id))
+        # three writes in flight at once: each decided against the working image holding the others
+        await asyncio.gather(controller.write(lambda image: changes(topic_id, leader=2, isr=[2])),
+                             controller.write(lambda image: changes(topic_id, isr=[2, 1])),
+                             controller.write(lambda image: changes(topic_id, leader=1, replicas=[1, 2, 3],
+                                                                    adding_replicas=[3])))
+        committed, working = controller.committed, controller.working
+        assert committed.offset == working.offset == controller.log.high_watermark - 1
+        assert state(committed) == state(working)
+        partition = committed.topic("t").partitions[PARTITIONS - 1]
+        assert (partition.leader, partition.isr, partition.replicas, partition.adding) == (1, (2, 1), (1, 2, 3), (3,))
+        assert (partition.leader_epoch, partition.partition_epoch) == (2, 3)
+        # taken from the working image, not merged a second time
+        assert partition is working.topic("t").partitions[PARTITIONS - 1]
+    finally:
+        await controller.stop()
+    reopened = RaftLog(tmp_path, NODE_ID)
+    await reopened.open()
+    try:
+        assert state(replayed(reopened)) == state(committed)
+    finally:
+        await reopened.close()
+
+
+def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
+    topic_id = uuid.uuid4()
+    image = MetadataImage()
+    for offset, record in enumerate(seeded(topic_id).records):
+        image.apply(record, offset)
+    other = image.copy()
+    change = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[2])
+    before = image.partition_state(topic_id, 0)
+    image.apply(change, 100)
+    after = image.partition_state(topic_id, 0)
+    assert other.adopt_partition(change, 100, before, after)
+    assert other.partition_state(topic_id, 0) is after and (other.offset, other.version) == (100, image.version)
+
+    elsewhere = other.copy()
+    elsewhere.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2), 101)
+    assert not elsewhere.adopt_partition(change, 102, before, after)  # partition 0 no longer holds ``before``
+    assert elsewhere.partition_state(topic_id, 0) is after and elsewhere.offset == 101
+    missing = rec.PartitionChangeRecord(partition_id=PARTITIONS, topic_id=topic_id, isr=[2])
+    assert not elsewhere.adopt_partition(missing, 102, before, after)
+    assert PARTITIONS not in elsewhere.topic("t").partitions
+    elsewhere.apply(rec.BeginTransactionRecord(), 102)
+    assert not elsewhere.adopt_partition(change, 103, after, before)  # inside a transaction records wait
+    assert elsewhere.partition_state(topic_id, 0) is after
+
+
+def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
+    """apply_appended (the working image) merges partitions alike once; the result must be what
+    ``apply`` gives record by record, and each outcome what the record made of the state before."""
+    topic_id, other_id = uuid.uuid4(), uuid.uuid4()
+    image = MetadataImage()
+    for offset, record in enumerate(seeded(topic_id).records):
+        image.apply(record, offset)
+    image.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2), 99)  # unlike the others
+    one_by_one = image.copy()
+    batch = (changes(topic_id, leader=2, isr=[2]).records  # alike: one merge
+             + [rec.PartitionChangeRecord(partition_id=3, topic_id=topic_id, isr=[2, 1])]  # partition 3 again
+             + [rec.TopicRecord(name="u", topic_id=other_id),
+                rec.PartitionRecord(partition_id=0, topic_id=other_id, replicas=[3], isr=[3], leader=3),
+                rec.PartitionChangeRecord(partition_id=0, topic_id=other_id, leader=-1),
+                rec.PartitionChangeRecord(partition_id=9, topic_id=other_id, leader=-1)])  # no such partition
+    outcomes = image.apply_appended(batch, 100)
+    for offset, record in enumerate(batch, 100):
+        one_by_one.apply(record, offset)
+    assert state(image) == state(one_by_one)
+    assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)
+    assert sorted(outcomes) == [100 + i for i in range(PARTITIONS + 1)] + [100 + PARTITIONS + 2, 100 + PARTITIONS + 3]
+    for offset, (record, before, after) in outcomes.items():
+        assert record is batch[offset - 100]
+        replayed_alone = MetadataImage()
+        replayed_alone.apply(rec.TopicRecord(name="x", topic_id=record.topic_id), 0)
+        if before is not None:
+            replayed_alone.topics[record.topic_id].partitions[record.partition_id] = before
+        replayed_alone.apply(record, 1)
+        assert replayed_alone.partition_state(record.topic_id, record.partition_id) == after
+    first, unlike, last = (image.partition_state(topic_id, p) for p in (0, 1, PARTITIONS - 1))
+    assert first is last  # one merge for the alike partitions, one state shared
+    assert unlike.leader_epoch == first.leader_epoch + 1
