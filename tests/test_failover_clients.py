@@ -2,6 +2,8 @@
 metadata log (read with kraftwire's own reader): every acknowledged operation took effect, and once."""
 from __future__ import annotations
 
+import json
+import subprocess
 import threading
 import time
 
@@ -10,6 +12,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
 from kraftwire.server.raft import Timers
+from test_reassign_node import NODE_DIR, kafkajs  # noqa: F401 - the fixture: node with kafkajs, else a skip
 
 DESCRIBE_CLUSTER = 60
 
@@ -65,3 +68,37 @@ def test_a_slow_commit_is_waited_for_not_forwarded_twice():
         assert bg.call(lambda: cluster.active_controller_id) == leader
         assert [r.name for r in committed(bg, rec.TopicRecord)] == ["slow"]
         admin.close()
+
+
+def test_kafkajs_admin_writes_through_a_kill_of_the_active_controller(kafkajs):
+    """tests/node/failover.js creates topics, alters their configs and starts reassignments in rounds; the
+    active controller is killed once the first round is acknowledged, while the next is under way."""
+    rounds = 4
+    with BackgroundCluster(brokers=4, controllers=3) as bg:
+        cluster = bg.cluster
+        script = subprocess.Popen(["node", str(NODE_DIR / "failover.js"), bg.bootstrap, str(rounds)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        acknowledged = []
+        try:
+            for line in script.stdout:
+                acknowledged.append(json.loads(line))
+                if len(acknowledged) == 3:
+                    first = bg.call(lambda: cluster.active_controller_id)
+                    bg.run(cluster.kill_controller(first))
+            assert script.wait(120) == 0, script.stderr.read()
+        finally:
+            script.kill()
+        assert len(acknowledged) == 3 * rounds, acknowledged
+        assert bg.call(lambda: cluster.active_controller_id) not in (None, first)
+        bg.run(cluster.wait_for_reassignments(60))
+
+        topics = {r.name: r.topic_id for r in committed(bg, rec.TopicRecord)}
+        assert sorted(topics) == [f"js-{i}" for i in range(rounds)]  # each created once
+        configs = [(r.resource_name, r.value) for r in committed(bg, rec.ConfigRecord) if r.name == "retention.ms"]
+        assert configs == [(a["topic"], a["value"]) for a in acknowledged if a["op"] == "config"]
+        changes = committed(bg, rec.PartitionChangeRecord)
+        for name, topic_id in topics.items():
+            started = [c for c in changes if c.topic_id == topic_id and c.adding_replicas == (4,)]
+            assert len(started) == 1, (name, started)
+            state = bg.call(lambda: cluster.controller.committed.topic(name).partitions[0])
+            assert (list(state.replicas), list(state.adding), list(state.removing)) == ([4, 2, 3], [], [])
