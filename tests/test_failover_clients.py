@@ -7,14 +7,21 @@ import subprocess
 import threading
 import time
 
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka import TopicPartition, TopicPartitionReplica
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import UNASSIGNED
 from kraftwire.server.raft import Timers
+from kraftwire.server.raft.tools import partition_directory, read_log
 from test_reassign_node import NODE_DIR, kafkajs  # noqa: F401 - the fixture: node with kafkajs, else a skip
 
 DESCRIBE_CLUSTER = 60
+MiB = 1 << 20
+PARTITION_SIZE = "kraftwire.partition.size.bytes"
+LEADER_RATE = "leader.replication.throttled.rate"
+ALTER_DIRS_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 def wait_for(predicate, timeout: float = 30.0, what: str = "the expected state"):
@@ -102,3 +109,63 @@ def test_kafkajs_admin_writes_through_a_kill_of_the_active_controller(kafkajs):
             assert len(started) == 1, (name, started)
             state = bg.call(lambda: cluster.controller.committed.topic(name).partitions[0])
             assert (list(state.replicas), list(state.adding), list(state.removing)) == ([4, 2, 3], [], [])
+
+
+def test_a_throttled_reassignment_and_a_directory_move_keep_their_pace_through_a_kill():
+    """On the virtual clock: 100 MiB copied to broker 4 under a 10 MiB/s leader throttle (10 s) and 40 MiB
+    moved between broker 2's directories at 4 MiB/s (10 s); the active controller is killed 3 s in. The
+    next one carries both on at the same pace (its image holds the throttles), and every controller's
+    log on disk holds each change once."""
+    with BackgroundCluster(brokers=4, controllers=3, log_dirs=2, virtual_clock=True) as bg:
+        cluster = bg.cluster
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="failover-test", request_timeout_ms=30000)
+        admin.create_topics([
+            NewTopic("throttled", -1, -1, replica_assignments={0: [1, 2, 3]},
+                     topic_configs={PARTITION_SIZE: str(100 * MiB), "leader.replication.throttled.replicas": "*"}),
+            NewTopic("dir-moving", -1, -1, replica_assignments={0: [2, 3]}, topic_configs={PARTITION_SIZE: str(40 * MiB)})])
+        throttles = {("1", LEADER_RATE): str(10 * MiB), ("2", ALTER_DIRS_RATE): str(4 * MiB)}
+        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, broker, configs={name: value})
+                             for (broker, name), value in throttles.items()])
+        image = lambda: bg.call(lambda: cluster.controller.committed)  # noqa: E731
+        in_force = lambda: all(image().broker_configs(b).get(n) == v for (b, n), v in throttles.items())  # noqa: E731
+        wait_for(lambda: in_force() and UNASSIGNED not in image().topic("dir-moving").partitions[0].directories,
+                 what="the throttles and the replicas' directories")
+        (described,) = admin.describe_log_dirs(brokers=[2])
+        source = next(d["log_dir"] for d in described["log_dirs"] if d["topics"])
+        target = next(d["log_dir"] for d in described["log_dirs"] if d["log_dir"] != source)
+        target_id = bg.call(lambda: next(d.directory_id for d in cluster.broker(2).log_manager.directories
+                                         if d.path == target))
+        admin.alter_partition_reassignments({TopicPartition("throttled", 0): [4, 2, 3]})
+        admin.alter_replica_log_dirs({TopicPartitionReplica("dir-moving", 0, 2): target})
+        bg.run(cluster.advance(3.0))
+
+        first = bg.call(lambda: cluster.active_controller_id)
+        bg.run(cluster.kill_controller(first))
+        wait_for(lambda: bg.call(lambda: cluster.active_controller_id) not in (None, first), what="a new active controller")
+        assert in_force()
+        bg.run(cluster.advance(5.0))  # 8 s in: neither is done
+        throttled, moving = image().topic("throttled").partitions[0], image().topic("dir-moving").partitions[0]
+        assert list(throttled.adding) == [4] and moving.directories[0] != target_id
+        remaining = bg.run(cluster.run_until_reassignments_done())
+        assert 9.5 <= 8.0 + remaining <= 11.0, remaining
+        bg.run(cluster.advance(2.0))
+        throttled, moving = image().topic("throttled").partitions[0], image().topic("dir-moving").partitions[0]
+        assert (list(throttled.replicas), list(throttled.adding), list(throttled.removing)) == ([4, 2, 3], [], [])
+        assert moving.directories[0] == target_id
+
+        bg.run(cluster.start_controller(first))
+        wait_for(lambda: bg.call(lambda: len({(log.high_watermark, log.end_offset) for log in cluster.logs}) == 1),
+                 what="every controller's log to agree")
+        ids = image().topic_ids
+        for node_id in cluster.controller_ids:
+            changes = [r for _path, (_o, _e, _t, control, r, _v) in
+                       read_log(partition_directory(cluster.data_dir / f"controller-{node_id}"))
+                       if not control and isinstance(r, rec.PartitionChangeRecord)]
+            assert len({repr(c) for c in changes}) == len(changes), node_id  # none applied twice
+            moved = [c for c in changes if c.topic_id == ids["throttled"]]
+            assert len([c for c in moved if c.adding_replicas == (4,)]) == 1, moved
+            assert len([c for c in moved if c.replicas == (4, 2, 3) and c.adding_replicas == ()]) == 1, moved
+            relocated = [c for c in changes if c.topic_id == ids["dir-moving"] and c.directories is not None
+                         and c.directories[0] == target_id]
+            assert len(relocated) == 1, relocated
+        admin.close()
