@@ -2,6 +2,7 @@
 metadata log (read with kraftwire's own reader): every acknowledged operation took effect, and once."""
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import threading
@@ -13,8 +14,10 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import UNASSIGNED
+from kraftwire.codec.messages import CreateTopicsRequest
 from kraftwire.server.raft import Timers
 from kraftwire.server.raft.tools import partition_directory, read_log
+from raw_client import RawConnection, encode_request
 from test_reassign_node import NODE_DIR, kafkajs  # noqa: F401 - the fixture: node with kafkajs, else a skip
 
 DESCRIBE_CLUSTER = 60
@@ -169,3 +172,40 @@ def test_a_throttled_reassignment_and_a_directory_move_keep_their_pace_through_a
                          and c.directories[0] == target_id]
             assert len(relocated) == 1, relocated
         admin.close()
+
+
+def awaiting(task: asyncio.Task, qualname: str, owner) -> bool:
+    """Whether ``task`` is inside ``owner``'s coroutine method ``qualname`` (along its await chain)."""
+    coroutine = task.get_coro()
+    while coroutine is not None and getattr(coroutine, "cr_frame", None) is not None:
+        if coroutine.__qualname__ == qualname and coroutine.cr_frame.f_locals.get("self") is owner:
+            return True
+        coroutine = coroutine.cr_await
+    return False
+
+
+def test_a_stopped_broker_stops_forwarding_and_leaves_no_connection_behind():
+    """With the quorum's majority lost, a forwarded CreateTopics keeps looking for an active controller
+    until its 60 s timeout; the broker stops meanwhile. Its channel then opens no connection and the
+    forward ends (it went on opening connections whose read loops the loop's close found pending)."""
+    with BackgroundCluster(brokers=3, controllers=3) as bg:
+        cluster = bg.cluster
+        leader = bg.call(lambda: cluster.active_controller_id)
+        for other in cluster.controller_ids:
+            if other != leader:
+                bg.run(cluster.kill_controller(other))
+        broker = cluster.broker(1)
+        channel = bg.call(lambda: broker.client)
+        forwarding = lambda: bg.call(lambda: [t for t in asyncio.all_tasks()  # noqa: E731
+                                              if awaiting(t, "ControllerChannel._to_active", channel)])
+        reading = lambda: bg.call(lambda: [t for t in asyncio.all_tasks()  # noqa: E731
+                                           if t.get_coro().__qualname__ == "KafkaClient._read_loop"
+                                           and t.get_coro().cr_frame.f_locals["self"].client_id == "broker-1"])
+        with RawConnection(f"{broker.host}:{broker.port}") as connection:
+            connection.sock.sendall(encode_request(CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
+                name="never", num_partitions=1, replication_factor=3)], timeout_ms=60000), 7, 1))
+            wait_for(lambda: bg.call(lambda: not cluster.controller.active) and forwarding(),
+                     what="the leader to step down while the broker forwards")
+            bg.run(cluster.stop_broker(1))
+            wait_for(lambda: not forwarding(), timeout=10, what="the stopped broker's forward to end")
+            assert reading() == []

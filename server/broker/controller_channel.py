@@ -51,6 +51,10 @@ def says_not_controller(response) -> bool:
     return False
 
 
+class ChannelClosed(KafkaClientError):
+    """The channel was closed (its broker stopped) while a request was under way."""
+
+
 class ControllerChannel:
     def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str, security=None,
                  attempt_timeout: float = 5.0, default_timeout: float = 30.0,
@@ -63,6 +67,7 @@ class ControllerChannel:
         self.default_timeout = default_timeout
         self._index = 0
         self._client: KafkaClient | None = None
+        self._closed = False  # a closed channel opens no connection: a request under way ends instead
 
     @property
     def host(self) -> str:
@@ -82,6 +87,8 @@ class ControllerChannel:
         return addresses[self._index % len(addresses)]
 
     def _current(self) -> KafkaClient:
+        if self._closed:
+            raise ChannelClosed("the broker stopped")
         if not self._reachable(self._index % len(self._addresses())):
             raise KafkaClientError(f"the link to the controller at {self.host}:{self.port} is cut")
         host, port = self._address()
@@ -122,6 +129,8 @@ class ControllerChannel:
                 failure = exc
                 if client is not None:
                     await self._drop(client)
+                if self._closed:
+                    raise ChannelClosed("the broker stopped") from None
             if loop.time() >= deadline:
                 if answer is not None:
                     return answer
@@ -174,7 +183,7 @@ class ControllerChannel:
         self._index = tried + 1 if leader is None else leader
 
     async def _leader_named_by(self, i: int, addresses: list[tuple[str, int]]) -> int | None:
-        if not self._reachable(i):
+        if self._closed or not self._reachable(i):
             return None
         client = KafkaClient(*addresses[i], self.client_id, self.security)
         try:
@@ -195,6 +204,7 @@ class ControllerChannel:
         await client.close()
 
     async def close(self) -> None:
+        self._closed = True
         if self._client is not None:
             await self._client.close()
             self._client = None
