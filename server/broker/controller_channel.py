@@ -2,8 +2,8 @@
 
 A broker knows every controller's address (Kafka's ``controller.quorum.bootstrap.servers``) and sends to
 the one it last found active. An answer that says NOT_CONTROLLER anywhere in it (a standby answers
-every write so), a lost connection, or no answer within ``attempt_timeout`` from a controller that is
-no longer the one named leader makes it ask every controller which one leads (DescribeCluster for controllers, KIP-919: each names the Raft leader it
+every write so), a lost connection, or no answer within ``attempt_timeout`` while another controller
+is named leader makes it ask every controller which one leads (DescribeCluster for controllers, KIP-919: each names the Raft leader it
 knows; the one named most wins, a frozen controller simply does not answer) and send the request
 there, until one answers or the request's own deadline passes, as Kafka's forwarding manager retries
 forwarded requests against the new controller within the client's timeout (``timeout_ms`` of the
@@ -140,10 +140,11 @@ class ControllerChannel:
                 await self._discover(tried)
 
     async def _answer(self, attempt: Awaitable, tried: int, deadline: float):
-        """The attempt's answer. With none after ``attempt_timeout`` it waits on while the controller it
-        went to is still the one named leader: a slow commit is no reason to send a write twice (the
-        second would find the first's effect, TOPIC_ALREADY_EXISTS say); asyncio.TimeoutError once the
-        leader is another, none is named, or the deadline passed."""
+        """The attempt's answer. With none after ``attempt_timeout`` it asks who leads and waits on unless
+        another controller is named (a busy one may answer nobody in time): a slow commit is no reason to
+        send a write twice (the second would find the first's effect, TOPIC_ALREADY_EXISTS say);
+        asyncio.TimeoutError once another leads or the deadline passed. A controller that dies or drops
+        the connection fails the attempt at once."""
         loop = asyncio.get_running_loop()
         pending = asyncio.ensure_future(attempt)
         try:
@@ -152,10 +153,12 @@ class ControllerChannel:
                                                                               deadline - loop.time())))
                 if done:
                     return pending.result()
+                if loop.time() >= deadline:
+                    raise asyncio.TimeoutError()
                 waited_on = tried % len(self._addresses())
-                leader = await self._named_leader(waited_on) if loop.time() < deadline else None
-                if leader != waited_on:
-                    if leader is not None and self._index == tried:
+                leader = await self._named_leader(waited_on)
+                if leader is not None and leader != waited_on:
+                    if self._index == tried:
                         self._index = leader
                     raise asyncio.TimeoutError()
         finally:
