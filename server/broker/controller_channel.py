@@ -3,12 +3,12 @@
 A broker knows every controller's address (Kafka's ``controller.quorum.bootstrap.servers``) and sends to
 the one it last found active. An answer that says NOT_CONTROLLER anywhere in it (a standby answers
 every write so), a lost connection, or no answer within ``attempt_timeout`` while another controller
-is named leader makes it ask every controller which one leads (DescribeCluster for controllers, KIP-919: each names the Raft leader it
-knows; the one named most wins, a frozen controller simply does not answer) and send the request
-there, until one answers or the request's own deadline passes, as Kafka's forwarding manager retries
-forwarded requests against the new controller within the client's timeout (``timeout_ms`` of the
-request when it has one, else ``default_timeout``). With one controller the channel is a plain
-connection: nothing is retried.
+is named leader makes it ask every controller which one leads (DescribeCluster for controllers,
+KIP-919: each names the Raft leader it knows; the one named most wins, a frozen controller simply does
+not answer) and send the request there, until one answers or the request's own deadline passes, as
+Kafka's forwarding manager retries forwarded requests against the new controller within the client's
+timeout (``timeout_ms`` of the request when it has one, else ``default_timeout``). With one controller
+the channel is a plain connection: nothing is retried.
 
 A request is sent again only once the controller it went to has lost the lead or the connection: a
 slow commit is waited for. One retried after that may still have been carried out (the old leader
