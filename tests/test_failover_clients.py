@@ -125,7 +125,8 @@ def test_a_throttled_reassignment_and_a_directory_move_keep_their_pace_through_a
         admin.create_topics([
             NewTopic("throttled", -1, -1, replica_assignments={0: [1, 2, 3]},
                      topic_configs={PARTITION_SIZE: str(100 * MiB), "leader.replication.throttled.replicas": "*"}),
-            NewTopic("dir-moving", -1, -1, replica_assignments={0: [2, 3]}, topic_configs={PARTITION_SIZE: str(40 * MiB)})])
+            NewTopic("dir-moving", -1, -1, replica_assignments={0: [2, 3]},
+                     topic_configs={PARTITION_SIZE: str(40 * MiB)})])
         throttles = {("1", LEADER_RATE): str(10 * MiB), ("2", ALTER_DIRS_RATE): str(4 * MiB)}
         admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, broker, configs={name: value})
                              for (broker, name), value in throttles.items()])
@@ -134,7 +135,8 @@ def test_a_throttled_reassignment_and_a_directory_move_keep_their_pace_through_a
         wait_for(lambda: in_force() and UNASSIGNED not in image().topic("dir-moving").partitions[0].directories,
                  what="the throttles and the replicas' directories")
         (described,) = admin.describe_log_dirs(brokers=[2])
-        source = next(d["log_dir"] for d in described["log_dirs"] if d["topics"])
+        source = next(d["log_dir"] for d in described["log_dirs"]
+                      if any(t["name"] == "dir-moving" for t in d["topics"]))
         target = next(d["log_dir"] for d in described["log_dirs"] if d["log_dir"] != source)
         target_id = bg.call(lambda: next(d.directory_id for d in cluster.broker(2).log_manager.directories
                                          if d.path == target))
@@ -144,7 +146,8 @@ def test_a_throttled_reassignment_and_a_directory_move_keep_their_pace_through_a
 
         first = bg.call(lambda: cluster.active_controller_id)
         bg.run(cluster.kill_controller(first))
-        wait_for(lambda: bg.call(lambda: cluster.active_controller_id) not in (None, first), what="a new active controller")
+        wait_for(lambda: bg.call(lambda: cluster.active_controller_id) not in (None, first),
+                 what="a new active controller")
         assert in_force()
         bg.run(cluster.advance(5.0))  # 8 s in: neither is done
         throttled, moving = image().topic("throttled").partitions[0], image().topic("dir-moving").partitions[0]
