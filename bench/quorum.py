@@ -147,13 +147,15 @@ def main() -> None:
         print(f"| {controllers} | {rate:,.0f} | {statistics.median(latencies) * 1000:.1f} "
               f"| {percentile(latencies, 0.99) * 1000:.1f} |")
     print(f"\n3 voters commit at {rates[3] / rates[1]:.0%} of 1 voter's rate")
-    print("\n| voters | alter 10,000 p50 ms | min | max | after a cancel p50 ms | list p50 ms |\n|---|---|---|---|---|---|")
+    print("\n| voters | alter 10,000 p50 ms | min | max | after a cancel p50 ms | list p50 ms |\n"
+          "|---|---|---|---|---|---|")
     alters = {}
     for controllers in (1, 3):
         figures = reassign.latency(lambda: voters(controllers), args.alter_runs, 1, 1.0)
         alters[controllers] = statistics.median(figures["alter"])
-        print(f"| {controllers} | {alters[controllers]:.0f} | {min(figures['alter']):.0f} | {max(figures['alter']):.0f} "
-              f"| {statistics.median(figures['alter_after_gap']):.0f} | {statistics.median(figures['list']):.0f} |",
+        print(f"| {controllers} | {alters[controllers]:.0f} | {min(figures['alter']):.0f} "
+              f"| {max(figures['alter']):.0f} | {statistics.median(figures['alter_after_gap']):.0f} "
+              f"| {statistics.median(figures['list']):.0f} |",
               flush=True)
     print(f"\nthe 10,000-partition alter with 3 voters takes {alters[3] / alters[1]:.2f}x the 1-voter time "
           f"(goal <= 1.5x); load average at the end: {load_average()}")

@@ -13,9 +13,9 @@ last told (so removed replicas learn they are gone), in INCREMENTAL requests of 
 partitions. A broker that is unfenced, or registers again while unfenced (an amended registration: a
 restored log directory, a production twin's first start), gets a FULL request with every partition it
 hosts: that is how a restarted broker picks its replicas up again. Requests to a broker go one at a
-time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
-before the newest FULL request (that one and what follows are still sent) and is brought up to date by
-the FULL request when it is unfenced again.
+time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses
+what was queued for it before the newest FULL request (that one and what follows are still sent) and
+is brought up to date by the FULL request when it is unfenced again.
 """
 from __future__ import annotations
 
