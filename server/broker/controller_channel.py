@@ -2,16 +2,18 @@
 
 A broker knows every controller's address (Kafka's ``controller.quorum.bootstrap.servers``) and sends to
 the one it last found active. An answer that says NOT_CONTROLLER anywhere in it (a standby answers
-every write so), a lost connection, or no answer within ``attempt_timeout`` makes it ask every
-controller which one leads (DescribeCluster for controllers, KIP-919: each names the Raft leader it
-knows; the one named most wins, a frozen controller simply does not answer) and send the request
-there, until one answers or the request's own deadline passes, as Kafka's forwarding manager retries
-forwarded requests against the new controller within the client's timeout (``timeout_ms`` of the
-request when it has one, else ``default_timeout``). With one controller the channel is a plain
-connection: nothing is retried.
+every write so), a lost connection, or no answer within ``attempt_timeout`` while another controller
+is named leader makes it ask every controller which one leads (DescribeCluster for controllers,
+KIP-919: each names the Raft leader it knows; the one named most wins, a frozen controller simply does
+not answer) and send the request there, until one answers or the request's own deadline passes, as
+Kafka's forwarding manager retries forwarded requests against the new controller within the client's
+timeout (``timeout_ms`` of the request when it has one, else ``default_timeout``). With one controller
+the channel is a plain connection: nothing is retried.
 
-A request retried after no answer may have been carried out by the controller that went quiet, as in
-Kafka; its retry then gets that controller's view (TOPIC_ALREADY_EXISTS, say).
+A request is sent again only once the controller it went to has lost the lead or the connection: a
+slow commit is waited for. One retried after that may still have been carried out (the old leader
+appended it and the new one committed it), as in Kafka; its retry then gets that view
+(TOPIC_ALREADY_EXISTS, say).
 """
 from __future__ import annotations
 
@@ -49,6 +51,10 @@ def says_not_controller(response) -> bool:
     return False
 
 
+class ChannelClosed(KafkaClientError):
+    """The channel was closed (its broker stopped) while a request was under way."""
+
+
 class ControllerChannel:
     def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str, security=None,
                  attempt_timeout: float = 5.0, default_timeout: float = 30.0,
@@ -61,6 +67,7 @@ class ControllerChannel:
         self.default_timeout = default_timeout
         self._index = 0
         self._client: KafkaClient | None = None
+        self._closed = False  # a closed channel opens no connection: a request under way ends instead
 
     @property
     def host(self) -> str:
@@ -80,6 +87,8 @@ class ControllerChannel:
         return addresses[self._index % len(addresses)]
 
     def _current(self) -> KafkaClient:
+        if self._closed:
+            raise ChannelClosed("the broker stopped")
         if not self._reachable(self._index % len(self._addresses())):
             raise KafkaClientError(f"the link to the controller at {self.host}:{self.port} is cut")
         host, port = self._address()
@@ -113,14 +122,15 @@ class ControllerChannel:
             tried = self._index
             try:
                 client = self._current()
-                answer = await asyncio.wait_for(attempt(client),
-                                                max(0.001, min(self.attempt_timeout, deadline - loop.time())))
+                answer = await self._answer(attempt(client), tried, deadline)
                 if not says_not_controller(decoded(answer)):
                     return answer
             except (KafkaClientError, asyncio.TimeoutError) as exc:
                 failure = exc
                 if client is not None:
                     await self._drop(client)
+                if self._closed:
+                    raise ChannelClosed("the broker stopped") from None
             if loop.time() >= deadline:
                 if answer is not None:
                     return answer
@@ -129,18 +139,54 @@ class ControllerChannel:
             if self._index == tried:  # no other request moved the channel on meanwhile
                 await self._discover(tried)
 
+    async def _answer(self, attempt: Awaitable, tried: int, deadline: float):
+        """The attempt's answer. With none after ``attempt_timeout`` it asks who leads and waits on unless
+        another controller is named (a busy one may answer nobody in time): a slow commit is no reason to
+        send a write twice (the second would find the first's effect, TOPIC_ALREADY_EXISTS say);
+        asyncio.TimeoutError once another leads or the deadline passed. A controller that dies or drops
+        the connection fails the attempt at once."""
+        loop = asyncio.get_running_loop()
+        pending = asyncio.ensure_future(attempt)
+        try:
+            while True:
+                done, _ = await asyncio.wait({pending}, timeout=max(0.001, min(self.attempt_timeout,
+                                                                              deadline - loop.time())))
+                if done:
+                    return pending.result()
+                if loop.time() >= deadline:
+                    raise asyncio.TimeoutError()
+                waited_on = tried % len(self._addresses())
+                leader = await self._named_leader(waited_on)
+                if leader is not None and leader != waited_on:
+                    if self._index == tried:
+                        self._index = leader
+                    raise asyncio.TimeoutError()
+        finally:
+            pending.cancel()
+
+    async def _named_leader(self, waited_on: int | None = None) -> int | None:
+        """The index of the controller most controllers name as the leader, None when none does; with
+        ``waited_on``, the first one named other than it (without waiting for a frozen one's silence)."""
+        addresses = self._addresses()
+        named: Counter = Counter()
+        for answer in asyncio.as_completed([self._leader_named_by(i, addresses) for i in range(len(addresses))]):
+            index = await answer
+            if index is not None and waited_on is not None and index != waited_on:
+                return index
+            if index is not None:
+                named[index] += 1
+        return named.most_common(1)[0][0] if named else None
+
     async def _discover(self, tried: int) -> None:
         """Point the channel at the controller most controllers name as the leader (the next one in
         the list when none answers with a leader)."""
-        addresses = self._addresses()
-        answers = await asyncio.gather(*(self._leader_named_by(i, addresses) for i in range(len(addresses))))
-        named = Counter(index for index in answers if index is not None)
+        leader = await self._named_leader()
         if self._index != tried:
             return
-        self._index = named.most_common(1)[0][0] if named else tried + 1
+        self._index = tried + 1 if leader is None else leader
 
     async def _leader_named_by(self, i: int, addresses: list[tuple[str, int]]) -> int | None:
-        if not self._reachable(i):
+        if self._closed or not self._reachable(i):
             return None
         client = KafkaClient(*addresses[i], self.client_id, self.security)
         try:
@@ -161,6 +207,7 @@ class ControllerChannel:
         await client.close()
 
     async def close(self) -> None:
+        self._closed = True
         if self._client is not None:
             await self._client.close()
             self._client = None

@@ -13,8 +13,9 @@ last told (so removed replicas learn they are gone), in INCREMENTAL requests of 
 partitions. A broker that is unfenced, or registers again while unfenced (an amended registration: a
 restored log directory, a production twin's first start), gets a FULL request with every partition it
 hosts: that is how a restarted broker picks its replicas up again. Requests to a broker go one at a
-time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses what was queued for it
-and is brought up to date by the FULL request when it is unfenced again.
+time, in commit order, at the highest version both sides serve; a broker that cannot be reached loses
+what was queued for it before the newest FULL request (that one and what follows are still sent) and
+is brought up to date by the FULL request when it is unfenced again.
 """
 from __future__ import annotations
 
@@ -74,6 +75,17 @@ def build_request(image: MetadataImage, controller_id: int, controller_epoch: in
         topic_states=[TopicState(topic_name=name, topic_id=topic_id, partition_states=states)
                       for topic_id, (name, states) in topics.items()],
         live_leaders=live)
+
+
+def _keep_from_newest_full(queue: asyncio.Queue) -> None:
+    """After a lost request, drop what was queued before the newest FULL request (it covers them) and keep
+    it and what follows; with no FULL queued drop everything: the FULL request at the broker's next
+    unfence covers it."""
+    queued = [queue.get_nowait() for _ in range(queue.qsize())]
+    newest_full = max((i for i, (_, request_type) in enumerate(queued) if request_type == LEADER_AND_ISR_FULL),
+                      default=len(queued))
+    for item in queued[newest_full:]:
+        queue.put_nowait(item)
 
 
 class LeaderAndIsrPublisher:
@@ -197,9 +209,10 @@ class LeaderAndIsrPublisher:
                 response = await client.send(request)
             except KafkaClientError as exc:
                 log.info("LeaderAndIsr to broker %d not delivered: %s", broker_id, exc)
-                await self._clients.pop(broker_id).close()
-                while not queue.empty():  # the FULL request at its next unfence will cover these
-                    queue.get_nowait()
+                client = self._clients.pop(broker_id, None)
+                if client is not None:
+                    await client.close()
+                _keep_from_newest_full(queue)
                 continue
             finally:
                 self._sending -= 1

@@ -800,10 +800,12 @@ class BackgroundCluster:
         return self
 
     def stop(self) -> None:
-        if self.cluster is not None:
-            self.run(self.cluster.stop())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        try:
+            if self.cluster is not None:
+                self.run(self.cluster.stop())
+        finally:  # even when stopping failed: a loop left running is destroyed at exit with its tasks pending
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
 
     def __enter__(self) -> "BackgroundCluster":
         return self.start()

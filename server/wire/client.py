@@ -43,6 +43,7 @@ class KafkaClient:
         async with self._connecting:
             if self.connected:
                 return
+            await self._stop_reading()  # the last connection's loop may not have seen its end yet
             try:
                 context = self.security.ssl_context if self.security is not None else None
                 self._reader, self._writer = await asyncio.open_connection(
@@ -146,13 +147,17 @@ class KafkaClient:
             self._writer.close()
         self._writer = None
 
-    async def close(self) -> None:
+    async def _stop_reading(self) -> None:
         if self._read_task is not None:
             self._read_task.cancel()
             try:
                 await self._read_task
             except (asyncio.CancelledError, KafkaClientError):
                 pass
+            self._read_task = None
+
+    async def close(self) -> None:
+        await self._stop_reading()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
