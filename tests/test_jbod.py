@@ -23,6 +23,7 @@ from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.broker.log_dirs import MAX_ASSIGNMENTS_PER_REQUEST, backoff_seconds
 from kraftwire.server.raft.storage import read_properties, parse_kafka_uuid
 from kraftwire.server.raft.tools import Problem, partition_directory, read_log
+from answers import watch_answers
 from served import Served
 from test_control_plane import call, until
 
@@ -150,16 +151,10 @@ def test_assignments_go_in_requests_of_at_most_2250():
     """3000 new replicas of a two-directory broker: every one is reported, in batches Kafka's size."""
     answered = []
     with BackgroundCluster(brokers=1, log_dirs=2) as one:
-        listener = one.cluster.controller_node.listener
-        counting = listener.observer
+        def observe(response):
+            answered.append([p.error_code for d in response.directories for t in d.topics for p in t.partitions])
 
-        def observe(api_key, version, response, arrived):
-            if api_key == 73:
-                answered.append([p.error_code for d in response.directories for t in d.topics for p in t.partitions])
-            if counting is not None:
-                counting(api_key, version, response, arrived)
-
-        one.call(setattr, listener, "observer", observe)
+        one.call(watch_answers, one.cluster.controller_node.listener, 73, observe)
         client = KafkaAdminClient(bootstrap_servers=one.bootstrap, client_id="jbod-test")
         try:
             client.create_topics([NewTopic("many", 3000, 1)])

@@ -10,6 +10,8 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kraftwire import BackgroundCluster
 from kraftwire.codec.constants import LEADER_AND_ISR_FULL, LEADER_AND_ISR_INCREMENTAL
 
+from answers import watch_answers
+
 LEADER_AND_ISR = 4
 
 
@@ -33,14 +35,13 @@ def test_a_lost_request_keeps_the_full_request_queued_behind_it():
                                  and publisher._clients[2].connected), what="the publisher's connection to broker 2")
         partition_counts: list[int] = []  # of each LeaderAndIsr broker 2 answers from now on
 
-        def count(api_key, version, response, arrived):
-            if api_key == LEADER_AND_ISR:
-                partition_counts.append(sum(len(t.partition_errors) for t in response.topics))
+        def count(response):
+            partition_counts.append(sum(len(t.partition_errors) for t in response.topics))
 
         def queue_two_then_lose_the_connection():
             """An INCREMENTAL request, then a FULL one (as when the broker is unfenced meanwhile); the
             connection breaks once the first is written."""
-            cluster.broker(2).listener.observer = count
+            watch_answers(cluster.broker(2).listener, LEADER_AND_ISR, count)
             image = cluster.controller.committed
             hosted = [(topic, index, state, False) for topic, index, state in image.partitions()
                       if 2 in state.replicas]
