@@ -1,11 +1,13 @@
 """Snapshots through the quorum (KIP-630) with real controllers over real TCP and real files: a controller
 far behind a leader whose log was retired catches up by FetchSnapshot and ends with the leader's image; a
-production twin runs three controllers and survives losing the active one; a crash in the middle of a
+production twin (``kraftwire serve --from-log DIR --controllers 3``) survives losing its active controller; a crash in the middle of a
 download keeps the old state, and one in the middle of an install is finished at start-up; bad
 FetchSnapshot requests get Kafka's codes."""
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.request
 import uuid
 
 from kafka.admin import KafkaAdminClient, NewTopic
@@ -14,10 +16,11 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec import records as rec
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, segment_file_name
 from kraftwire.codec.messages import CreateTopicsRequest, FetchSnapshotRequest
-from kraftwire.server.host.cluster import BackgroundCluster, Cluster
+from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.raft import RaftConfig, RaftLog
 from kraftwire.server.wire.client import KafkaClient
 from raft_helpers import open_log, partition_dir, segments, state
+from served import Served
 
 SMALL_LOG = RaftConfig(segment_bytes=1024, snapshot_every_records=20, retention_bytes=1)
 
@@ -176,17 +179,27 @@ def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path)
         await log.close()
     asyncio.run(write_source())
 
-    with BackgroundCluster(from_log=tmp_path / "source", data_dir=tmp_path / "twin", controllers=3) as twin:
-        first = twin.run(twin.cluster.wait_for_active_controller()).node_id
-        admin = KafkaAdminClient(bootstrap_servers=twin.bootstrap, client_id="twin-test", request_timeout_ms=30000)
-        try:
-            assert "kept" in admin.list_topics()
-            twin.run(twin.cluster.kill_controller(first))
-            admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the next active controller
-            second = twin.run(twin.cluster.wait_for_active_controller()).node_id
-            assert second != first
-            assert {"kept", "after-failover"} <= set(admin.list_topics())
-            image = twin.call(lambda: twin.cluster.controller.committed.copy())
-            assert image.topic("kept").partitions[0].leader_epoch == 3
-        finally:
-            admin.close()
+    served = Served(tmp_path, "--from-log", str(tmp_path / "source"), "--controllers", "3", "--port", "0",
+                    "--controller-port", "0", "--quorum-timers", "short", "--control-port", "0",
+                    "--control-token", "secret")
+    try:
+        url = served.wait_logged("control plane and live view on").split()[-1].rstrip("/")
+
+        def call(method: str, path: str):
+            request = urllib.request.Request(url + path, method=method, data=b"{}" if method == "POST" else None,
+                                             headers={"Authorization": "Bearer secret",
+                                                      "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return json.loads(answer.read())
+
+        first = next(c["id"] for c in call("GET", "/api/controllers") if c["active"])
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="twin-test", request_timeout_ms=30000)
+        assert "kept" in admin.list_topics()
+        call("POST", f"/api/controllers/{first}/kill")
+        admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the next active controller
+        assert {"kept", "after-failover"} <= set(admin.list_topics())
+        described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+        assert described["leader_id"] != first and len(described["current_voters"]) == 3
+        admin.close()
+    finally:
+        served.stop()
