@@ -229,15 +229,13 @@ def test_the_invariants_hold_under_faults(seed, voters, observers):
     # The run did real work: writes were acknowledged through several elections and faults of every kind.
     assert len(simulation.acknowledged) > 300
     assert len(simulation.leader_of_epoch) >= 3
-    assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses"}
+    assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses", "snapshots"}
+    assert all(node.core.log_start > 0 for node in simulation.nodes.values())  # every log was retired in part
 
 
-def test_snapshots_are_taken_and_lagging_replicas_install_them():
-    """Over the seeds of the test above, replicas retire their logs and lagging ones catch up by FetchSnapshot."""
-    runs = [Simulation(seed, 3, 2, duration_ms=15_000).run() for seed in (0, 1)]
-    assert all(run.faults_injected["snapshots"] > 20 for run in runs)
-    assert sum(run.faults_injected["snapshot installs"] for run in runs) >= 2
-    assert all(node.core.log_start > 0 for run in runs for node in run.nodes.values())
+def test_lagging_replicas_catch_up_by_installing_the_leaders_snapshot():
+    """A seed of the test above in which replicas fell behind the leader's log start and downloaded its snapshot."""
+    assert Simulation(1, 3, 2, duration_ms=15_000).run().faults_injected["snapshot installs"] >= 2
 
 
 @pytest.mark.parametrize("reconfigure", [False, True])

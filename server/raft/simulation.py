@@ -373,15 +373,16 @@ class Simulation:
         end = self.rng.randint(core.log_start + 1, core.high_watermark)
         entries = tuple(node.disk.full_log(core)[:end])
         snapshot_id = SnapshotId(end, entries[-1].epoch)
-        self._check_snapshot(node, entries, "took")
+        self._check_snapshot(node, entries, "took", checked=core.log_start)  # below it: the checked snapshot
         node.disk.snapshot = Snapshot(snapshot_id, pickle.dumps(entries), entries)
         self.faults_injected["snapshots"] += 1
         self._record(f"snapshot {node.node_id}", snapshot_id)
         self._apply(node, core.snapshot_taken(self.now, end, len(node.disk.snapshot.data)))
 
-    def _check_snapshot(self, node: Node, entries: tuple[Entry, ...], how: str) -> None:
-        """A snapshot's contents are the committed entries below its end."""
-        for offset, entry in enumerate(entries):
+    def _check_snapshot(self, node: Node, entries: tuple[Entry, ...], how: str, checked: int = 0) -> None:
+        """A snapshot's contents are the committed entries below its end (from ``checked`` on)."""
+        for offset in range(checked, len(entries)):
+            entry = entries[offset]
             if offset >= len(self.committed):
                 self._fail(f"node {node.node_id} {how} a snapshot ending at {len(entries)} but only "
                            f"{len(self.committed)} entries are committed")
@@ -693,13 +694,16 @@ class Simulation:
             self._fail(f"leader {leader.node_id} changed voters {previous.ids} to {voters.ids} at offset {offset}")
 
     def _check_log_matching(self, leader: Node) -> None:
-        leader_log = leader.disk.full_log(leader.core)
+        """Below either log start, both hold snapshots checked against the committed entries: compare above."""
         for node in self.nodes.values():
             if node.core is not None:
                 hw = min(node.core.high_watermark, leader.core.log_end)
-                log = node.disk.full_log(node.core)
-                if log[:hw] != leader_log[:hw]:
-                    first = next(o for o in range(hw) if log[o] != leader_log[o])
+                low = max(node.core.log_start, leader.core.log_start)
+                if low >= hw:
+                    continue
+                log = node.core.log[low - node.core.log_start:hw - node.core.log_start]
+                if log != leader.core.log[low - leader.core.log_start:hw - leader.core.log_start]:
+                    first = next(o for o in range(low, hw) if node.core.entry(o) != leader.core.entry(o))
                     self._fail(f"node {node.node_id}'s log differs from leader {leader.node_id}'s at offset {first}, "
                                f"below its high watermark {node.core.high_watermark}")
 
