@@ -18,6 +18,7 @@ from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX,
 from kraftwire.codec.messages import CreateTopicsRequest, FetchSnapshotRequest
 from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.raft import RaftConfig, RaftLog
+from kraftwire.server.raft.core import Timers
 from kraftwire.server.wire.client import KafkaClient
 from raft_helpers import open_log, partition_dir, segments, state
 from served import Served
@@ -53,7 +54,9 @@ async def create_topics(cluster: Cluster, names: list[str]) -> None:
 
 async def test_a_controller_behind_the_leaders_retired_log_catches_up_by_fetch_snapshot(tmp_path, caplog):
     caplog.set_level("INFO", logger="kraftwire.raft")
-    async with Cluster(brokers=1, controllers=3, data_dir=tmp_path, log_config=SMALL_LOG) as cluster:
+    small_chunks = Timers(snapshot_chunk_bytes=512)  # the download takes many FetchSnapshot round trips
+    async with Cluster(brokers=1, controllers=3, data_dir=tmp_path, log_config=SMALL_LOG,
+                       quorum_timers=small_chunks) as cluster:
         await cluster.wait_for_active_controller()
         leader_id = cluster.active_controller_id
         lagger = next(c for c in cluster.controller_ids if c != leader_id)

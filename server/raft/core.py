@@ -115,13 +115,12 @@ class Timers:
     retry_backoff_ms: int = 20
     fetch_max_wait_ms: int = 50
     fetch_max_entries: int = 64
-    snapshot_chunk_bytes: int = 4096
+    snapshot_chunk_bytes: int = 8 << 20   # FetchSnapshot's MaxBytes: KafkaRaftClient's MAX_FETCH_SIZE_BYTES
 
     @classmethod
     def kafka_defaults(cls) -> Timers:
         return cls(election_timeout_ms=1000, fetch_timeout_ms=2000, election_backoff_max_ms=1000,
-                   request_timeout_ms=2000, retry_backoff_ms=20, fetch_max_wait_ms=500, fetch_max_entries=1024,
-                   snapshot_chunk_bytes=1 << 20)
+                   request_timeout_ms=2000, retry_backoff_ms=20, fetch_max_wait_ms=500, fetch_max_entries=1024)
 
     @property
     def check_quorum_ms(self) -> int:

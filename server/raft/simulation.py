@@ -61,6 +61,7 @@ from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLo
 from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
 
 ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
+SNAPSHOT_CHUNK_BYTES = 4096  # small, so a download takes several FetchSnapshot round trips
 
 
 class Violation(AssertionError):
@@ -261,7 +262,7 @@ class Simulation:
         node.incarnation += 1
         state = node.disk.quorum_state
         node.core = self.core_class(node.node_id, self.bootstrap, random.Random(self.rng.random()), self.now,
-                                    timers=self.timers, epoch=state.epoch, leader_id=state.leader_id,
+                                    timers=dataclasses.replace(self.timers, snapshot_chunk_bytes=SNAPSHOT_CHUNK_BYTES), epoch=state.epoch, leader_id=state.leader_id,
                                     voted_id=state.voted_id, log=node.disk.entries, directory_id=node.directory_id,
                                     kraft_version=1 if self.reconfigure else 0, snapshot=self._snapshot_of(node.disk))
         node.last_high_watermark = 0
