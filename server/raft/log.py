@@ -912,12 +912,14 @@ class RaftLog:
 
     def _write_chunk(self, action: WriteSnapshotChunk) -> None:
         """Write a downloaded chunk to the snapshot's ``.part`` file (a new download starts a new file)."""
-        if action.position == 0 or self._download is None or self._download[0] != action.snapshot_id:
-            self._abandon_download()
-            name = action.snapshot_id.file_name[:-len(SNAPSHOT_SUFFIX)] + PARTIAL_SNAPSHOT_SUFFIX
-            path = self.directory / name
-            self._download = (action.snapshot_id, path, open(path, "wb"))
+        if self.failure is not None:
+            return
         try:
+            if action.position == 0 or self._download is None or self._download[0] != action.snapshot_id:
+                self._abandon_download()
+                name = action.snapshot_id.file_name[:-len(SNAPSHOT_SUFFIX)] + PARTIAL_SNAPSHOT_SUFFIX
+                path = self.directory / name
+                self._download = (action.snapshot_id, path, open(path, "wb"))
             self._download[2].write(action.data)
         except OSError as exc:
             self._fail(exc)
@@ -931,6 +933,8 @@ class RaftLog:
 
     def _install(self, action: InstallSnapshot) -> None:
         """The download is whole: check it and fsync it, then queue its install (``_install_files``)."""
+        if self._download is None or self.failure is not None:  # a chunk's write failed: nothing more is written
+            return
         snapshot_id, path, partial = self._download
         self._download = None
         try:
