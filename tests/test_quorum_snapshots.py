@@ -52,25 +52,30 @@ async def create_topics(cluster: Cluster, names: list[str]) -> None:
         await admin.close()
 
 
+async def leave_behind(cluster: Cluster) -> tuple[int, int]:
+    """Stop a standby, then write until the leader's log start, and its first segment, are past where the
+    standby stopped: (its id, the end of its log)."""
+    await cluster.wait_for_active_controller()
+    leader_id = cluster.active_controller_id
+    lagger = next(c for c in cluster.controller_ids if c != leader_id)
+    await cluster.stop_controller(lagger)
+    left_at = cluster.logs[cluster.controller_ids.index(lagger)].end_offset
+    leader, batch = cluster.log, 0
+    while leader.core.log_start <= left_at or int(segments(leader.directory.parent)[0].stem) <= left_at:
+        await create_topics(cluster, [f"t{batch}-{i}" for i in range(10)])
+        batch += 1
+    assert cluster.active_controller_id == leader_id  # two voters of three kept committing
+    return lagger, left_at
+
+
 async def test_a_controller_behind_the_leaders_retired_log_catches_up_by_fetch_snapshot(tmp_path, caplog):
     caplog.set_level("INFO", logger="kraftwire.raft")
     small_chunks = Timers(snapshot_chunk_bytes=512)  # the download takes many FetchSnapshot round trips
     async with Cluster(brokers=1, controllers=3, data_dir=tmp_path, log_config=SMALL_LOG,
                        quorum_timers=small_chunks) as cluster:
-        await cluster.wait_for_active_controller()
-        leader_id = cluster.active_controller_id
-        lagger = next(c for c in cluster.controller_ids if c != leader_id)
+        lagger, left_at = await leave_behind(cluster)
         lagger_index = cluster.controller_ids.index(lagger)
-        await cluster.stop_controller(lagger)
-        left_at = cluster.logs[lagger_index].end_offset
         leader = cluster.log
-
-        batch = 0
-        while leader.core.log_start <= left_at or int(segments(leader.directory.parent)[0].stem) <= left_at:
-            await create_topics(cluster, [f"t{batch}-{i}" for i in range(10)])
-            batch += 1
-        assert cluster.active_controller_id == leader_id  # two voters of three kept committing
-
         await cluster.start_controller(lagger)
         follower = cluster.logs[lagger_index]
         await wait_for(lambda: follower.high_watermark == leader.high_watermark == leader.end_offset,
@@ -85,6 +90,29 @@ async def test_a_controller_behind_the_leaders_retired_log_catches_up_by_fetch_s
         await create_topics(cluster, ["after-catch-up"])  # and it keeps following past the snapshot
         await wait_for(lambda: cluster.controllers[lagger_index].committed.topic("after-catch-up") is not None,
                        what="the next write on the caught-up controller")
+
+
+async def test_a_controller_killed_in_the_middle_of_a_download_keeps_its_state_and_downloads_again(tmp_path, caplog):
+    caplog.set_level("INFO", logger="kraftwire.raft")
+    tiny_chunks = Timers(snapshot_chunk_bytes=64)  # a download long enough to be caught in the middle
+    async with Cluster(brokers=1, controllers=3, data_dir=tmp_path, log_config=SMALL_LOG,
+                       quorum_timers=tiny_chunks) as cluster:
+        lagger, left_at = await leave_behind(cluster)
+        index = cluster.controller_ids.index(lagger)
+        directory = cluster.logs[index].directory
+        await cluster.start_controller(lagger)
+        part = await wait_for(lambda: next(directory.glob("*" + PARTIAL_SNAPSHOT_SUFFIX), None),
+                              what="a download under way")
+        await cluster.kill_controller(lagger)
+        assert part.exists() and not (directory / part.name.removesuffix(".part")).exists()
+
+        await cluster.start_controller(lagger)  # start-up deletes the partial file and keeps the old log
+        assert f"deleted the interrupted snapshot {part.name}" in caplog.text
+        assert (cluster.logs[index].end_offset, cluster.logs[index].latest_snapshot) == (left_at, None)
+        leader, follower = cluster.log, cluster.logs[index]
+        await wait_for(lambda: follower.high_watermark == leader.high_watermark == leader.end_offset,
+                       what="the download to start over and finish")
+        assert state(cluster.controllers[index].committed) == state(cluster.controller.committed)
 
 
 async def test_fetch_snapshot_refusals_carry_kafkas_codes(tmp_path):
