@@ -31,12 +31,12 @@ def config_record(name: str):
     return rec.ConfigRecord(resource_type=4, resource_name="", name=name, value="1"), None
 
 
-async def wait_for(predicate, timeout: float = 20.0, what: str = "the expected state"):
+async def wait_for(predicate, timeout: float = 20.0, what: str = "the expected state", interval: float = 0.02):
     deadline = asyncio.get_running_loop().time() + timeout
     while not (value := predicate()):
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(interval)
     return value
 
 
@@ -98,20 +98,27 @@ async def test_a_controller_killed_in_the_middle_of_a_download_keeps_its_state_a
     async with Cluster(brokers=1, controllers=3, data_dir=tmp_path, log_config=SMALL_LOG,
                        quorum_timers=tiny_chunks) as cluster:
         lagger, left_at = await leave_behind(cluster)
-        index = cluster.controller_ids.index(lagger)
+        leader_id, index = cluster.active_controller_id, cluster.controller_ids.index(lagger)
         directory = cluster.logs[index].directory
+
+        def download_under_way():
+            part = next(directory.glob("*" + PARTIAL_SNAPSHOT_SUFFIX), None)
+            if part is not None:
+                cluster.pause_controller(leader_id)  # the download stops where it is: the leader answers nothing
+            return part
+
         await cluster.start_controller(lagger)
-        part = await wait_for(lambda: next(directory.glob("*" + PARTIAL_SNAPSHOT_SUFFIX), None),
-                              what="a download under way")
+        part = await wait_for(download_under_way, what="a download under way", interval=0)  # every loop turn
         await cluster.kill_controller(lagger)
+        cluster.resume_controller(leader_id)
         assert part.exists() and not (directory / part.name.removesuffix(".part")).exists()
 
         await cluster.start_controller(lagger)  # start-up deletes the partial file and keeps the old log
         assert f"deleted the interrupted snapshot {part.name}" in caplog.text
         assert (cluster.logs[index].end_offset, cluster.logs[index].latest_snapshot) == (left_at, None)
-        leader, follower = cluster.log, cluster.logs[index]
-        await wait_for(lambda: follower.high_watermark == leader.high_watermark == leader.end_offset,
-                       what="the download to start over and finish")
+        follower = cluster.logs[index]
+        await wait_for(lambda: cluster.log.active and follower.high_watermark == cluster.log.high_watermark
+                       == cluster.log.end_offset, what="the download to start over and finish")
         assert state(cluster.controllers[index].committed) == state(cluster.controller.committed)
 
 
