@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.request
 import uuid
 
@@ -234,7 +235,11 @@ def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path)
         admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="twin-test", request_timeout_ms=30000)
         assert "kept" in admin.list_topics()
         call("POST", f"/api/controllers/{first}/kill")
-        admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the next active controller
+        deadline = time.monotonic() + 30
+        while not any(c["active"] for c in call("GET", "/api/controllers")):  # the survivors elect a leader
+            assert time.monotonic() < deadline, "no new active controller"
+            time.sleep(0.05)
+        admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the new active controller
         assert {"kept", "after-failover"} <= set(admin.list_topics())
         described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
         assert described["leader_id"] != first and len(described["current_voters"]) == 3
