@@ -12,10 +12,12 @@ import pytest
 
 from kraftwire.codec import ErrorCode, records
 from kraftwire.server.raft.core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochRequest,
-                                        Commit, EndQuorumEpochRequest, Entry, FetchRequest, FetchResponse, FlushLog,
+                                        Commit, EndQuorumEpochRequest, Entry, FetchRequest, FetchResponse,
+                                        FetchSnapshotRequest, FetchSnapshotResponse, FlushLog, InstallSnapshot,
                                         NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
-                                        RemoveRaftVoterResponse, Role, Send, Timers, TruncateLog,
-                                        UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteRequest, VoteResponse)
+                                        RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId,
+                                        Timers, TruncateLog, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
+                                        VoteRequest, VoteResponse, WriteSnapshotChunk)
 from kraftwire.server.raft.simulation import Simulation, Violation
 from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord,
                                           from_control_record, to_control_record)
@@ -227,7 +229,13 @@ def test_the_invariants_hold_under_faults(seed, voters, observers):
     # The run did real work: writes were acknowledged through several elections and faults of every kind.
     assert len(simulation.acknowledged) > 300
     assert len(simulation.leader_of_epoch) >= 3
-    assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses"}
+    assert set(simulation.faults_injected) >= {"crashes", "partitions", "resignations", "pauses", "snapshots"}
+    assert all(node.core.log_start > 0 for node in simulation.nodes.values())  # every log was retired in part
+
+
+def test_lagging_replicas_catch_up_by_installing_the_leaders_snapshot():
+    """A seed of the test above in which replicas fell behind the leader's log start and downloaded its snapshot."""
+    assert Simulation(1, 3, 2, duration_ms=15_000).run().faults_injected["snapshot installs"] >= 2
 
 
 @pytest.mark.parametrize("reconfigure", [False, True])
@@ -253,12 +261,21 @@ class VotesWithoutComparingLogs(RaftCore):
         return True
 
 
+class IndexesTheLogFromOffsetZero(RaftCore):
+    """A leader that serves a Fetch as if its log still started at offset 0 after a snapshot retired its start."""
+
+    def _answer_fetch(self, now, request):
+        self._reply_fetch(request, ErrorCode.NONE, records=tuple(
+            self.log[request.fetch_offset:request.fetch_offset + self.timers.fetch_max_entries]))
+
+
 LOST_COMMITTED_ENTRY = ("committed entry at offset", "below its high watermark", "differs from leader", "is lost")
 
 
 @pytest.mark.parametrize("broken_core,invariants", [
     (CountsUnsyncedEntries, ("fsync'd",)),
     (VotesWithoutComparingLogs, LOST_COMMITTED_ENTRY),
+    (IndexesTheLogFromOffsetZero, LOST_COMMITTED_ENTRY + ("high watermark",)),
 ])
 def test_the_checker_catches_a_broken_core_and_names_the_replay(broken_core, invariants):
     """Which seed exposes the bug, and which safety invariant trips first, depend on the schedule: any of
@@ -272,6 +289,108 @@ def test_the_checker_catches_a_broken_core_and_names_the_replay(broken_core, inv
             assert f"replay: python -m kraftwire.server.raft.simulation --seed {seed} --voters 3" in str(violation)
             return
     pytest.fail(f"{broken_core.__name__} went unnoticed in ten seeds")
+
+
+# --- snapshots (KIP-630)
+
+def snapshotted_leader(entries=5) -> RaftCore:
+    """Leader 1 of voters 1-3 in epoch 2 whose log (LeaderChange of epoch 2 at offset ``entries``) is committed
+    by voter 2 and snapshotted to its end: its log start is there, and the snapshot is 1000 bytes."""
+    leader = core(log=[Entry(1, f"w{i}") for i in range(entries)], epoch=1, leader_id=2)
+    elect(leader)
+    leader.flush_completed(1000, leader.log_end)
+    leader.receive(1000, FetchRequest(src=2, dst=1, correlation_id=1, replica_id=2, current_leader_epoch=2,
+                                      fetch_offset=leader.log_end, last_fetched_epoch=2, max_wait_ms=0))
+    assert leader.high_watermark == leader.log_end == entries + 1
+    assert leader.snapshot_taken(1000, entries + 1, 1000) == [RetireLog(entries + 1)]
+    assert (leader.log_start, leader.log, leader.snapshot) == (entries + 1, [], SnapshotId(entries + 1, 2))
+    return leader
+
+
+def test_a_snapshot_may_only_hold_committed_entries():
+    leader = core(log=[Entry(1, "w")], epoch=1, leader_id=2)
+    elect(leader)
+    with pytest.raises(ValueError, match="high watermark"):
+        leader.snapshot_taken(1000, 1, 100)
+
+
+def test_a_fetch_below_the_log_start_or_diverging_below_it_is_pointed_at_the_snapshot():
+    leader = snapshotted_leader()
+    for offset, epoch in ((0, 0), (3, 1), (6, 1)):  # behind; behind; diverging below the log start
+        actions = leader.receive(1001, FetchRequest(src=3, dst=1, correlation_id=2, replica_id=3,
+                                                    current_leader_epoch=2, fetch_offset=offset,
+                                                    last_fetched_epoch=epoch, max_wait_ms=0))
+        (response,) = sent(actions, FetchResponse)
+        assert response.snapshot_id == SnapshotId(6, 2) and response.records == () and response.error_code == 0
+    # At the snapshot's end, with its epoch, the fetcher is where the log starts: nothing to download.
+    actions = leader.receive(1002, FetchRequest(src=2, dst=1, correlation_id=3, replica_id=2, current_leader_epoch=2,
+                                                fetch_offset=6, last_fetched_epoch=2, max_wait_ms=0))
+    (response,) = sent(actions, FetchResponse)
+    assert response.snapshot_id is None and response.diverging_epoch is None
+
+
+def test_fetch_snapshot_answers_chunks_and_kafkas_codes():
+    leader = snapshotted_leader()
+
+    def ask(snapshot_id=SnapshotId(6, 2), position=0, epoch=2, max_bytes=400):
+        actions = leader.receive(1001, FetchSnapshotRequest(src=3, dst=1, correlation_id=9, replica_id=3,
+                                                            current_leader_epoch=epoch, snapshot_id=snapshot_id,
+                                                            position=position, max_bytes=max_bytes))
+        (response,) = sent(actions, FetchSnapshotResponse)
+        return response
+
+    response = ask(position=800)
+    assert (response.error_code, response.size, response.position) == (0, 1000, 800)
+    assert response.unaligned_records == SnapshotChunk(SnapshotId(6, 2), 800, 200)  # the driver reads these bytes
+    assert ask(snapshot_id=SnapshotId(5, 1)).error_code == ErrorCode.SNAPSHOT_NOT_FOUND
+    assert ask(position=1000).error_code == ErrorCode.POSITION_OUT_OF_RANGE
+    assert ask(position=-1).error_code == ErrorCode.POSITION_OUT_OF_RANGE
+    assert ask(epoch=1).error_code == ErrorCode.FENCED_LEADER_EPOCH
+    assert ask(epoch=3).error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+    follower = core(node_id=1, epoch=2, leader_id=2, snapshot=(SnapshotId(6, 2), 1000))
+    leader = follower
+    assert ask().error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_follower_downloads_the_snapshot_installs_it_and_fetches_from_its_end():
+    follower = core(node_id=3, log=[Entry(1, "w0"), Entry(1, "stale")], epoch=2, leader_id=1)
+    actions = answer_first_fetch(follower, 10, high_watermark=8, snapshot_id=SnapshotId(6, 2))
+    (ask,) = sent(actions, FetchSnapshotRequest)
+    assert (ask.snapshot_id, ask.position, ask.max_bytes) == (SnapshotId(6, 2), 0, TIMERS.snapshot_chunk_bytes)
+    data = bytes(range(256)) * 5
+    position = 0
+    while True:
+        chunk = data[position:position + 600]
+        actions = follower.receive(20 + position, FetchSnapshotResponse(
+            src=1, dst=3, correlation_id=ask.correlation_id, error_code=0, snapshot_id=SnapshotId(6, 2),
+            size=len(data), position=position, unaligned_records=chunk, current_leader=(1, 2)))
+        assert actions[0] == WriteSnapshotChunk(SnapshotId(6, 2), position, chunk)
+        position += len(chunk)
+        if position == len(data):
+            break
+        (ask,) = sent(actions, FetchSnapshotRequest)
+        assert ask.position == position
+    assert actions[1:3] == [InstallSnapshot(SnapshotId(6, 2), len(data)), Commit(6)]
+    assert (follower.log_start, follower.log_end, follower.high_watermark, follower.log) == (6, 6, 6, [])
+    (fetch,) = sent(actions, FetchRequest)
+    assert (fetch.fetch_offset, fetch.last_fetched_epoch) == (6, 2)
+
+
+def test_a_follower_asks_again_when_the_leader_no_longer_has_the_snapshot():
+    follower = core(node_id=3, epoch=2, leader_id=1)
+    (ask,) = sent(answer_first_fetch(follower, 10, snapshot_id=SnapshotId(6, 2)), FetchSnapshotRequest)
+    follower.receive(11, FetchSnapshotResponse(src=1, dst=3, correlation_id=ask.correlation_id,
+                                               error_code=int(ErrorCode.SNAPSHOT_NOT_FOUND), snapshot_id=ask.snapshot_id,
+                                               size=0, position=0, unaligned_records=b"", current_leader=(1, 2)))
+    (fetch,) = sent(fire(follower), FetchRequest)  # a Fetch again, which names the leader's newer snapshot
+    assert fetch.fetch_offset == 0
+
+
+def test_a_restart_starts_the_log_at_the_snapshots_end():
+    replica = core(node_id=2, log=[Entry(3, "w")], epoch=3, snapshot=(SnapshotId(10, 2), 500))
+    assert (replica.log_start, replica.log_end, replica.high_watermark, replica.last_epoch) == (10, 11, 10, 3)
+    assert replica.entry(10) == Entry(3, "w") and replica.end_offset_for_epoch(2) == (2, 10)
+    assert replica.end_offset_for_epoch(1) == (0, 0)
 
 
 # --- dynamic voters (KIP-853)

@@ -1,9 +1,9 @@
 """FetchSnapshot (59): a chunk of the leader's snapshot of ``__cluster_metadata`` (KIP-630).
 
-Who: a replica whose fetch offset fell below the leader's log start, on the controller listener (kraftwire's
-own followers never need it yet: a quorum of several voters keeps its whole log). Answered by the active
-controller's log (``RaftLog.fetch_snapshot``): up to ``MaxBytes`` from ``Position`` of the snapshot
-named by ``SnapshotId``, with its total ``Size``. Another topic or partition gets
+Who: a replica whose fetch offset fell below the leader's log start (its Fetch was answered with the
+leader's SnapshotId), on the controller listener. Answered by the leader's Raft core through its log
+(``RaftLog.handle``): up to ``MaxBytes`` from ``Position`` of the latest snapshot, named by
+``SnapshotId``, with its total ``Size``. Another topic or partition gets
 UNKNOWN_TOPIC_OR_PARTITION, another cluster INCONSISTENT_CLUSTER_ID, a stale or future leader epoch
 FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH, a replica that does not lead NOT_LEADER_OR_FOLLOWER, an
 unknown snapshot SNAPSHOT_NOT_FOUND and a position outside it POSITION_OUT_OF_RANGE. Kafka requires
@@ -14,5 +14,5 @@ from __future__ import annotations
 API_KEY = 59
 
 
-def on_controller(node, context, request):
-    return node.controller.log.fetch_snapshot(request, context.api_version)
+async def on_controller(node, context, request):
+    return await node.controller.log.handle(request, context.api_version)

@@ -66,17 +66,28 @@ class Controller:
 
     async def start(self) -> None:
         await self.log.open()
-        for offset, record in self.log.replay():
-            self.committed.apply(record, offset)
-        # Images sit just before the next offset, whatever non-metadata (control) records took.
-        self.committed.offset = self.log.high_watermark - 1
-        self.working = self.committed.copy()
+        self._replay_into(self.committed)
         self.log.add_commit_listener(self._on_commit)
+        self.log.add_snapshot_listener(self._on_snapshot_installed)
         self.log.add_leadership_listener(self._leadership_changed)
         self.log.snapshot_source = lambda: self.committed.copy()
         if self.log.active:
             self._leadership_changed(True)
             await self._bootstrap_writes
+
+    def _replay_into(self, image: MetadataImage) -> None:
+        """Build the committed image from what the log replays: its snapshot, then the committed records after it."""
+        self.committed = image
+        for offset, record in self.log.replay():
+            self.committed.apply(record, offset)
+        # Images sit just before the next offset, whatever non-metadata (control) records took.
+        self.committed.offset = self.log.high_watermark - 1
+        self.working = self.committed.copy()
+
+    def _on_snapshot_installed(self, snapshot_id, path) -> None:
+        """A standby that lagged behind the leader's log start took the leader's snapshot: start from it."""
+        logger.info("node %d: the committed image is reset to snapshot %s", self.node_id, path.name)
+        self._replay_into(MetadataImage())
 
     async def stop(self, *, killed: bool = False) -> None:
         """Stop; ``killed``: as a killed process, losing what the log had not fsync'd."""

@@ -52,10 +52,11 @@ class MetadataLog(Protocol):
         """An observer (a broker) reported how far its metadata log goes."""
 
     async def handle(self, request, version: int):
-        """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request."""
+        """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch or FetchSnapshot request."""
 
-    def fetch_snapshot(self, request, version: int):
-        """Answer FetchSnapshot: a chunk of one of the leader's snapshots."""
+    def add_snapshot_listener(self, listener: Callable[[object, object], None]) -> None:
+        """Called with (snapshot id, path) when a snapshot from the leader replaced the log: the committed
+        state is that snapshot now, and ``replay`` yields it."""
 
     async def close(self) -> None: ...
 

@@ -183,10 +183,8 @@ class Cluster:
         ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
         listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
         several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
-        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
-        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet."""
-        if from_log is not None and controllers != 1:
-            raise ValueError("a twin (--from-log) runs with one controller")
+        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin's
+        controllers all start from the same snapshot, its seed."""
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
@@ -222,7 +220,7 @@ class Cluster:
                     self._locks.acquire(directory)
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
             if twin is not None:
-                twin.seed(self.data_dir, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
+                twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
                                               twin.log_dir_count(broker_id) if twin else log_dirs,
                                               log_dir_capacity_bytes, new_uuid)

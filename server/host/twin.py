@@ -97,23 +97,26 @@ class TwinSource:
             self.image.apply(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
                                               name=configs.PARTITION_SIZES_BYTES, value=value), self.image.offset)
 
-    def seed(self, data_dir: Path, cluster_id: str, log_dirs: Callable[[int], list[Path]]) -> None:
-        """Write the twin's first state into ``data_dir``, which must not hold a metadata log yet, and log
-        what the operator should know; ``log_dirs(broker id)`` are the paths of a broker's log
-        directories, one per registered one."""
-        partition = data_dir / PARTITION_DIR
-        if partition.is_dir() and any(partition.iterdir()):
-            raise SourceError(f"{data_dir} already holds a metadata log: --from-log starts a twin afresh in a new "
-                              f"data directory (choose another --data-dir, or remove this one)")
+    def seed(self, controller_dirs: list[Path], cluster_id: str, log_dirs: Callable[[int], list[Path]]) -> None:
+        """Write the twin's first state into every controller's data directory (each the same snapshot;
+        none may hold a metadata log yet), and log what the operator should know; ``log_dirs(broker id)``
+        are the paths of a broker's log directories, one per registered one."""
+        for data_dir in controller_dirs:
+            partition = data_dir / PARTITION_DIR
+            if partition.is_dir() and any(partition.iterdir()):
+                raise SourceError(f"{data_dir} already holds a metadata log: --from-log starts a twin afresh in a "
+                                  f"new data directory (choose another --data-dir, or remove this one)")
         for broker in self.brokers:
             for path, directory_id in zip(log_dirs(broker.broker_id), broker.log_dirs):
                 path.mkdir(parents=True, exist_ok=True)
                 write_properties(path / META_PROPERTIES, {"version": META_VERSION, "cluster.id": cluster_id,
                                                           "node.id": str(broker.broker_id),
                                                           "directory.id": kafka_uuid(directory_id)})
-        partition.mkdir(parents=True, exist_ok=True)
-        write_snapshot(partition, SnapshotId(self.end_offset, self.epoch), self.last_timestamp,
-                       int(time.time() * 1000), self.image.to_records())
+        for data_dir in controller_dirs:
+            partition = data_dir / PARTITION_DIR
+            partition.mkdir(parents=True, exist_ok=True)
+            write_snapshot(partition, SnapshotId(self.end_offset, self.epoch), self.last_timestamp,
+                           int(time.time() * 1000), self.image.to_records())
         for note in self.notes:
             log.warning("twin: %s", note)
         log.info("twin of cluster %s from %s: brokers %s, %d topics, %d partitions, metadata.version level %d, "
@@ -241,7 +244,7 @@ def _check_servable(given: Path, source: TwinSource) -> None:
         source.notes.append(f"no meta.properties beside {source.directory}: the twin takes a new cluster id")
     if source.controllers:
         source.notes.append(f"controllers {source.controllers} of the source are not simulated: the twin's own "
-                            f"controller leads")
+                            f"controllers lead")
 
 
 def read_sizes(path: str | Path, image: MetadataImage) -> tuple[dict[str, dict[int, int]], list[str]]:

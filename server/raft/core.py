@@ -41,9 +41,15 @@ The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
   then resigns and follows as an observer. Replicas vote even when their own log does not list them,
   as in Kafka: a voter just added may be needed before it has fetched the record that adds it.
 
-The log lives here as a list of ``Entry`` (offset = index; no snapshots yet, so the log starts at 0):
-the driver mirrors every ``TruncateLog``/``AppendLog`` onto the durable log and reports fsyncs back.
-Wiring onto ``RaftLog`` and the wire is the next step (ARCHITECTURE.md, "The quorum core").
+Snapshots (KIP-630): the log lives here as a list of ``Entry`` from ``log_start``, the end of the latest
+snapshot (everything below it is folded into that snapshot). The driver mirrors every ``TruncateLog``/
+``AppendLog`` onto the durable log and reports fsyncs back, and calls ``snapshot_taken`` once a local
+snapshot of the committed state is durable: the log start moves to its end (``RetireLog``), so a replica
+that fetches below it, or whose divergence falls below it, is answered with the leader's SnapshotId, as
+Kafka does, and downloads the snapshot by FetchSnapshot: the leader's core names the bytes
+(``SnapshotChunk``) and its driver reads them; the fetcher's core hands them on (``WriteSnapshotChunk``)
+and, once whole, ``InstallSnapshot``: its log starts again at the snapshot's end and its high watermark
+follows. The core never sees a snapshot's contents.
 
 Deliberate differences from Kafka, all in the direction of simplicity:
 
@@ -62,7 +68,11 @@ Deliberate differences from Kafka, all in the direction of simplicity:
   reached the log end once and fetched within the hour); a voter change that has not committed within
   its time (AddRaftVoter's TimeoutMs, else the request timeout) is answered REQUEST_TIMED_OUT by a timer
   rather than on the next request; UpdateRaftVoter with kraft.version 0 is answered NONE and changes
-  nothing (Kafka keeps it in memory for a kraft.version upgrade, which this core does not do).
+  nothing (Kafka keeps it in memory for a kraft.version upgrade, which this core does not do);
+* the log start moves to every snapshot's end at once (Kafka waits for its retention size or time):
+  a replica that lags behind it downloads the snapshot, as it would in Kafka after retention;
+* with kraft.version 1 ``snapshot_taken`` changes nothing and the log start stays at 0: Kafka writes
+  the voter set into each snapshot, this core keeps every VotersRecord in the log instead.
 """
 from __future__ import annotations
 
@@ -72,6 +82,7 @@ from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
+from .snapshots import SnapshotId
 from .voters import NO_DIRECTORY, KRaftVersionRecord, ReplicaKey, VoterHistory, VoterNode, VoterSet, VotersRecord
 
 NO_ID = -1
@@ -104,6 +115,7 @@ class Timers:
     retry_backoff_ms: int = 20
     fetch_max_wait_ms: int = 50
     fetch_max_entries: int = 64
+    snapshot_chunk_bytes: int = 8 << 20   # FetchSnapshot's MaxBytes: KafkaRaftClient's MAX_FETCH_SIZE_BYTES
 
     @classmethod
     def kafka_defaults(cls) -> Timers:
@@ -187,6 +199,34 @@ class FetchResponse(Message):
     records: tuple[Entry, ...]
     diverging_epoch: tuple[int, int] | None  # (Epoch, EndOffset)
     current_leader: tuple[int, int]         # (LeaderId, LeaderEpoch)
+    snapshot_id: SnapshotId | None = None   # the fetch is below the leader's log start: fetch this snapshot
+
+
+@dataclass(frozen=True)
+class FetchSnapshotRequest(Message):
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_id: SnapshotId
+    position: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class SnapshotChunk:
+    """Bytes ``[position, position + length)`` of a snapshot: the leader's core names them, its driver reads them."""
+    snapshot_id: SnapshotId
+    position: int
+    length: int
+
+
+@dataclass(frozen=True)
+class FetchSnapshotResponse(Message):
+    error_code: int
+    snapshot_id: SnapshotId
+    size: int                               # the whole snapshot's size in bytes
+    position: int
+    unaligned_records: SnapshotChunk | bytes  # a SnapshotChunk as the leader's core sends it, bytes as received
+    current_leader: tuple[int, int]
 
 
 # --- KIP-853's AddRaftVoter (80), RemoveRaftVoter (81) and UpdateRaftVoter (82), answered by the leader.
@@ -261,6 +301,27 @@ class FlushLog:
 
 
 @dataclass(frozen=True)
+class RetireLog:
+    log_start: int  # the entries below it are in a snapshot: the driver may delete them
+
+
+@dataclass(frozen=True)
+class WriteSnapshotChunk:
+    """Write ``data`` at ``position`` of the snapshot being downloaded (a partial file)."""
+    snapshot_id: SnapshotId
+    position: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class InstallSnapshot:
+    """The download is whole: make it the latest snapshot and replace the log by it, durably, before the
+    later actions (the log then starts, empty, at the snapshot's end)."""
+    snapshot_id: SnapshotId
+    size: int
+
+
+@dataclass(frozen=True)
 class Send:
     message: Message
 
@@ -296,6 +357,13 @@ class _VoterChange:
 
 
 @dataclass
+class _Download:
+    """A snapshot being fetched from the leader, and how much of it is written."""
+    snapshot_id: SnapshotId
+    position: int = 0
+
+
+@dataclass
 class _ParkedFetch:
     request: FetchRequest
     deadline_ms: int
@@ -315,8 +383,9 @@ class RaftCore:
     def __init__(self, node_id: int, voters: tuple[int, ...] | VoterSet, rng: random.Random, now_ms: int, *,
                  timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
                  log: list[Entry] | None = None, directory_id: object = NO_DIRECTORY, kraft_version: int = 0,
-                 listener: str = "CONTROLLER"):
-        """Start from the persisted state: quorum-state (epoch, leader, vote) and the fsync'd log.
+                 listener: str = "CONTROLLER", snapshot: tuple[SnapshotId, int] | None = None):
+        """Start from the persisted state: quorum-state (epoch, leader, vote), the latest snapshot
+        ((id, size in bytes), or None) and the fsync'd log, whose entries start at the snapshot's end.
 
         ``voters`` is the bootstrap set (ids for ``controller.quorum.voters``, or the bootstrap
         checkpoint's ``VoterSet``) and ``kraft_version`` its kraft.version: 1 lets the voter set change.
@@ -328,11 +397,14 @@ class RaftCore:
         self.rng = rng
         self.timers = timers
         self.log: list[Entry] = list(log or ())
+        self.snapshot, self.snapshot_size = snapshot if snapshot else (None, 0)
+        self.log_start = self.snapshot.end_offset if self.snapshot else 0
         self._history = VoterHistory(bootstrap, kraft_version)
-        self._history.appended(0, self.log)
+        self._history.appended(self.log_start, self.log)
         self._voter_change: _VoterChange | None = None
-        self.durable_end = len(self.log)
-        self.high_watermark = 0
+        self.durable_end = self.log_end
+        self.high_watermark = self.log_start   # a snapshot holds only committed entries
+        self._download: _Download | None = None
         self.epoch = epoch
         self.leader_id = NO_ID
         self.voted_id = voted_id
@@ -371,7 +443,13 @@ class RaftCore:
 
     @property
     def log_end(self) -> int:
-        return len(self.log)
+        return self.log_start + len(self.log)
+
+    def entry(self, offset: int) -> Entry:
+        """The entry at ``offset`` (at or past the log start)."""
+        if offset < self.log_start:
+            raise IndexError(f"offset {offset} is below the log start {self.log_start} (in the snapshot)")
+        return self.log[offset - self.log_start]
 
     @property
     def voter_set(self) -> VoterSet:
@@ -392,13 +470,19 @@ class RaftCore:
 
     @property
     def last_epoch(self) -> int:
-        return self.log[-1].epoch if self.log else 0
+        if self.log:
+            return self.log[-1].epoch
+        return self.snapshot.epoch if self.snapshot else 0
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(largest epoch ≤ ``epoch`` in the log, the offset where it ends): the DivergingEpoch answer."""
-        for offset in range(self.log_end - 1, -1, -1):  # epochs only grow along the log: search from its end
-            if self.log[offset].epoch <= epoch:
-                return self.log[offset].epoch, offset + 1
+        """(largest epoch ≤ ``epoch`` in the log, the offset where it ends): the DivergingEpoch answer.
+
+        Below the log start only the snapshot's own epoch is known; an older one answers (0, 0)."""
+        for index in range(len(self.log) - 1, -1, -1):  # epochs only grow along the log: search from its end
+            if self.log[index].epoch <= epoch:
+                return self.log[index].epoch, self.log_start + index + 1
+        if self.snapshot is not None and self.snapshot.epoch <= epoch:
+            return self.snapshot.epoch, self.log_start
         return 0, 0
 
     def _append_local(self, entries: list[Entry]) -> None:
@@ -408,9 +492,10 @@ class RaftCore:
         self._actions.append(FlushLog(self.log_end))
 
     def _truncate_local(self, offset: int) -> None:
+        offset = max(offset, self.log_start)  # a snapshot holds only committed entries: never cut into it
         if offset < self.log_end:
             self._actions.append(TruncateLog(offset))
-            del self.log[offset:]
+            del self.log[offset - self.log_start:]
             self._history.truncated(offset)
             self.durable_end = min(self.durable_end, offset)
 
@@ -448,6 +533,19 @@ class RaftCore:
             self._send_fetch(now)
         return self._drain()
 
+    def snapshot_taken(self, now: int, end_offset: int, size: int) -> list:
+        """A local snapshot of every entry below ``end_offset`` (``size`` bytes) is durable; it becomes the
+        one a lagging replica downloads, and the log start moves to its end (not with kraft.version 1)."""
+        if not self.log_start < end_offset <= self.high_watermark:
+            raise ValueError(f"a snapshot must end past the log start {self.log_start} and at or below the high "
+                             f"watermark {self.high_watermark}, not at {end_offset}")
+        if self.kraft_version == 0:
+            self.snapshot, self.snapshot_size = SnapshotId(end_offset, self.entry(end_offset - 1).epoch), size
+            del self.log[:end_offset - self.log_start]
+            self.log_start = end_offset
+            self._actions.append(RetireLog(end_offset))
+        return self._drain()
+
     def resign(self, now: int) -> list:
         """Graceful shutdown of a leader: EndQuorumEpoch names the best-replicated voters first."""
         if self.role is Role.LEADER:
@@ -474,6 +572,7 @@ class RaftCore:
         self._election = None
         self._fetch_in_flight = None
         self._fetch_waits_for_flush = False
+        self._download = None
         self._parked.clear()
         self._progress.clear()
         self._unacknowledged.clear()
@@ -630,6 +729,8 @@ class RaftCore:
                                                correlation_id=request.correlation_id, **fields)))
 
     def _send_fetch(self, now: int) -> None:
+        if self._download is not None:
+            return self._send_fetch_snapshot(now)
         if self.durable_end < self.log_end:
             # The fetch offset acknowledges the log up to it: only once it is fsync'd.
             self._fetch_waits_for_flush = True
@@ -639,6 +740,13 @@ class RaftCore:
             fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=self.timers.fetch_max_wait_ms,
             replica_directory_id=self.key.directory_id)
         self._deadlines["fetch_retry"] = now + self.timers.fetch_max_wait_ms + self.timers.request_timeout_ms
+
+    def _send_fetch_snapshot(self, now: int) -> None:
+        self._fetch_in_flight = self._send(
+            FetchSnapshotRequest, self.leader_id, replica_id=self.node_id, current_leader_epoch=self.epoch,
+            snapshot_id=self._download.snapshot_id, position=self._download.position,
+            max_bytes=self.timers.snapshot_chunk_bytes)
+        self._deadlines["fetch_retry"] = now + self.timers.request_timeout_ms
 
     def _send_end_quorum_epoch(self) -> None:
         for voter in sorted(self._unacknowledged):
@@ -773,6 +881,8 @@ class RaftCore:
         if error is not ErrorCode.NONE:
             return self._reply_fetch(request, error)
         diverging = self._diverging(request)
+        if request.fetch_offset < self.log_start or (diverging is not None and diverging[1] < self.log_start):
+            return self._reply_fetch(request, ErrorCode.NONE, snapshot_id=self.snapshot)
         if diverging is not None:
             return self._reply_fetch(request, ErrorCode.NONE, diverging=diverging)
         progress = self._progress.get(request.replica_id)
@@ -800,13 +910,40 @@ class RaftCore:
         return None
 
     def _answer_fetch(self, now: int, request: FetchRequest) -> None:
-        records = tuple(self.log[request.fetch_offset:request.fetch_offset + self.timers.fetch_max_entries])
+        if request.fetch_offset < self.log_start:  # the log start moved while the fetch was parked
+            return self._reply_fetch(request, ErrorCode.NONE, snapshot_id=self.snapshot)
+        index = request.fetch_offset - self.log_start
+        records = tuple(self.log[index:index + self.timers.fetch_max_entries])
         self._reply_fetch(request, ErrorCode.NONE, records=records)
 
     def _reply_fetch(self, request: FetchRequest, error: ErrorCode, *, records: tuple[Entry, ...] = (),
-                     diverging: tuple[int, int] | None = None) -> None:
+                     diverging: tuple[int, int] | None = None, snapshot_id: SnapshotId | None = None) -> None:
         self._reply(request, FetchResponse, error_code=int(error), high_watermark=self.high_watermark,
                     base_offset=request.fetch_offset, records=records, diverging_epoch=diverging,
+                    current_leader=(self.leader_id, self.epoch), snapshot_id=snapshot_id)
+
+    # ----------------------------------------------------------------- FetchSnapshot, on the leader
+
+    def _on_fetch_snapshot_request(self, now: int, request: FetchSnapshotRequest) -> None:
+        """Kafka's checks in Kafka's order: the leader and epoch, the snapshot, then the position."""
+        error = self._not_leader_error(request.current_leader_epoch)
+        if error is None and request.snapshot_id != self.snapshot:
+            error = ErrorCode.SNAPSHOT_NOT_FOUND, None
+        if error is None and not 0 <= request.position < self.snapshot_size:
+            error = ErrorCode.POSITION_OUT_OF_RANGE, None
+        if error is None and request.max_bytes <= 0:
+            error = ErrorCode.INVALID_REQUEST, None
+        if error is not None:
+            return self._reply(request, FetchSnapshotResponse, error_code=int(error[0]),
+                               snapshot_id=request.snapshot_id, size=0, position=request.position,
+                               unaligned_records=b"", current_leader=(self.leader_id, self.epoch))
+        progress = self._progress.get(request.replica_id)
+        if progress is not None:
+            progress.last_fetch_ms = now  # a voter downloading a snapshot counts for check-quorum, as in Kafka
+        length = min(request.max_bytes, self.snapshot_size - request.position)
+        self._reply(request, FetchSnapshotResponse, error_code=int(ErrorCode.NONE), snapshot_id=self.snapshot,
+                    size=self.snapshot_size, position=request.position,
+                    unaligned_records=SnapshotChunk(self.snapshot, request.position, length),
                     current_leader=(self.leader_id, self.epoch))
 
     def _schedule_parked(self) -> None:
@@ -834,21 +971,33 @@ class RaftCore:
 
     # ----------------------------------------------------------------- Fetch, on a follower or observer
 
-    def _on_fetch_response(self, now: int, response: FetchResponse) -> None:
+    def _accepts_fetch_answer(self, now: int, response: FetchResponse | FetchSnapshotResponse) -> bool:
+        """Learn of a newer leader from the answer; True if it answers the fetch in flight without error."""
         leader_id, leader_epoch = response.current_leader
         if leader_epoch > self.epoch or (leader_epoch == self.epoch and self.leader_id == NO_ID
                                          and leader_id not in (NO_ID, self.node_id)
                                          and self.role in (Role.UNATTACHED, Role.PROSPECTIVE)):
             if leader_id not in (NO_ID, self.node_id) or leader_epoch > self.epoch:
-                return self._transition_to_newer_epoch(now, leader_epoch, leader_id)
+                self._transition_to_newer_epoch(now, leader_epoch, leader_id)
+                return False
         if self.role is not Role.FOLLOWER or response.correlation_id != self._fetch_in_flight:
-            return  # an answer to an earlier fetch, or to an observer's discovery
+            return False  # an answer to an earlier fetch, or to an observer's discovery
         self._fetch_in_flight = None
+        if response.error_code in (ErrorCode.SNAPSHOT_NOT_FOUND, ErrorCode.POSITION_OUT_OF_RANGE):
+            self._download = None  # the leader has a newer snapshot: ask again with a Fetch
         if response.error_code != ErrorCode.NONE:
             self._deadlines["fetch_retry"] = now + self.timers.retry_backoff_ms
-            return
+            return False
         self._last_fetch_ok_ms = now
         self._deadlines["fetch_timeout"] = now + self.timers.fetch_timeout_ms
+        return True
+
+    def _on_fetch_response(self, now: int, response: FetchResponse) -> None:
+        if not self._accepts_fetch_answer(now, response):
+            return
+        if response.snapshot_id is not None:
+            self._download = _Download(response.snapshot_id)
+            return self._send_fetch_snapshot(now)
         if response.diverging_epoch is not None:
             # Keep only what both logs hold: up to the leader's end of that epoch and this log's own end
             # of it, as Kafka's truncateToEndOffset does. Cutting only to the log end is not enough: this
@@ -864,6 +1013,32 @@ class RaftCore:
         if new_high_watermark > self.high_watermark:
             self.high_watermark = new_high_watermark
             self._actions.append(Commit(new_high_watermark))
+        self._send_fetch(now)
+
+    def _on_fetch_snapshot_response(self, now: int, response: FetchSnapshotResponse) -> None:
+        if not self._accepts_fetch_answer(now, response) or self._download is None:
+            return
+        download, data = self._download, response.unaligned_records
+        if response.snapshot_id != download.snapshot_id or response.position != download.position or (
+                not data and download.position < response.size):
+            return self._send_fetch_snapshot(now)
+        self._actions.append(WriteSnapshotChunk(download.snapshot_id, download.position, data))
+        download.position += len(data)
+        if download.position < response.size:
+            return self._send_fetch_snapshot(now)
+        self._install_snapshot(now, download.snapshot_id, response.size)
+
+    def _install_snapshot(self, now: int, snapshot_id: SnapshotId, size: int) -> None:
+        """The log is replaced by the snapshot: it starts, empty, at its end; the high watermark follows."""
+        self._download = None
+        self._actions.append(InstallSnapshot(snapshot_id, size))
+        self._history.truncated(snapshot_id.end_offset)
+        self.snapshot, self.snapshot_size = snapshot_id, size
+        self.log.clear()
+        self.log_start = self.durable_end = snapshot_id.end_offset
+        if snapshot_id.end_offset > self.high_watermark:
+            self.high_watermark = snapshot_id.end_offset
+            self._actions.append(Commit(self.high_watermark))
         self._send_fetch(now)
 
     # ----------------------------------------------------------------- voter changes (KIP-853), on the leader
@@ -1022,6 +1197,8 @@ _HANDLERS = {
     EndQuorumEpochResponse: RaftCore._on_end_quorum_epoch_response,
     FetchRequest: RaftCore._on_fetch_request,
     FetchResponse: RaftCore._on_fetch_response,
+    FetchSnapshotRequest: RaftCore._on_fetch_snapshot_request,
+    FetchSnapshotResponse: RaftCore._on_fetch_snapshot_response,
     AddRaftVoterRequest: RaftCore._on_add_raft_voter,
     RemoveRaftVoterRequest: RaftCore._on_remove_raft_voter,
     UpdateRaftVoterRequest: RaftCore._on_update_raft_voter,

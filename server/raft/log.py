@@ -16,9 +16,22 @@ end fsync'd back with ``flush_completed``. A Fetch the core sends after a trunca
 truncation is fsync'd. ``Send`` goes out through ``transport`` (an answer to a request this replica
 received resolves that request), and ``Commit`` hands the newly committed records to the commit
 listeners, then resolves the appends' futures. One ``loop.call_at`` is armed for the core's next
-deadline. The core holds one entry per offset; entries hold their batch, so a Fetch is answered
-with whole batches, and the high watermark, every fetch offset and every truncation fall between
-batches.
+deadline. The core holds one entry per offset from the latest snapshot's end; entries hold their
+batch, so a Fetch is answered with whole batches, and the high watermark, every fetch offset, every
+truncation and every snapshot's end fall between batches.
+
+Snapshots through the quorum (KIP-630): every controller snapshots its own committed image and tells
+the core (``snapshot_taken``), whose log start then moves to the snapshot's end. A replica that fetches
+below the leader's log start is pointed at the leader's latest snapshot, and downloads it by
+FetchSnapshot: the leader reads the chunks the core names from the snapshot file, the follower writes
+them to ``<end>-<epoch>.checkpoint.part``; once whole it is checked and fsync'd, and the install is
+queued as a truncation is (so the next Fetch waits until it is durable): in the I/O thread, an empty
+segment at the snapshot's end is created, the older segments are deleted, and the ``.part`` file is
+renamed to its ``.checkpoint`` name. The snapshot listeners (``add_snapshot_listener``) then hear the
+snapshot's id and path: the controller rebuilds its committed image from ``replay()``, which now starts
+there. A crash during the download leaves a ``.part`` file, deleted at start-up, and the old state; a
+crash during the install leaves a whole ``.part`` file and an empty segment at its end, which start-up
+takes as the sign to finish the install.
 
 The controller on this log is active once the core leads and its ``LeaderChange`` is committed
 (``active``; the leadership listeners hear each change); ``append`` anywhere else raises
@@ -34,14 +47,15 @@ and the committed part of the log after it; a record of a type or version kraftw
 stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
-committed, from an image copy given by ``snapshot_source``, and written in a thread. Retention is
-off by default (the audit reads the whole history); with ``retention_bytes`` or ``retention_ms``,
-segments wholly below the newest snapshot are deleted, or moved to ``archive_dir`` (one voter only:
-followers cannot fetch snapshots yet).
+committed, from an image copy given by ``snapshot_source``, and written in a thread. Retention of the
+files is off by default (the audit reads the whole history); with ``retention_bytes`` or
+``retention_ms``, segments wholly below the newest snapshot are deleted, or moved to ``archive_dir``.
 
 Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small);
-FetchSnapshot is served (``fetch_snapshot``) but no Fetch answer points at a snapshot yet, so a quorum of
-several voters keeps its whole log; no ``.timeindex`` files; index files are not pre-allocated, and are
+the core's log start moves to every snapshot's end, whatever the retention of the files (a replica
+that lags behind it downloads the snapshot); FetchSnapshot serves only the latest snapshot (Kafka serves
+any it still has; a follower asking for an older one is answered SNAPSHOT_NOT_FOUND and fetches again);
+no ``.timeindex`` files; index files are not pre-allocated, and are
 fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
 only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
 there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
@@ -63,16 +77,16 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
-from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR,
-                                        parse_base_offset)
-from kraftwire.codec.messages import FetchSnapshotResponse
+from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFIX, PARTIAL_SNAPSHOT_SUFFIX, PARTITION_DIR,
+                                        SNAPSHOT_SUFFIX, parse_base_offset, parse_snapshot_name, segment_file_name)
 from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch, decode_frame,
                                      metadata_batch, read_batch)
 
 from . import peer_wire
 from .core import (AppendLog, BeginQuorumEpochResponse, Commit, EndQuorumEpochResponse, Entry, FetchRequest,
-                   FetchResponse, FlushLog, NotLeaderError, PersistState, RaftCore, Role, Send, Timers, TruncateLog,
-                   VoteResponse)
+                   FetchResponse, FetchSnapshotResponse, FlushLog, InstallSnapshot, NotLeaderError, PersistState,
+                   RaftCore, RetireLog, Role, Send, SnapshotChunk, Timers, TruncateLog, VoteResponse,
+                   WriteSnapshotChunk)
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
@@ -159,7 +173,7 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
-_RESPONSES = (BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse, VoteResponse)
+_RESPONSES = (BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse, FetchSnapshotResponse, VoteResponse)
 
 
 def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
@@ -167,10 +181,6 @@ def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
     return FetchResponse(src=request.dst, dst=request.src, correlation_id=request.correlation_id,
                          error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER), high_watermark=0,
                          base_offset=request.fetch_offset, records=(), diverging_epoch=None, current_leader=(NO_ID, 0))
-
-
-def _snapshot_id(asked) -> FetchSnapshotResponse.SnapshotId:
-    return FetchSnapshotResponse.SnapshotId(end_offset=asked.end_offset, epoch=asked.epoch)
 
 
 def batches_from(data: bytes) -> list[_Batch]:
@@ -192,8 +202,6 @@ class RaftLog:
         self.node_id = node_id
         self.config = config
         self.voters = tuple(sorted(voters or [node_id]))
-        if len(self.voters) > 1 and (config.retention_bytes is not None or config.retention_ms is not None):
-            raise ValueError("log retention needs a single voter: followers cannot fetch snapshots yet")
         self.timers = timers
         self.rng = rng or random.Random()
         self.cluster_id = cluster_id
@@ -205,6 +213,10 @@ class RaftLog:
         self.fsync_count = 0
         self.commit_count = 0  # batches committed
         self._listeners: list[Callable] = []
+        self._snapshot_listeners: list[Callable[[SnapshotId, Path], None]] = []
+        self._retirable = 0  # the core's log start: files wholly below it may be retired
+        self._installed: list[tuple[SnapshotId, Path]] = []  # installs the I/O thread carried out, to announce
+        self._download: tuple[SnapshotId, Path, object] | None = None  # (id, .part path, open file)
         self._leadership_listeners: list[Callable[[bool], None]] = []
         self._recovered: list[_Batch] = []
         self._state: QuorumState | None = None
@@ -261,21 +273,21 @@ class RaftLog:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._io, self._recover)
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        first = self._recovered[0].base if self._recovered else start
-        filler = Entry(self._snapshot[0].epoch if self._snapshot else 0, None)
-        entries = [filler] * first  # offsets retention removed: below the snapshot, never read again
+        entries = []
         for batch in self._recovered:  # an entry's data is its batch: one Entry serves all the batch's offsets
-            entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
+            if batch.base >= start:  # below it, the snapshot holds the records
+                entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
         self._recovered = []
         state = self._state
-        last_epoch = max(entries[-1].epoch if entries else 0, filler.epoch)
+        last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
         epoch, leader, voted = (state.leader_epoch, state.leader_id, state.voted_id) if state else (0, NO_ID, NO_ID)
         if last_epoch > epoch:  # a quorum-state older than the log: start unattached in the log's epoch
             epoch, leader, voted = last_epoch, NO_ID, NO_ID
         self.high_watermark = start
         self._active_changed = asyncio.Event()
+        snapshot = (self._snapshot[0], self._snapshot[1].stat().st_size) if self._snapshot else None
         self.core = RaftCore(self.node_id, self.voters, self.rng, self._now(), timers=self.timers, epoch=epoch,
-                             leader_id=leader, voted_id=voted, log=entries)
+                             leader_id=leader, voted_id=voted, log=entries, snapshot=snapshot)
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -291,6 +303,7 @@ class RaftLog:
         directory = self.directory
         directory.mkdir(parents=True, exist_ok=True)
         self._state = read_quorum_state(directory)
+        self._finish_interrupted_install()
         for path in remove_partial(directory):
             log.info("deleted the interrupted snapshot %s", path.name)
         self._snapshot = self._newest_valid_snapshot()
@@ -313,9 +326,8 @@ class RaftLog:
         return None
 
     def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
-        """Check every batch from the segment holding ``start`` on (from the first segment when there are
-        several voters: a follower may need any of it) and keep them for the core; cut a torn tail;
-        returns the epoch of the last batch (0 if none)."""
+        """Check every batch from the segment holding ``start`` on and keep them for the core; cut a torn
+        tail; returns the epoch of the last batch (0 if none)."""
         interval = self.config.index_interval_bytes
         bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name)) is not None)
         segments = [Segment(self.directory, base, interval) for base in bases]
@@ -328,7 +340,7 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        first = 0 if len(self.voters) > 1 else max(i for i, s in enumerate(segments) if s.base_offset <= start)
+        first = max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
         expected = segments[first].base_offset
@@ -369,6 +381,44 @@ class RaftLog:
         self._segments = segments
         return epoch or 0
 
+    def _finish_interrupted_install(self) -> None:
+        """Runs in the I/O thread at start-up: a whole downloaded snapshot with an empty segment at its end
+        is an install the crash interrupted: delete the segments below it and rename it, as the install would."""
+        for part in sorted(self.directory.glob("*" + PARTIAL_SNAPSHOT_SUFFIX)):
+            parsed = parse_snapshot_name(part.name.removesuffix(PARTIAL_SNAPSHOT_SUFFIX) + SNAPSHOT_SUFFIX)
+            first = self.directory / segment_file_name(parsed[0]) if parsed else None
+            if first is None or not first.exists() or first.stat().st_size:
+                continue
+            try:
+                check_snapshot(part)
+            except SnapshotError:
+                continue
+            log.warning("finishing the install of snapshot %s, interrupted by a crash", part.name)
+            self._install_files(SnapshotId(*parsed), part)
+
+    def _install_files(self, snapshot_id: SnapshotId, part: Path) -> Path:
+        """Runs in the I/O thread: the log starts, empty, at the snapshot's end, and the snapshot gets its
+        name. The empty segment comes first and the rename last, so a crash between is finished at start-up."""
+        end = snapshot_id.end_offset
+        for segment in self._segments:
+            segment.close()
+        new = Segment(self.directory, end, self.config.index_interval_bytes)
+        with open(new.path, "wb"):
+            pass
+        new.index_path.write_bytes(b"")
+        fsync_dir(self.directory)
+        for path in self.directory.iterdir():
+            base = parse_base_offset(path.name)
+            if base is not None and base != end:
+                path.unlink()
+                path.with_name(segment_file_name(base, INDEX_SUFFIX)).unlink(missing_ok=True)
+        fsync_dir(self.directory)
+        final = self.directory / snapshot_id.file_name
+        os.replace(part, final)
+        fsync_dir(self.directory)
+        self._segments = [new]
+        return final
+
     def _log_start_offset(self) -> int:
         return self._segments[0].base_offset if self._segments else 0
 
@@ -405,10 +455,9 @@ class RaftLog:
 
     def _batches(self, start: int, end: int) -> Iterator[_Batch]:
         """The batches that hold offsets ``start`` .. ``end - 1`` and end before ``end``."""
-        log_entries = self.core.log
-        offset = start
+        offset = max(start, self.core.log_start)
         while offset < end:
-            batch = self._batch_at(offset, log_entries[offset])
+            batch = self._batch_at(offset, self.core.entry(offset))
             if batch is None:
                 offset += 1
                 continue
@@ -455,6 +504,16 @@ class RaftLog:
 
     def add_commit_listener(self, listener) -> None:
         self._listeners.append(listener)
+
+    def add_snapshot_listener(self, listener: Callable[[SnapshotId, Path], None]) -> None:
+        """Called with a snapshot downloaded from the leader once it replaced the log: what was committed
+        before is that snapshot now, and ``replay()`` yields it (the brokers' view can reset from the path)."""
+        self._snapshot_listeners.append(listener)
+
+    @property
+    def latest_snapshot(self) -> tuple[SnapshotId, Path] | None:
+        """The newest snapshot (its id and ``.checkpoint`` file), taken here or downloaded."""
+        return self._snapshot
 
     def add_leadership_listener(self, listener: Callable[[bool], None]) -> None:
         """Called with True once this replica's controller is active, with False when it stops being so."""
@@ -512,6 +571,12 @@ class RaftLog:
                 self._send(action.message)
             elif isinstance(action, Commit):
                 self._deliver(action.high_watermark)
+            elif isinstance(action, RetireLog):
+                self._retirable = action.log_start  # _take_snapshot retires the files below it
+            elif isinstance(action, WriteSnapshotChunk):
+                self._write_chunk(action)
+            elif isinstance(action, InstallSnapshot):
+                self._install(action)
         self._arm_timer()
         self._follow_leadership()
 
@@ -551,7 +616,7 @@ class RaftLog:
             else:
                 cut = next((i + 1 for i, (kind, _) in enumerate(self._ops) if kind == "write"), len(self._ops))
                 group, self._ops = self._ops[:cut], self._ops[cut:]
-            truncations = sum(1 for kind, _ in group if kind == "truncate")
+            truncations = sum(1 for kind, _ in group if kind in ("truncate", "install"))
             try:
                 end = await loop.run_in_executor(self._io, self._write_and_sync, group)
             except OSError as exc:
@@ -560,6 +625,7 @@ class RaftLog:
             self.fsync_count += 1
             await self._unfrozen()
             del self._truncating[:truncations]
+            self._announce_installs()
             if self._truncating:  # a truncation queued meanwhile: only what lies below it stays durable
                 end = min(end, *self._truncating)
             else:
@@ -614,7 +680,7 @@ class RaftLog:
         return b"".join(chunks)
 
     async def handle(self, request, version: int):
-        """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request from another replica."""
+        """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch or FetchSnapshot request from another replica."""
         await self._unfrozen()
         if self.core is None or self._closed or self.failure is not None:
             raise LogFailedError(self._failed or "the metadata log is not open")
@@ -637,47 +703,13 @@ class RaftLog:
             return peer_wire.to_response(replace(
                 _unanswered_fetch(message), high_watermark=self.high_watermark,
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
-        log_start = self._segments[0].base_offset if self._segments else 0
-        return peer_wire.to_response(reply, version, self._encode_records, log_start)
+        return peer_wire.to_response(reply, version, self._encode_records, self.core.log_start, self._read_chunk)
 
-    def fetch_snapshot(self, request, version: int):
-        """Answer FetchSnapshot (59): a chunk of one of the leader's snapshot files (KIP-630)."""
-        if request.cluster_id is not None and request.cluster_id != self.cluster_id:
-            return FetchSnapshotResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID, topics=[])
-        topics = request.topics
-        if (len(topics) != 1 or topics[0].name != METADATA_TOPIC or len(topics[0].partitions) != 1
-                or topics[0].partitions[0].partition != METADATA_PARTITION):
-            return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
-                FetchSnapshotResponse.TopicSnapshot(name=t.name, partitions=[FetchSnapshotResponse.PartitionSnapshot(
-                    index=p.partition, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                    snapshot_id=_snapshot_id(p.snapshot_id), unaligned_records=b"") for p in t.partitions])
-                for t in topics])
-        asked = topics[0].partitions[0]
-        error, chunk, size = ErrorCode.NONE, b"", 0
-        if self.core is None or asked.current_leader_epoch < self.core.epoch:
-            error = ErrorCode.FENCED_LEADER_EPOCH
-        elif asked.current_leader_epoch > self.core.epoch:
-            error = ErrorCode.UNKNOWN_LEADER_EPOCH
-        elif not self.active:
-            error = ErrorCode.NOT_LEADER_OR_FOLLOWER
-        else:
-            wanted = SnapshotId(asked.snapshot_id.end_offset, asked.snapshot_id.epoch)
-            path = dict(list_snapshots(self.directory)).get(wanted)
-            size = path.stat().st_size if path is not None else 0
-            if path is None:
-                error = ErrorCode.SNAPSHOT_NOT_FOUND
-            elif not 0 <= asked.position < size:
-                error = ErrorCode.POSITION_OUT_OF_RANGE
-            else:
-                with open(path, "rb") as snapshot_file:
-                    snapshot_file.seek(asked.position)
-                    chunk = snapshot_file.read(max(0, min(request.max_bytes, size - asked.position)))
-        partition = FetchSnapshotResponse.PartitionSnapshot(
-            index=METADATA_PARTITION, error_code=error, snapshot_id=_snapshot_id(asked.snapshot_id),
-            current_leader=FetchSnapshotResponse.LeaderIdAndEpoch(leader_id=self.leader_id, leader_epoch=self.epoch),
-            size=size, position=asked.position, unaligned_records=chunk)
-        return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
-            FetchSnapshotResponse.TopicSnapshot(name=METADATA_TOPIC, partitions=[partition])])
+    def _read_chunk(self, chunk: SnapshotChunk) -> bytes:
+        """The bytes of the latest snapshot a FetchSnapshot answer names (the core names only that one)."""
+        with open(self._snapshot[1], "rb") as snapshot_file:
+            snapshot_file.seek(chunk.position)
+            return snapshot_file.read(chunk.length)
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
@@ -698,7 +730,7 @@ class RaftLog:
         if leading and self._leader_epoch != core.epoch:
             self._leader_epoch = core.epoch
             start = core.log_end
-            while start > 0 and core.log[start - 1].epoch == core.epoch:
+            while start > core.log_start and core.entry(start - 1).epoch == core.epoch:
                 start -= 1
             self._leader_change_offset = start
             self._progress = {}
@@ -722,8 +754,8 @@ class RaftLog:
     def _batches_awaiting(self) -> list[_Batch]:
         """This replica's appends past the high watermark whose futures are still open."""
         found, seen = [], set()
-        for offset in range(self.high_watermark, self.core.log_end):
-            batch = self.core.log[offset].data
+        for offset in range(max(self.high_watermark, self.core.log_start), self.core.log_end):
+            batch = self.core.entry(offset).data
             if isinstance(batch, _Batch) and id(batch) not in seen:
                 seen.add(id(batch))
                 if batch.future is not None and not batch.future.done():
@@ -760,6 +792,10 @@ class RaftLog:
         for kind, item in group:
             if kind == "truncate":
                 self._truncate_files(item)
+                continue
+            if kind == "install":
+                self._installed.append((item[0], self._install_files(*item)))
+                self._segments[-1].open_for_append()
                 continue
             segment = self._segments[-1]
             if segment.size and segment.size + len(item.data) > self.config.segment_bytes:
@@ -865,11 +901,69 @@ class RaftLog:
         except Exception:  # the log goes on without this snapshot; the next one is due as usual
             log.exception("could not write snapshot %s", snapshot.file_name)
             return None
+        if self._closed or self.core.log_start >= snapshot.end_offset:
+            return snapshot  # a snapshot downloaded meanwhile already covers it
         self._snapshot = (snapshot, path)
         log.info("wrote snapshot %s", path.name)
-        if self.config.retention_bytes is not None or self.config.retention_ms is not None:
-            await loop.run_in_executor(self._io, self._retire, snapshot.end_offset)
+        self._run(self.core.snapshot_taken(self._now(), snapshot.end_offset, path.stat().st_size))
+        if self._retirable and (self.config.retention_bytes is not None or self.config.retention_ms is not None):
+            await loop.run_in_executor(self._io, self._retire, self._retirable)
         return snapshot
+
+    def _write_chunk(self, action: WriteSnapshotChunk) -> None:
+        """Write a downloaded chunk to the snapshot's ``.part`` file (a new download starts a new file)."""
+        if self.failure is not None:
+            return
+        try:
+            if action.position == 0 or self._download is None or self._download[0] != action.snapshot_id:
+                self._abandon_download()
+                name = action.snapshot_id.file_name[:-len(SNAPSHOT_SUFFIX)] + PARTIAL_SNAPSHOT_SUFFIX
+                path = self.directory / name
+                self._download = (action.snapshot_id, path, open(path, "wb"))
+            self._download[2].write(action.data)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _abandon_download(self) -> None:
+        if self._download is not None:
+            _, path, partial = self._download
+            partial.close()
+            path.unlink(missing_ok=True)
+            self._download = None
+
+    def _install(self, action: InstallSnapshot) -> None:
+        """The download is whole: check it and fsync it, then queue its install (``_install_files``)."""
+        if self._download is None or self.failure is not None:  # a chunk's write failed: nothing more is written
+            return
+        snapshot_id, path, partial = self._download
+        self._download = None
+        try:
+            partial.flush()
+            os.fsync(partial.fileno())
+            partial.close()
+            check_snapshot(path)
+        except (OSError, SnapshotError) as exc:
+            return self._fail(exc)
+        end = snapshot_id.end_offset
+        self._queue("install", (snapshot_id, path))
+        self._truncating.append(end)
+        self._start_flush()
+        self._control.clear()
+        self.high_watermark = end
+        self._committed_epoch = snapshot_id.epoch
+        self._since_snapshot_records = self._since_snapshot_bytes = 0
+
+    def _announce_installs(self) -> None:
+        """Installs are durable: the snapshot is the latest, and the listeners reset to it."""
+        installed, self._installed = self._installed, []
+        for snapshot_id, final in installed:
+            log.info("installed snapshot %s from the leader", final.name)
+            self._snapshot = (snapshot_id, final)
+            for listener in self._snapshot_listeners:
+                try:
+                    listener(snapshot_id, final)
+                except Exception:
+                    log.exception("a snapshot listener failed")
 
     def _retire(self, snapshot_end: int) -> None:
         """Runs in the I/O thread: delete or archive the oldest segments wholly below the snapshot while
@@ -929,6 +1023,7 @@ class RaftLog:
             await self._flushing
         if self._snapshotting is not None:
             await self._snapshotting
+        self._abandon_download()
         if self._segments:
             await asyncio.get_running_loop().run_in_executor(self._io, self._close_files)
         self._io.shutdown()
@@ -947,6 +1042,9 @@ class RaftLog:
             self._flushing.cancel()
         if self._snapshotting is not None:
             self._snapshotting.cancel()
+        if self._download is not None:  # a download cut short: its .part file stays, as a crash leaves it
+            self._download[2].close()
+            self._download = None
         if self._segments:
             await asyncio.get_running_loop().run_in_executor(self._io, self._drop_unsynced)
         self._io.shutdown()

@@ -1,12 +1,13 @@
-"""The Raft core's messages on Kafka's wire: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54) and
-Fetch (1) for ``__cluster_metadata-0``, in both directions.
+"""The Raft core's messages on Kafka's wire: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54),
+Fetch (1) and FetchSnapshot (59) for ``__cluster_metadata-0``, in both directions.
 
 ``to_request``/``from_response`` serve the sending side (a core request becomes a wire request; the
 wire answer becomes the core response, with the core's correlation id, so the core matches it to what
 it sent); ``from_request``/``to_response`` serve the answering side. Record batches travel as they lie
-in the log: the driver hands in ``encode_records(entries)`` and ``decode_records(bytes)``.
+in the log: the driver hands in ``encode_records(entries)`` and ``decode_records(bytes)``, and
+``read_snapshot(chunk)`` for the snapshot bytes a FetchSnapshot answer names.
 
-Requests always go at the newest version kraftwire speaks (Fetch 17, Vote 2, the others 1): the peers
+Requests always go at the newest version kraftwire speaks (Fetch 17, Vote 2, FetchSnapshot 0, the others 1): the peers
 are kraftwire controllers. A request naming another topic or partition, or another cluster, is
 answered as Kafka answers it (UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID) without reaching the
 core.
@@ -18,12 +19,14 @@ import uuid
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 from kraftwire.codec.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest,
-                                      EndQuorumEpochResponse, FetchRequest, FetchResponse, VoteRequest, VoteResponse)
+                                      EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
+                                      FetchSnapshotResponse, VoteRequest, VoteResponse)
 
 from . import core
 
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID: __cluster_metadata's fixed topic id
-VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1}
+VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1,
+            FetchSnapshotRequest: 0}
 NO_EPOCH_END = (-1, -1)
 
 
@@ -65,6 +68,15 @@ def to_request(message: core.Message, cluster_id: str):
         request = FetchRequest(cluster_id=cluster_id, replica_state=FetchRequest.ReplicaState(
             replica_id=message.replica_id), max_wait_ms=message.max_wait_ms, min_bytes=0,
             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
+    elif isinstance(message, core.FetchSnapshotRequest):
+        partition = FetchSnapshotRequest.PartitionSnapshot(
+            partition=METADATA_PARTITION, current_leader_epoch=message.current_leader_epoch,
+            snapshot_id=FetchSnapshotRequest.SnapshotId(end_offset=message.snapshot_id.end_offset,
+                                                        epoch=message.snapshot_id.epoch),
+            position=message.position)
+        request = FetchSnapshotRequest(cluster_id=cluster_id, replica_id=message.replica_id,
+                                       max_bytes=message.max_bytes, topics=[FetchSnapshotRequest.TopicSnapshot(
+                                           name=METADATA_TOPIC, partitions=[partition])])
     else:
         raise TypeError(f"not a request: {message!r}")
     return request, VERSIONS[type(request)]
@@ -93,14 +105,21 @@ def from_response(request: core.Message, response, decode_records=None) -> core.
     if isinstance(request, core.EndQuorumEpochRequest):
         return core.EndQuorumEpochResponse(**envelope, error_code=response.error_code or partition.error_code,
                                            leader_id=partition.leader_id, leader_epoch=partition.leader_epoch)
-    diverging = partition.diverging_epoch
     leader = partition.current_leader
+    if isinstance(request, core.FetchSnapshotRequest):
+        return core.FetchSnapshotResponse(
+            **envelope, error_code=response.error_code or partition.error_code,
+            snapshot_id=core.SnapshotId(partition.snapshot_id.end_offset, partition.snapshot_id.epoch),
+            size=partition.size, position=partition.position, unaligned_records=bytes(partition.unaligned_records),
+            current_leader=(leader.leader_id, leader.leader_epoch))
+    diverging, snapshot = partition.diverging_epoch, partition.snapshot_id
     records = decode_records(partition.records or b"") if partition.error_code == ErrorCode.NONE else ()
     return core.FetchResponse(
         **envelope, error_code=response.error_code or partition.error_code, high_watermark=partition.high_watermark,
         base_offset=request.fetch_offset, records=tuple(records),
         diverging_epoch=None if diverging.epoch < 0 else (diverging.epoch, diverging.end_offset),
-        current_leader=(leader.leader_id, leader.leader_epoch))
+        current_leader=(leader.leader_id, leader.leader_epoch),
+        snapshot_id=None if snapshot.end_offset < 0 else core.SnapshotId(snapshot.end_offset, snapshot.epoch))
 
 
 # --- the answering side ----------------------------------------------------------------------------
@@ -128,6 +147,16 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
                                  last_fetched_epoch=max(p.last_fetched_epoch, 0) if p.fetch_offset == 0
                                  else p.last_fetched_epoch, max_wait_ms=request.max_wait_ms)
     topics = request.topics
+    if isinstance(request, FetchSnapshotRequest):
+        if (len(topics) != 1 or not _names_metadata(topics[0].name, None, topics[0].partitions)
+                or topics[0].partitions[0].partition != METADATA_PARTITION):
+            raise Refused(_refusal(request, version, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        p = topics[0].partitions[0]
+        return core.FetchSnapshotRequest(
+            src=request.replica_id, dst=-1, correlation_id=correlation_id, replica_id=request.replica_id,
+            current_leader_epoch=p.current_leader_epoch,
+            snapshot_id=core.SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch), position=p.position,
+            max_bytes=request.max_bytes)
     if (len(topics) != 1 or not _names_metadata(topics[0].topic_name, None, topics[0].partitions)
             or topics[0].partitions[0].partition_index != METADATA_PARTITION):
         raise Refused(_refusal(request, version, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
@@ -145,8 +174,21 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
                                       leader_epoch=p.leader_epoch, preferred_successors=successors)
 
 
-def to_response(message: core.Message, version: int, encode_records=None, log_start_offset: int = 0):
+def to_response(message: core.Message, version: int, encode_records=None, log_start_offset: int = 0,
+                read_snapshot=None):
     """The wire answer for the core's reply."""
+    if isinstance(message, core.FetchSnapshotResponse):
+        chunk = message.unaligned_records
+        partition = FetchSnapshotResponse.PartitionSnapshot(
+            index=METADATA_PARTITION, error_code=message.error_code,
+            snapshot_id=FetchSnapshotResponse.SnapshotId(end_offset=message.snapshot_id.end_offset,
+                                                         epoch=message.snapshot_id.epoch),
+            current_leader=FetchSnapshotResponse.LeaderIdAndEpoch(leader_id=message.current_leader[0],
+                                                                  leader_epoch=message.current_leader[1]),
+            size=message.size, position=message.position,
+            unaligned_records=read_snapshot(chunk) if isinstance(chunk, core.SnapshotChunk) else chunk)
+        return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
+            FetchSnapshotResponse.TopicSnapshot(name=METADATA_TOPIC, partitions=[partition])])
     if isinstance(message, core.FetchResponse):
         diverging = message.diverging_epoch or NO_EPOCH_END
         partition = FetchResponse.PartitionData(
@@ -156,6 +198,9 @@ def to_response(message: core.Message, version: int, encode_records=None, log_st
             current_leader=FetchResponse.LeaderIdAndEpoch(leader_id=message.current_leader[0],
                                                           leader_epoch=message.current_leader[1]),
             records=encode_records(message.base_offset, message.records) if message.records else b"")
+        if message.snapshot_id is not None:
+            partition = partition.replace(snapshot_id=FetchResponse.SnapshotId(
+                end_offset=message.snapshot_id.end_offset, epoch=message.snapshot_id.epoch))
         topic = (FetchResponse.FetchableTopicResponse(topic=METADATA_TOPIC, partitions=[partition]) if version <= 12
                  else FetchResponse.FetchableTopicResponse(topic_id=METADATA_TOPIC_ID, partitions=[partition]))
         return FetchResponse(error_code=ErrorCode.NONE, responses=[topic])
@@ -182,6 +227,14 @@ def _refusal(request, version: int, error: ErrorCode):
                                                      partition_index=p.partition, error_code=error, high_watermark=-1)
                                                      for p in t.partitions])
             for t in request.topics])
+    if isinstance(request, FetchSnapshotRequest):
+        if error is ErrorCode.INCONSISTENT_CLUSTER_ID:
+            return FetchSnapshotResponse(error_code=error, topics=[])
+        return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
+            FetchSnapshotResponse.TopicSnapshot(name=t.name, partitions=[FetchSnapshotResponse.PartitionSnapshot(
+                index=p.partition, error_code=error, snapshot_id=FetchSnapshotResponse.SnapshotId(
+                    end_offset=p.snapshot_id.end_offset, epoch=p.snapshot_id.epoch), unaligned_records=b"")
+                for p in t.partitions]) for t in request.topics])
     kind = {VoteRequest: VoteResponse, BeginQuorumEpochRequest: BeginQuorumEpochResponse,
             EndQuorumEpochRequest: EndQuorumEpochResponse}[type(request)]
     if error is ErrorCode.INCONSISTENT_CLUSTER_ID:

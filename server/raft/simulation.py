@@ -18,8 +18,13 @@ After every event the checker asserts (``Violation`` names the seed and the comm
 * a majority of voters have the leader's high watermark fsync'd (only fsync'd data counts);
 * committed entries never change: every entry below any replica's high watermark equals the first
   entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
-* log matching: every replica's log up to its high watermark is a prefix of the newest leader's
-  (checked every 20 events, as it costs a pass over the logs);
+* log matching: every replica's snapshot and log up to its high watermark is a prefix of the newest
+  leader's (checked every 20 events, as it costs a pass over the logs);
+* snapshots (KIP-630; not with ``reconfigure``, whose core keeps its whole log): now and then a replica
+  snapshots a committed prefix and retires the log below it; a snapshot's contents equal the committed
+  entries it replaces, when taken and when a lagging replica has downloaded it by FetchSnapshot (in
+  small chunks, over the same faulty network; a crash loses a partial download) and installs it; every
+  replica's log start equals its snapshot's end;
 * with ``reconfigure`` (an operator adds observers as voters, removes voters, the leader too, and updates
   their listeners): every replica's voter set is that of the latest VotersRecord in its log; a leader
   appends a voter set only once the previous one in its log is committed, and only one voter apart;
@@ -29,7 +34,7 @@ After every event the checker asserts (``Violation`` names the seed and the comm
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
 a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
 voter change answered as committed, must be in the log of every replica at the offset it was
-acknowledged at.
+acknowledged at (in its snapshot or its log).
 
 Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
 ``--reconfigure`` changes the voters as it goes).
@@ -38,7 +43,9 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import dataclasses
 import heapq
+import pickle
 import random
 import sys
 import time
@@ -48,11 +55,13 @@ from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
-from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLog, NotLeaderError, PersistState,
-                   RaftCore, RemoveRaftVoterRequest, Role, Send, Timers, TruncateLog, UpdateRaftVoterRequest)
+from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLog, InstallSnapshot, NotLeaderError,
+                   PersistState, RaftCore, RemoveRaftVoterRequest, RetireLog, Role, Send, SnapshotChunk, SnapshotId,
+                   Timers, TruncateLog, UpdateRaftVoterRequest, WriteSnapshotChunk)
 from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
 
 ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
+SNAPSHOT_CHUNK_BYTES = 4096  # small, so a download takes several FetchSnapshot round trips
 
 
 class Violation(AssertionError):
@@ -78,24 +87,49 @@ class Faults:
     crash_all_every_ms: int = 12_000  # every replica crashes at once, and each restarts on its own
     write_every_ms: int = 15
     reconfigure_every_ms: int = 100   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
+    snapshot_every_ms: int = 400      # a replica snapshots part of its committed log and retires it
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot file: its bytes (the pickled entries, what FetchSnapshot moves) and the entries themselves."""
+    snapshot_id: SnapshotId
+    data: bytes
+    entries: tuple[Entry, ...]
 
 
 @dataclass
 class Disk:
-    """What survives a crash: quorum-state (written atomically) and the log, fsync'd up to ``synced``."""
+    """What survives a crash: quorum-state and the snapshot (both written atomically), and the log from
+    the snapshot's end (``start``), fsync'd up to ``synced``; a partial snapshot download does not."""
     quorum_state: PersistState = PersistState(0, NO_ID, NO_ID)
+    snapshot: Snapshot | None = None
+    start: int = 0
     entries: list[Entry] = field(default_factory=list)
     synced: int = 0
     truncations: list[int] = field(default_factory=list)  # every truncation point, so a late fsync stops at them
     voters_at: list[int] = field(default_factory=list)    # the offsets of the VotersRecords in ``entries``
+    partial: tuple[SnapshotId, bytearray] | None = None   # a snapshot being downloaded
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.entries)
 
     def cut(self, offset: int) -> None:
         """Keep the entries below ``offset``."""
-        del self.entries[offset:]
+        del self.entries[offset - self.start:]
         del self.voters_at[bisect.bisect_left(self.voters_at, offset):]
 
     def latest_voters(self, bootstrap: VoterSet) -> VoterSet:
-        return self.entries[self.voters_at[-1]].data.voters if self.voters_at else bootstrap
+        return self.entries[self.voters_at[-1] - self.start].data.voters if self.voters_at else bootstrap
+
+    def entry(self, core: RaftCore, offset: int) -> Entry:
+        """The entry at ``offset``: from the snapshot below the core's log start."""
+        return self.snapshot.entries[offset] if offset < core.log_start else core.entry(offset)
+
+    def full_log(self, core: RaftCore) -> list[Entry]:
+        """The snapshot's entries, then the core's log: every offset from 0."""
+        return list(self.snapshot.entries if self.snapshot else ()) + core.log
 
 
 @dataclass
@@ -151,6 +185,8 @@ class Simulation:
         self._schedule(self._interval(faults.crash_all_every_ms), "crash_all")
         if reconfigure:
             self._schedule(self._interval(faults.reconfigure_every_ms), "reconfigure")
+        else:
+            self._schedule(self._interval(faults.snapshot_every_ms), "snapshot")
 
     # ------------------------------------------------------------------ running
 
@@ -226,9 +262,9 @@ class Simulation:
         node.incarnation += 1
         state = node.disk.quorum_state
         node.core = self.core_class(node.node_id, self.bootstrap, random.Random(self.rng.random()), self.now,
-                                    timers=self.timers, epoch=state.epoch, leader_id=state.leader_id,
+                                    timers=dataclasses.replace(self.timers, snapshot_chunk_bytes=SNAPSHOT_CHUNK_BYTES), epoch=state.epoch, leader_id=state.leader_id,
                                     voted_id=state.voted_id, log=node.disk.entries, directory_id=node.directory_id,
-                                    kraft_version=1 if self.reconfigure else 0)
+                                    kraft_version=1 if self.reconfigure else 0, snapshot=self._snapshot_of(node.disk))
         node.last_high_watermark = 0
         node.pending_writes.clear()
         self._record(f"boot {node.node_id}", f"as {node.core.role.value} in epoch {state.epoch}, "
@@ -271,7 +307,7 @@ class Simulation:
         if node.core is None or node.incarnation != incarnation:
             return
         disk = node.disk
-        synced = min([end_offset, len(disk.entries)] + disk.truncations[truncations_seen:])
+        synced = min([end_offset, disk.end] + disk.truncations[truncations_seen:])
         disk.synced = max(disk.synced, synced)
         self._apply(node, node.core.flush_completed(self.now, synced))
 
@@ -311,15 +347,49 @@ class Simulation:
             return
         self.faults_injected["crashes"] += 1
         disk = node.disk
-        survivors = disk.synced + self.rng.randint(0, len(disk.entries) - disk.synced)
-        self._record(f"crash {node.node_id}: log {len(disk.entries)} → {survivors} (fsync'd {disk.synced})")
+        survivors = disk.synced + self.rng.randint(0, disk.end - disk.synced)
+        self._record(f"crash {node.node_id}: log {disk.end} → {survivors} (fsync'd {disk.synced})")
         disk.cut(survivors)
         disk.truncations.clear()
-        disk.synced = len(disk.entries)
+        disk.synced = disk.end
+        disk.partial = None
         node.core = None
         node.paused_until = 0
         node.pending_writes.clear()
         self._schedule(self.rng.randint(*self.faults.down_ms), "restart", node.node_id)
+
+    @staticmethod
+    def _snapshot_of(disk: Disk) -> tuple[SnapshotId, int] | None:
+        return (disk.snapshot.snapshot_id, len(disk.snapshot.data)) if disk.snapshot else None
+
+    def _on_snapshot(self) -> None:
+        """A running replica snapshots a committed prefix of its log and retires the log below its end."""
+        if not self.faulty:
+            return
+        self._schedule(self._interval(self.faults.snapshot_every_ms), "snapshot")
+        node = self.rng.choice(list(self.nodes.values()))
+        core = node.core
+        if core is None or node.paused_until > self.now or core.high_watermark <= core.log_start:
+            return
+        end = self.rng.randint(core.log_start + 1, core.high_watermark)
+        entries = tuple(node.disk.full_log(core)[:end])
+        snapshot_id = SnapshotId(end, entries[-1].epoch)
+        self._check_snapshot(node, entries, "took", checked=core.log_start)  # below it: the checked snapshot
+        node.disk.snapshot = Snapshot(snapshot_id, pickle.dumps(entries), entries)
+        self.faults_injected["snapshots"] += 1
+        self._record(f"snapshot {node.node_id}", snapshot_id)
+        self._apply(node, core.snapshot_taken(self.now, end, len(node.disk.snapshot.data)))
+
+    def _check_snapshot(self, node: Node, entries: tuple[Entry, ...], how: str, checked: int = 0) -> None:
+        """A snapshot's contents are the committed entries below its end (from ``checked`` on)."""
+        for offset in range(checked, len(entries)):
+            entry = entries[offset]
+            if offset >= len(self.committed):
+                self._fail(f"node {node.node_id} {how} a snapshot ending at {len(entries)} but only "
+                           f"{len(self.committed)} entries are committed")
+            if self.committed[offset] != entry:
+                self._fail(f"node {node.node_id} {how} a snapshot whose entry at offset {offset} is {entry}, "
+                           f"committed as {self.committed[offset]}")
 
     def _on_pause(self) -> None:
         if self.faulty:
@@ -415,13 +485,13 @@ class Simulation:
             return
         leader = self.nodes[response.src].core
         offset = next((o for o in range(leader.high_watermark - 1, -1, -1)
-                       if isinstance(leader.log[o].data, VotersRecord)), None)
-        voters = leader.log[offset].data.voters if offset is not None else None
+                       if isinstance(leader.entry(o).data, VotersRecord)), None)
+        voters = leader.entry(offset).data.voters if offset is not None else None
         present = voters is not None and voters.node(request.voter_id) is not None
         if offset is None or present != isinstance(request, AddRaftVoterRequest):
             self._fail(f"{kind} for {request.voter_id} answered NONE by {response.src} but its committed voter set "
                        f"is {voters and voters.ids}")
-        self.acknowledged_voters[offset] = leader.log[offset]
+        self.acknowledged_voters[offset] = leader.entry(offset)
         if request.voter_id == response.src:
             self.voter_answers["RemoveRaftVoter of the leader itself, committed"] += 1
 
@@ -447,9 +517,8 @@ class Simulation:
                 disk.synced = min(disk.synced, action.offset)
                 disk.truncations.append(action.offset)
             elif isinstance(action, AppendLog):
-                if action.offset != len(disk.entries):
-                    self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at "
-                               f"{len(disk.entries)}")
+                if action.offset != disk.end:
+                    self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at {disk.end}")
                 for offset, entry in enumerate(action.entries, action.offset):
                     if isinstance(entry.data, VotersRecord):
                         if core.role is Role.LEADER:
@@ -461,11 +530,65 @@ class Simulation:
                 delay = self.rng.randint(0, self.faults.fsync_stall_ms if slow else self.faults.max_fsync_ms)
                 self._schedule(delay, "fsync", node.node_id,
                                node.incarnation, action.end_offset, len(disk.truncations))
+            elif isinstance(action, RetireLog):
+                self._retire(node, action.log_start)
+            elif isinstance(action, WriteSnapshotChunk):
+                self._write_chunk(node, action)
+            elif isinstance(action, InstallSnapshot):
+                self._install(node, action)
             elif isinstance(action, Send):
-                self._send(action.message)
+                self._send(self._read_chunk(node, action.message))
             elif isinstance(action, Commit):
                 self._acknowledge(node, action.high_watermark)
         self._arm_timer(node)
+
+    def _retire(self, node: Node, log_start: int) -> None:
+        disk = node.disk
+        if disk.snapshot is None or disk.snapshot.snapshot_id.end_offset != log_start:
+            self._fail(f"node {node.node_id} retired its log below {log_start}, which no snapshot of its own ends at")
+        del disk.entries[:log_start - disk.start]
+        disk.start = log_start
+        disk.synced = max(disk.synced, log_start)
+
+    def _read_chunk(self, node: Node, message):
+        """The driver's part of a FetchSnapshot answer: the bytes the core names, read from its snapshot."""
+        chunk = getattr(message, "unaligned_records", None)
+        if not isinstance(chunk, SnapshotChunk):
+            return message
+        snapshot = node.disk.snapshot
+        if snapshot is None or snapshot.snapshot_id != chunk.snapshot_id:
+            self._fail(f"node {node.node_id} answered FetchSnapshot for {chunk.snapshot_id}, which it does not hold")
+        data = snapshot.data[chunk.position:chunk.position + chunk.length]
+        return dataclasses.replace(message, unaligned_records=data)
+
+    def _write_chunk(self, node: Node, action: WriteSnapshotChunk) -> None:
+        disk = node.disk
+        if action.position == 0 or disk.partial is None or disk.partial[0] != action.snapshot_id:
+            disk.partial = (action.snapshot_id, bytearray())
+        if action.position != len(disk.partial[1]):
+            self._fail(f"node {node.node_id} wrote a chunk of {action.snapshot_id} at {action.position}, "
+                       f"but holds {len(disk.partial[1])} bytes of it")
+        disk.partial[1].extend(action.data)
+
+    def _install(self, node: Node, action: InstallSnapshot) -> None:
+        """The downloaded snapshot replaces the log; its contents must be the committed prefix."""
+        disk = node.disk
+        if disk.partial is None or disk.partial[0] != action.snapshot_id or len(disk.partial[1]) != action.size:
+            self._fail(f"node {node.node_id} installed {action.snapshot_id} ({action.size} bytes) without having "
+                       f"downloaded it whole")
+        data = bytes(disk.partial[1])
+        entries = pickle.loads(data)
+        if len(entries) != action.snapshot_id.end_offset:
+            self._fail(f"node {node.node_id} installed {action.snapshot_id} holding {len(entries)} entries")
+        self._check_snapshot(node, entries, "installed")
+        self.faults_injected["snapshot installs"] += 1
+        self._record(f"install {node.node_id}", action.snapshot_id)
+        disk.snapshot = Snapshot(action.snapshot_id, data, entries)
+        disk.partial = None
+        disk.entries.clear()
+        disk.voters_at.clear()
+        disk.start = disk.synced = action.snapshot_id.end_offset
+        disk.truncations.append(disk.start)
 
     def _send(self, message) -> None:
         if message.dst == ADMIN:
@@ -486,8 +609,9 @@ class Simulation:
         for offset in [o for o in node.pending_writes if o < high_watermark]:
             epoch, value = node.pending_writes.pop(offset)
             if core.role is Role.LEADER and core.epoch == epoch:
-                if core.log[offset] != Entry(epoch, value):
-                    self._fail(f"leader {node.node_id} acknowledged offset {offset} but holds {core.log[offset]}")
+                held = node.disk.entry(core, offset)
+                if held != Entry(epoch, value):
+                    self._fail(f"leader {node.node_id} acknowledged offset {offset} but holds {held}")
                 self.acknowledged[offset] = value
                 self._record(f"ack offset {offset} = {value!r} by {node.node_id}")
 
@@ -512,8 +636,10 @@ class Simulation:
                 self._fail(f"node {node.node_id}'s high watermark went back from {node.last_high_watermark} to {hw}")
             if hw > core.log_end:
                 self._fail(f"node {node.node_id}'s high watermark {hw} is beyond its log end {core.log_end}")
+            if core.log_start != node.disk.start:
+                self._fail(f"node {node.node_id}'s log starts at {core.log_start} but its disk's at {node.disk.start}")
             for offset in range(node.last_high_watermark, hw):
-                entry = core.log[offset]
+                entry = node.disk.entry(core, offset)
                 if offset < len(self.committed):
                     if self.committed[offset] != entry:
                         self._fail(f"committed entry at offset {offset} changed: first {self.committed[offset]}, "
@@ -561,34 +687,41 @@ class Simulation:
         """A leader appends a voter set only once the previous one in its log is committed, and changes one voter."""
         disk = leader.disk
         before = disk.voters_at[-1] if disk.voters_at else -1
-        previous = disk.entries[before].data.voters if before >= 0 else self.bootstrap
-        if before >= 0 and (before >= len(self.committed) or self.committed[before] != disk.entries[before]):
+        previous = disk.entries[before - disk.start].data.voters if before >= 0 else self.bootstrap
+        if before >= 0 and (before >= len(self.committed) or self.committed[before] != disk.entries[before - disk.start]):
             self._fail(f"leader {leader.node_id} appended voters {voters.ids} at offset {offset} while the voter set "
                        f"{previous.ids} at offset {before} is not committed: two changes in flight")
         if not previous.differs_by_at_most_one(voters):
             self._fail(f"leader {leader.node_id} changed voters {previous.ids} to {voters.ids} at offset {offset}")
 
     def _check_log_matching(self, leader: Node) -> None:
+        """Below either log start, both hold snapshots checked against the committed entries: compare above."""
         for node in self.nodes.values():
             if node.core is not None:
                 hw = min(node.core.high_watermark, leader.core.log_end)
-                if node.core.log[:hw] != leader.core.log[:hw]:
-                    first = next(o for o in range(hw) if node.core.log[o] != leader.core.log[o])
+                low = max(node.core.log_start, leader.core.log_start)
+                if low >= hw:
+                    continue
+                log = node.core.log[low - node.core.log_start:hw - node.core.log_start]
+                if log != leader.core.log[low - leader.core.log_start:hw - leader.core.log_start]:
+                    first = next(o for o in range(low, hw) if node.core.entry(o) != leader.core.entry(o))
                     self._fail(f"node {node.node_id}'s log differs from leader {leader.node_id}'s at offset {first}, "
                                f"below its high watermark {node.core.high_watermark}")
 
     def _check_final(self) -> None:
         leader = self._leader()
         self._check_log_matching(leader)
+        logs = {node.node_id: node.disk.full_log(node.core) for node in self.nodes.values()}
         for offset, entry in self.acknowledged_voters.items():
             for node in self.nodes.values():
-                if offset >= node.core.log_end or node.core.log[offset] != entry:
+                if offset >= node.core.log_end or logs[node.node_id][offset] != entry:
                     self._fail(f"voter change {entry.data.voters.ids} answered as committed at offset {offset} "
                                f"is lost on node {node.node_id}")
         for node in self.nodes.values():
+            log = logs[node.node_id]
             for offset, value in self.acknowledged.items():
-                if offset >= node.core.log_end or node.core.log[offset].data != value:
-                    found = node.core.log[offset] if offset < node.core.log_end else "nothing"
+                if offset >= node.core.log_end or log[offset].data != value:
+                    found = log[offset] if offset < node.core.log_end else "nothing"
                     self._fail(f"acknowledged write {value!r} at offset {offset} is lost on node {node.node_id} "
                                f"(it holds {found})")
 
