@@ -513,12 +513,14 @@ class RaftCore:
                 getattr(self, f"_expired_{name}")(now)
         return self._drain()
 
-    def append(self, now: int, data: object) -> tuple[int, list]:
-        """Append a write on the leader: (its offset, actions). It is committed once the high watermark passes it."""
+    def append(self, now: int, data: object, count: int = 1) -> tuple[int, list]:
+        """Append a write of ``count`` records on the leader, each an entry holding ``data`` (a batch's
+        records share it): (the first one's offset, actions). It is committed once the high watermark
+        passes it."""
         if self.role is not Role.LEADER:
             raise NotLeaderError(self.leader_id, self.epoch)
         offset = self.log_end
-        self._append_local([Entry(self.epoch, data)])
+        self._append_local([Entry(self.epoch, data)] * count)
         self._complete_parked(now)
         return offset, self._drain()
 

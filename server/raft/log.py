@@ -537,10 +537,7 @@ class RaftLog:
                        self.core.epoch, now, False,
                        [(base + i, record) for i, (record, _version) in enumerate(records)],
                        loop.create_future())
-        actions = []
-        for _ in records:
-            actions += self.core.append(self._now(), batch)[1]
-        self._run(actions)
+        self._run(self.core.append(self._now(), batch, len(records))[1])
         return base, batch.future
 
     # --- driving the core ------------------------------------------------------------------------------
