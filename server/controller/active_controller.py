@@ -65,6 +65,7 @@ class Controller:
             self.committed.apply(record, offset)
         # Images sit just before the next offset, whatever non-metadata (control) records took.
         self.committed.offset = self.log.high_watermark - 1
+        self.committed.kraft_version = self.log.kraft_version
         self.working = self.committed.copy()
         self.log.add_commit_listener(self._on_commit)
         self.log.add_leadership_listener(self._leadership_changed)
@@ -116,6 +117,7 @@ class Controller:
         self._commit_listeners.append(listener)
 
     def _on_commit(self, committed: list[tuple[int, object]]) -> None:
+        self.committed.kraft_version = self.log.kraft_version
         for offset, record in committed:
             self.committed.apply(record, offset)
         for listener in self._commit_listeners:

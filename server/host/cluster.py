@@ -56,6 +56,7 @@ from pathlib import Path
 
 from kraftwire.codec import ErrorCode
 from kraftwire.server import apis
+from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
@@ -72,6 +73,7 @@ from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, 
 from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
+from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
@@ -170,7 +172,7 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers()):
+                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -184,7 +186,12 @@ class Cluster:
         listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
         several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
         Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
-        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet."""
+        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet.
+        ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
+        --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
+        to the log, and AddRaftVoter/RemoveRaftVoter change them. 0 is a static set, as Kafka's
+        ``controller.quorum.voters``. The default is 1 for a quorum of several controllers and 0 for a
+        single one, whose log then stays as before (README: differences)."""
         if from_log is not None and controllers != 1:
             raise ValueError("a twin (--from-log) runs with one controller")
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
@@ -196,6 +203,9 @@ class Cluster:
             raise ValueError("a cluster needs at least one broker")
         if controllers < 1:
             raise ValueError("a cluster needs at least one controller")
+        kraft_version = (1 if controllers > 1 else 0) if kraft_version is None else kraft_version
+        if kraft_version not in (0, 1):
+            raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
@@ -217,10 +227,12 @@ class Cluster:
             self._locks.acquire(self.data_dir)
             controller_dirs = ([self.data_dir] if controllers == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
+            controller_directory_ids = []
             for node_id, directory in zip(self.controller_ids, controller_dirs):
                 if directory != self.data_dir:
                     self._locks.acquire(directory)
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
+                controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
             if twin is not None:
                 twin.seed(self.data_dir, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
@@ -235,7 +247,8 @@ class Cluster:
         self.peer_security = security.controller_client() if security else None  # how controllers reach each other
         self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
-            directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
+            directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
+            bootstrap_ids=list(self.controller_ids), log_config=log_config or RaftConfig(), timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
             startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
                                                     for i in range(controllers)])
@@ -244,6 +257,7 @@ class Cluster:
         self.logs: list[RaftLog] = []
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
+        self.brokers: list[BrokerNode] = []  # made below, once the controllers are
         for i in range(controllers):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
@@ -288,9 +302,10 @@ class Cluster:
         """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
         settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
         node_id = self.controller_ids[i]
-        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.controller_ids,
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=settings["bootstrap_ids"],
                       timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
-                      cluster_id=settings["cluster_id"])
+                      cluster_id=settings["cluster_id"], kraft_version=settings["kraft_version"],
+                      directory_id=settings["directory_ids"][i])
         controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
                                 session_timeout_ms=settings["session_timeout_ms"],
                                 rng=None if seed is None else random.Random(seed),
@@ -307,15 +322,28 @@ class Cluster:
             node.leader_and_isr.client_security = security.controller_client()
         if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
             self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
+        else:
+            self.logs.append(log)
+            self.controllers.append(controller)
+            self.controller_nodes.append(node)
+        if self.brokers:  # a restart, or a controller added: wired into the running cluster as the first ones were
             self.metadata.follow(controller)
             controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
             log.on_failure = self._on_log_failure
             node.listener.quotas = self.brokers[0].listener.quotas
             node.listener.error_answer = _log_failure_answer
-        else:
-            self.logs.append(log)
-            self.controllers.append(controller)
-            self.controller_nodes.append(node)
+
+    def _bootstrap_voters(self, i: int) -> None:
+        """Give controller ``i``'s log its listener and the bootstrap voters, now that the listeners have
+        ports: with kraft.version 1 the first controllers with their directory ids and listeners, as
+        ``kafka-storage format --initial-controllers`` records them (the log's own set rules once written)."""
+        settings, log, node = self._controller_settings, self.logs[i], self.controller_nodes[i]
+        log.endpoints = ((CONTROLLER_LISTENER, node.host, node.port),)
+        if settings["kraft_version"] >= 1:
+            log.bootstrap_voters = VoterSet(tuple(
+                VoterNode(ReplicaKey(node_id, settings["directory_ids"][k]),
+                          ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
+                for k, node_id in enumerate(settings["bootstrap_ids"])))
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -439,6 +467,7 @@ class Cluster:
             return
         self._make_controller(i)
         await self.controller_nodes[i].start()
+        self._bootstrap_voters(i)
         await self.controllers[i].start()
         self._stopped_controllers.discard(node_id)
 
@@ -515,6 +544,8 @@ class Cluster:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         for node in self.controller_nodes:  # listening first: the voters elect a leader over them
             await node.start()
+        for i in range(len(self.controller_nodes)):
+            self._bootstrap_voters(i)
         await asyncio.gather(*(c.start() for c in self.controllers))
         await self.wait_for_active_controller(ready_timeout)
         if self.security is not None and self.security.bootstrap_scram:
