@@ -54,7 +54,8 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from kraftwire.codec import ErrorCode
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
@@ -74,6 +75,7 @@ from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
+from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
@@ -513,6 +515,74 @@ class Cluster:
                 raise TimeoutError("no other controller became active in time")
             await asyncio.sleep(0.01)
         return resigned
+
+    # --- changing the voters (KIP-853) ------------------------------------------------------------
+
+    async def add_controller(self) -> int:
+        """Start a new controller (the next id, data directory ``<data_dir>/controller-<id>``) that follows
+        the metadata log as an observer; AddRaftVoter (``kafka-metadata-quorum add-controller`` with the
+        file ``controller_properties`` writes, or ``add_voter``) makes it a voter. Returns its id."""
+        settings = self._controller_settings
+        node_id = max(self.controller_ids) + 1
+        if node_id in self._by_id:
+            raise ValueError(f"node id {node_id} is a broker's")
+        directory = self.data_dir / f"controller-{node_id}"
+        self._locks.acquire(directory)
+        settings["directory_ids"].append(directory_id(directory, settings["cluster_id"], node_id, uuid.uuid4))
+        settings["directories"].append(directory)
+        settings["ports"].append(0)
+        self.controller_ids.append(node_id)
+        i = len(self.controller_ids) - 1
+        self._make_controller(i)
+        await self.controller_nodes[i].start()
+        self._bootstrap_voters(i)
+        await self.controllers[i].start()
+        return node_id
+
+    def controller_properties(self, node_id: int) -> str:
+        """A Kafka controller's configuration for controller ``node_id`` (node.id, process.roles, its
+        listener, metadata.log.dir, whose meta.properties holds its directory id): what
+        ``kafka-metadata-quorum --command-config FILE add-controller`` reads."""
+        i = self._controller_index(node_id)
+        node = self.controller_nodes[i]
+        return "\n".join([f"node.id={node_id}", "process.roles=controller",
+                          f"listeners={CONTROLLER_LISTENER}://{node.host}:{node.port}",
+                          f"controller.listener.names={CONTROLLER_LISTENER}",
+                          f"metadata.log.dir={self._controller_settings['directories'][i]}", ""])
+
+    def controller_directory_id(self, node_id: int) -> uuid.UUID:
+        """The metadata log directory id of a controller (its meta.properties' ``directory.id``)."""
+        return self._controller_settings["directory_ids"][self._controller_index(node_id)]
+
+    async def add_voter(self, node_id: int, timeout: float = 30.0) -> None:
+        """Make a running controller that has caught up as an observer a voter: AddRaftVoter over TCP to
+        the active controller, as ``kafka-metadata-quorum add-controller`` sends it. Returns once the new
+        voter set is committed; KafkaError with Kafka's code when refused."""
+        node = self.controller_nodes[self._controller_index(node_id)]
+        await self._change_voters(AddRaftVoterRequest(
+            cluster_id=self._controller_settings["cluster_id"], timeout_ms=int(timeout * 1000), voter_id=node_id,
+            voter_directory_id=self.controller_directory_id(node_id),
+            listeners=[AddRaftVoterRequest.Listener(name=CONTROLLER_LISTENER, host=node.host, port=node.port)]),
+            1, timeout)
+
+    async def remove_controller(self, node_id: int, timeout: float = 30.0) -> None:
+        """Take a controller out of the voters (RemoveRaftVoter over TCP to the active controller, as
+        ``kafka-metadata-quorum remove-controller`` sends it), then stop it."""
+        await self._change_voters(RemoveRaftVoterRequest(
+            cluster_id=self._controller_settings["cluster_id"], voter_id=node_id,
+            voter_directory_id=self.controller_directory_id(node_id)), 0, timeout)
+        await self.stop_controller(node_id)
+
+    async def _change_voters(self, request, version: int, timeout: float) -> None:
+        active = await self.wait_for_active_controller(timeout)
+        node = self.controller_nodes[self._controller_index(active.node_id)]
+        client = KafkaClient(node.host, node.port, "kraftwire-harness", self.peer_security)
+        try:
+            response = await asyncio.wait_for(client.send(request, version), timeout)
+        finally:
+            await client.close()
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(response.error_code, response.error_message)
 
     def _check_node(self, node_id: int) -> None:
         if node_id not in self.controller_ids and node_id not in self._by_id:

@@ -492,8 +492,9 @@ class RaftLog:
             progress = (ReplicaProgress(replica_id, self.core.durable_end, now, now) if replica_id == self.node_id
                         else self._progress.setdefault(replica_id, ReplicaProgress(replica_id)))
             voters.append(replace(progress, directory_id=node.key.directory_id))
+        observers = [p for p in self._observers.values() if p.replica_id not in self.voters]  # not since it was added
         return QuorumDescription(self.node_id, self.epoch, self.high_watermark, voters,
-                                 sorted(self._observers.values(), key=lambda p: p.replica_id),
+                                 sorted(observers, key=lambda p: p.replica_id),
                                  {v.key.id: v.listeners for v in self.core.voter_set.voters if v.listeners})
 
     def observe(self, replica_id: int, end_offset: int) -> None:
