@@ -434,8 +434,8 @@ class Cluster:
         return self.controller_ids.index(node_id)
 
     def list_controllers(self) -> list[dict]:
-        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, and
-        whether it is the active one."""
+        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, whether it
+        is the active one, and whether its log counts it a voter."""
         described = []
         for node_id, log, node in zip(self.controller_ids, self.logs, self.controller_nodes):
             running = node_id not in self._stopped_controllers
@@ -443,7 +443,8 @@ class Cluster:
                 "id": node_id, "host": node.host, "port": node.port, "running": running,
                 "paused": node_id in self._paused_controllers, "active": running and log.active,
                 "role": log.role.value if running and log.role else None, "epoch": log.epoch,
-                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset})
+                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset,
+                "voter": node_id in log.voters})
         return described
 
     async def stop_controller(self, node_id: int, *, kill: bool = False) -> None:

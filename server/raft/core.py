@@ -43,7 +43,8 @@ The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
 
 The log lives here as a list of ``Entry`` (offset = index; no snapshots yet, so the log starts at 0):
 the driver mirrors every ``TruncateLog``/``AppendLog`` onto the durable log and reports fsyncs back.
-Wiring onto ``RaftLog`` and the wire is the next step (ARCHITECTURE.md, "The quorum core").
+``RaftLog`` (server/raft/log.py) drives it with real files, timers and the wire (ARCHITECTURE.md,
+"The quorum core").
 
 Deliberate differences from Kafka, all in the direction of simplicity:
 

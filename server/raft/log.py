@@ -20,6 +20,12 @@ deadline. The core holds one entry per offset; entries hold their batch, so a Fe
 with whole batches, and the high watermark, every fetch offset and every truncation fall between
 batches.
 
+Dynamic voters (KIP-853): the core's KRaftVersionRecord and VotersRecord entries are written as control
+records 5 and 6 (with a new leader's LeaderChange in one control batch), and entries read back from the
+log or a Fetch answer carry them decoded, so the voter set is recovered from the log at every start;
+``handle`` serves AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed
+sends UpdateRaftVoter to the leader itself.
+
 The controller on this log is active once the core leads and its ``LeaderChange`` is committed
 (``active``; the leadership listeners hear each change); ``append`` anywhere else raises
 ``NotLeaderError``, and a leader that loses its epoch fails the appends not yet committed with it.
