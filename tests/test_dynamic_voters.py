@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -265,3 +267,30 @@ def test_kafka_dump_log_reads_the_bootstrap_voters_a_dynamic_quorum_writes():
         assert "LeaderChange" in first_batch and "KRaftVersion" in first_batch and "KRaftVoters" in first_batch
         directory_ids = {kafka_uuid(bg.call(lambda n=n: bg.cluster.controller_directory_id(n))) for n in (3000, 3001, 3002)}
         assert all(d in first_batch for d in directory_ids), first_batch
+
+
+def control_plane(bg, method: str, path: str) -> tuple[int, dict | list]:
+    request = urllib.request.Request(bg.cluster.control_server.url + path, data=b"{}", method=method,
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {bg.cluster.control_token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def test_the_control_plane_adds_a_voter_and_removes_one():
+    with BackgroundCluster(brokers=1, controllers=3, control_port=0) as bg:
+        status, answer = control_plane(bg, "POST", "/api/controllers/add")
+        new = answer["added"]
+        assert status == 200 and {c["id"]: c["voter"] for c in answer["controllers"]} == {
+            3000: True, 3001: True, 3002: True, new: False}
+        wait_for(lambda: caught_up_observer(bg, new), what=f"controller {new} to catch up as an observer")
+        status, answer = control_plane(bg, "POST", f"/api/controllers/{new}/vote")
+        assert status == 200 and voter_ids(bg) == [3000, 3001, 3002, new]
+        status, refused = control_plane(bg, "POST", f"/api/controllers/{new}/vote")
+        assert status == 400 and refused["error"].startswith("DUPLICATE_VOTER: "), refused
+        status, answer = control_plane(bg, "POST", "/api/controllers/3001/remove")
+        assert status == 200 and not {c["id"]: c["running"] for c in answer}[3001]
+        assert voter_ids(bg) == [3000, 3002, new]
