@@ -294,3 +294,21 @@ def test_the_control_plane_adds_a_voter_and_removes_one():
         status, answer = control_plane(bg, "POST", "/api/controllers/3001/remove")
         assert status == 200 and not {c["id"]: c["running"] for c in answer}[3001]
         assert voter_ids(bg) == [3000, 3002, new]
+
+
+def test_a_standalone_controller_is_replaced_by_a_new_one():
+    """``--kraft-version 1`` with one controller, as ``kafka-storage format --standalone``: a second
+    controller joins, the first leaves, and the cluster goes on with the new one alone."""
+    with BackgroundCluster(brokers=1, kraft_version=1) as bg:
+        assert voter_ids(bg) == [3000]
+        new = bg.run(bg.cluster.add_controller())
+        wait_for(lambda: caught_up_observer(bg, new), what=f"controller {new} to catch up as an observer")
+        bg.run(bg.cluster.add_voter(new))
+        assert voter_ids(bg) == [3000, new]
+        bg.run(bg.cluster.remove_controller(3000))
+        assert wait_for(lambda: bg.call(lambda: bg.cluster.active_controller_id), what="a new active controller") == new
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
+        admin.create_topics([NewTopic("after-replacement", 1, 1)])
+        assert "after-replacement" in admin.list_topics()
+        admin.close()
+        assert voter_ids(bg) == [new]

@@ -761,12 +761,12 @@ class RaftLog:
         sends UpdateRaftVoter to the leader, as Kafka's voters do once they know the leader; the leader
         hands it to its own core. Retried after a fetch timeout until the set shows the new listeners."""
         core = self.core
+        if core.kraft_version < 1 or not self.endpoints or core.role not in (Role.LEADER, Role.FOLLOWER):
+            return
         node = core.voter_set.node(self.node_id)
         now = self._now()
-        if (core.kraft_version < 1 or not self.endpoints or node is None or not core.is_voter
-                or node.listeners == self.endpoints or core.role not in (Role.LEADER, Role.FOLLOWER)
-                or now < self._voter_update_due or self._closed
-                or (self.transport is None and core.leader_id != self.node_id)):
+        if (node is None or not core.is_voter or node.listeners == self.endpoints or now < self._voter_update_due
+                or self._closed or (self.transport is None and core.leader_id != self.node_id)):
             return
         self._voter_update_due = now + self.timers.fetch_timeout_ms
         request = UpdateRaftVoterRequest(src=self.node_id, dst=core.leader_id, correlation_id=next(self._incoming_ids),
