@@ -149,10 +149,14 @@ def test_kafka_metadata_quorum_replaces_the_active_controller_while_writes_are_a
         assert writer.failures == []
         acknowledged = {name for name, _ in writer.acknowledged}
         for node_id in staying:  # every acknowledged write is on every voter of the new set
-            topics = wait_for(lambda: acknowledged <= (names := bg.call(lambda: {
-                t.name for t in bg.cluster.controllers[bg.cluster.controller_ids.index(node_id)].committed.topics.values()
-            })) and names, what=f"controller {node_id} to have every acknowledged topic")
-            assert acknowledged <= topics
+            wait_for(lambda: acknowledged <= topic_names(bg, node_id),
+                     what=f"controller {node_id} to have every acknowledged topic")
+
+
+def topic_names(bg, node_id: int) -> set[str]:
+    """The topics of one controller's committed image."""
+    return bg.call(lambda: {t.name for t in bg.cluster.controllers[
+        bg.cluster.controller_ids.index(node_id)].committed.topics.values()})
 
 
 def voter_request(address: str, request, version: int):
@@ -182,7 +186,8 @@ def test_bad_voter_changes_get_kafkas_error_codes():
         assert add(3001, directory).error_code == ErrorCode.DUPLICATE_VOTER
         assert add(3001, directory, to=broker).error_code == ErrorCode.DUPLICATE_VOTER  # forwarded by the broker
         assert add(3005, ZERO_UUID).error_code == ErrorCode.INVALID_REQUEST
-        assert add(3005, uuid.uuid4(), listeners=[("PLAINTEXT", "127.0.0.1", 9092)]).error_code == ErrorCode.INVALID_REQUEST
+        no_controller_listener = add(3005, uuid.uuid4(), listeners=[("PLAINTEXT", "127.0.0.1", 9092)])
+        assert no_controller_listener.error_code == ErrorCode.INVALID_REQUEST
         never_fetched = add(3005, uuid.uuid4())
         assert never_fetched.error_code == ErrorCode.REQUEST_TIMED_OUT and "caught-up" in never_fetched.error_message
         assert add(3001, directory, to=follower).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -265,8 +270,8 @@ def test_kafka_dump_log_reads_the_bootstrap_voters_a_dynamic_quorum_writes():
         first_batch = dumped.stdout.split("baseOffset: ")[1]
         assert "isControl: true" in first_batch and "lastOffset: 2 count: 3" in first_batch, first_batch
         assert "LeaderChange" in first_batch and "KRaftVersion" in first_batch and "KRaftVoters" in first_batch
-        directory_ids = {kafka_uuid(bg.call(lambda n=n: bg.cluster.controller_directory_id(n))) for n in (3000, 3001, 3002)}
-        assert all(d in first_batch for d in directory_ids), first_batch
+        for node_id in (3000, 3001, 3002):
+            assert kafka_uuid(bg.call(lambda n=node_id: bg.cluster.controller_directory_id(n))) in first_batch
 
 
 def control_plane(bg, method: str, path: str) -> tuple[int, dict | list]:
@@ -296,10 +301,11 @@ def test_the_control_plane_adds_a_voter_and_removes_one():
         assert voter_ids(bg) == [3000, 3002, new]
 
 
-def test_a_standalone_controller_is_replaced_by_a_new_one():
+def test_a_standalone_controller_is_replaced_by_a_new_one(tmp_path):
     """``--kraft-version 1`` with one controller, as ``kafka-storage format --standalone``: a second
-    controller joins, the first leaves, and the cluster goes on with the new one alone."""
-    with BackgroundCluster(brokers=1, kraft_version=1) as bg:
+    controller joins, the first leaves, and the cluster goes on with the new one alone, after a restart
+    of the whole cluster from its data directory too."""
+    with BackgroundCluster(brokers=1, kraft_version=1, data_dir=tmp_path) as bg:
         assert voter_ids(bg) == [3000]
         new = bg.run(bg.cluster.add_controller())
         wait_for(lambda: caught_up_observer(bg, new), what=f"controller {new} to catch up as an observer")
@@ -309,6 +315,14 @@ def test_a_standalone_controller_is_replaced_by_a_new_one():
         assert wait_for(lambda: bg.call(lambda: bg.cluster.active_controller_id), what="a new active controller") == new
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
         admin.create_topics([NewTopic("after-replacement", 1, 1)])
-        assert "after-replacement" in admin.list_topics()
         admin.close()
         assert voter_ids(bg) == [new]
+
+    with BackgroundCluster(brokers=1, kraft_version=1, data_dir=tmp_path) as bg:  # both come back
+        assert bg.call(lambda: bg.cluster.controller_ids) == [3000, new]
+        assert bg.call(lambda: bg.cluster.active_controller_id) == new
+        assert voter_ids(bg) == [new]
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
+        admin.create_topics([NewTopic("after-restart", 1, 1)])
+        assert {"after-replacement", "after-restart"} <= set(admin.list_topics())
+        admin.close()

@@ -136,6 +136,14 @@ class CommittedImageView:
             listener(fresh)
 
 
+def _added_controllers(data_dir: Path, controller_ids: list[int]) -> list[int]:
+    """The controllers ``add_controller`` once added in this data directory (``controller-<id>`` beyond
+    the first ones): they start again with the others, voters or observers as the log says."""
+    found = [int(p.name.removeprefix("controller-")) for p in data_dir.glob("controller-*")
+             if p.name.removeprefix("controller-").isdigit() and (p / "meta.properties").is_file()]
+    return sorted(n for n in found if n > max(controller_ids))
+
+
 def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
     if len(node_ids) != brokers:
         raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
@@ -186,8 +194,10 @@ class Cluster:
         the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py).
         ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
         listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
-        several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
-        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
+        several, its own data directory ``<data_dir>/controller-<id>``; controllers ``add_controller``
+        added (``<data_dir>/controller-<id>`` past those) start again with them, on ports of the
+        kernel's. ``quorum_timers`` are their Raft timers (short ones by default;
+        ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
         controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet.
         ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
         --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
@@ -229,6 +239,9 @@ class Cluster:
             self._locks.acquire(self.data_dir)
             controller_dirs = ([self.data_dir] if controllers == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
+            for node_id in _added_controllers(self.data_dir, self.controller_ids):
+                self.controller_ids.append(node_id)
+                controller_dirs.append(self.data_dir / f"controller-{node_id}")
             controller_directory_ids = []
             for node_id, directory in zip(self.controller_ids, controller_dirs):
                 if directory != self.data_dir:
@@ -250,17 +263,17 @@ class Cluster:
         self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
             directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
-            bootstrap_ids=list(self.controller_ids), log_config=log_config or RaftConfig(), timers=quorum_timers,
+            bootstrap_ids=self.controller_ids[:controllers], log_config=log_config or RaftConfig(), timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
-            startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
-                                                    for i in range(controllers)])
+            startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < controllers else 0
+                                                    for i in range(len(self.controller_ids))])
         self._active = 0  # index of the controller that is (or was last) active
         self.links = QuorumLinks(self)
         self.logs: list[RaftLog] = []
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
         self.brokers: list[BrokerNode] = []  # made below, once the controllers are
-        for i in range(controllers):
+        for i in range(len(self.controller_ids)):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
