@@ -54,6 +54,21 @@ def caught_up_observer(bg, node_id: int) -> bool:
                for o in quorum["observers"])
 
 
+def create_topic(bg, name: str) -> set[str]:
+    """Create a topic through kafka-python and return the topics listed then. TopicAlreadyExists is the
+    answer, as from Kafka, when the first attempt committed although its controller lost the leadership
+    before answering (the broker then forwards the retry to the next one)."""
+    admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
+    try:
+        try:
+            admin.create_topics([NewTopic(name, 1, 1)])
+        except TopicAlreadyExistsError:
+            pass
+        return set(admin.list_topics())
+    finally:
+        admin.close()
+
+
 def voter_ids(bg) -> list[int]:
     return sorted(v["replica_id"] for v in described(bg)["current_voters"])
 
@@ -131,7 +146,8 @@ def test_kafka_metadata_quorum_replaces_the_active_controller_while_writes_are_a
         leaving = wait_for(lambda: bg.call(lambda: bg.cluster.active_controller_id), what="an active controller")
         leaving_directory = kafka_uuid(bg.call(lambda: bg.cluster.controller_directory_id(leaving)))
         done = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller_address(bg, leaving), "remove-controller",
-                        "--controller-id", str(leaving), "--controller-directory-id", leaving_directory)
+                        "--controller-id", str(leaving),
+                        f"--controller-directory-id={leaving_directory}")  # an id may start with "-"
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["Removed", "KRaft", "controller", str(leaving), "with", "directory", "id",
                                        leaving_directory]
@@ -149,8 +165,18 @@ def test_kafka_metadata_quorum_replaces_the_active_controller_while_writes_are_a
         assert writer.failures == []
         acknowledged = {name for name, _ in writer.acknowledged}
         for node_id in staying:  # every acknowledged write is on every voter of the new set
-            wait_for(lambda: acknowledged <= topic_names(bg, node_id),
-                     what=f"controller {node_id} to have every acknowledged topic")
+            try:
+                wait_for(lambda: acknowledged <= topic_names(bg, node_id))
+            except AssertionError:
+                missing = sorted(acknowledged - topic_names(bg, node_id))
+                raise AssertionError(f"controller {node_id} lacks {len(missing)} acknowledged topics ({missing[:5]}); "
+                                     f"the controllers: {controller_states(bg)}") from None
+
+
+def controller_states(bg) -> list[tuple]:
+    """(id, voters, role, leader, epoch, high watermark, log end) of every controller, to tell a failure apart."""
+    return bg.call(lambda: [(log.node_id, log.voters, log.role.value if log.role else None, log.leader_id, log.epoch,
+                             log.high_watermark, log.end_offset) for log in bg.cluster.logs])
 
 
 def topic_names(bg, node_id: int) -> set[str]:
@@ -197,7 +223,8 @@ def test_bad_voter_changes_get_kafkas_error_codes():
         assert voter_ids(bg) == [3000, 3001, 3002]  # nothing changed
 
         done = run_tool(METADATA_QUORUM, "--bootstrap-server", bg.bootstrap, "remove-controller",
-                        "--controller-id", "4242", "--controller-directory-id", kafka_uuid(uuid.uuid4()))
+                        "--controller-id", "4242",
+                        f"--controller-directory-id={kafka_uuid(uuid.uuid4())}")
         assert done.returncode == 1 and "VoterNotFoundException" in done.stderr, done.stderr
 
 
@@ -247,9 +274,7 @@ def test_voter_set_and_kraft_version_survive_restarts_and_a_moved_voter_updates_
                      what=f"controller {node_id}'s new listener in the voter set (UpdateRaftVoter)")
             assert finalized_features(address)["kraft.version"] == 1
         assert voter_ids(bg) == [3001, 3002, new]
-        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test")
-        admin.create_topics([NewTopic("after-restarts", 1, 1)])
-        admin.close()
+        assert "after-restarts" in create_topic(bg, "after-restarts")
 
 
 def described_nodes(bg) -> list[dict]:
@@ -313,16 +338,11 @@ def test_a_standalone_controller_is_replaced_by_a_new_one(tmp_path):
         assert voter_ids(bg) == [3000, new]
         bg.run(bg.cluster.remove_controller(3000))
         assert wait_for(lambda: bg.call(lambda: bg.cluster.active_controller_id), what="a new active controller") == new
-        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
-        admin.create_topics([NewTopic("after-replacement", 1, 1)])
-        admin.close()
+        assert "after-replacement" in create_topic(bg, "after-replacement")
         assert voter_ids(bg) == [new]
 
     with BackgroundCluster(brokers=1, kraft_version=1, data_dir=tmp_path) as bg:  # both come back
         assert bg.call(lambda: bg.cluster.controller_ids) == [3000, new]
         assert bg.call(lambda: bg.cluster.active_controller_id) == new
         assert voter_ids(bg) == [new]
-        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="voters-test", request_timeout_ms=30000)
-        admin.create_topics([NewTopic("after-restart", 1, 1)])
-        assert {"after-replacement", "after-restart"} <= set(admin.list_topics())
-        admin.close()
+        assert {"after-replacement", "after-restart"} <= create_topic(bg, "after-restart")
