@@ -588,15 +588,24 @@ class Cluster:
         await self.stop_controller(node_id)
 
     async def _change_voters(self, request, version: int, timeout: float) -> None:
-        active = await self.wait_for_active_controller(timeout)
-        node = self.controller_nodes[self._controller_index(active.node_id)]
-        client = KafkaClient(node.host, node.port, "kraftwire-harness", self.peer_security)
-        try:
-            response = await asyncio.wait_for(client.send(request, version), timeout)
-        finally:
-            await client.close()
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaError(response.error_code, response.error_message)
+        """Send a voter change to the active controller; again to the next one when it answers that it
+        no longer leads (as a broker's forwarding does), within ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            active = await self.wait_for_active_controller(max(0.0, deadline - loop.time()))
+            node = self.controller_nodes[self._controller_index(active.node_id)]
+            client = KafkaClient(node.host, node.port, "kraftwire-harness", self.peer_security)
+            try:
+                response = await asyncio.wait_for(client.send(request, version), max(0.0, deadline - loop.time()))
+            finally:
+                await client.close()
+            if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+                continue
+            if response.error_code != ErrorCode.NONE:
+                raise KafkaError(response.error_code, response.error_message)
+            return
 
     def _check_node(self, node_id: int) -> None:
         if node_id not in self.controller_ids and node_id not in self._by_id:
