@@ -197,8 +197,8 @@ class Cluster:
         several, its own data directory ``<data_dir>/controller-<id>``; controllers ``add_controller``
         added (``<data_dir>/controller-<id>`` past those) start again with them, on ports of the
         kernel's. ``quorum_timers`` are their Raft timers (short ones by default;
-        ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
-        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet.
+        ``Timers.kafka_defaults()`` for Kafka's). A twin runs one controller: its seed is a snapshot,
+        and a quorum does not ship snapshots to followers yet.
         ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
         --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
         to the log, and AddRaftVoter/RemoveRaftVoter change them. 0 is a static set, as Kafka's
@@ -263,7 +263,8 @@ class Cluster:
         self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
             directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
-            bootstrap_ids=self.controller_ids[:controllers], log_config=log_config or RaftConfig(), timers=quorum_timers,
+            bootstrap_ids=self.controller_ids[:controllers], log_config=log_config or RaftConfig(),
+            timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
             startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < controllers else 0
                                                     for i in range(len(self.controller_ids))])
