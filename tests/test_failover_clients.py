@@ -17,6 +17,7 @@ from kraftwire.codec.constants import UNASSIGNED
 from kraftwire.codec.messages import CreateTopicsRequest
 from kraftwire.server.raft import Timers
 from kraftwire.server.raft.tools import partition_directory, read_log
+from answers import watch_answers
 from raw_client import RawConnection, encode_request
 from test_reassign_node import NODE_DIR, kafkajs  # noqa: F401 - the fixture: node with kafkajs, else a skip
 
@@ -52,11 +53,7 @@ def test_a_slow_commit_is_waited_for_not_forwarded_twice():
         followers = [c for c in cluster.controller_ids if c != leader]
         asked = threading.Event()  # the leader answered a DescribeCluster: a forwarding attempt timed out
 
-        def observe(api_key, version, response, arrived):
-            if api_key == DESCRIBE_CLUSTER:
-                asked.set()
-
-        bg.call(lambda: setattr(cluster.controller_node.listener, "observer", observe))
+        bg.call(watch_answers, cluster.controller_node.listener, DESCRIBE_CLUSTER, lambda response: asked.set())
         for follower in followers:
             bg.call(cluster.pause_controller, follower)
         admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="failover-test", request_timeout_ms=30000)

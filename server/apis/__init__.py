@@ -29,7 +29,8 @@ from . import (api01_fetch, api03_metadata, api04_leader_and_isr, api17_sasl_han
                api51_alter_user_scram_credentials, api52_vote, api53_begin_quorum_epoch,
                api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api59_fetch_snapshot,
                api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
-               api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions)
+               api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions,
+               api80_add_raft_voter, api81_remove_raft_voter, api82_update_raft_voter)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
                             INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
 from kraftwire.server.metadata.acls import Operation
@@ -85,6 +86,8 @@ BROKER_APIS: dict[int, Handler] = {
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
+    api80_add_raft_voter.API_KEY: on_cluster(ALTER, relay_to_controller),
+    api81_remove_raft_voter.API_KEY: on_cluster(ALTER, relay_to_controller),
 }
 
 CONTROLLER_APIS: dict[int, Handler] = {
@@ -117,4 +120,7 @@ CONTROLLER_APIS: dict[int, Handler] = {
     api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),
     api63_broker_heartbeat.API_KEY: on_cluster(CLUSTER_ACTION, api63_broker_heartbeat.on_controller),
     api73_assign_replicas_to_dirs.API_KEY: on_cluster(CLUSTER_ACTION, api73_assign_replicas_to_dirs.on_controller),
+    api80_add_raft_voter.API_KEY: on_cluster(ALTER, api80_add_raft_voter.on_controller),
+    api81_remove_raft_voter.API_KEY: on_cluster(ALTER, api81_remove_raft_voter.on_controller),
+    api82_update_raft_voter.API_KEY: on_cluster(CLUSTER_ACTION, api82_update_raft_voter.on_controller),
 }

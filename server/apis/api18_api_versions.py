@@ -3,8 +3,9 @@
 Who: any client, first thing on a connection (KIP-511). Every simulated broker advertises the same
 ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
 the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
-finalized features: ``metadata.version`` and ``eligible.leader.replicas.version`` (listed as finalized
-only when on, as Kafka leaves out features at level 0). A v5+ request that names a cluster (KIP-1242) must name this
+finalized features: ``metadata.version``, ``eligible.leader.replicas.version`` and ``kraft.version``
+(the metadata log's, 1 for a dynamic quorum; listed as finalized only when on, as Kafka leaves out
+features at level 0). A v5+ request that names a cluster (KIP-1242) must name this
 broker's cluster id and node id, or it gets REBOOTSTRAP_REQUIRED (129) and no API list, as Kafka's
 brokers answer a client whose bootstrap address now leads to another node; the controller listener,
 like Kafka's, does not check.
@@ -15,8 +16,8 @@ image version and served from that cache.
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ApiVersionsResponse
 
-from kraftwire.server.metadata.record_versions import (METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL,
-                                                      SUPPORTED_FEATURES)
+from kraftwire.server.metadata.record_versions import (KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
+                                                      METADATA_VERSION_LEVEL, SUPPORTED_FEATURES)
 from kraftwire.server.wire.transport import Encoded
 
 API_KEY = 18
@@ -35,7 +36,8 @@ def _answer(context, image):
 
 def _build(context, image):
     body = context.listener.api_versions_body()
-    finalized = {METADATA_VERSION_FEATURE: METADATA_VERSION_LEVEL, **image.features}
+    finalized = {METADATA_VERSION_FEATURE: METADATA_VERSION_LEVEL, **image.features,
+                 KRAFT_VERSION_FEATURE: image.kraft_version}
     return body.replace(
         supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
                             for name, (low, high) in SUPPORTED_FEATURES.items()],

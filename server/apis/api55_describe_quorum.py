@@ -10,8 +10,9 @@ heartbeats report (``CurrentMetadataOffset + 1``) and the same two times. The le
 
 The request must name exactly ``__cluster_metadata`` partition 0 (one topic, one partition);
 anything else gets UNKNOWN_TOPIC_OR_PARTITION (3) on every partition it names, with Kafka's message.
-v1 adds the timestamps; v2 adds each replica's directory id (zero: this is a static quorum,
-kraft.version 0, so voters have no directory id) and ``Nodes`` with every voter's controller listener.
+v1 adds the timestamps; v2 adds each replica's directory id (a voter's as the voter set records it:
+zero in a static quorum, kraft.version 0; an observer's as its Fetch names it) and ``Nodes`` with every
+voter's controller listeners (as the log's VotersRecord lists them, else where the host runs it).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ NO_ERROR_MESSAGE = ""
 
 
 def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
+    directory = ZERO_UUID if progress.directory_id is None else progress.directory_id
+    return Replica(replica_id=progress.replica_id, replica_directory_id=directory,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
@@ -59,11 +61,18 @@ def decide(quorum, request, version: int, endpoints: dict[int, tuple[str, int]])
                           leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
                           current_voters=[_replica(v) for v in quorum.voters],
                           observers=[_replica(o) for o in quorum.observers])
-    nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=endpoints[v.replica_id][0],
-                                                            port=endpoints[v.replica_id][1])])
-             for v in quorum.voters if v.replica_id in endpoints and version >= 2]
+    nodes = [Node(node_id=v.replica_id, listeners=_listeners(v.replica_id, quorum, endpoints))
+             for v in quorum.voters if version >= 2 and (v.replica_id in quorum.listeners or v.replica_id in endpoints)]
     return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
                                   nodes=nodes)
+
+
+def _listeners(voter_id: int, quorum, endpoints: dict[int, tuple[str, int]]) -> list[Listener]:
+    logged = quorum.listeners.get(voter_id)
+    if logged:
+        return [Listener(name=name, host=host, port=port) for name, host, port in logged]
+    host, port = endpoints[voter_id]
+    return [Listener(name=CONTROLLER_LISTENER, host=host, port=port)]
 
 
 def on_controller(node, context, request):

@@ -82,6 +82,7 @@ class Controller:
             self.committed.apply(record, offset)
         # Images sit just before the next offset, whatever non-metadata (control) records took.
         self.committed.offset = self.log.high_watermark - 1
+        self.committed.kraft_version = self.log.kraft_version
         self.working = self.committed.copy()
 
     def _on_snapshot_installed(self, snapshot_id, path) -> None:
@@ -133,6 +134,7 @@ class Controller:
         self._commit_listeners.append(listener)
 
     def _on_commit(self, committed: list[tuple[int, object]]) -> None:
+        self.committed.kraft_version = self.log.kraft_version
         known = self._changed_in_working
         for offset, record in committed:
             outcome = known.pop(offset, None) if known else None

@@ -28,6 +28,7 @@ class MetadataLog(Protocol):
     active: bool  # this replica leads and its epoch's first record is committed: its controller may write
     high_watermark: int  # offset of the first record not yet committed
     end_offset: int  # offset the next appended record gets
+    kraft_version: int  # 1 when the log's voter set can change (KIP-853), else 0
     # Called when a snapshot is due: returns an image copy (``to_records()``) as of the high watermark.
     snapshot_source: Callable[[], object] | None
 

@@ -72,6 +72,9 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--controllers", type=int, default=1,
                    help="controllers in the Raft quorum (ids 3000, 3001, ...; several keep their logs in "
                         "DATA_DIR/controller-ID) (default 1)")
+    p.add_argument("--kraft-version", type=int, choices=(0, 1), default=0,
+                   help="1: dynamic voters (KIP-853), as kafka-storage format --initial-controllers (the log is "
+                        "then kept whole); 0: a static set, as controller.quorum.voters (default 0)")
     p.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
                    help="the controllers' Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
@@ -276,7 +279,7 @@ async def _serve(args) -> int:
                           num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
                           metadata_version=args.metadata_version, security=security, control_token=args.control_token,
                           from_log=twin, sizes=args.sizes,
-                          controllers=args.controllers,
+                          controllers=args.controllers, kraft_version=args.kraft_version,
                           quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)

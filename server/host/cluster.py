@@ -54,8 +54,10 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from kraftwire.codec import ErrorCode
+from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
+from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
@@ -72,6 +74,8 @@ from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, 
 from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
+from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
+from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
@@ -132,6 +136,14 @@ class CommittedImageView:
             listener(fresh)
 
 
+def _added_controllers(data_dir: Path, controller_ids: list[int]) -> list[int]:
+    """The controllers ``add_controller`` once added in this data directory (``controller-<id>`` beyond
+    the first ones): they start again with the others, voters or observers as the log says."""
+    found = [int(p.name.removeprefix("controller-")) for p in data_dir.glob("controller-*")
+             if p.name.removeprefix("controller-").isdigit() and (p / "meta.properties").is_file()]
+    return sorted(n for n in found if n > max(controller_ids))
+
+
 def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
     if len(node_ids) != brokers:
         raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
@@ -170,7 +182,7 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers()):
+                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int = 0):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -182,9 +194,16 @@ class Cluster:
         the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py).
         ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
         listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
-        several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
-        Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin's
-        controllers all start from the same snapshot, its seed."""
+        several, its own data directory ``<data_dir>/controller-<id>``; controllers ``add_controller``
+        added (``<data_dir>/controller-<id>`` past those) start again with them, on ports of the
+        kernel's. ``quorum_timers`` are their Raft timers (short ones by default;
+        ``Timers.kafka_defaults()`` for Kafka's). A twin's controllers all start from the same snapshot,
+        its seed.
+        ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
+        --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
+        to the log, and AddRaftVoter/RemoveRaftVoter change them. 0, the default, is a static set, as
+        Kafka's ``controller.quorum.voters``: kraftwire's snapshots do not carry the voter set yet, so a
+        dynamic quorum keeps its whole log (no retention) and cannot seed a twin (README: differences)."""
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
@@ -194,6 +213,10 @@ class Cluster:
             raise ValueError("a cluster needs at least one broker")
         if controllers < 1:
             raise ValueError("a cluster needs at least one controller")
+        if kraft_version not in (0, 1):
+            raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
+        if kraft_version >= 1 and from_log is not None:
+            raise ValueError("a twin (--from-log) runs at kraft.version 0: its seed snapshot holds no voter set")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
@@ -215,10 +238,15 @@ class Cluster:
             self._locks.acquire(self.data_dir)
             controller_dirs = ([self.data_dir] if controllers == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
+            for node_id in _added_controllers(self.data_dir, self.controller_ids):
+                self.controller_ids.append(node_id)
+                controller_dirs.append(self.data_dir / f"controller-{node_id}")
+            controller_directory_ids = []
             for node_id, directory in zip(self.controller_ids, controller_dirs):
                 if directory != self.data_dir:
                     self._locks.acquire(directory)
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
+                controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
             if twin is not None:
                 twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
@@ -233,16 +261,19 @@ class Cluster:
         self.peer_security = security.controller_client() if security else None  # how controllers reach each other
         self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
-            directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
+            directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
+            bootstrap_ids=self.controller_ids[:controllers], log_config=log_config or RaftConfig(),
+            timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
-            startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
-                                                    for i in range(controllers)])
+            startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < controllers else 0
+                                                    for i in range(len(self.controller_ids))])
         self._active = 0  # index of the controller that is (or was last) active
         self.links = QuorumLinks(self)
         self.logs: list[RaftLog] = []
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
-        for i in range(controllers):
+        self.brokers: list[BrokerNode] = []  # made below, once the controllers are
+        for i in range(len(self.controller_ids)):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
@@ -286,9 +317,10 @@ class Cluster:
         """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
         settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
         node_id = self.controller_ids[i]
-        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.controller_ids,
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=settings["bootstrap_ids"],
                       timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
-                      cluster_id=settings["cluster_id"])
+                      cluster_id=settings["cluster_id"], kraft_version=settings["kraft_version"],
+                      directory_id=settings["directory_ids"][i])
         controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
                                 session_timeout_ms=settings["session_timeout_ms"],
                                 rng=None if seed is None else random.Random(seed),
@@ -305,15 +337,28 @@ class Cluster:
             node.leader_and_isr.client_security = security.controller_client()
         if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
             self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
+        else:
+            self.logs.append(log)
+            self.controllers.append(controller)
+            self.controller_nodes.append(node)
+        if self.brokers:  # a restart, or a controller added: wired into the running cluster as the first ones were
             self.metadata.follow(controller)
             controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
             log.on_failure = self._on_log_failure
             node.listener.quotas = self.brokers[0].listener.quotas
             node.listener.error_answer = _log_failure_answer
-        else:
-            self.logs.append(log)
-            self.controllers.append(controller)
-            self.controller_nodes.append(node)
+
+    def _bootstrap_voters(self, i: int) -> None:
+        """Give controller ``i``'s log its listener and the bootstrap voters, now that the listeners have
+        ports: with kraft.version 1 the first controllers with their directory ids and listeners, as
+        ``kafka-storage format --initial-controllers`` records them (the log's own set rules once written)."""
+        settings, log, node = self._controller_settings, self.logs[i], self.controller_nodes[i]
+        log.endpoints = ((CONTROLLER_LISTENER, node.host, node.port),)
+        if settings["kraft_version"] >= 1:
+            log.bootstrap_voters = VoterSet(tuple(
+                VoterNode(ReplicaKey(node_id, settings["directory_ids"][k]),
+                          ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
+                for k, node_id in enumerate(settings["bootstrap_ids"])))
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -402,8 +447,8 @@ class Cluster:
         return self.controller_ids.index(node_id)
 
     def list_controllers(self) -> list[dict]:
-        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, and
-        whether it is the active one."""
+        """Every controller: address, running, paused, its Raft role, epoch, leader, offsets, whether it
+        is the active one, and whether its log counts it a voter."""
         described = []
         for node_id, log, node in zip(self.controller_ids, self.logs, self.controller_nodes):
             running = node_id not in self._stopped_controllers
@@ -411,7 +456,8 @@ class Cluster:
                 "id": node_id, "host": node.host, "port": node.port, "running": running,
                 "paused": node_id in self._paused_controllers, "active": running and log.active,
                 "role": log.role.value if running and log.role else None, "epoch": log.epoch,
-                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset})
+                "leader_id": log.leader_id, "high_watermark": log.high_watermark, "end_offset": log.end_offset,
+                "voter": node_id in log.voters})
         return described
 
     async def stop_controller(self, node_id: int, *, kill: bool = False) -> None:
@@ -437,6 +483,7 @@ class Cluster:
             return
         self._make_controller(i)
         await self.controller_nodes[i].start()
+        self._bootstrap_voters(i)
         await self.controllers[i].start()
         self._stopped_controllers.discard(node_id)
 
@@ -483,6 +530,83 @@ class Cluster:
             await asyncio.sleep(0.01)
         return resigned
 
+    # --- changing the voters (KIP-853) ------------------------------------------------------------
+
+    async def add_controller(self) -> int:
+        """Start a new controller (the next id, data directory ``<data_dir>/controller-<id>``) that follows
+        the metadata log as an observer; AddRaftVoter (``kafka-metadata-quorum add-controller`` with the
+        file ``controller_properties`` writes, or ``add_voter``) makes it a voter. Returns its id."""
+        settings = self._controller_settings
+        node_id = max(self.controller_ids) + 1
+        if node_id in self._by_id:
+            raise ValueError(f"node id {node_id} is a broker's")
+        directory = self.data_dir / f"controller-{node_id}"
+        self._locks.acquire(directory)
+        settings["directory_ids"].append(directory_id(directory, settings["cluster_id"], node_id, uuid.uuid4))
+        settings["directories"].append(directory)
+        settings["ports"].append(0)
+        self.controller_ids.append(node_id)
+        i = len(self.controller_ids) - 1
+        self._make_controller(i)
+        await self.controller_nodes[i].start()
+        self._bootstrap_voters(i)
+        await self.controllers[i].start()
+        return node_id
+
+    def controller_properties(self, node_id: int) -> str:
+        """A Kafka controller's configuration for controller ``node_id`` (node.id, process.roles, its
+        listener, metadata.log.dir, whose meta.properties holds its directory id): what
+        ``kafka-metadata-quorum --command-config FILE add-controller`` reads."""
+        i = self._controller_index(node_id)
+        node = self.controller_nodes[i]
+        return "\n".join([f"node.id={node_id}", "process.roles=controller",
+                          f"listeners={CONTROLLER_LISTENER}://{node.host}:{node.port}",
+                          f"controller.listener.names={CONTROLLER_LISTENER}",
+                          f"metadata.log.dir={self._controller_settings['directories'][i]}", ""])
+
+    def controller_directory_id(self, node_id: int) -> uuid.UUID:
+        """The metadata log directory id of a controller (its meta.properties' ``directory.id``)."""
+        return self._controller_settings["directory_ids"][self._controller_index(node_id)]
+
+    async def add_voter(self, node_id: int, timeout: float = 30.0) -> None:
+        """Make a running controller that has caught up as an observer a voter: AddRaftVoter over TCP to
+        the active controller, as ``kafka-metadata-quorum add-controller`` sends it. Returns once the new
+        voter set is committed; KafkaError with Kafka's code when refused."""
+        node = self.controller_nodes[self._controller_index(node_id)]
+        await self._change_voters(AddRaftVoterRequest(
+            cluster_id=self._controller_settings["cluster_id"], timeout_ms=int(timeout * 1000), voter_id=node_id,
+            voter_directory_id=self.controller_directory_id(node_id),
+            listeners=[AddRaftVoterRequest.Listener(name=CONTROLLER_LISTENER, host=node.host, port=node.port)]),
+            1, timeout)
+
+    async def remove_controller(self, node_id: int, timeout: float = 30.0) -> None:
+        """Take a controller out of the voters (RemoveRaftVoter over TCP to the active controller, as
+        ``kafka-metadata-quorum remove-controller`` sends it), then stop it."""
+        await self._change_voters(RemoveRaftVoterRequest(
+            cluster_id=self._controller_settings["cluster_id"], voter_id=node_id,
+            voter_directory_id=self.controller_directory_id(node_id)), 0, timeout)
+        await self.stop_controller(node_id)
+
+    async def _change_voters(self, request, version: int, timeout: float) -> None:
+        """Send a voter change to the active controller; again to the next one when it answers that it
+        no longer leads (as a broker's forwarding does), within ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            active = await self.wait_for_active_controller(max(0.0, deadline - loop.time()))
+            node = self.controller_nodes[self._controller_index(active.node_id)]
+            client = KafkaClient(node.host, node.port, "kraftwire-harness", self.peer_security)
+            try:
+                response = await asyncio.wait_for(client.send(request, version), max(0.0, deadline - loop.time()))
+            finally:
+                await client.close()
+            if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+                continue
+            if response.error_code != ErrorCode.NONE:
+                raise KafkaError(response.error_code, response.error_message)
+            return
+
     def _check_node(self, node_id: int) -> None:
         if node_id not in self.controller_ids and node_id not in self._by_id:
             raise KeyError(f"no node {node_id}")
@@ -513,6 +637,8 @@ class Cluster:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         for node in self.controller_nodes:  # listening first: the voters elect a leader over them
             await node.start()
+        for i in range(len(self.controller_nodes)):
+            self._bootstrap_voters(i)
         await asyncio.gather(*(c.start() for c in self.controllers))
         await self.wait_for_active_controller(ready_timeout)
         if self.security is not None and self.security.bootstrap_scram:

@@ -34,6 +34,11 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/controllers/{id}/start         starts a stopped controller again from its data directory
     POST /api/controllers/{id}/pause         freezes it (as SIGSTOP) until resumed
     POST /api/controllers/{id}/resume
+    POST /api/controllers/add                starts a new controller (the next id) that follows the log as an
+                                             observer until made a voter
+    POST /api/controllers/{id}/vote          AddRaftVoter: a caught-up observer becomes a voter (KIP-853)
+    POST /api/controllers/{id}/remove        RemoveRaftVoter, then stops it; a refused change is HTTP 400
+                                             with Kafka's error name
     POST /api/controllers/resign             {"timeout": 10}: the active controller hands over (EndQuorumEpoch);
                                              answers once another is active
     POST /api/links/cut                      {"a": 3000, "b": 3001}: every message between the two nodes
@@ -59,6 +64,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from kraftwire import codec
+from kraftwire.codec import KafkaError
 from kraftwire.codec.message import Message
 from kraftwire.codec.constants import ConfigResourceType
 
@@ -208,11 +214,13 @@ class ControlPlane:
             ("POST", "/api/clock/advance"): self.advance_clock,
             ("GET", "/api/controllers"): self.controllers,
             ("POST", "/api/controllers/resign"): self.resign_controller,
+            ("POST", "/api/controllers/add"): self.add_controller,
             **{("POST", f"/api/controllers/{{controller_id}}/{name}"): self._controller_action(action)
                for name, action in (("stop", self.cluster.stop_controller), ("kill", self.cluster.kill_controller),
                                     ("start", self.cluster.start_controller),
                                     ("pause", self.cluster.pause_controller),
-                                    ("resume", self.cluster.resume_controller))},
+                                    ("resume", self.cluster.resume_controller),
+                                    ("vote", self.cluster.add_voter), ("remove", self.cluster.remove_controller))},
             ("POST", "/api/links/cut"): self._link_action(self.cluster.cut_link),
             ("POST", "/api/links/heal"): self._link_action(self.cluster.heal_link),
         })
@@ -260,11 +268,18 @@ class ControlPlane:
             node_id = int(controller_id) if controller_id.isdigit() else None
             if node_id not in self.cluster.controller_ids:
                 raise HttpError(404, f"no controller {controller_id}")
-            answer = action(node_id)
-            if inspect.isawaitable(answer):
-                await answer
+            try:
+                answer = action(node_id)
+                if inspect.isawaitable(answer):
+                    await answer
+            except KafkaError as exc:  # a voter change refused: Kafka's code and message
+                raise HttpError(400, f"{exc.code.name}: {exc.message or exc.code.message}") from None
             return Response.json(self.cluster.list_controllers())
         return handle
+
+    async def add_controller(self, request: Request) -> Response:
+        node_id = await self.cluster.add_controller()
+        return Response.json({"added": node_id, "controllers": self.cluster.list_controllers()})
 
     async def resign_controller(self, request: Request) -> Response:
         timeout = request.json().get("timeout", DEFAULT_WAIT_SECONDS)

@@ -34,7 +34,9 @@ class QuorumLinks:
         async def send(destination: int, request, version: int):
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
-            node = next(n for n in self._cluster.controller_nodes if n.node_id == destination)
+            node = next((n for n in self._cluster.controller_nodes if n.node_id == destination), None)
+            if node is None:  # a voter of the log that this host does not run (not started, or not added)
+                raise KafkaClientError(f"controller {destination} is not run by this cluster")
             client = self._clients.get((source, destination))
             if client is None or (client.host, client.port) != (node.host, node.port):
                 if client is not None:

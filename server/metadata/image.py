@@ -139,6 +139,8 @@ class MetadataImage:
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
+        # kraft.version of the metadata log (KIP-853): the log's control records, not a feature record, set it
+        self.kraft_version = 0
         self.acls: dict[uuid.UUID, Acl] = {}  # access control entries by id (server/metadata/acls.py)
         # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
         self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
@@ -182,6 +184,7 @@ class MetadataImage:
         other.topic_ids = dict(self.topic_ids)
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
+        other.kraft_version = self.kraft_version
         other.acls = dict(self.acls)
         other.scram = dict(self.scram)
         other.version = self.version

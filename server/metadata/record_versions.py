@@ -48,7 +48,9 @@ CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4, cordoned log d
 RELAXED_COMPLETION_LEVEL = 30  # 4.3-IV0: the first level of the release with KAFKA-19975
 ELR_FEATURE = "eligible.leader.replicas.version"
 # The features kraftwire's nodes support, (min, max) as Kafka's do.
-SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1)}
+KRAFT_VERSION_FEATURE = "kraft.version"  # the metadata log's own feature (KIP-853): 1 lets the voters change
+SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1),
+                      KRAFT_VERSION_FEATURE: (0, 1)}
 
 
 def metadata_version_level(name: str) -> int:

@@ -2,13 +2,15 @@
 
 * ``log``: ``RaftLog``, the ``MetadataLog`` the controller writes through and the driver of its Raft
   core: group commit, truncation, snapshots, retention, recovery at start-up, timers, the peers' RPCs.
-* ``peer_wire``: the core's messages as Kafka's Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch.
+* ``peer_wire``: the core's messages as Kafka's Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch,
+  AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter.
 * ``segments``: ``.log``/``.index`` files and the batch rules recovery and ``log verify`` check; the
   refusal of a record start-up cannot replay (``UnknownRecordError``).
 * ``snapshots``: ``.checkpoint`` files.
 * ``quorum_state``: the ``quorum-state`` file. ``storage``: atomic writes and ``meta.properties``.
 * ``tools``: ``kraftwire log dump`` and ``kraftwire log verify``.
 * ``core``: KRaft's Raft for a quorum as a pure state machine (ARCHITECTURE.md, "The quorum core");
+  ``voters``: its voter sets and their control records (KIP-853);
   ``simulation``: a seeded simulation of it that checks its invariants.
 
 It imports only ``kraftwire.codec``: the controller writes through it as a ``MetadataLog``

@@ -49,7 +49,8 @@ that fetches below it, or whose divergence falls below it, is answered with the 
 Kafka does, and downloads the snapshot by FetchSnapshot: the leader's core names the bytes
 (``SnapshotChunk``) and its driver reads them; the fetcher's core hands them on (``WriteSnapshotChunk``)
 and, once whole, ``InstallSnapshot``: its log starts again at the snapshot's end and its high watermark
-follows. The core never sees a snapshot's contents.
+follows. The core never sees a snapshot's contents. ``RaftLog`` (server/raft/log.py) drives it with real
+files, timers and the wire (ARCHITECTURE.md, "The quorum core").
 
 Deliberate differences from Kafka, all in the direction of simplicity:
 
@@ -64,8 +65,8 @@ Deliberate differences from Kafka, all in the direction of simplicity:
 * a message carries ``correlation_id``, the request header's field, so a response is matched to the
   request it answers; responses to requests of an earlier state are ignored;
 * AddRaftVoter sends the new voter no ApiVersions first: its kraft.version range is taken as 0-1, and it
-  is caught up when it has fetched within a fetch timeout from the high watermark or past it (Kafka: it
-  reached the log end once and fetched within the hour); a voter change that has not committed within
+  is caught up when, within a fetch timeout, a fetch of it reached the leader's log end as of its fetch
+  before (Kafka's lastCaughtUpTimestamp, over a longer window); a voter change that has not committed within
   its time (AddRaftVoter's TimeoutMs, else the request timeout) is answered REQUEST_TIMED_OUT by a timer
   rather than on the next request; UpdateRaftVoter with kraft.version 0 is answered NONE and changes
   nothing (Kafka keeps it in memory for a kraft.version upgrade, which this core does not do);
@@ -346,6 +347,8 @@ class _Progress:
     end_offset: int = 0
     last_fetch_ms: int = -1
     directory_id: object = NO_DIRECTORY
+    last_caught_up_ms: int = -1   # when it last had all the leader held at its fetch before (Kafka's rule)
+    log_end_at_last_fetch: int = 0  # the leader's log end when it last fetched
 
 
 @dataclass
@@ -891,6 +894,11 @@ class RaftCore:
         if progress is None or progress.directory_id != request.replica_directory_id:
             # A new replica, or a node whose log directory was replaced: it starts from nothing.
             progress = self._progress[request.replica_id] = _Progress(directory_id=request.replica_directory_id)
+        if request.fetch_offset >= self.log_end:
+            progress.last_caught_up_ms = now
+        elif request.fetch_offset >= progress.log_end_at_last_fetch:
+            progress.last_caught_up_ms = max(progress.last_caught_up_ms, progress.last_fetch_ms)
+        progress.log_end_at_last_fetch = self.log_end
         progress.last_fetch_ms = now
         if self.voter_set.is_voter(ReplicaKey(request.replica_id, request.replica_directory_id)):
             progress.end_offset = max(progress.end_offset, request.fetch_offset)
@@ -1054,8 +1062,9 @@ class RaftCore:
             lambda: self.voter_set.node(key.id) is not None and (
                 ErrorCode.DUPLICATE_VOTER, f"voter {key.id} is already one of the voters {self.voters}"),
             lambda: not self._caught_up(key, now) and (
-                ErrorCode.REQUEST_TIMED_OUT, f"replica {key.id} is not a caught-up observer: it must be fetching, "
-                                             f"with its log at the high watermark {self.high_watermark} or past it"))
+                ErrorCode.REQUEST_TIMED_OUT, f"replica {key.id} is not a caught-up observer: within "
+                                             f"{self.timers.fetch_timeout_ms} ms a fetch of it must have reached the "
+                                             f"leader's log end as of its fetch before"))
         if error:
             return self._reply(request, AddRaftVoterResponse, error_code=int(error[0]), error_message=error[1])
         # The new voter's kraft.version range is taken as 0-1 (Kafka asks it with ApiVersions first).
@@ -1128,11 +1137,11 @@ class RaftCore:
         return None
 
     def _caught_up(self, key: ReplicaKey, now: int) -> bool:
-        """An observer that fetches (within a fetch timeout) and whose log reaches the high watermark."""
+        """An observer that, within a fetch timeout, had all the leader held at its fetch before, as
+        Kafka's lastCaughtUpTimestamp counts (so one that keeps up with steady writes is caught up)."""
         progress = self._progress.get(key.id)
         return (progress is not None and progress.directory_id == key.directory_id
-                and now - progress.last_fetch_ms <= self.timers.fetch_timeout_ms
-                and progress.end_offset >= self.high_watermark)
+                and now - progress.last_caught_up_ms <= self.timers.fetch_timeout_ms)
 
     def _append_voters(self, now: int, request: Message, voters: VoterSet, timeout_ms: int, *,
                        answer_at_append: bool) -> None:

@@ -33,6 +33,12 @@ there. A crash during the download leaves a ``.part`` file, deleted at start-up,
 crash during the install leaves a whole ``.part`` file and an empty segment at its end, which start-up
 takes as the sign to finish the install.
 
+Dynamic voters (KIP-853): the core's KRaftVersionRecord and VotersRecord entries are written as control
+records 5 and 6 (with a new leader's LeaderChange in one control batch), and entries read back from the
+log or a Fetch answer carry them decoded, so the voter set is recovered from the log at every start;
+``handle`` serves AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed
+sends UpdateRaftVoter to the leader itself.
+
 The controller on this log is active once the core leads and its ``LeaderChange`` is committed
 (``active``; the leadership listeners hear each change); ``append`` anywhere else raises
 ``NotLeaderError``, and a leader that loses its epoch fails the appends not yet committed with it.
@@ -72,30 +78,34 @@ import random
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Awaitable, Callable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFIX, PARTIAL_SNAPSHOT_SUFFIX, PARTITION_DIR,
                                         SNAPSHOT_SUFFIX, parse_base_offset, parse_snapshot_name, segment_file_name)
-from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch, decode_frame,
-                                     metadata_batch, read_batch)
+from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch,
+                                     decode_control, decode_frame, metadata_batch, read_batch)
 
 from . import peer_wire
-from .core import (AppendLog, BeginQuorumEpochResponse, Commit, EndQuorumEpochResponse, Entry, FetchRequest,
-                   FetchResponse, FetchSnapshotResponse, FlushLog, InstallSnapshot, NotLeaderError, PersistState,
-                   RaftCore, RetireLog, Role, Send, SnapshotChunk, Timers, TruncateLog, VoteResponse,
-                   WriteSnapshotChunk)
+from . import voters as voter_sets
+from .core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochResponse, Commit,
+                   EndQuorumEpochResponse, Entry, FetchRequest, FetchResponse, FetchSnapshotResponse, FlushLog,
+                   InstallSnapshot, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterResponse, RetireLog, Role,
+                   Send, SnapshotChunk, Timers, TruncateLog, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
+                   VoteResponse, WriteSnapshotChunk)
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
     write_snapshot
 from .storage import StorageError, fsync_dir
+from .voters import NO_DIRECTORY, VoterSet
 
 log = logging.getLogger("kraftwire.raft")
 
 SYNCED_LENGTHS = "synced-lengths.json"
+VOTER_CONTROL_TYPES = (5, 6)  # KRaftVersionRecord, VotersRecord
 OBSERVER_SESSION_MS = 300_000  # LeaderState.OBSERVER_SESSION_TIMEOUT_MS
 # transport(destination id, request, version) -> response; raises (or never answers) when the link is down
 Transport = Callable[[int, object, int], Awaitable[object]]
@@ -128,6 +138,7 @@ class ReplicaProgress:
     end_offset: int = -1
     last_fetch_ms: int = -1
     last_caught_up_ms: int = -1
+    directory_id: object = NO_DIRECTORY
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,7 @@ class QuorumDescription:
     high_watermark: int
     voters: list[ReplicaProgress]
     observers: list[ReplicaProgress]
+    listeners: dict[int, tuple[tuple[str, str, int], ...]] = field(default_factory=dict)  # a voter's, when logged
 
 
 @dataclass(eq=False)
@@ -173,7 +185,9 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
-_RESPONSES = (BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse, FetchSnapshotResponse, VoteResponse)
+_RESPONSES = (BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse, FetchSnapshotResponse, VoteResponse,
+              AddRaftVoterResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse)
+_VOTER_DATA = (voter_sets.KRaftVersionRecord, voter_sets.VotersRecord)
 
 
 def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
@@ -181,6 +195,28 @@ def _unanswered_fetch(request: FetchRequest) -> FetchResponse:
     return FetchResponse(src=request.dst, dst=request.src, correlation_id=request.correlation_id,
                          error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER), high_watermark=0,
                          base_offset=request.fetch_offset, records=(), diverging_epoch=None, current_leader=(NO_ID, 0))
+
+
+@dataclass(frozen=True)
+class _ControlEntry(Entry):
+    """A KRaftVersionRecord or VotersRecord entry read from a log or a Fetch answer, with its batch."""
+    batch: _Batch | None = None
+
+
+def _logged_batch(entry: Entry) -> _Batch | None:
+    """The batch an entry read from a log (or a local metadata append) lies in; None for the core's own
+    control entries, whose batches the leader builds."""
+    if isinstance(entry.data, _Batch):
+        return entry.data
+    return entry.batch if isinstance(entry, _ControlEntry) else None
+
+
+def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
+    """The control record of a core control entry: its LeaderChange, KRaftVersionRecord or VotersRecord."""
+    if isinstance(data, _VOTER_DATA):
+        return voter_sets.to_control_record(data)
+    voters = [LeaderChangeMessage.Voter(voter_id=v) for v in voter_ids]
+    return LeaderChangeMessage(version=0, leader_id=node_id, voters=voters, granting_voters=voters)
 
 
 def batches_from(data: bytes) -> list[_Batch]:
@@ -196,12 +232,23 @@ def batches_from(data: bytes) -> list[_Batch]:
 
 class RaftLog:
     def __init__(self, data_dir: str | Path, node_id: int, config: RaftConfig = RaftConfig(),
-                 voters: list[int] | None = None, timers: Timers = Timers(), rng: random.Random | None = None,
-                 cluster_id: str = ""):
+                 voters: list[int] | VoterSet | None = None, timers: Timers = Timers(),
+                 rng: random.Random | None = None, cluster_id: str = "", kraft_version: int = 0,
+                 directory_id: object = NO_DIRECTORY):
+        """``voters``: the bootstrap voter set, ids (``controller.quorum.voters``) or a ``VoterSet`` with
+        directory ids and listeners; ``kraft_version`` 1 lets the set change (KIP-853), and the log's
+        VotersRecords then rule over the bootstrap set. ``directory_id``: this replica's metadata log
+        directory id (meta.properties' ``directory.id``)."""
         self.directory = Path(data_dir) / PARTITION_DIR
         self.node_id = node_id
         self.config = config
-        self.voters = tuple(sorted(voters or [node_id]))
+        self.bootstrap_voters = voters if isinstance(voters, VoterSet) else VoterSet.static(voters or [node_id])
+        self.bootstrap_kraft_version = kraft_version
+        self.directory_id = directory_id
+        self.endpoints: tuple[tuple[str, str, int], ...] = ()  # this replica's controller listeners, set by the host
+        if kraft_version >= 1 and (config.retention_bytes is not None or config.retention_ms is not None):
+            raise ValueError("log retention needs kraft.version 0: kraftwire's snapshots do not carry the voter set "
+                             "yet, so a dynamic quorum keeps its whole log")
         self.timers = timers
         self.rng = rng or random.Random()
         self.cluster_id = cluster_id
@@ -220,7 +267,9 @@ class RaftLog:
         self._leadership_listeners: list[Callable[[bool], None]] = []
         self._recovered: list[_Batch] = []
         self._state: QuorumState | None = None
-        self._control: dict[int, _Batch] = {}  # the batches of this leader's LeaderChange entries, by offset
+        # the control batches this replica wrote as leader (LeaderChange, KRaftVersion, Voters), by offset
+        self._control: dict[int, _Batch] = {}
+        self._voter_update_due = 0  # when this voter may next send UpdateRaftVoter (its listeners changed)
         self._ops: list[tuple[str, object]] = []  # ("write", batch) / ("truncate", offset), not carried out yet
         self._truncating: list[int] = []  # truncations queued or under way, not yet fsync'd
         self._held: list = []  # Fetch requests waiting for a truncation to be fsync'd
@@ -252,6 +301,15 @@ class RaftLog:
     # --- the core's view ------------------------------------------------------------------------------
 
     @property
+    def voters(self) -> tuple[int, ...]:
+        """The ids of the latest voter set in the log (the bootstrap set before the log is open)."""
+        return self.core.voters if self.core is not None else self.bootstrap_voters.ids
+
+    @property
+    def kraft_version(self) -> int:
+        return self.core.kraft_version if self.core is not None else self.bootstrap_kraft_version
+
+    @property
     def epoch(self) -> int:
         return self.core.epoch if self.core is not None else 0
 
@@ -274,9 +332,13 @@ class RaftLog:
         await loop.run_in_executor(self._io, self._recover)
         start = self._snapshot[0].end_offset if self._snapshot else 0
         entries = []
-        for batch in self._recovered:  # an entry's data is its batch: one Entry serves all the batch's offsets
-            if batch.base >= start:  # below it, the snapshot holds the records
-                entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
+        if self.bootstrap_kraft_version >= 1:  # a dynamic quorum keeps its whole log: the voter history is in it
+            for batch in self._recovered:
+                entries.extend(self._entries_of(batch))
+        else:
+            for batch in self._recovered:
+                if batch.base >= start:  # below it, the snapshot holds the records
+                    entries.extend(self._entries_of(batch))
         self._recovered = []
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
@@ -286,8 +348,10 @@ class RaftLog:
         self.high_watermark = start
         self._active_changed = asyncio.Event()
         snapshot = (self._snapshot[0], self._snapshot[1].stat().st_size) if self._snapshot else None
-        self.core = RaftCore(self.node_id, self.voters, self.rng, self._now(), timers=self.timers, epoch=epoch,
-                             leader_id=leader, voted_id=voted, log=entries, snapshot=snapshot)
+        self.core = RaftCore(self.node_id, self.bootstrap_voters, self.rng, self._now(), timers=self.timers,
+                             epoch=epoch, leader_id=leader, voted_id=voted, log=entries, directory_id=self.directory_id,
+                             kraft_version=self.bootstrap_kraft_version,
+                             snapshot=None if self.bootstrap_kraft_version >= 1 else snapshot)
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -340,7 +404,8 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        first = max(i for i, s in enumerate(segments) if s.base_offset <= start)
+        whole = self.bootstrap_kraft_version >= 1  # a dynamic quorum keeps its whole log (see open)
+        first = 0 if whole else max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
         expected = segments[first].base_offset
@@ -467,8 +532,9 @@ class RaftLog:
             offset = batch.last + 1
 
     def _batch_at(self, offset: int, entry: Entry) -> _Batch | None:
-        if isinstance(entry.data, _Batch):
-            return entry.data
+        batch = _logged_batch(entry)
+        if batch is not None:
+            return batch
         return self._control.get(offset)  # a LeaderChange this replica wrote as leader; None below the log start
 
     def synced_lengths(self) -> dict[str, int]:
@@ -482,10 +548,16 @@ class RaftLog:
         now = _wall_ms()
         for replica_id in [r for r, p in self._observers.items() if p.last_fetch_ms < now - OBSERVER_SESSION_MS]:
             del self._observers[replica_id]
-        voters = [ReplicaProgress(v, self.core.durable_end, now, now) if v == self.node_id
-                  else self._progress.setdefault(v, ReplicaProgress(v)) for v in self.voters]
+        voters = []
+        for node in self.core.voter_set.voters:
+            replica_id = node.key.id
+            progress = (ReplicaProgress(replica_id, self.core.durable_end, now, now) if replica_id == self.node_id
+                        else self._progress.setdefault(replica_id, ReplicaProgress(replica_id)))
+            voters.append(replace(progress, directory_id=node.key.directory_id))
+        observers = [p for p in self._observers.values() if p.replica_id not in self.voters]  # not since it was added
         return QuorumDescription(self.node_id, self.epoch, self.high_watermark, voters,
-                                 sorted(self._observers.values(), key=lambda p: p.replica_id))
+                                 sorted(observers, key=lambda p: p.replica_id),
+                                 {v.key.id: v.listeners for v in self.core.voter_set.voters if v.listeners})
 
     def observe(self, replica_id: int, end_offset: int) -> None:
         """An observer (a broker) reported the end of the log it has."""
@@ -576,6 +648,7 @@ class RaftLog:
                 self._install(action)
         self._arm_timer()
         self._follow_leadership()
+        self._maybe_update_voter()
 
     def _persist(self, action: PersistState) -> None:
         try:
@@ -588,18 +661,33 @@ class RaftLog:
         self._ops.append((kind, item))
 
     def _queue_entries(self, offset: int, entries: tuple[Entry, ...]) -> None:
-        for i, entry in enumerate(entries):
-            if isinstance(entry.data, _Batch):
-                if entry.data.base == offset + i:
-                    self._queue("write", entry.data)
-            elif entry.control:  # the core's LeaderChange: this replica leads the entry's epoch
-                voters = [LeaderChangeMessage.Voter(voter_id=v) for v in self.voters]
-                message = LeaderChangeMessage(version=0, leader_id=self.node_id, voters=voters, granting_voters=voters)
-                now = _wall_ms()
-                batch = _Batch(offset + i, offset + i, control_batch(offset + i, entry.epoch, now, [message]),
-                               entry.epoch, now, True, [])
-                self._control[offset + i] = batch
-                self._queue("write", batch)
+        i = 0
+        while i < len(entries):
+            batch = _logged_batch(entries[i])
+            if batch is not None:
+                if batch.base == offset + i:
+                    self._queue("write", batch)
+                i += 1
+            else:  # the core's own control entries, written by this replica as leader
+                i += self._queue_control(offset + i, entries[i:])
+
+    def _queue_control(self, base: int, entries: tuple[Entry, ...]) -> int:
+        """One control batch for a run of the core's control entries: a new leader's LeaderChange (with,
+        in a dynamic quorum's first epoch, the bootstrap KRaftVersionRecord and VotersRecord, in one
+        batch as Kafka writes them), or a leader's new VotersRecord."""
+        run = []
+        for entry in entries:
+            if _logged_batch(entry) is not None:
+                break
+            run.append(entry)
+        records = [_control_record(entry.data, self.voters, self.node_id) for entry in run]
+        now = _wall_ms()
+        batch = _Batch(base, base + len(run) - 1, control_batch(base, run[0].epoch, now, records), run[0].epoch,
+                       now, True, [])
+        for offset in range(base, base + len(run)):
+            self._control[offset] = batch
+        self._queue("write", batch)
+        return len(run)
 
     def _start_flush(self) -> None:
         if self._flushing is None or self._flushing.done():
@@ -662,7 +750,22 @@ class RaftLog:
     def _decode_records(self, data: bytes) -> list[Entry]:
         entries = []
         for batch in batches_from(data):
-            entries.extend([Entry(batch.epoch, batch, batch.control)] * (batch.last - batch.base + 1))
+            entries.extend(self._entries_of(batch))
+        return entries
+
+    def _entries_of(self, batch: _Batch) -> list[Entry]:
+        """The core's entries for a batch read from the log or a Fetch answer, one per offset. An entry's
+        data is its batch, except for KRaftVersion and Voters control records, whose entries carry them
+        decoded (the core's voter history follows them), as ``_ControlEntry`` holding their batch."""
+        if not batch.control:
+            return [Entry(batch.epoch, batch)] * (batch.last - batch.base + 1)
+        entries = []
+        for _offset, _timestamp, key, value in read_batch(batch.data, 0).records:
+            record = decode_control(key, value)
+            if record.SPEC.control_record_type in VOTER_CONTROL_TYPES:
+                entries.append(_ControlEntry(batch.epoch, voter_sets.from_control_record(record), True, batch))
+            else:
+                entries.append(Entry(batch.epoch, batch, True))
         return entries
 
     def _encode_records(self, base_offset: int, entries: tuple[Entry, ...]) -> bytes:
@@ -677,7 +780,9 @@ class RaftLog:
         return b"".join(chunks)
 
     async def handle(self, request, version: int):
-        """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch or FetchSnapshot request from another replica."""
+        """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch or FetchSnapshot request from another
+        replica, or an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter (answered by the leader's core once the
+        new voter set is appended or committed)."""
         await self._unfrozen()
         if self.core is None or self._closed or self.failure is not None:
             raise LogFailedError(self._failed or "the metadata log is not open")
@@ -685,22 +790,76 @@ class RaftLog:
             message = peer_wire.from_request(request, version, self.cluster_id, next(self._incoming_ids))
         except peer_wire.Refused as refused:
             return refused.response
-        loop = asyncio.get_running_loop()
-        waiting = self._incoming[(message.src, message.correlation_id)] = loop.create_future()
         if isinstance(message, FetchRequest) and self.active:
-            progress = self._progress if message.replica_id in self.voters else self._observers
-            self._note_progress(progress.setdefault(message.replica_id, ReplicaProgress(message.replica_id)),
-                                message.fetch_offset, replace_end=message.replica_id not in self.voters)
-        self._run(self.core.receive(self._now(), message))
+            observer = message.replica_id not in self.voters
+            progress = (self._observers if observer else self._progress).setdefault(
+                message.replica_id, ReplicaProgress(message.replica_id))
+            progress.directory_id = message.replica_directory_id
+            self._note_progress(progress, message.fetch_offset, replace_end=observer)
         timeout = self.timers.request_timeout_ms / 1000 + getattr(message, "max_wait_ms", 0) / 1000
+        if isinstance(message, AddRaftVoterRequest):
+            timeout += message.timeout_ms / 1000  # the core answers REQUEST_TIMED_OUT at TimeoutMs
         try:
-            reply = await asyncio.wait_for(waiting, timeout)
+            reply = await self._ask_core(message, timeout)
         except asyncio.TimeoutError:  # a long poll the core dropped when its role changed
-            self._incoming.pop((message.src, message.correlation_id), None)
+            if not isinstance(message, FetchRequest):
+                raise
             return peer_wire.to_response(replace(
                 _unanswered_fetch(message), high_watermark=self.high_watermark,
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
-        return peer_wire.to_response(reply, version, self._encode_records, self.core.log_start, self._read_chunk)
+        return peer_wire.to_response(reply, version, self._encode_records, self.core.log_start, self._read_chunk,
+                                     self._leader_endpoint())
+
+    async def _ask_core(self, message, timeout: float):
+        """Hand a request to the core and wait for its reply (TimeoutError when it drops the request)."""
+        waiting = self._incoming[(message.src, message.correlation_id)] = asyncio.get_running_loop().create_future()
+        self._run(self.core.receive(self._now(), message))
+        try:
+            return await asyncio.wait_for(waiting, timeout)
+        finally:
+            self._incoming.pop((message.src, message.correlation_id), None)
+
+    def _leader_endpoint(self) -> tuple[str, int]:
+        """The leader's listener (the one named like this replica's own) as the voter set logs it."""
+        node = self.core.voter_set.node(self.core.leader_id)
+        own = self.endpoints[0][0] if self.endpoints else None
+        found = [(host, port) for name, host, port in (node.listeners if node else ()) if name == own]
+        return found[0] if found else ("", -1)
+
+    def _maybe_update_voter(self) -> None:
+        """A voter whose listeners differ from those the voter set logs (it restarted on another port)
+        sends UpdateRaftVoter to the leader, as Kafka's voters do once they know the leader; the leader
+        hands it to its own core. Retried after a fetch timeout until the set shows the new listeners."""
+        core = self.core
+        if core.kraft_version < 1 or not self.endpoints or core.role not in (Role.LEADER, Role.FOLLOWER):
+            return
+        node = core.voter_set.node(self.node_id)
+        now = self._now()
+        if (node is None or not core.is_voter or node.listeners == self.endpoints or now < self._voter_update_due
+                or self._closed or (self.transport is None and core.leader_id != self.node_id)):
+            return
+        self._voter_update_due = now + self.timers.fetch_timeout_ms
+        request = UpdateRaftVoterRequest(src=self.node_id, dst=core.leader_id, correlation_id=next(self._incoming_ids),
+                                         current_leader_epoch=core.epoch, voter_id=self.node_id,
+                                         voter_directory_id=self.directory_id, listeners=self.endpoints,
+                                         kraft_versions=(0, 1))
+        task = asyncio.get_running_loop().create_task(self._update_voter(request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _update_voter(self, request: UpdateRaftVoterRequest) -> None:
+        try:
+            if request.dst == self.node_id:
+                answer = await self._ask_core(request, self.timers.request_timeout_ms / 1000)
+            else:
+                wire, version = peer_wire.to_request(request, self.cluster_id)
+                answer = peer_wire.from_response(request, await asyncio.wait_for(
+                    self.transport(request.dst, wire, version), self.timers.request_timeout_ms / 1000))
+        except (OSError, asyncio.TimeoutError, MalformedError) as exc:
+            log.debug("node %d: UpdateRaftVoter got no answer: %s", self.node_id, exc)
+            return
+        log.info("node %d: UpdateRaftVoter with listeners %s: %s", self.node_id, list(request.listeners),
+                 ErrorCode(answer.error_code).name)
 
     def _read_chunk(self, chunk: SnapshotChunk) -> bytes:
         """The bytes of the latest snapshot a FetchSnapshot answer names (the core names only that one)."""

@@ -1,5 +1,6 @@
 """The Raft core's messages on Kafka's wire: Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54),
-Fetch (1) and FetchSnapshot (59) for ``__cluster_metadata-0``, in both directions.
+Fetch (1) and FetchSnapshot (59) for ``__cluster_metadata-0``, in both directions, and the voter changes
+of KIP-853: AddRaftVoter (80), RemoveRaftVoter (81) and UpdateRaftVoter (82), which name no topic.
 
 ``to_request``/``from_response`` serve the sending side (a core request becomes a wire request; the
 wire answer becomes the core response, with the core's correlation id, so the core matches it to what
@@ -7,8 +8,10 @@ it sent); ``from_request``/``to_response`` serve the answering side. Record batc
 in the log: the driver hands in ``encode_records(entries)`` and ``decode_records(bytes)``, and
 ``read_snapshot(chunk)`` for the snapshot bytes a FetchSnapshot answer names.
 
-Requests always go at the newest version kraftwire speaks (Fetch 17, Vote 2, FetchSnapshot 0, the others 1): the peers
-are kraftwire controllers. A request naming another topic or partition, or another cluster, is
+Requests always go at the newest version kraftwire speaks (Fetch 17, Vote 2, FetchSnapshot 0,
+UpdateRaftVoter 0, the others 1): the peers are kraftwire controllers. Directory ids are
+``voters.NO_DIRECTORY`` in the core and Kafka's zero uuid on the wire. A request naming another topic or
+partition, or another cluster, is
 answered as Kafka answers it (UNKNOWN_TOPIC_OR_PARTITION, INCONSISTENT_CLUSTER_ID) without reaching the
 core.
 """
@@ -17,17 +20,30 @@ from __future__ import annotations
 import uuid
 
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
-from kraftwire.codec.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest,
-                                      EndQuorumEpochResponse, FetchRequest, FetchResponse, FetchSnapshotRequest,
-                                      FetchSnapshotResponse, VoteRequest, VoteResponse)
+from kraftwire.codec.messages import (AddRaftVoterRequest, AddRaftVoterResponse, BeginQuorumEpochRequest,
+                                      BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
+                                      FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
+                                      RemoveRaftVoterRequest, RemoveRaftVoterResponse, UpdateRaftVoterRequest,
+                                      UpdateRaftVoterResponse, VoteRequest, VoteResponse)
 
 from . import core
+from .voters import NO_DIRECTORY
 
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID: __cluster_metadata's fixed topic id
 VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1,
-            FetchSnapshotRequest: 0}
+            FetchSnapshotRequest: 0, UpdateRaftVoterRequest: 0}
 NO_EPOCH_END = (-1, -1)
+VOTER_CHANGES = (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest)
+
+
+def _directory(wire_uuid):
+    return NO_DIRECTORY if wire_uuid is None or wire_uuid == ZERO_UUID else wire_uuid
+
+
+def _wire_directory(directory):
+    return ZERO_UUID if directory is NO_DIRECTORY else directory
 
 
 class Refused(Exception):
@@ -64,7 +80,7 @@ def to_request(message: core.Message, cluster_id: str):
         partition = FetchRequest.FetchPartition(
             partition=METADATA_PARTITION, current_leader_epoch=message.current_leader_epoch,
             fetch_offset=message.fetch_offset, last_fetched_epoch=message.last_fetched_epoch,
-            partition_max_bytes=1 << 20)
+            partition_max_bytes=1 << 20, replica_directory_id=_wire_directory(message.replica_directory_id))
         request = FetchRequest(cluster_id=cluster_id, replica_state=FetchRequest.ReplicaState(
             replica_id=message.replica_id), max_wait_ms=message.max_wait_ms, min_bytes=0,
             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
@@ -77,6 +93,14 @@ def to_request(message: core.Message, cluster_id: str):
         request = FetchSnapshotRequest(cluster_id=cluster_id, replica_id=message.replica_id,
                                        max_bytes=message.max_bytes, topics=[FetchSnapshotRequest.TopicSnapshot(
                                            name=METADATA_TOPIC, partitions=[partition])])
+    elif isinstance(message, core.UpdateRaftVoterRequest):
+        low, high = message.kraft_versions
+        request = UpdateRaftVoterRequest(
+            cluster_id=cluster_id, current_leader_epoch=message.current_leader_epoch, voter_id=message.voter_id,
+            voter_directory_id=_wire_directory(message.voter_directory_id),
+            listeners=_wire_listeners(UpdateRaftVoterRequest, message.listeners),
+            k_raft_version_feature=UpdateRaftVoterRequest.KRaftVersionFeature(min_supported_version=low,
+                                                                              max_supported_version=high))
     else:
         raise TypeError(f"not a request: {message!r}")
     return request, VERSIONS[type(request)]
@@ -89,9 +113,17 @@ def _only_partition(response):
     return topics[0].partitions[0]
 
 
+def _wire_listeners(kind, listeners):
+    return [kind.Listener(name=name, host=host, port=port) for name, host, port in listeners]
+
+
 def from_response(request: core.Message, response, decode_records=None) -> core.Message | None:
     """The core response answering ``request``; None when the answer says nothing the core can use."""
     envelope = {"src": request.dst, "dst": request.src, "correlation_id": request.correlation_id}
+    if isinstance(request, core.UpdateRaftVoterRequest):
+        leader = response.current_leader
+        return core.UpdateRaftVoterResponse(**envelope, error_code=response.error_code,
+                                            current_leader=(leader.leader_id, leader.leader_epoch))
     partition = _only_partition(response)
     if partition is None:
         return None
@@ -133,6 +165,8 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
     """The core request for a wire request; Refused(answer) when it must not reach the core."""
     if request.cluster_id is not None and request.cluster_id != cluster_id:
         raise Refused(_refusal(request, version, ErrorCode.INCONSISTENT_CLUSTER_ID))
+    if isinstance(request, VOTER_CHANGES):
+        return _voter_change(request, version, correlation_id)
     if isinstance(request, FetchRequest):
         topics = request.topics
         if len(topics) != 1 or not _names_metadata(topics[0].topic if version <= 12 else None,
@@ -145,7 +179,9 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
         return core.FetchRequest(src=replica_id, dst=-1, correlation_id=correlation_id, replica_id=replica_id,
                                  current_leader_epoch=p.current_leader_epoch, fetch_offset=p.fetch_offset,
                                  last_fetched_epoch=max(p.last_fetched_epoch, 0) if p.fetch_offset == 0
-                                 else p.last_fetched_epoch, max_wait_ms=request.max_wait_ms)
+                                 else p.last_fetched_epoch, max_wait_ms=request.max_wait_ms,
+                                 replica_directory_id=_directory(p.replica_directory_id) if version >= 17
+                                 else NO_DIRECTORY)
     topics = request.topics
     if isinstance(request, FetchSnapshotRequest):
         if (len(topics) != 1 or not _names_metadata(topics[0].name, None, topics[0].partitions)
@@ -174,9 +210,27 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
                                       leader_epoch=p.leader_epoch, preferred_successors=successors)
 
 
+def _voter_change(request, version: int, correlation_id: int) -> core.Message:
+    """AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter as the core's request; the sender is unknown (-1):
+    an admin client or a broker forwarding one, or the voter itself."""
+    envelope = {"src": -1, "dst": -1, "correlation_id": correlation_id, "voter_id": request.voter_id,
+                "voter_directory_id": _directory(request.voter_directory_id)}
+    if isinstance(request, RemoveRaftVoterRequest):
+        return core.RemoveRaftVoterRequest(**envelope)
+    listeners = tuple((listener.name, listener.host, listener.port) for listener in request.listeners)
+    if isinstance(request, AddRaftVoterRequest):
+        return core.AddRaftVoterRequest(**envelope, timeout_ms=request.timeout_ms, listeners=listeners,
+                                        ack_when_committed=version < 1 or request.ack_when_committed)
+    feature = request.k_raft_version_feature
+    return core.UpdateRaftVoterRequest(**envelope, current_leader_epoch=request.current_leader_epoch,
+                                       listeners=listeners,
+                                       kraft_versions=(feature.min_supported_version, feature.max_supported_version))
+
+
 def to_response(message: core.Message, version: int, encode_records=None, log_start_offset: int = 0,
-                read_snapshot=None):
-    """The wire answer for the core's reply."""
+                read_snapshot=None, leader_endpoint: tuple[str, int] = ("", -1)):
+    """The wire answer for the core's reply; ``leader_endpoint`` is the leader's controller listener, which
+    UpdateRaftVoter's answer names."""
     if isinstance(message, core.FetchSnapshotResponse):
         chunk = message.unaligned_records
         partition = FetchSnapshotResponse.PartitionSnapshot(
@@ -189,6 +243,15 @@ def to_response(message: core.Message, version: int, encode_records=None, log_st
             unaligned_records=read_snapshot(chunk) if isinstance(chunk, core.SnapshotChunk) else chunk)
         return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
             FetchSnapshotResponse.TopicSnapshot(name=METADATA_TOPIC, partitions=[partition])])
+    if isinstance(message, core.AddRaftVoterResponse):
+        return AddRaftVoterResponse(error_code=message.error_code, error_message=message.error_message)
+    if isinstance(message, core.RemoveRaftVoterResponse):
+        return RemoveRaftVoterResponse(error_code=message.error_code, error_message=message.error_message)
+    if isinstance(message, core.UpdateRaftVoterResponse):
+        leader = UpdateRaftVoterResponse.CurrentLeader(
+            leader_id=message.current_leader[0], leader_epoch=message.current_leader[1], host=leader_endpoint[0],
+            port=leader_endpoint[1])
+        return UpdateRaftVoterResponse(error_code=message.error_code, current_leader=leader)
     if isinstance(message, core.FetchResponse):
         diverging = message.diverging_epoch or NO_EPOCH_END
         partition = FetchResponse.PartitionData(
@@ -217,6 +280,11 @@ def to_response(message: core.Message, version: int, encode_records=None, log_st
 def _refusal(request, version: int, error: ErrorCode):
     """The answer for a request that names the wrong topic, partition or cluster: the error at the top
     for a cluster mismatch, on every partition named otherwise."""
+    if isinstance(request, UpdateRaftVoterRequest):
+        return UpdateRaftVoterResponse(error_code=error)
+    if isinstance(request, VOTER_CHANGES):
+        kind = AddRaftVoterResponse if isinstance(request, AddRaftVoterRequest) else RemoveRaftVoterResponse
+        return kind(error_code=error, error_message=error.message)
     if isinstance(request, FetchRequest):
         if error is ErrorCode.INCONSISTENT_CLUSTER_ID:
             return FetchResponse(error_code=error, responses=[])
