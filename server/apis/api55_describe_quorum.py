@@ -4,20 +4,21 @@ Who: admin clients (``describe_metadata_quorum``, ``kafka-metadata-quorum descri
 listener (forwarded to the active controller, as KRaft brokers do) or on the controller listener.
 Answered from the leader's state, with no write: leader id, epoch, high watermark, each voter with the
 offset it last fetched from (its fsync'd log end) and the times of its last fetch and of the last one
-that had reached the high watermark, and the observers (the brokers) with the end offsets their
-heartbeats report (``CurrentMetadataOffset + 1``) and the same two times. The leader's own times are
+that had reached the high watermark, and the observers (the brokers, which follow the log by Fetch:
+server/broker/metadata_follower.py) with the offset of their last fetch, their log directory and
+the same two times. The leader's own times are
 "now", as in Kafka. A standby controller answers NOT_CONTROLLER (the brokers then ask the active one).
 
 The request must name exactly ``__cluster_metadata`` partition 0 (one topic, one partition);
 anything else gets UNKNOWN_TOPIC_OR_PARTITION (3) on every partition it names, with Kafka's message.
-v1 adds the timestamps; v2 adds each replica's directory id (zero: this is a static quorum,
-kraft.version 0, so voters have no directory id) and ``Nodes`` with every voter's controller listener.
+v1 adds the timestamps; v2 adds each replica's directory id (an observer's is the one its Fetch names;
+a voter's is zero: this is a static quorum, kraft.version 0, so voters have no directory id) and
+``Nodes`` with every voter's controller listener.
 """
 from __future__ import annotations
 
 from kraftwire.codec.messages import DescribeQuorumResponse
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 
 API_KEY = 55
@@ -42,7 +43,7 @@ NO_ERROR_MESSAGE = ""
 
 
 def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
+    return Replica(replica_id=progress.replica_id, replica_directory_id=progress.directory_id,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
