@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kraftwire.codec.messages import DescribeQuorumResponse
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
 
 API_KEY = 55
@@ -42,8 +43,9 @@ def _names_metadata_partition(request) -> bool:
 NO_ERROR_MESSAGE = ""
 
 
-def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=progress.directory_id,
+def _replica(progress, version: int) -> Replica:
+    return Replica(replica_id=progress.replica_id,
+                   replica_directory_id=progress.directory_id if version >= 2 else ZERO_UUID,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
@@ -58,8 +60,8 @@ def decide(quorum, request, version: int, endpoints: dict[int, tuple[str, int]])
             for t in request.topics])
     partition = Partition(partition_index=METADATA_PARTITION, error_message=NO_ERROR_MESSAGE, leader_id=quorum.leader_id,
                           leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
-                          current_voters=[_replica(v) for v in quorum.voters],
-                          observers=[_replica(o) for o in quorum.observers])
+                          current_voters=[_replica(v, version) for v in quorum.voters],
+                          observers=[_replica(o, version) for o in quorum.observers])
     nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=endpoints[v.replica_id][0],
                                                             port=endpoints[v.replica_id][1])])
              for v in quorum.voters if v.replica_id in endpoints and version >= 2]

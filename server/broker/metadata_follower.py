@@ -64,6 +64,7 @@ FETCH_MAX_WAIT_MS = 500  # Kafka's controller.quorum.fetch... for observers: rep
 FETCH_MAX_BYTES = 8 << 20
 SNAPSHOT_CHUNK_BYTES = 8 << 20
 RETRY_BACKOFF_S = 0.05
+SYNC_TIMEOUT_S = 2.0  # the longest a forwarded answer waits for the broker's metadata
 TAIL_POLL_S = 0.005  # between fetches that find a held tail still uncommitted
 NO_EPOCH = -1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
@@ -88,6 +89,14 @@ class MetadataReplica:
         self.end_offset = 0
         self.last_epoch = 0
         self._listeners: list[CommitListener] = []
+        self._waiting: list[tuple[int, asyncio.Future]] = []  # (end offset, resolved once reached)
+
+    async def reached(self, end_offset: int) -> None:
+        """Return once every batch below ``end_offset`` is applied."""
+        if self.end_offset < end_offset:
+            future = asyncio.get_running_loop().create_future()
+            self._waiting.append((end_offset, future))
+            await future
 
     def subscribe(self, listener: CommitListener) -> None:
         self._listeners.append(listener)
@@ -107,11 +116,13 @@ class MetadataReplica:
             self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
         if committed:
             self._tell(committed)
+        self._release()
 
     def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
         """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
         self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
         self._tell([(end_offset - 1, record) for record, _version in image.to_records()])
+        self._release()
 
     def _tell(self, committed: list) -> None:
         for listener in self._listeners:
@@ -119,6 +130,16 @@ class MetadataReplica:
                 listener(committed)
             except Exception:
                 log.exception("a metadata commit listener failed")
+
+    def _release(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for end_offset, future in waiting:
+            if future.done():
+                continue
+            if self.end_offset >= end_offset:
+                future.set_result(None)
+            else:
+                self._waiting.append((end_offset, future))
 
 
 def fetched_batches(data: bytes) -> list[FetchedBatch]:
@@ -158,6 +179,8 @@ class FollowerView:
         self.max_wait_ms = max_wait_ms
         self._channel = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata", security,
                                           attempt_timeout=max_wait_ms / 1000 + 5.0, reachable=reachable)
+        self._probe = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata-sync", security,
+                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable)
         self._committed_end, self._committed_epoch = 0, 0  # where this follower's committed log ends
         self._tail: list[FetchedBatch] = []  # fetched past the high watermark
         self.leader_id, self.leader_epoch = -1, -1
@@ -201,12 +224,44 @@ class FollowerView:
         """Return once everything below the first answer's high watermark is applied; TimeoutError otherwise."""
         await asyncio.wait_for(self._caught_up.wait(), timeout)
 
+    async def sync(self, timeout: float = SYNC_TIMEOUT_S) -> None:
+        """Return once the image holds everything the leader had committed when this was called, as far
+        as ``timeout`` allows (then quietly: the answer it delays is not wrong, only possibly ahead of
+        this broker's metadata). The leader's high watermark comes from a Fetch that does not wait, on
+        a connection of its own (answers come in order on one connection, and the follower's own may
+        hold a long poll)."""
+        try:
+            await asyncio.wait_for(self._sync(), timeout)
+        except (KafkaClientError, asyncio.TimeoutError, OSError, MalformedError) as exc:
+            log.debug("broker %d: metadata sync gave up: %r", self.broker_id, exc)
+
+    async def _sync(self) -> None:
+        while True:
+            answer = await self._probe.send(self._fetch_request(max_wait_ms=0), FETCH_VERSION)
+            if answer.error_code != ErrorCode.NONE:
+                return
+            partition = answer.responses[0].partitions[0]
+            if partition.error_code == ErrorCode.NONE:
+                await self.replica.reached(partition.high_watermark)
+                return
+            if not self._learn_leader(partition.current_leader) and partition.error_code not in _LEADER_MOVED:
+                return
+            await self._go_to_leader(answer, self._probe)
+
+    def _learn_leader(self, leader) -> bool:
+        """Take the leader an answer names if its epoch is at least as new; whether it is newer."""
+        newer = leader.leader_epoch > self.leader_epoch
+        if leader.leader_epoch >= self.leader_epoch:
+            self.leader_id, self.leader_epoch = leader.leader_id, leader.leader_epoch
+        return newer
+
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         await self._channel.close()
+        await self._probe.close()
 
     # --- the fetch loop ------------------------------------------------------------------------
 
@@ -228,7 +283,7 @@ class FollowerView:
                 log.exception("broker %d: a malformed metadata fetch answer", self.broker_id)
                 await asyncio.sleep(RETRY_BACKOFF_S)
 
-    def _fetch_request(self) -> FetchRequest:
+    def _fetch_request(self, max_wait_ms: int | None = None) -> FetchRequest:
         if self._committed_end < self.replica.end_offset:  # another follower of the process brought more
             self._committed_end, self._committed_epoch = self.replica.end_offset, self.replica.last_epoch
             self._tail = [b for b in self._tail if b.base >= self._committed_end]
@@ -238,7 +293,8 @@ class FollowerView:
             last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
             replica_directory_id=self.directory_id)
         return FetchRequest(cluster_id=self.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
-                            max_wait_ms=0 if self._tail else self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
+                            max_wait_ms=(0 if self._tail else self.max_wait_ms) if max_wait_ms is None else max_wait_ms,
+                            min_bytes=1, max_bytes=FETCH_MAX_BYTES,
                             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
 
     async def _on_answer(self, answer) -> None:
@@ -247,11 +303,9 @@ class FollowerView:
             await asyncio.sleep(RETRY_BACKOFF_S)
             return
         partition = answer.responses[0].partitions[0]
-        leader, asked_epoch = partition.current_leader, self.leader_epoch
-        if leader.leader_epoch >= self.leader_epoch:
-            self.leader_id, self.leader_epoch = leader.leader_id, leader.leader_epoch
-        if partition.error_code in _LEADER_MOVED or (partition.error_code and self.leader_epoch > asked_epoch):
-            await self._go_to_leader(answer)  # (asked with an epoch older than the leader's: refused)
+        newer = self._learn_leader(partition.current_leader)
+        if partition.error_code in _LEADER_MOVED or (partition.error_code and newer):
+            await self._go_to_leader(answer, self._channel)  # (asked with an older epoch than the leader's: refused)
             return
         if partition.error_code != ErrorCode.NONE:
             log.warning("broker %d: metadata fetch answered %s", self.broker_id,
@@ -295,12 +349,12 @@ class FollowerView:
         if self._catch_up_to is not None and max(self._committed_end, self.replica.end_offset) >= self._catch_up_to:
             self._caught_up.set()
 
-    async def _go_to_leader(self, answer) -> None:
+    async def _go_to_leader(self, answer, channel: ControllerChannel) -> None:
         """The controller asked does not lead: go to the one its answer names, else ask around."""
         await asyncio.sleep(RETRY_BACKOFF_S)
         named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
-        if named is None or not self._channel.use(named):
-            await self._channel.rediscover()
+        if named is None or not channel.use(named):
+            await channel.rediscover()
 
     async def fetch_snapshot(self, end_offset: int, epoch: int) -> None:
         """Fetch the leader's snapshot ``end_offset``-``epoch`` (one a Fetch answer named) chunk by chunk
@@ -320,9 +374,7 @@ class FollowerView:
                         position=len(data), replica_directory_id=self.directory_id)])])
             answer = await self._channel.send(request, FETCH_SNAPSHOT_VERSION)
             chunk = answer.topics[0].partitions[0] if answer.topics and answer.topics[0].partitions else None
-            if (chunk is not None and chunk.error_code in _LEADER_MOVED
-                    and chunk.current_leader.leader_epoch > self.leader_epoch):
-                self.leader_id, self.leader_epoch = chunk.current_leader.leader_id, chunk.current_leader.leader_epoch
+            if chunk is not None and chunk.error_code in _LEADER_MOVED and self._learn_leader(chunk.current_leader):
                 continue  # asked with an older epoch than the leader's: again with its own
             if answer.error_code or chunk is None or chunk.error_code:
                 log.info("broker %d: snapshot %d-%d not fetched: %s", self.broker_id, end_offset, epoch,

@@ -106,6 +106,22 @@ class BrokerNode:
         """The ids of every configured log directory, online or not."""
         return [d.directory_id for d in self.log_manager.directories]
 
+    # --- forwarding ----------------------------------------------------------------------------
+
+    async def forward(self, request, version: int | None = None):
+        """Send a client's request on to the active controller; its answer, once this broker's metadata
+        holds what the controller had committed by then (``FollowerView.sync``), so a client reading
+        back through this broker sees its change (README: differences)."""
+        answer = await self.client.send(request, version)
+        await self._metadata.sync()
+        return answer
+
+    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
+        """``forward`` for a request body relayed as it came; the answer's bytes."""
+        answer = await self.client.relay(api_key, version, body, timeout_ms)
+        await self._metadata.sync()
+        return answer
+
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -38,5 +38,8 @@ class MetadataView(Protocol):
     async def wait_caught_up(self, timeout: float) -> None:
         """Return once the image holds the log up to the high watermark first seen; TimeoutError otherwise."""
 
+    async def sync(self) -> None:
+        """Return once the image holds what the leader has committed now (bounded wait)."""
+
     async def close(self) -> None:
         """Stop following."""
