@@ -113,14 +113,18 @@ class BrokerNode:
         holds what the controller had committed by then (``FollowerView.sync``), so a client reading
         back through this broker sees its change (README: differences)."""
         answer = await self.client.send(request, version)
-        await self._metadata.sync()
+        await self.sync_metadata()
         return answer
 
     async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
         """``forward`` for a request body relayed as it came; the answer's bytes."""
         answer = await self.client.relay(api_key, version, body, timeout_ms)
-        await self._metadata.sync()
+        await self.sync_metadata()
         return answer
+
+    async def sync_metadata(self) -> None:
+        """Wait (boundedly) until this broker's metadata holds what the active controller has committed."""
+        await self._metadata.sync()
 
     # --- lifecycle -----------------------------------------------------------------------------
 

@@ -550,10 +550,16 @@ class Cluster:
                            for c in moving]}
         return progress
 
+    def _brokers_caught_up(self) -> bool:
+        """The brokers' image holds everything the active controller has committed (trivially so when no
+        broker runs to fetch it)."""
+        return self.metadata.end_offset >= self.log.high_watermark or not any(b.running for b in self.brokers)
+
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
-        """Wait until ``predicate(committed image)`` holds; TimeoutError otherwise."""
+        """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
+        TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate(self.controller.committed):
+        while not (predicate(self.controller.committed) and self._brokers_caught_up()):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)
@@ -682,7 +688,7 @@ class Cluster:
 
     def _idle(self) -> bool:
         return (self.network.idle and self.controller_node.leader_and_isr.idle
-                and self.log.end_offset == self.log.high_watermark
+                and self.log.end_offset == self.log.high_watermark and self._brokers_caught_up()
                 and all(b.replica_manager.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:

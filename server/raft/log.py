@@ -67,7 +67,7 @@ from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR,
                                         parse_base_offset)
-from kraftwire.codec.messages import FetchSnapshotResponse
+from kraftwire.codec.messages import FetchResponse as WireFetchResponse, FetchSnapshotResponse
 from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch, decode_frame,
                                      metadata_batch, read_batch)
 
@@ -619,6 +619,9 @@ class RaftLog:
             message = peer_wire.from_request(request, version, self.cluster_id, next(self._incoming_ids))
         except peer_wire.Refused as refused:
             return refused.response
+        if isinstance(message, FetchRequest) and self.active and message.replica_id not in self.voters:
+            if (pointed := self._point_at_snapshot(message.fetch_offset, version)) is not None:
+                return pointed
         loop = asyncio.get_running_loop()
         waiting = self._incoming[(message.src, message.correlation_id)] = loop.create_future()
         if isinstance(message, FetchRequest) and self.active:
@@ -638,6 +641,24 @@ class RaftLog:
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
         log_start = self._segments[0].base_offset if self._segments else 0
         return peer_wire.to_response(reply, version, self._encode_records, log_start)
+
+    def _point_at_snapshot(self, fetch_offset: int, version: int) -> WireFetchResponse | None:
+        """An observer's Fetch below the log start (retention, or a twin's seed snapshot) is answered with
+        the newest snapshot's id, to be fetched with FetchSnapshot, as Kafka's leader answers it."""
+        if self._snapshot is None:
+            return None
+        snapshot = self._snapshot[0]
+        log_start = self._segments[0].base_offset if self._segments else snapshot.end_offset
+        if fetch_offset >= log_start:
+            return None
+        partition = WireFetchResponse.PartitionData(
+            partition_index=METADATA_PARTITION, high_watermark=self.high_watermark, log_start_offset=log_start,
+            snapshot_id=WireFetchResponse.SnapshotId(end_offset=snapshot.end_offset, epoch=snapshot.epoch),
+            current_leader=WireFetchResponse.LeaderIdAndEpoch(leader_id=self.node_id, leader_epoch=self.epoch),
+            records=b"")
+        topic = (WireFetchResponse.FetchableTopicResponse(topic=METADATA_TOPIC, partitions=[partition]) if version <= 12
+                 else WireFetchResponse.FetchableTopicResponse(topic_id=peer_wire.METADATA_TOPIC_ID, partitions=[partition]))
+        return WireFetchResponse(responses=[topic])
 
     def fetch_snapshot(self, request, version: int):
         """Answer FetchSnapshot (59): a chunk of one of the leader's snapshot files (KIP-630)."""
