@@ -14,6 +14,7 @@ from kafka.admin import NewTopic
 from kraftwire.codec.messages import CreateTopicsRequest, DescribeQuorumRequest, MetadataRequest
 from kraftwire.server.broker.metadata_follower import FollowerView
 from kraftwire.server.host.cluster import Cluster
+from kraftwire.server.raft import RaftConfig
 from kraftwire.server.wire.client import KafkaClient
 
 QUORUM_REQUEST = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
@@ -148,9 +149,30 @@ async def test_a_follower_loads_the_leaders_snapshot_then_fetches_on_from_its_en
         await view.start()
         await view.wait_caught_up(20)
         assert view.image.topic("after-the-snapshot") is not None
-        committed = cluster.controller.committed
-        assert {name: t.partitions for name, t in ((t.name, t) for t in view.image.topics.values())} == \
-            {t.name: t.partitions for t in committed.topics.values()}
-        assert view.image.brokers == committed.brokers and view.image.configs == committed.configs
+        assert same_metadata(view.image, cluster.controller.committed)
     finally:
         await view.close()
+
+
+def same_metadata(image, committed) -> bool:
+    return ({t.name: t.partitions for t in image.topics.values()} == {t.name: t.partitions for t in committed.topics.values()}
+            and image.brokers == committed.brokers and image.configs == committed.configs)
+
+
+async def test_a_follower_below_the_log_start_is_pointed_at_the_snapshot_by_its_fetch():
+    async with Cluster(brokers=2, log_config=RaftConfig(segment_bytes=1500, retention_bytes=1)) as cluster:
+        for i in range(8):
+            await create_on(cluster.brokers[0], f"retained-{i}")
+        await cluster.log.snapshot()  # segments wholly below it are deleted: the log no longer starts at 0
+        await create_on(cluster.brokers[0], "after-retention")
+        controller = cluster.controller_node
+        view = FollowerView(99, uuid.uuid4(), lambda: [(controller.host, controller.port)],
+                            cluster.controller.cluster_id)
+        try:
+            await view.start()
+            await view.wait_caught_up(20)
+            assert view.loaded_snapshots == 1
+            assert same_metadata(view.image, cluster.controller.committed)
+            assert view.image.topic("after-retention") is not None
+        finally:
+            await view.close()

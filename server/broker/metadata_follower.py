@@ -188,6 +188,7 @@ class FollowerView:
         self._catch_up_to: int | None = None  # the high watermark of the first answer
         self._caught_up = asyncio.Event()
         self.failed_fetches = 0  # fetches that got no answer (a lost connection, a cut link, a timeout)
+        self.loaded_snapshots = 0
         self._task: asyncio.Task | None = None
 
     # --- MetadataView ---------------------------------------------------------------------------
@@ -389,5 +390,6 @@ class FollowerView:
         self._committed_end, self._committed_epoch = end_offset, epoch
         if self.replica.end_offset < end_offset:
             self.replica.replace(image, end_offset, epoch)
+        self.loaded_snapshots += 1
         log.info("broker %d: loaded the metadata snapshot %d-%d (%d bytes)", self.broker_id, end_offset, epoch,
                  len(data))
