@@ -184,7 +184,6 @@ class FollowerView:
         self._committed_end, self._committed_epoch = 0, 0  # where this follower's committed log ends
         self._tail: list[FetchedBatch] = []  # fetched past the high watermark
         self.leader_id, self.leader_epoch = -1, -1
-        self.high_watermark = -1
         self._catch_up_to: int | None = None  # the high watermark of the first answer
         self._caught_up = asyncio.Event()
         self.failed_fetches = 0  # fetches that got no answer (a lost connection, a cut link, a timeout)
@@ -210,10 +209,6 @@ class FollowerView:
     def end_offset(self) -> int:
         """The offset after the last batch this follower holds: what it asks for next."""
         return self._tail[-1].last + 1 if self._tail else self._committed_end
-
-    @property
-    def running(self) -> bool:
-        return self._task is not None
 
     async def start(self) -> None:
         if self._task is None:
@@ -337,7 +332,6 @@ class FollowerView:
         del self._tail[kept:]
 
     def _commit(self, high_watermark: int) -> None:
-        self.high_watermark = high_watermark
         done = 0
         while done < len(self._tail) and self._tail[done].last < high_watermark:
             done += 1
