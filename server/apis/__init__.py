@@ -39,7 +39,7 @@ Handler = Callable[[object, object, object], object | Awaitable[object]]  # (nod
 
 async def forward_to_controller(broker, context, request):
     """Relay a controller-bound request at the client's version, as KRaft brokers forward them, and hand
-    back the controller's answer."""
+    back the controller's answer (once the broker's metadata holds it: ``BrokerNode.forward``)."""
     return await broker.forward(request, context.api_version)
 
 

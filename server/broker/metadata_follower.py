@@ -252,17 +252,17 @@ class FollowerView:
         return newer
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        task, self._task = self._task, None
+        while task is not None and not task.done():  # again if a cancellation was lost in a wait_for
+            task.cancel()
+            await asyncio.wait([task], timeout=RETRY_BACKOFF_S)
         await self._channel.close()
         await self._probe.close()
 
     # --- the fetch loop ------------------------------------------------------------------------
 
     async def _follow(self) -> None:
-        while True:
+        while self._task is not None:
             try:
                 request = self._fetch_request()
                 answer = await self._channel.send(request, FETCH_VERSION)
