@@ -73,7 +73,7 @@ def test_kafka_python_lists_every_broker_as_an_observer_with_its_directory(bg_cl
         assert str(observer["replica_directory_id"]) == directories[observer["replica_id"]]
         assert observer["log_end_offset"] == hw > 0
         assert 0 < observer["last_caught_up_timestamp"] <= observer["last_fetch_timestamp"]
-    ends = bg_cluster.call(lambda: [b._metadata.end_offset for b in brokers])
+    ends = bg_cluster.call(lambda: [b.metadata.end_offset for b in brokers])
     assert all(end >= hw for end in ends)
     for broker in brokers:  # ... and every broker's Metadata names it once it has fetched it
         bg_cluster.run(eventually(lambda: _names(broker, "through-broker-1"), what=f"broker {broker.broker_id}"))
@@ -81,7 +81,7 @@ def test_kafka_python_lists_every_broker_as_an_observer_with_its_directory(bg_cl
 
 async def test_brokers_cut_off_from_the_controller_show_older_metadata_until_they_fetch(cluster):
     controller = cluster.controller_node
-    views = [b._metadata for b in cluster.brokers]
+    views = [b.metadata for b in cluster.brokers]
     failed = [v.failed_fetches for v in views]
     for broker in cluster.brokers:
         cluster.cut_link(broker.broker_id, controller.node_id)
@@ -124,7 +124,7 @@ async def test_brokers_follow_the_new_active_controller_after_a_kill():
             await eventually(lambda: _names(broker, "after-failover"),
                              what=f"broker {broker.broker_id} to fetch from the new leader")
             assert "before-failover" in await topics_on(broker)
-        assert {b._metadata.leader_id for b in cluster.brokers} == {second}
+        assert {b.metadata.leader_id for b in cluster.brokers} == {second}
 
         async def observed_by_the_new_leader():
             partition = await quorum_on(cluster.controller_node)

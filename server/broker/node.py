@@ -90,6 +90,11 @@ class BrokerNode:
         return self._metadata.image
 
     @property
+    def metadata(self) -> MetadataView:
+        """How this broker follows the metadata log (its ``FollowerView``)."""
+        return self._metadata
+
+    @property
     def cluster_id(self) -> str:
         return self._metadata.cluster_id
 
