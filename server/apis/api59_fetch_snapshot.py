@@ -1,7 +1,8 @@
 """FetchSnapshot (59): a chunk of the leader's snapshot of ``__cluster_metadata`` (KIP-630).
 
-Who: a replica whose fetch offset fell below the leader's log start, on the controller listener (kraftwire's
-own followers never need it yet: a quorum of several voters keeps its whole log). Answered by the active
+Who: a replica whose fetch offset fell below the leader's log start, on the controller listener: the
+brokers, which the leader points at its snapshot when they fetch below its log start
+(server/broker/metadata_follower.py); a quorum of several voters keeps its whole log. Answered by the active
 controller's log (``RaftLog.fetch_snapshot``): up to ``MaxBytes`` from ``Position`` of the snapshot
 named by ``SnapshotId``, with its total ``Size``. Another topic or partition gets
 UNKNOWN_TOPIC_OR_PARTITION, another cluster INCONSISTENT_CLUSTER_ID, a stale or future leader epoch

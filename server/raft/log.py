@@ -40,8 +40,8 @@ segments wholly below the newest snapshot are deleted, or moved to ``archive_dir
 followers cannot fetch snapshots yet).
 
 Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small);
-FetchSnapshot is served (``fetch_snapshot``) but no Fetch answer points at a snapshot yet, so a quorum of
-several voters keeps its whole log; no ``.timeindex`` files; index files are not pre-allocated, and are
+FetchSnapshot is served (``fetch_snapshot``) but only observers (brokers) fetching below the log start
+are pointed at a snapshot (``SnapshotId``), not voters, so a quorum of several voters keeps its whole log; no ``.timeindex`` files; index files are not pre-allocated, and are
 fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
 only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
 there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
