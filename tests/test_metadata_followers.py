@@ -176,3 +176,28 @@ async def test_a_follower_below_the_log_start_is_pointed_at_the_snapshot_by_its_
             assert view.image.topic("after-retention") is not None
         finally:
             await view.close()
+
+
+async def test_a_new_follower_is_caught_up_with_the_high_watermark_it_first_saw(cluster):
+    for i in range(3):
+        await create_on(cluster.brokers[0], f"before-{i}")
+    high_watermark = cluster.log.high_watermark
+    controller = cluster.controller_node
+    view = FollowerView(99, uuid.uuid4(), lambda: [(controller.host, controller.port)], cluster.controller.cluster_id)
+    try:
+        await view.start()
+        await view.wait_caught_up(20)
+        assert view.replica.end_offset >= high_watermark and view.loaded_snapshots == 0
+        assert all(view.image.topic(f"before-{i}") is not None for i in range(3))
+        assert same_metadata(view.image, cluster.controller.committed)
+    finally:
+        await view.close()
+
+
+async def test_a_restarted_cluster_has_its_brokers_fetch_the_log_from_the_start(tmp_path):
+    async with Cluster(brokers=2, data_dir=tmp_path) as cluster:
+        for i in range(3):
+            await create_on(cluster.brokers[0], f"kept-{i}")
+    async with Cluster(brokers=2, data_dir=tmp_path) as restarted:  # a fresh image, fetched from offset 0
+        for broker in restarted.brokers:  # a broker opens its listener once caught up
+            assert {"kept-0", "kept-1", "kept-2"} <= await topics_on(broker)
