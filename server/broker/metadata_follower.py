@@ -345,10 +345,11 @@ class FollowerView:
             self._caught_up.set()
 
     async def _go_to_leader(self, answer, channel: ControllerChannel) -> None:
-        """The controller asked does not lead: go to the one its answer names, else ask around."""
-        await asyncio.sleep(RETRY_BACKOFF_S)
+        """The controller asked does not lead (or knew a newer epoch): go to the leader its answer names,
+        else, after a pause (an election may be under way), ask the controllers which one leads."""
         named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
         if named is None or not channel.use(named):
+            await asyncio.sleep(RETRY_BACKOFF_S)
             await channel.rediscover()
 
     async def fetch_snapshot(self, end_offset: int, epoch: int) -> None:

@@ -145,6 +145,7 @@ class BrokerNode:
                                         attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
                                         reachable=self._controller_reachable)
         await self._register()
+        await self.sync_metadata()  # its first heartbeat then reports the image past its registration: unfenced
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()
         self.log_manager.changed()
