@@ -28,7 +28,8 @@ lag on their own (README, differences).
 
 ``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
 high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
-``close()`` stops.
+``sync()`` returns once it holds what the leader has committed by then (the broker answers forwarded
+requests and acts on LeaderAndIsr only after it, README: differences); ``close()`` stops.
 
 A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark;
 but the high watermark that commits the records a follower holds may move just before its next fetch
