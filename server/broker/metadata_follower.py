@@ -28,15 +28,13 @@ lag on their own (README, differences).
 
 ``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
 high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
-``sync()`` returns once it holds what the leader has committed by then (the broker answers forwarded
-requests and acts on LeaderAndIsr only after it, README: differences); ``close()`` stops.
+``sync()`` returns once it holds what the leader has committed by then (its high watermark, asked with
+DescribeQuorum; the broker answers forwarded requests and acts on LeaderAndIsr only after it, README:
+differences); ``close()`` stops.
 
-A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark;
-but the high watermark that commits the records a follower holds may move just before its next fetch
-arrives, and that fetch would then wait in vain. So while it holds records past the high watermark a
-follower asks without waiting (``MaxWaitMs`` 0), pausing ``TAIL_POLL_S`` between answers that bring
-nothing new. (Kafka 4.1's Fetch v18 carries the fetcher's high watermark for the same purpose; the
-controllers speak v17.) The broker wing may use codec, metadata and wire only, so this module knows the
+A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark
+(the leader answers at once when the high watermark moved since its last answer to this observer:
+server/raft/log.py). The broker wing may use codec, metadata and wire only, so this module knows the
 controllers by address alone.
 """
 from __future__ import annotations
@@ -50,7 +48,7 @@ from typing import NamedTuple
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
-from kraftwire.codec.messages import FetchRequest, FetchSnapshotRequest
+from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest
 from kraftwire.codec.records import check_batch, decode_frame, iter_batches, read_batch
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.view import CommitListener
@@ -61,12 +59,14 @@ log = logging.getLogger("kraftwire.broker")
 
 FETCH_VERSION = 17  # the version the controllers' replication speaks (server/raft/peer_wire.py)
 FETCH_SNAPSHOT_VERSION = 1
+DESCRIBE_QUORUM_VERSION = 2
+QUORUM_REQUEST = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
+    topic_name=METADATA_TOPIC, partitions=[DescribeQuorumRequest.PartitionData(partition_index=METADATA_PARTITION)])])
 FETCH_MAX_WAIT_MS = 500  # Kafka's controller.quorum.fetch... for observers: replica.fetch.wait.max.ms
 FETCH_MAX_BYTES = 8 << 20
 SNAPSHOT_CHUNK_BYTES = 8 << 20
 RETRY_BACKOFF_S = 0.05
 SYNC_TIMEOUT_S = 2.0  # the longest a forwarded answer waits for the broker's metadata
-TAIL_POLL_S = 0.005  # between fetches that find a held tail still uncommitted
 NO_EPOCH = -1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
 
@@ -224,8 +224,8 @@ class FollowerView:
     async def sync(self, timeout: float = SYNC_TIMEOUT_S) -> None:
         """Return once the image holds everything the leader had committed when this was called, as far
         as ``timeout`` allows (then quietly: the answer it delays is not wrong, only possibly ahead of
-        this broker's metadata). The leader's high watermark comes from a Fetch that does not wait, on
-        a connection of its own (answers come in order on one connection, and the follower's own may
+        this broker's metadata). The leader's high watermark comes from DescribeQuorum, on a
+        connection of its own (answers come in order on one connection, and the follower's own may
         hold a long poll)."""
         try:
             await asyncio.wait_for(self._sync(), timeout)
@@ -233,17 +233,10 @@ class FollowerView:
             log.debug("broker %d: metadata sync gave up: %r", self.broker_id, exc)
 
     async def _sync(self) -> None:
-        while True:
-            answer = await self._probe.send(self._fetch_request(max_wait_ms=0), FETCH_VERSION)
-            if answer.error_code != ErrorCode.NONE:
-                return
-            partition = answer.responses[0].partitions[0]
-            if partition.error_code == ErrorCode.NONE:
-                await self.replica.reached(partition.high_watermark)
-                return
-            if not self._learn_leader(partition.current_leader) and partition.error_code not in _LEADER_MOVED:
-                return
-            await self._go_to_leader(answer, self._probe)
+        answer = await self._probe.send(QUORUM_REQUEST, DESCRIBE_QUORUM_VERSION)
+        partition = answer.topics[0].partitions[0] if answer.topics and answer.topics[0].partitions else None
+        if answer.error_code == ErrorCode.NONE and partition is not None and partition.error_code == ErrorCode.NONE:
+            await self.replica.reached(partition.high_watermark)
 
     def _learn_leader(self, leader) -> bool:
         """Take the leader an answer names if its epoch is at least as new; whether it is newer."""
@@ -265,12 +258,7 @@ class FollowerView:
     async def _follow(self) -> None:
         while self._task is not None:
             try:
-                request = self._fetch_request()
-                answer = await self._channel.send(request, FETCH_VERSION)
-                before = (self.end_offset, self._committed_end)
-                await self._on_answer(answer)
-                if request.max_wait_ms == 0 and before == (self.end_offset, self._committed_end):
-                    await asyncio.sleep(TAIL_POLL_S)
+                await self._on_answer(await self._channel.send(self._fetch_request(), FETCH_VERSION))
             except (KafkaClientError, asyncio.TimeoutError, OSError) as exc:
                 self.failed_fetches += 1
                 log.debug("broker %d: metadata fetch failed: %r", self.broker_id, exc)
@@ -280,7 +268,7 @@ class FollowerView:
                 log.exception("broker %d: a malformed metadata fetch answer", self.broker_id)
                 await asyncio.sleep(RETRY_BACKOFF_S)
 
-    def _fetch_request(self, max_wait_ms: int | None = None) -> FetchRequest:
+    def _fetch_request(self) -> FetchRequest:
         if self._committed_end < self.replica.end_offset:  # another follower of the process brought more
             self._committed_end, self._committed_epoch = self.replica.end_offset, self.replica.last_epoch
             self._tail = [b for b in self._tail if b.base >= self._committed_end]
@@ -290,8 +278,7 @@ class FollowerView:
             last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
             replica_directory_id=self.directory_id)
         return FetchRequest(cluster_id=self.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
-                            max_wait_ms=(0 if self._tail else self.max_wait_ms) if max_wait_ms is None else max_wait_ms,
-                            min_bytes=1, max_bytes=FETCH_MAX_BYTES,
+                            max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
                             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
 
     async def _on_answer(self, answer) -> None:

@@ -357,15 +357,19 @@ class Cluster:
 
     async def write(self, decide, timeout: float = 10.0):
         """Run a decision on the active controller, waiting for one (and again if it loses leadership
-        before the write commits: harness writes are idempotent decisions)."""
+        before the write commits: harness writes are idempotent decisions); returns once the brokers'
+        metadata has it too."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             controller = await self.wait_for_active_controller(max(0.0, deadline - asyncio.get_running_loop().time()))
             try:
-                return await controller.write(decide)
+                response = await controller.write(decide)
+                break
             except (NotControllerError, NotLeaderError):
                 if asyncio.get_running_loop().time() > deadline:
                     raise
+        await self.wait_until(lambda image: True, timeout)
+        return response
 
     # --- harness control of the quorum (also over HTTP: server/host/control_plane.py) ---------------------
 

@@ -39,11 +39,15 @@ off by default (the audit reads the whole history); with ``retention_bytes`` or 
 segments wholly below the newest snapshot are deleted, or moved to ``archive_dir`` (one voter only:
 followers cannot fetch snapshots yet).
 
-Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small);
-FetchSnapshot is served (``fetch_snapshot``) but only observers (brokers) fetching below the log start
-are pointed at a snapshot (``SnapshotId``), not voters, so a quorum of several voters keeps its whole log; no ``.timeindex`` files; index files are not pre-allocated, and are
-fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
-only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
+Differences from Kafka: the core keeps the log's batches in memory too (the metadata log is small); an
+observer's Fetch is not held back while the high watermark has moved since its last answer (else it
+could wait in vain to learn that what it holds is committed; Kafka 4.1's Fetch v18 carries the
+fetcher's high watermark for this, the controllers speak v17); FetchSnapshot is served
+(``fetch_snapshot``) but only observers (brokers) fetching below the log start are pointed at a
+snapshot (``SnapshotId``), not voters, so a quorum of several voters keeps its whole log; no
+``.timeindex`` files; index files are not pre-allocated, and are fsync'd at roll and close rather than
+with every commit (recovery rebuilds them); segments roll by size only (no ``segment.ms``); damage in
+the middle of the log stops start-up instead of truncating the log
 there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
 log start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
 """
@@ -225,6 +229,7 @@ class RaftLog:
         self._leader_change_offset = -1
         self._progress: dict[int, ReplicaProgress] = {}
         self._observers: dict[int, ReplicaProgress] = {}
+        self._told_observers: dict[int, int] = {}  # the high watermark each observer's last answer carried
         self._active_changed: asyncio.Event | None = None
         self._resumed: asyncio.Event | None = None  # set while the harness has the replica paused
         self._closed = False
@@ -622,6 +627,8 @@ class RaftLog:
         if isinstance(message, FetchRequest) and self.active and message.replica_id not in self.voters:
             if (pointed := self._point_at_snapshot(message.fetch_offset, version)) is not None:
                 return pointed
+            if self.core.high_watermark > self._told_observers.get(message.replica_id, -1):
+                message = replace(message, max_wait_ms=0)  # the observer is not told the newest one yet
         loop = asyncio.get_running_loop()
         waiting = self._incoming[(message.src, message.correlation_id)] = loop.create_future()
         if isinstance(message, FetchRequest) and self.active:
@@ -639,6 +646,8 @@ class RaftLog:
             return peer_wire.to_response(replace(
                 _unanswered_fetch(message), high_watermark=self.high_watermark,
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
+        if isinstance(reply, FetchResponse) and message.replica_id not in self.voters:
+            self._told_observers[message.replica_id] = reply.high_watermark
         log_start = self._segments[0].base_offset if self._segments else 0
         return peer_wire.to_response(reply, version, self._encode_records, log_start)
 
