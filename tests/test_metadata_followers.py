@@ -194,10 +194,12 @@ async def test_a_new_follower_is_caught_up_with_the_high_watermark_it_first_saw(
         await view.close()
 
 
-async def test_a_restarted_cluster_has_its_brokers_fetch_the_log_from_the_start(tmp_path):
-    async with Cluster(brokers=2, data_dir=tmp_path) as cluster:
+async def test_a_restarted_cluster_with_snapshots_has_its_brokers_fetch_the_log_anew(tmp_path):
+    snapshots = RaftConfig(snapshot_every_records=10)
+    async with Cluster(brokers=2, data_dir=tmp_path, log_config=snapshots) as cluster:
         for i in range(3):
             await create_on(cluster.brokers[0], f"kept-{i}")
-    async with Cluster(brokers=2, data_dir=tmp_path) as restarted:  # a fresh image, fetched from offset 0
+    async with Cluster(brokers=2, data_dir=tmp_path, log_config=snapshots) as restarted:
         for broker in restarted.brokers:  # a broker opens its listener once caught up
             assert {"kept-0", "kept-1", "kept-2"} <= await topics_on(broker)
+        assert same_metadata(restarted.brokers[0].image, restarted.controller.committed)

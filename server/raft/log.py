@@ -652,16 +652,18 @@ class RaftLog:
         return peer_wire.to_response(reply, version, self._encode_records, log_start)
 
     def _point_at_snapshot(self, fetch_offset: int, version: int) -> WireFetchResponse | None:
-        """An observer's Fetch below the log start (retention, or a twin's seed snapshot) is answered with
-        the newest snapshot's id, to be fetched with FetchSnapshot, as Kafka's leader answers it."""
-        if self._snapshot is None:
+        """An observer's Fetch of offsets this log does not hold as batches (below the log start after
+        retention or a twin's seed snapshot, or below the snapshot it recovered from) is answered with the
+        newest snapshot's id, to be fetched with FetchSnapshot, as Kafka's leader answers it."""
+        if self._snapshot is None or fetch_offset >= self.core.log_end:
             return None
         snapshot = self._snapshot[0]
         log_start = self._segments[0].base_offset if self._segments else snapshot.end_offset
-        if fetch_offset >= log_start:
+        if fetch_offset >= log_start and self._batch_at(fetch_offset, self.core.log[fetch_offset]) is not None:
             return None
         partition = WireFetchResponse.PartitionData(
-            partition_index=METADATA_PARTITION, high_watermark=self.high_watermark, log_start_offset=log_start,
+            partition_index=METADATA_PARTITION, high_watermark=self.high_watermark,
+            log_start_offset=snapshot.end_offset,  # where this log can be fetched from
             snapshot_id=WireFetchResponse.SnapshotId(end_offset=snapshot.end_offset, epoch=snapshot.epoch),
             current_leader=WireFetchResponse.LeaderIdAndEpoch(leader_id=self.node_id, leader_epoch=self.epoch),
             records=b"")
