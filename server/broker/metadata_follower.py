@@ -289,7 +289,7 @@ class FollowerView:
         partition = answer.responses[0].partitions[0]
         newer = self._learn_leader(partition.current_leader)
         if partition.error_code in _LEADER_MOVED or (partition.error_code and newer):
-            await self._go_to_leader(answer, self._channel)  # (asked with an older epoch than the leader's: refused)
+            await self._go_to_leader(answer, self._channel, newer)  # (asked with an older epoch: refused)
             return
         if partition.error_code != ErrorCode.NONE:
             log.warning("broker %d: metadata fetch answered %s", self.broker_id,
@@ -332,13 +332,16 @@ class FollowerView:
         if self._catch_up_to is not None and max(self._committed_end, self.replica.end_offset) >= self._catch_up_to:
             self._caught_up.set()
 
-    async def _go_to_leader(self, answer, channel: ControllerChannel) -> None:
-        """The controller asked does not lead (or knew a newer epoch): go to the leader its answer names,
-        else, after a pause (an election may be under way), ask the controllers which one leads."""
+    async def _go_to_leader(self, answer, channel: ControllerChannel, learned: bool) -> None:
+        """The controller asked does not lead (or knew a newer epoch: ``learned``): go to the leader its
+        answer names, else, after a pause (an election may be under way), ask the controllers which one
+        leads. A controller naming itself teaches nothing unless its epoch was new (a resigned leader
+        names itself until it hears of the next one)."""
         named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
-        if named is None or not channel.use(named):
-            await asyncio.sleep(RETRY_BACKOFF_S)
-            await channel.rediscover()
+        if named is not None and (learned or named != (channel.host, channel.port)) and channel.use(named):
+            return
+        await asyncio.sleep(RETRY_BACKOFF_S)
+        await channel.rediscover()
 
     async def fetch_snapshot(self, end_offset: int, epoch: int) -> None:
         """Fetch the leader's snapshot ``end_offset``-``epoch`` (one a Fetch answer named) chunk by chunk
