@@ -46,7 +46,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kraftwire.codec import ErrorCode, MalformedError
-from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest
 from kraftwire.codec.records import check_batch, decode_frame, iter_batches, read_batch
