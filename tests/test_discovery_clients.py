@@ -42,7 +42,7 @@ def seed_topics(bg) -> None:
                                                    isr=replicas, leader=replicas[0], leader_epoch=0,
                                                    partition_epoch=0))
         return ControllerResult(records)
-    bg.run(bg.cluster.controller.write(decide))
+    bg.run(bg.cluster.write(decide))
 
 
 def expected_brokers(bg) -> dict[int, tuple[str, int]]:

@@ -422,10 +422,6 @@ def absent(value) -> bool:
     return value == ABSENT
 
 
-def equals(expected):
-    return lambda value: value == expected
-
-
 DELIBERATE = [
     Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
@@ -437,7 +433,7 @@ DELIBERATE = [
     Deliberate(r"^describe_log_dirs.*\.(partition_size|total_bytes|usable_bytes)$", anything, anything,
                "DescribeLogDirs reports simulated sizes"),
     Deliberate(r"^describe_quorum\..*\.observers\[\d\]\.replica_directory_id$", anything,
-               equals(str(uuid.UUID(int=0))), "observers' directory ids"),
+               lambda value: re.fullmatch(r"dir:\d+/0", value) is not None, "first log directory's id"),
 ]
 
 # ApiVersions (v3) ranges of the keys kraftwire serves, where they are not Kafka's: kraftwire serves each

@@ -13,6 +13,7 @@ import pytest
 
 from apache_kafka import CONFIGS, LOG_DIRS, METADATA_QUORUM, REASSIGN_PARTITIONS, TOPICS, run_tool
 from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.raft.storage import kafka_uuid
 from kraftwire.server.wire.client import KafkaClient
 
 DESCRIBE_TOPIC_PARTITIONS = 75
@@ -174,6 +175,10 @@ def test_metadata_quorum_status_and_replication(kraftwire):
     assert sorted(by_node) == sorted([controller, 1, 2, 3])
     assert by_node[controller][-1] == "Leader"
     assert {by_node[n][-1] for n in (1, 2, 3)} == {"Observer"}
+    directories = kraftwire.call(lambda: {b.broker_id: kafka_uuid(b.log_dirs[0]) for b in kraftwire.cluster.brokers})
+    for broker_id in (1, 2, 3):  # each broker fetches the log itself, with its first log directory's id
+        assert by_node[broker_id][1] == directories[broker_id]
+        assert int(by_node[broker_id][2]) > 0 and int(by_node[broker_id][3]) >= 0
 
 
 def verify(bg, plan_file):

@@ -72,6 +72,12 @@ def test_request_counters_latency_and_connections_move(bg, admin):
     assert total(after, "kraftwire_fenced_brokers") == 0
     assert total(after, "kraftwire_metadata_high_watermark") > total(before, "kraftwire_metadata_high_watermark")
     assert total(after, "kraftwire_metadata_log_end_offset") >= total(after, "kraftwire_metadata_high_watermark")
+    deadline = time.monotonic() + 30
+    while not all(0 < total(before, "kraftwire_broker_metadata_end_offset", broker=b) < total(
+            after, "kraftwire_broker_metadata_end_offset", broker=b) for b in ("1", "2", "3")):
+        assert time.monotonic() < deadline, "a broker did not fetch the topic's records"  # each fetches for itself
+        time.sleep(0.05)
+        after = scrape(bg)
     assert total(after, "kraftwire_metadata_commit_latency_seconds_count") > total(
         before, "kraftwire_metadata_commit_latency_seconds_count")
 

@@ -49,7 +49,8 @@ def apply_all(image: MetadataImage, records) -> None:
 
 
 async def set_configs(cluster, resource_type: int, resource_name: str, values: dict) -> None:
-    """Write dynamic configs (None deletes) through the controller, as committed ConfigRecords."""
-    await cluster.controller.write(lambda image: ControllerResult([
+    """Write dynamic configs (None deletes) through the controller, as committed ConfigRecords (returns
+    once the brokers' metadata has them)."""
+    await cluster.write(lambda image: ControllerResult([
         rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=k, value=v)
         for k, v in values.items()]))

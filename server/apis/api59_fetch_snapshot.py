@@ -1,7 +1,8 @@
 """FetchSnapshot (59): a chunk of the leader's snapshot of ``__cluster_metadata`` (KIP-630).
 
 Who: a replica whose fetch offset fell below the leader's log start (its Fetch was answered with the
-leader's SnapshotId), on the controller listener. Answered by the leader's Raft core through its log
+leader's SnapshotId), on the controller listener: a voter, or a broker following the log
+(server/broker/metadata_follower.py). Answered by the leader's Raft core through its log
 (``RaftLog.handle``): up to ``MaxBytes`` from ``Position`` of the latest snapshot, named by
 ``SnapshotId``, with its total ``Size``. Another topic or partition gets
 UNKNOWN_TOPIC_OR_PARTITION, another cluster INCONSISTENT_CLUSTER_ID, a stale or future leader epoch

@@ -176,6 +176,19 @@ class ControllerChannel:
             if index is not None:
                 named[index] += 1
         return named.most_common(1)[0][0] if named else None
+    def use(self, address: tuple[str, int]) -> bool:
+        """Send to the controller at ``address`` from now on (one an answer named as the leader);
+        False when it is not one of the controllers."""
+        addresses = self._addresses()
+        if address not in addresses:
+            return False
+        self._index = addresses.index(address)
+        return True
+
+    async def rediscover(self) -> None:
+        """Ask the controllers again which one leads (a no-op with one controller)."""
+        if len(self._addresses()) > 1:
+            await self._discover(self._index)
 
     async def _discover(self, tried: int) -> None:
         """Point the channel at the controller most controllers name as the leader (the next one in

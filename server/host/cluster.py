@@ -59,6 +59,7 @@ from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
+from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.controller.active_controller import Controller
@@ -69,9 +70,7 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
-from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
-from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
@@ -99,41 +98,6 @@ def seconds_left(copies: list[dict]) -> float | None:
         return None
     waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
     return None if None in waits else max(waits, default=0.0)
-
-
-class CommittedImageView:
-    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the committed metadata
-    as the controllers apply it, shared by every broker. Every controller (standbys too) applies each
-    committed record to its own image; the view hands each record on once, the first time any
-    controller commits it (committed offsets are the same on every voter), and its image is that of the
-    controller that committed the newest records. Nothing else of the controllers is reachable through it."""
-
-    def __init__(self, controllers: list[Controller]):
-        self._source = controllers[0]
-        self.cluster_id = self._source.cluster_id
-        self._listeners: list[CommitListener] = []
-        self._forwarded = -1  # the offset of the last record handed on
-        for controller in controllers:
-            self.follow(controller)
-
-    def follow(self, controller: Controller) -> None:
-        controller.add_commit_listener(lambda committed: self._on_commit(controller, committed))
-
-    @property
-    def image(self) -> MetadataImage:
-        return self._source.committed
-
-    def subscribe(self, listener: CommitListener) -> None:
-        self._listeners.append(listener)
-
-    def _on_commit(self, controller: Controller, committed: list) -> None:
-        fresh = committed if committed[0][0] > self._forwarded else [c for c in committed if c[0] > self._forwarded]
-        if not fresh:
-            return
-        self._forwarded = fresh[-1][0]
-        self._source = controller
-        for listener in self._listeners:
-            listener(fresh)
 
 
 def _added_controllers(data_dir: Path, controller_ids: list[int]) -> list[int]:
@@ -279,19 +243,23 @@ class Cluster:
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
             security.read_scram_from(lambda: self.controller.committed)
-        self.metadata = metadata = CommittedImageView(self.controllers)
+        # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
+        self.metadata = metadata = MetadataReplica(cluster_id)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
+        controller_addresses = lambda: [(n.host, n.port) for n in self.controller_nodes]
         self.brokers = [
-            BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
+            BrokerNode(broker_id, host, port + i if port else 0,
+                       metadata=FollowerView(broker_id, broker_log_dirs[i][0].directory_id, controller_addresses,
+                                             cluster_id, security.broker_client() if security else None,
+                                             replica=metadata, reachable=self._broker_link(broker_id)),
+                       controller_addresses=controller_addresses,
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
-                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
-                           b, self.controller_ids[index]))
+                       controller_reachable=self._broker_link(broker_id))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -342,7 +310,6 @@ class Cluster:
             self.controllers.append(controller)
             self.controller_nodes.append(node)
         if self.brokers:  # a restart, or a controller added: wired into the running cluster as the first ones were
-            self.metadata.follow(controller)
             controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
             log.on_failure = self._on_log_failure
             node.listener.quotas = self.brokers[0].listener.quotas
@@ -359,6 +326,10 @@ class Cluster:
                 VoterNode(ReplicaKey(node_id, settings["directory_ids"][k]),
                           ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
                 for k, node_id in enumerate(settings["bootstrap_ids"])))
+
+    def _broker_link(self, broker_id: int):
+        """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
+        return lambda index: not self.links.is_cut(broker_id, self.controller_ids[index])
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -429,15 +400,19 @@ class Cluster:
 
     async def write(self, decide, timeout: float = 10.0):
         """Run a decision on the active controller, waiting for one (and again if it loses leadership
-        before the write commits: harness writes are idempotent decisions)."""
+        before the write commits: harness writes are idempotent decisions); returns once the brokers'
+        metadata has it too."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             controller = await self.wait_for_active_controller(max(0.0, deadline - asyncio.get_running_loop().time()))
             try:
-                return await controller.write(decide)
+                response = await controller.write(decide)
+                break
             except (NotControllerError, NotLeaderError):
                 if asyncio.get_running_loop().time() > deadline:
                     raise
+        await self.wait_until(lambda image: True, timeout)
+        return response
 
     # --- harness control of the quorum (also over HTTP: server/host/control_plane.py) ---------------------
 
@@ -703,10 +678,16 @@ class Cluster:
                            for c in moving]}
         return progress
 
+    def _brokers_caught_up(self) -> bool:
+        """The brokers' image holds everything the active controller has committed (trivially so when no
+        broker runs to fetch it)."""
+        return self.metadata.end_offset >= self.log.high_watermark or not any(b.running for b in self.brokers)
+
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
-        """Wait until ``predicate(committed image)`` holds; TimeoutError otherwise."""
+        """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
+        TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate(self.controller.committed):
+        while not (predicate(self.controller.committed) and self._brokers_caught_up()):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)
@@ -835,7 +816,7 @@ class Cluster:
 
     def _idle(self) -> bool:
         return (self.network.idle and self.controller_node.leader_and_isr.idle
-                and self.log.end_offset == self.log.high_watermark
+                and self.log.end_offset == self.log.high_watermark and self._brokers_caught_up()
                 and all(b.replica_manager.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:

@@ -148,6 +148,12 @@ class _ClusterStateCollector:
                      log.high_watermark)
         yield _gauge("kraftwire_metadata_image_offset", "Offset of the last record in the committed image.",
                      image.offset)
+        fetched = GaugeMetricFamily("kraftwire_broker_metadata_end_offset", "Offset after the last metadata "
+                                    "batch a broker has fetched (it lags the high watermark until it fetches).",
+                                    labels=["broker"])
+        for broker in cluster.brokers:
+            fetched.add_metric([str(broker.broker_id)], broker.metadata.end_offset)
+        yield fetched
         yield _gauge("kraftwire_metadata_log_failed", "1 once a write of the metadata log failed (the server is "
                      "stopping), else 0.", int(cluster.failure is not None))
         yield from _newest_snapshot(log.directory)

@@ -61,8 +61,10 @@ Differences from Kafka: the core keeps the log's batches in memory too (the meta
 the core's log start moves to every snapshot's end, whatever the retention of the files (a replica
 that lags behind it downloads the snapshot); FetchSnapshot serves only the latest snapshot (Kafka serves
 any it still has; a follower asking for an older one is answered SNAPSHOT_NOT_FOUND and fetches again);
-no ``.timeindex`` files; index files are not pre-allocated, and are
-fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
+an observer's Fetch is not held back while the high watermark has moved since its last answer (else it
+could wait in vain to learn that what it holds is committed; Kafka 4.1's Fetch v18 carries the
+fetcher's high watermark for this, the controllers speak v17); no ``.timeindex`` files; index files are
+not pre-allocated, and are fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
 only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
 there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
 log start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
@@ -77,6 +79,7 @@ import os
 import random
 import shutil
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -283,6 +286,7 @@ class RaftLog:
         self._leader_change_offset = -1
         self._progress: dict[int, ReplicaProgress] = {}
         self._observers: dict[int, ReplicaProgress] = {}
+        self._told_observers: dict[int, int] = {}  # the high watermark each observer's last answer carried
         self._active_changed: asyncio.Event | None = None
         self._resumed: asyncio.Event | None = None  # set while the harness has the replica paused
         self._closed = False
@@ -559,12 +563,6 @@ class RaftLog:
                                  sorted(observers, key=lambda p: p.replica_id),
                                  {v.key.id: v.listeners for v in self.core.voter_set.voters if v.listeners})
 
-    def observe(self, replica_id: int, end_offset: int) -> None:
-        """An observer (a broker) reported the end of the log it has."""
-        if replica_id not in self.voters:
-            self._note_progress(self._observers.setdefault(replica_id, ReplicaProgress(replica_id)), end_offset,
-                                replace_end=True)
-
     def _note_progress(self, progress: ReplicaProgress, end_offset: int, replace_end: bool = False) -> None:
         now = _wall_ms()
         progress.end_offset = end_offset if replace_end else max(progress.end_offset, end_offset)
@@ -792,6 +790,8 @@ class RaftLog:
             return refused.response
         if isinstance(message, FetchRequest) and self.active:
             observer = message.replica_id not in self.voters
+            if observer and self.core.high_watermark > self._told_observers.get(message.replica_id, -1):
+                message = replace(message, max_wait_ms=0)  # the observer is not told the newest one yet
             progress = (self._observers if observer else self._progress).setdefault(
                 message.replica_id, ReplicaProgress(message.replica_id))
             progress.directory_id = message.replica_directory_id
@@ -807,6 +807,8 @@ class RaftLog:
             return peer_wire.to_response(replace(
                 _unanswered_fetch(message), high_watermark=self.high_watermark,
                 current_leader=(self.core.leader_id, self.core.epoch)), version)
+        if isinstance(reply, FetchResponse) and message.replica_id not in self.voters:
+            self._told_observers[message.replica_id] = reply.high_watermark
         return peer_wire.to_response(reply, version, self._encode_records, self.core.log_start, self._read_chunk,
                                      self._leader_endpoint())
 

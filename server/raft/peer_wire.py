@@ -21,7 +21,7 @@ import uuid
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ZERO_UUID
-from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import (AddRaftVoterRequest, AddRaftVoterResponse, BeginQuorumEpochRequest,
                                       BeginQuorumEpochResponse, EndQuorumEpochRequest, EndQuorumEpochResponse,
                                       FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse,
@@ -31,7 +31,6 @@ from kraftwire.codec.messages import (AddRaftVoterRequest, AddRaftVoterResponse,
 from . import core
 from .voters import NO_DIRECTORY
 
-METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID: __cluster_metadata's fixed topic id
 VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1,
             FetchSnapshotRequest: 0, UpdateRaftVoterRequest: 0}
 NO_EPOCH_END = (-1, -1)
