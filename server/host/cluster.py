@@ -51,7 +51,7 @@ import secrets
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraftwire.codec import ErrorCode
@@ -69,7 +69,7 @@ from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
-from kraftwire.server.metadata.view import CommitListener
+from kraftwire.server.metadata.view import CommitListener, MetadataView
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
@@ -170,7 +170,9 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers()):
+                 controllers: int = 1, quorum_timers: Timers = Timers(),
+                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
+                 metadata: MetadataView | None = None, broker_log_dirs: Sequence[str | Path] | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -184,7 +186,15 @@ class Cluster:
         listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
         several, its own data directory ``<data_dir>/controller-<id>``; ``quorum_timers`` are their
         Raft timers (short ones by default; ``Timers.kafka_defaults()`` for Kafka's). A twin runs one
-        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet."""
+        controller: its seed is a snapshot, and a quorum does not ship snapshots to followers yet.
+
+        One process may also host part of a cluster (``kraftwire controller``/``broker``,
+        server/host/node_process.py): ``voters`` then names every controller of the quorum with the
+        address the others reach it at (``controller.quorum.voters``), ``local_controllers`` those this
+        process runs (a single one keeps its log in ``data_dir`` itself), and ``brokers`` may be 0. A
+        process without a controller needs ``metadata``, the ``MetadataView`` its brokers follow;
+        ``broker_log_dirs`` are its one broker's log directories (Kafka's ``log.dirs``) instead of
+        ``<data_dir>/broker-<id>/logs-<k>``."""
         if from_log is not None and controllers != 1:
             raise ValueError("a twin (--from-log) runs with one controller")
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
@@ -192,14 +202,27 @@ class Cluster:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
         elif sizes is not None:
             raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
-        if brokers < 1:
-            raise ValueError("a cluster needs at least one broker")
-        if controllers < 1:
-            raise ValueError("a cluster needs at least one controller")
+        if voters is None:  # the whole cluster in this process
+            if brokers < 1:
+                raise ValueError("a cluster needs at least one broker")
+            if controllers < 1:
+                raise ValueError("a cluster needs at least one controller")
+            voter_ids = local_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
+        else:
+            voter_ids, local_ids = sorted(voters), list(local_controllers)
+            if not set(local_ids) <= set(voter_ids):
+                raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
+            if brokers < 0 or not (brokers or local_ids):
+                raise ValueError("a process runs at least one controller or broker")
+            if not local_ids and metadata is None:
+                raise ValueError("brokers without a controller in their process need a metadata view to follow")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
-        self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
-        _check_node_ids(node_ids, brokers, self.controller_ids)
+        self.voter_ids = voter_ids  # every controller of the quorum
+        self.controller_ids = local_ids  # those this process runs
+        self._voter_addresses = None if voters is None else dict(voters)
+        self._broker_log_dirs = None if broker_log_dirs is None else [Path(p) for p in broker_log_dirs]
+        _check_node_ids(node_ids, brokers, voter_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
             startup_configs.update(security.static_configs())
@@ -215,7 +238,7 @@ class Cluster:
         self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
         try:
             self._locks.acquire(self.data_dir)
-            controller_dirs = ([self.data_dir] if controllers == 1
+            controller_dirs = ([self.data_dir] if len(local_ids) == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
             for node_id, directory in zip(self.controller_ids, controller_dirs):
                 if directory != self.data_dir:
@@ -238,31 +261,31 @@ class Cluster:
             directories=controller_dirs, log_config=log_config or RaftConfig(), timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
             startup_configs=startup_configs, ports=[controller_port - i if controller_port else 0
-                                                    for i in range(controllers)])
+                                                    for i in range(len(local_ids))])
         self._active = 0  # index of the controller that is (or was last) active
         self.links = QuorumLinks(self)
         self.logs: list[RaftLog] = []
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
-        for i in range(controllers):
+        for i in range(len(local_ids)):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
-            security.read_scram_from(lambda: self.controller.committed)
-        self.metadata = metadata = CommittedImageView(self.controllers)
+            security.read_scram_from(lambda: self.metadata.image)
+        self.metadata = metadata = metadata or CommittedImageView(self.controllers)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
+                       controller_addresses=lambda: list(self.controller_endpoints().values()),
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
                        controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
-                           b, self.controller_ids[index]))
+                           b, self.voter_ids[index]))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -288,7 +311,7 @@ class Cluster:
         """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
         settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
         node_id = self.controller_ids[i]
-        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.controller_ids,
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=self.voter_ids,
                       timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
                       cluster_id=settings["cluster_id"])
         controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
@@ -299,7 +322,7 @@ class Cluster:
                               security.controller_listener() if security else None, self.authorizer,
                               settings["startup_configs"])
         log.transport = self.links.transport(node_id)
-        node.quorum_endpoints = self._controller_endpoints
+        node.quorum_endpoints = self.controller_endpoints
         node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
         node.leader_and_isr.full_on_activation = self._brokers_started
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
@@ -324,6 +347,8 @@ class Cluster:
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
+        if self._broker_log_dirs is not None:
+            return [Path(os.path.abspath(path)) for path in self._broker_log_dirs]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
@@ -372,8 +397,14 @@ class Cluster:
         if active:
             self._active = index
 
-    def _controller_endpoints(self) -> dict[int, tuple[str, int]]:
-        return {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+    def controller_endpoints(self) -> dict[int, tuple[str, int]]:
+        """Where each voter is reached, in voter order: the listeners of this process's controllers
+        (one configured at port 0 at the port it got) and the configured addresses of the others."""
+        local = {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+        if self._voter_addresses is None:
+            return local
+        return {v: local[v] if v in local and self._voter_addresses[v][1] == 0 else self._voter_addresses[v]
+                for v in self.voter_ids}
 
     async def wait_for_active_controller(self, timeout: float = 10.0) -> Controller:
         """The active controller, once there is one; TimeoutError otherwise."""
@@ -516,8 +547,10 @@ class Cluster:
         for node in self.controller_nodes:  # listening first: the voters elect a leader over them
             await node.start()
         await asyncio.gather(*(c.start() for c in self.controllers))
-        await self.wait_for_active_controller(ready_timeout)
-        if self.security is not None and self.security.bootstrap_scram:
+        whole = self._voter_addresses is None  # else part of a cluster, whose other processes may not be up yet
+        if whole:
+            await self.wait_for_active_controller(ready_timeout)
+        if whole and self.security is not None and self.security.bootstrap_scram:
             await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
@@ -529,7 +562,7 @@ class Cluster:
         self._brokers_started = True
         for node in self.controller_nodes:
             node.leader_and_isr.full_on_activation = True
-        if self._throttle_auto_remove is not None:
+        if whole and self._throttle_auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
@@ -582,7 +615,7 @@ class Cluster:
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
         """Wait until ``predicate(committed image)`` holds; TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate(self.controller.committed):
+        while not predicate(self.controller.committed if self.controllers else self.metadata.image):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)
