@@ -69,7 +69,7 @@ from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
-from kraftwire.server.metadata.view import CommitListener, MetadataView
+from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
@@ -171,8 +171,7 @@ class Cluster:
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
                  controllers: int = 1, quorum_timers: Timers = Timers(),
-                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
-                 metadata: MetadataView | None = None, broker_log_dirs: Sequence[str | Path] | None = None):
+                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = ()):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -191,10 +190,7 @@ class Cluster:
         One process may also host part of a cluster (``kraftwire controller``/``broker``,
         server/host/node_process.py): ``voters`` then names every controller of the quorum with the
         address the others reach it at (``controller.quorum.voters``), ``local_controllers`` those this
-        process runs (a single one keeps its log in ``data_dir`` itself), and ``brokers`` may be 0. A
-        process without a controller needs ``metadata``, the ``MetadataView`` its brokers follow;
-        ``broker_log_dirs`` are its one broker's log directories (Kafka's ``log.dirs``) instead of
-        ``<data_dir>/broker-<id>/logs-<k>``."""
+        process runs (a single one keeps its log in ``data_dir`` itself), with ``brokers`` 0."""
         if from_log is not None and controllers != 1:
             raise ValueError("a twin (--from-log) runs with one controller")
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
@@ -212,16 +208,14 @@ class Cluster:
             voter_ids, local_ids = sorted(voters), list(local_controllers)
             if not set(local_ids) <= set(voter_ids):
                 raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
-            if brokers < 0 or not (brokers or local_ids):
-                raise ValueError("a process runs at least one controller or broker")
-            if not local_ids and metadata is None:
-                raise ValueError("brokers without a controller in their process need a metadata view to follow")
+            if not local_ids or brokers:
+                raise ValueError("a process that is part of a cluster runs its controllers only, until brokers "
+                                 "follow the log over Fetch")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.voter_ids = voter_ids  # every controller of the quorum
         self.controller_ids = local_ids  # those this process runs
         self._voter_addresses = None if voters is None else dict(voters)
-        self._broker_log_dirs = None if broker_log_dirs is None else [Path(p) for p in broker_log_dirs]
         _check_node_ids(node_ids, brokers, voter_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
@@ -272,20 +266,20 @@ class Cluster:
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
-            security.read_scram_from(lambda: self.metadata.image)
-        self.metadata = metadata = metadata or CommittedImageView(self.controllers)
+            security.read_scram_from(lambda: self.controller.committed)
+        self.metadata = metadata = CommittedImageView(self.controllers)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_addresses=lambda: list(self.controller_endpoints().values()),
+                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
                        controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
-                           b, self.voter_ids[index]))
+                           b, self.controller_ids[index]))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -347,8 +341,6 @@ class Cluster:
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
-        if self._broker_log_dirs is not None:
-            return [Path(os.path.abspath(path)) for path in self._broker_log_dirs]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
