@@ -119,7 +119,7 @@ class ControllerProcesses:
             self._run(proxy.start())
         for node_id in self.ids:
             self.config_path(node_id).write_text(self.properties(node_id))
-            subprocess.run(self.command("format", node_id) + ["-t", self.cluster_id], check=True,
+            subprocess.run(self.command("format", node_id) + [f"--cluster-id={self.cluster_id}"], check=True,
                            capture_output=True, text=True)
 
     def _run(self, coroutine, timeout: float = 30.0):
