@@ -14,10 +14,12 @@ splits over them; each keeps its own logic, and all spell the layout from here.
 from __future__ import annotations
 
 import re
+import uuid
 import struct
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
+METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID: the topic id Fetch v13+ names it by
 PARTITION_DIR = f"{METADATA_TOPIC}-{METADATA_PARTITION}"
 QUORUM_STATE_FILE = "quorum-state"
 

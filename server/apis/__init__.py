@@ -40,7 +40,7 @@ Handler = Callable[[object, object, object], object | Awaitable[object]]  # (nod
 async def forward_to_controller(broker, context, request):
     """Relay a controller-bound request at the client's version, as KRaft brokers forward them, and hand
     back the controller's answer."""
-    return await broker.client.send(request, context.api_version)
+    return await broker.forward(request, context.api_version)
 
 
 async def relay_to_controller(broker, context, request):
@@ -48,7 +48,7 @@ async def relay_to_controller(broker, context, request):
     came in, and hand back the controller's answer undecoded: a 10,000-partition reassignment's request
     and its listing are neither encoded nor decoded again on the broker."""
     key, version = context.api_key, context.api_version
-    body = await broker.client.relay(key, version, context.body, getattr(request, "timeout_ms", None))
+    body = await broker.relay(key, version, context.body, getattr(request, "timeout_ms", None))
     at = codec.api(key)[1].fixed_offset("error_code", version)
     return Encoded(body, _INT16.unpack_from(body, at)[0] if at is not None else ErrorCode.NONE)
 

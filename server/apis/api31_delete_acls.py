@@ -28,7 +28,7 @@ def refusal(node, context, request) -> DeleteAclsResponse | None:
 
 async def on_broker(broker, context, request):
     refused = refusal(broker, context, request)
-    return refused if refused is not None else await broker.client.send(request, context.api_version)
+    return refused if refused is not None else await broker.forward(request, context.api_version)
 
 
 async def on_controller(node, context, request):

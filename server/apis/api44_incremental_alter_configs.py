@@ -111,7 +111,7 @@ async def answer_on_broker(broker, context, request, ops_of: OpsOf, response_cls
     forwarded = [r for index, r in enumerate(resources) if index not in refused]
     decided = {}
     if forwarded:
-        answer = await broker.client.send(request.replace(resources=forwarded), context.api_version)
+        answer = await broker.forward(request.replace(resources=forwarded), context.api_version)
         decided = {_key(r): (r.error_code, r.error_message) for r in answer.responses}
     outcomes = [refused.get(index) or decided.get(_key(r), (ErrorCode.UNKNOWN_SERVER_ERROR, None))
                 for index, r in enumerate(resources)]

@@ -29,7 +29,7 @@ def refusal(node, context, request) -> AlterUserScramCredentialsResponse | None:
 
 async def on_broker(broker, context, request):
     refused = refusal(broker, context, request)
-    return refused if refused is not None else await broker.client.send(request, context.api_version)
+    return refused if refused is not None else await broker.forward(request, context.api_version)
 
 
 async def on_controller(node, context, request):

@@ -4,14 +4,16 @@ Who: admin clients (``describe_metadata_quorum``, ``kafka-metadata-quorum descri
 listener (forwarded to the active controller, as KRaft brokers do) or on the controller listener.
 Answered from the leader's state, with no write: leader id, epoch, high watermark, each voter with the
 offset it last fetched from (its fsync'd log end) and the times of its last fetch and of the last one
-that had reached the high watermark, and the observers (the brokers) with the end offsets their
-heartbeats report (``CurrentMetadataOffset + 1``) and the same two times. The leader's own times are
+that had reached the high watermark, and the observers (the brokers, which follow the log by Fetch:
+server/broker/metadata_follower.py) with the offset of their last fetch, their log directory and
+the same two times. The leader's own times are
 "now", as in Kafka. A standby controller answers NOT_CONTROLLER (the brokers then ask the active one).
 
 The request must name exactly ``__cluster_metadata`` partition 0 (one topic, one partition);
 anything else gets UNKNOWN_TOPIC_OR_PARTITION (3) on every partition it names, with Kafka's message.
-v1 adds the timestamps; v2 adds each replica's directory id (zero: this is a static quorum,
-kraft.version 0, so voters have no directory id) and ``Nodes`` with every voter's controller listener.
+v1 adds the timestamps; v2 adds each replica's directory id (an observer's is the one its Fetch names;
+a voter's is zero: this is a static quorum, kraft.version 0, so voters have no directory id) and
+``Nodes`` with every voter's controller listener.
 """
 from __future__ import annotations
 
@@ -41,8 +43,9 @@ def _names_metadata_partition(request) -> bool:
 NO_ERROR_MESSAGE = ""
 
 
-def _replica(progress) -> Replica:
-    return Replica(replica_id=progress.replica_id, replica_directory_id=ZERO_UUID,
+def _replica(progress, version: int) -> Replica:
+    return Replica(replica_id=progress.replica_id,
+                   replica_directory_id=progress.directory_id if version >= 2 else ZERO_UUID,
                    log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
                    last_caught_up_timestamp=progress.last_caught_up_ms)
 
@@ -57,8 +60,8 @@ def decide(quorum, request, version: int, endpoints: dict[int, tuple[str, int]])
             for t in request.topics])
     partition = Partition(partition_index=METADATA_PARTITION, error_message=NO_ERROR_MESSAGE, leader_id=quorum.leader_id,
                           leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
-                          current_voters=[_replica(v) for v in quorum.voters],
-                          observers=[_replica(o) for o in quorum.observers])
+                          current_voters=[_replica(v, version) for v in quorum.voters],
+                          observers=[_replica(o, version) for o in quorum.observers])
     nodes = [Node(node_id=v.replica_id, listeners=[Listener(name=CONTROLLER_LISTENER, host=endpoints[v.replica_id][0],
                                                             port=endpoints[v.replica_id][1])])
              for v in quorum.voters if v.replica_id in endpoints and version >= 2]

@@ -93,6 +93,4 @@ async def on_controller(node, context, request):
     response = await controller.write(lambda image: decide(image, request))
     if response.error_code == ErrorCode.NONE:
         controller.touch_session(request.broker_id)
-        # the broker's metadata log ends after the last offset it applied (DescribeQuorum's observers)
-        controller.log.observe(request.broker_id, request.current_metadata_offset + 1)
     return response

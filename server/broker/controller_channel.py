@@ -129,6 +129,20 @@ class ControllerChannel:
             if self._index == tried:  # no other request moved the channel on meanwhile
                 await self._discover(tried)
 
+    def use(self, address: tuple[str, int]) -> bool:
+        """Send to the controller at ``address`` from now on (one an answer named as the leader);
+        False when it is not one of the controllers."""
+        addresses = self._addresses()
+        if address not in addresses:
+            return False
+        self._index = addresses.index(address)
+        return True
+
+    async def rediscover(self) -> None:
+        """Ask the controllers again which one leads (a no-op with one controller)."""
+        if len(self._addresses()) > 1:
+            await self._discover(self._index)
+
     async def _discover(self, tried: int) -> None:
         """Point the channel at the controller most controllers name as the leader (the next one in
         the list when none answers with a leader)."""

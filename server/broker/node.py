@@ -4,9 +4,11 @@ A simulated broker is a real wire peer of the controller: it registers with Brok
 keeps its session with BrokerHeartbeat over TCP, and relays controller-bound requests (CreateTopics,
 reassignments, ...) to the controller listener, as KRaft brokers forward them. What it knows of the
 metadata comes through a ``MetadataView`` (server/metadata/view.py): the committed image it answers
-reads from (Metadata, DescribeCluster, DescribeConfigs), the commits it follows, the cluster id. A KRaft
-broker replays its own replica of the metadata log; here the host passes a view of the one committed
-image of the process. The handlers it serves are the table the host passes (``kraftwire.server.apis``).
+reads from (Metadata, DescribeCluster, DescribeConfigs), the commits it follows, the cluster id. As a
+KRaft broker, it follows the metadata log as an observer (server/broker/metadata_follower.py): at
+start it catches up with the log before it opens its listener and registers, so it never answers
+from an image older than the log it first saw. The handlers it serves are the table the host passes
+(``kraftwire.server.apis``).
 
 A broker has one or more log directories (server/broker/log_dirs.py): it registers the online ones, reports
 failed ones in every heartbeat (OfflineLogDirs, at once when one fails), and re-registers (same
@@ -37,6 +39,7 @@ log = logging.getLogger("kraftwire.broker")
 
 LISTENER_NAME = "PLAINTEXT"
 PLAINTEXT = 0
+CATCH_UP_TIMEOUT_S = 30.0  # how long a starting broker waits for the metadata log before giving up
 
 
 class BrokerNode:
@@ -103,10 +106,29 @@ class BrokerNode:
         """The ids of every configured log directory, online or not."""
         return [d.directory_id for d in self.log_manager.directories]
 
+    # --- forwarding ----------------------------------------------------------------------------
+
+    async def forward(self, request, version: int | None = None):
+        """Send a client's request on to the active controller; its answer, once this broker's metadata
+        holds what the controller had committed by then (``FollowerView.sync``), so a client reading
+        back through this broker sees its change (README: differences)."""
+        answer = await self.client.send(request, version)
+        await self._metadata.sync()
+        return answer
+
+    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
+        """``forward`` for a request body relayed as it came; the answer's bytes."""
+        answer = await self.client.relay(api_key, version, body, timeout_ms)
+        await self._metadata.sync()
+        return answer
+
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the listener, register with the controller and start heartbeating."""
+        """Catch up with the metadata log, open the listener, register with the controller and start
+        heartbeating."""
+        await self._metadata.start()
+        await self._metadata.wait_caught_up(CATCH_UP_TIMEOUT_S)
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
         # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
@@ -124,6 +146,7 @@ class BrokerNode:
             self._heartbeats.cancel()
             self._heartbeats = None
         await self.listener.stop()
+        await self._metadata.close()
         self.replica_manager.network.changed()
         self.log_manager.changed()
         if self.client is not None:

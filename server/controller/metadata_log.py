@@ -48,9 +48,6 @@ class MetadataLog(Protocol):
     def describe(self):
         """The quorum as the leader sees it (``kraftwire.server.raft.QuorumDescription``), for DescribeQuorum."""
 
-    def observe(self, replica_id: int, end_offset: int) -> None:
-        """An observer (a broker) reported how far its metadata log goes."""
-
     async def handle(self, request, version: int):
         """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch request."""
 

@@ -57,6 +57,7 @@ from pathlib import Path
 from kraftwire.codec import ErrorCode
 from kraftwire.server import apis
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
+from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
 from kraftwire.server.controller.active_controller import Controller
@@ -67,9 +68,7 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
-from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
-from kraftwire.server.metadata.view import CommitListener
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
@@ -95,41 +94,6 @@ def seconds_left(copies: list[dict]) -> float | None:
         return None
     waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
     return None if None in waits else max(waits, default=0.0)
-
-
-class CommittedImageView:
-    """The brokers' ``MetadataView`` (server/metadata/view.py) of this process: the committed metadata
-    as the controllers apply it, shared by every broker. Every controller (standbys too) applies each
-    committed record to its own image; the view hands each record on once, the first time any
-    controller commits it (committed offsets are the same on every voter), and its image is that of the
-    controller that committed the newest records. Nothing else of the controllers is reachable through it."""
-
-    def __init__(self, controllers: list[Controller]):
-        self._source = controllers[0]
-        self.cluster_id = self._source.cluster_id
-        self._listeners: list[CommitListener] = []
-        self._forwarded = -1  # the offset of the last record handed on
-        for controller in controllers:
-            self.follow(controller)
-
-    def follow(self, controller: Controller) -> None:
-        controller.add_commit_listener(lambda committed: self._on_commit(controller, committed))
-
-    @property
-    def image(self) -> MetadataImage:
-        return self._source.committed
-
-    def subscribe(self, listener: CommitListener) -> None:
-        self._listeners.append(listener)
-
-    def _on_commit(self, controller: Controller, committed: list) -> None:
-        fresh = committed if committed[0][0] > self._forwarded else [c for c in committed if c[0] > self._forwarded]
-        if not fresh:
-            return
-        self._forwarded = fresh[-1][0]
-        self._source = controller
-        for listener in self._listeners:
-            listener(fresh)
 
 
 def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
@@ -267,19 +231,23 @@ class Cluster:
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
             security.read_scram_from(lambda: self.controller.committed)
-        self.metadata = metadata = CommittedImageView(self.controllers)
+        # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
+        self.metadata = metadata = MetadataReplica(cluster_id)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
+        controller_addresses = lambda: [(n.host, n.port) for n in self.controller_nodes]
         self.brokers = [
-            BrokerNode(broker_id, host, port + i if port else 0, metadata=metadata,
-                       controller_addresses=lambda: [(n.host, n.port) for n in self.controller_nodes],
+            BrokerNode(broker_id, host, port + i if port else 0,
+                       metadata=FollowerView(broker_id, broker_log_dirs[i][0].directory_id, controller_addresses,
+                                             cluster_id, security.broker_client() if security else None,
+                                             replica=metadata, reachable=self._broker_link(broker_id)),
+                       controller_addresses=controller_addresses,
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
-                       controller_reachable=lambda index, b=broker_id: not self.links.is_cut(
-                           b, self.controller_ids[index]))
+                       controller_reachable=self._broker_link(broker_id))
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -324,7 +292,6 @@ class Cluster:
             node.leader_and_isr.client_security = security.controller_client()
         if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
             self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
-            self.metadata.follow(controller)
             controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
             log.on_failure = self._on_log_failure
             node.listener.quotas = self.brokers[0].listener.quotas
@@ -333,6 +300,10 @@ class Cluster:
             self.logs.append(log)
             self.controllers.append(controller)
             self.controller_nodes.append(node)
+
+    def _broker_link(self, broker_id: int):
+        """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
+        return lambda index: not self.links.is_cut(broker_id, self.controller_ids[index])
 
     def _broker_security(self) -> dict:
         if self.security is None:

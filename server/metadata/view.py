@@ -5,9 +5,9 @@ no other handle on the controller and reaches it only over the wire (BrokerRegis
 BrokerHeartbeat, AlterPartition, AssignReplicasToDirs, forwarded requests). The role of Kafka's
 ``MetadataPublisher``: something that hands committed images to the broker's components.
 
-Today the host (``kraftwire.server.host.cluster``) passes a view of the controller's own committed
-image, shared by every broker of the process; a broker replaying the log itself would be another
-implementation of the same view.
+The implementation is ``FollowerView`` (server/broker/metadata_follower.py): the broker fetches the
+metadata log from the active controller as a KRaft observer and applies it to its image. A broker
+starts its view, waits until it has caught up with the log, and closes it when it stops.
 """
 from __future__ import annotations
 
@@ -31,3 +31,15 @@ class MetadataView(Protocol):
 
     def subscribe(self, listener: CommitListener) -> None:
         """Call ``listener`` after each commit, once ``image`` includes it."""
+
+    async def start(self) -> None:
+        """Begin following the metadata log."""
+
+    async def wait_caught_up(self, timeout: float) -> None:
+        """Return once the image holds the log up to the high watermark first seen; TimeoutError otherwise."""
+
+    async def sync(self) -> None:
+        """Return once the image holds what the leader has committed now (bounded wait)."""
+
+    async def close(self) -> None:
+        """Stop following."""

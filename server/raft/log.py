@@ -57,12 +57,14 @@ import os
 import random
 import shutil
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Awaitable, Callable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
+from kraftwire.codec.constants import ZERO_UUID
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR,
                                         parse_base_offset)
 from kraftwire.codec.messages import FetchSnapshotResponse
@@ -114,6 +116,7 @@ class ReplicaProgress:
     end_offset: int = -1
     last_fetch_ms: int = -1
     last_caught_up_ms: int = -1
+    directory_id: uuid.UUID = ZERO_UUID  # the fetcher's log directory (Fetch v17's ReplicaDirectoryId)
 
 
 @dataclass(frozen=True)
@@ -438,12 +441,6 @@ class RaftLog:
         return QuorumDescription(self.node_id, self.epoch, self.high_watermark, voters,
                                  sorted(self._observers.values(), key=lambda p: p.replica_id))
 
-    def observe(self, replica_id: int, end_offset: int) -> None:
-        """An observer (a broker) reported the end of the log it has."""
-        if replica_id not in self.voters:
-            self._note_progress(self._observers.setdefault(replica_id, ReplicaProgress(replica_id)), end_offset,
-                                replace_end=True)
-
     def _note_progress(self, progress: ReplicaProgress, end_offset: int, replace_end: bool = False) -> None:
         now = _wall_ms()
         progress.end_offset = end_offset if replace_end else max(progress.end_offset, end_offset)
@@ -626,8 +623,10 @@ class RaftLog:
         waiting = self._incoming[(message.src, message.correlation_id)] = loop.create_future()
         if isinstance(message, FetchRequest) and self.active:
             progress = self._progress if message.replica_id in self.voters else self._observers
-            self._note_progress(progress.setdefault(message.replica_id, ReplicaProgress(message.replica_id)),
-                                message.fetch_offset, replace_end=message.replica_id not in self.voters)
+            replica = progress.setdefault(message.replica_id, ReplicaProgress(message.replica_id))
+            if version >= 17:
+                replica.directory_id = request.topics[0].partitions[0].replica_directory_id
+            self._note_progress(replica, message.fetch_offset, replace_end=message.replica_id not in self.voters)
         self._run(self.core.receive(self._now(), message))
         timeout = self.timers.request_timeout_ms / 1000 + getattr(message, "max_wait_ms", 0) / 1000
         try:

@@ -16,13 +16,12 @@ from __future__ import annotations
 import uuid
 
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import (BeginQuorumEpochRequest, BeginQuorumEpochResponse, EndQuorumEpochRequest,
                                       EndQuorumEpochResponse, FetchRequest, FetchResponse, VoteRequest, VoteResponse)
 
 from . import core
 
-METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID: __cluster_metadata's fixed topic id
 VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1}
 NO_EPOCH_END = (-1, -1)
 

@@ -1,0 +1,393 @@
+"""``FollowerView``: a broker's ``MetadataView`` fed by fetching ``__cluster_metadata`` as a KRaft observer.
+
+A KRaft broker keeps its own replica of the metadata log: it sends Fetch (v17, as the controllers'
+own replication does; topic id ``METADATA_TOPIC_ID``, partition 0) to the active controller with its
+broker id and log-directory id in ``ReplicaState``/``ReplicaDirectoryId``, the offset after the last
+batch it holds and that batch's epoch (``LastFetchedEpoch``). The answer's batches are kept; those
+below its ``HighWatermark`` are committed and applied to the image with ``MetadataImage.apply``, the
+apply the controllers run, and only then handed to the view's subscribers as (offset, record) pairs.
+The batches past the high watermark wait: a ``DivergingEpoch`` cuts them back to where the leader's
+log and this one agree (committed batches never diverge). ``NOT_LEADER_OR_FOLLOWER``,
+``FENCED_LEADER_EPOCH`` or ``UNKNOWN_LEADER_EPOCH`` make the follower learn the epoch from
+``CurrentLeader`` and go to the leader that answer names (``NodeEndpoints``), or, when it names
+none, ask the controllers which one leads (``ControllerChannel``'s discovery); so does a lost
+connection or no answer. A ``SnapshotId`` in the answer (the fetch offset fell below the leader's log
+start) is fetched with FetchSnapshot in chunks and loaded into a fresh image that replaces the old
+one; subscribers are then told every record of the snapshot as one commit (at the snapshot's last
+offset), which is what each of them needs to re-read the state it follows (configs, sizes, topics).
+
+``MetadataReplica`` is the image and its subscribers; one replica may be shared by several followers
+of one process (the brokers of a ``Cluster``). Each follower still fetches for itself with its own id
+and directory and has its own log end offset, so every broker is an observer in DescribeQuorum, but a
+committed batch is decoded and applied once, by whichever follower brings it first; a follower whose
+own committed end is behind the shared one continues from there (the committed log is the same for
+all). So the image is built once per process, not once per broker: with 2,000,000 partitions an image
+per broker would multiply the process's largest structure by the broker count. The price: the brokers
+of one process see the same image, as fresh as the most advanced of them, where Kafka's brokers each
+lag on their own (README, differences).
+
+``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
+high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
+``close()`` stops.
+
+A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark;
+but the high watermark that commits the records a follower holds may move just before its next fetch
+arrives, and that fetch would then wait in vain. So while it holds records past the high watermark a
+follower asks without waiting (``MaxWaitMs`` 0), pausing ``TAIL_POLL_S`` between answers that bring
+nothing new. (Kafka 4.1's Fetch v18 carries the fetcher's high watermark for the same purpose; the
+controllers speak v17.) The broker wing may use codec, metadata and wire only, so this module knows the
+controllers by address alone.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from typing import NamedTuple
+
+from kraftwire.codec import ErrorCode, MalformedError
+from kraftwire.codec.constants import ZERO_UUID
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
+from kraftwire.codec.messages import FetchRequest, FetchSnapshotRequest
+from kraftwire.codec.records import check_batch, decode_frame, iter_batches, read_batch
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.view import CommitListener
+from kraftwire.server.wire.client import KafkaClientError
+from .controller_channel import ControllerChannel
+
+log = logging.getLogger("kraftwire.broker")
+
+FETCH_VERSION = 17  # the version the controllers' replication speaks (server/raft/peer_wire.py)
+FETCH_SNAPSHOT_VERSION = 1
+FETCH_MAX_WAIT_MS = 500  # Kafka's controller.quorum.fetch... for observers: replica.fetch.wait.max.ms
+FETCH_MAX_BYTES = 8 << 20
+SNAPSHOT_CHUNK_BYTES = 8 << 20
+RETRY_BACKOFF_S = 0.05
+SYNC_TIMEOUT_S = 2.0  # the longest a forwarded answer waits for the broker's metadata
+TAIL_POLL_S = 0.005  # between fetches that find a held tail still uncommitted
+NO_EPOCH = -1
+_LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
+
+
+class FetchedBatch(NamedTuple):
+    """A record batch of the metadata log as fetched, before it is committed."""
+    base: int
+    last: int
+    epoch: int
+    data: bytes
+
+
+class MetadataReplica:
+    """The committed metadata image of one process's followers and the subscribers told of each commit.
+    ``end_offset`` is the offset after the last committed batch applied (control batches count),
+    ``last_epoch`` that batch's epoch."""
+
+    def __init__(self, cluster_id: str):
+        self.cluster_id = cluster_id
+        self.image = MetadataImage()
+        self.end_offset = 0
+        self.last_epoch = 0
+        self._listeners: list[CommitListener] = []
+        self._waiting: list[tuple[int, asyncio.Future]] = []  # (end offset, resolved once reached)
+
+    async def reached(self, end_offset: int) -> None:
+        """Return once every batch below ``end_offset`` is applied."""
+        if self.end_offset < end_offset:
+            future = asyncio.get_running_loop().create_future()
+            self._waiting.append((end_offset, future))
+            await future
+
+    def subscribe(self, listener: CommitListener) -> None:
+        self._listeners.append(listener)
+
+    def commit(self, batches: list[FetchedBatch]) -> None:
+        """Apply the committed ``batches`` this replica does not hold yet, then tell the subscribers."""
+        committed = []
+        for batch in batches:
+            if batch.base < self.end_offset:
+                continue  # another follower of the process brought it first
+            decoded = read_batch(batch.data, 0)
+            if not decoded.is_control:
+                for record in decoded.records:
+                    value = decode_frame(record.value)[0]
+                    self.image.apply(value, record.offset)
+                    committed.append((record.offset, value))
+            self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
+        if committed:
+            self._tell(committed)
+        self._release()
+
+    def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
+        """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
+        self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
+        self._tell([(end_offset - 1, record) for record, _version in image.to_records()])
+        self._release()
+
+    def _tell(self, committed: list) -> None:
+        for listener in self._listeners:
+            try:
+                listener(committed)
+            except Exception:
+                log.exception("a metadata commit listener failed")
+
+    def _release(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for end_offset, future in waiting:
+            if future.done():
+                continue
+            if self.end_offset >= end_offset:
+                future.set_result(None)
+            else:
+                self._waiting.append((end_offset, future))
+
+
+def fetched_batches(data: bytes) -> list[FetchedBatch]:
+    """The batches of a Fetch answer, their CRCs checked (records are decoded only when applied)."""
+    batches, position = [], 0
+    while position < len(data):
+        header = check_batch(data, position)
+        batches.append(FetchedBatch(header.base_offset, header.base_offset + header.last_offset_delta,
+                                    header.partition_leader_epoch, bytes(data[position:position + header.size])))
+        position += header.size
+    return batches
+
+
+def load_snapshot(data: bytes, end_offset: int) -> MetadataImage:
+    """A snapshot file's records applied, in order, to an empty image, each at ``end_offset - 1`` (as
+    the controllers replay a snapshot)."""
+    image = MetadataImage()
+    for batch in iter_batches(data):
+        if not batch.is_control:
+            for record in batch.records:
+                image.apply(decode_frame(record.value)[0], end_offset - 1)
+    return image
+
+
+class FollowerView:
+    """A broker's ``MetadataView`` (server/metadata/view.py), kept by fetching the metadata log as an
+    observer (module docstring). ``controller_addresses``, ``security`` and ``reachable`` are as for
+    ``ControllerChannel``; ``replica`` may be shared with the process's other followers."""
+
+    def __init__(self, broker_id: int, directory_id: uuid.UUID,
+                 controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str, security=None, *,
+                 replica: MetadataReplica | None = None, reachable: Callable[[int], bool] = lambda index: True,
+                 max_wait_ms: int = FETCH_MAX_WAIT_MS):
+        self.broker_id = broker_id
+        self.directory_id = directory_id
+        self.replica = replica or MetadataReplica(cluster_id)
+        self.max_wait_ms = max_wait_ms
+        self._channel = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata", security,
+                                          attempt_timeout=max_wait_ms / 1000 + 5.0, reachable=reachable)
+        self._probe = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata-sync", security,
+                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable)
+        self._committed_end, self._committed_epoch = 0, 0  # where this follower's committed log ends
+        self._tail: list[FetchedBatch] = []  # fetched past the high watermark
+        self.leader_id, self.leader_epoch = -1, -1
+        self.high_watermark = -1
+        self._catch_up_to: int | None = None  # the high watermark of the first answer
+        self._caught_up = asyncio.Event()
+        self.failed_fetches = 0  # fetches that got no answer (a lost connection, a cut link, a timeout)
+        self._task: asyncio.Task | None = None
+
+    # --- MetadataView ---------------------------------------------------------------------------
+
+    @property
+    def cluster_id(self) -> str:
+        return self.replica.cluster_id
+
+    @property
+    def image(self) -> MetadataImage:
+        return self.replica.image
+
+    def subscribe(self, listener: CommitListener) -> None:
+        self.replica.subscribe(listener)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def end_offset(self) -> int:
+        """The offset after the last batch this follower holds: what it asks for next."""
+        return self._tail[-1].last + 1 if self._tail else self._committed_end
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._caught_up.clear()
+            self._catch_up_to = None
+            self._task = asyncio.create_task(self._follow(), name=f"metadata-follower-{self.broker_id}")
+
+    async def wait_caught_up(self, timeout: float) -> None:
+        """Return once everything below the first answer's high watermark is applied; TimeoutError otherwise."""
+        await asyncio.wait_for(self._caught_up.wait(), timeout)
+
+    async def sync(self, timeout: float = SYNC_TIMEOUT_S) -> None:
+        """Return once the image holds everything the leader had committed when this was called, as far
+        as ``timeout`` allows (then quietly: the answer it delays is not wrong, only possibly ahead of
+        this broker's metadata). The leader's high watermark comes from a Fetch that does not wait, on
+        a connection of its own (answers come in order on one connection, and the follower's own may
+        hold a long poll)."""
+        try:
+            await asyncio.wait_for(self._sync(), timeout)
+        except (KafkaClientError, asyncio.TimeoutError, OSError, MalformedError) as exc:
+            log.debug("broker %d: metadata sync gave up: %r", self.broker_id, exc)
+
+    async def _sync(self) -> None:
+        while True:
+            answer = await self._probe.send(self._fetch_request(max_wait_ms=0), FETCH_VERSION)
+            if answer.error_code != ErrorCode.NONE:
+                return
+            partition = answer.responses[0].partitions[0]
+            if partition.error_code == ErrorCode.NONE:
+                await self.replica.reached(partition.high_watermark)
+                return
+            if not self._learn_leader(partition.current_leader) and partition.error_code not in _LEADER_MOVED:
+                return
+            await self._go_to_leader(answer, self._probe)
+
+    def _learn_leader(self, leader) -> bool:
+        """Take the leader an answer names if its epoch is at least as new; whether it is newer."""
+        newer = leader.leader_epoch > self.leader_epoch
+        if leader.leader_epoch >= self.leader_epoch:
+            self.leader_id, self.leader_epoch = leader.leader_id, leader.leader_epoch
+        return newer
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self._channel.close()
+        await self._probe.close()
+
+    # --- the fetch loop ------------------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                request = self._fetch_request()
+                answer = await self._channel.send(request, FETCH_VERSION)
+                before = (self.end_offset, self._committed_end)
+                await self._on_answer(answer)
+                if request.max_wait_ms == 0 and before == (self.end_offset, self._committed_end):
+                    await asyncio.sleep(TAIL_POLL_S)
+            except (KafkaClientError, asyncio.TimeoutError, OSError) as exc:
+                self.failed_fetches += 1
+                log.debug("broker %d: metadata fetch failed: %r", self.broker_id, exc)
+                await asyncio.sleep(RETRY_BACKOFF_S)
+                await self._channel.rediscover()
+            except MalformedError:
+                log.exception("broker %d: a malformed metadata fetch answer", self.broker_id)
+                await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _fetch_request(self, max_wait_ms: int | None = None) -> FetchRequest:
+        if self._committed_end < self.replica.end_offset:  # another follower of the process brought more
+            self._committed_end, self._committed_epoch = self.replica.end_offset, self.replica.last_epoch
+            self._tail = [b for b in self._tail if b.base >= self._committed_end]
+        last_epoch = self._tail[-1].epoch if self._tail else self._committed_epoch
+        partition = FetchRequest.FetchPartition(
+            partition=METADATA_PARTITION, current_leader_epoch=self.leader_epoch, fetch_offset=self.end_offset,
+            last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
+            replica_directory_id=self.directory_id)
+        return FetchRequest(cluster_id=self.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
+                            max_wait_ms=(0 if self._tail else self.max_wait_ms) if max_wait_ms is None else max_wait_ms,
+                            min_bytes=1, max_bytes=FETCH_MAX_BYTES,
+                            topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
+
+    async def _on_answer(self, answer) -> None:
+        if answer.error_code != ErrorCode.NONE:
+            log.warning("broker %d: metadata fetch refused: %s", self.broker_id, ErrorCode(answer.error_code).name)
+            await asyncio.sleep(RETRY_BACKOFF_S)
+            return
+        partition = answer.responses[0].partitions[0]
+        newer = self._learn_leader(partition.current_leader)
+        if partition.error_code in _LEADER_MOVED or (partition.error_code and newer):
+            await self._go_to_leader(answer, self._channel)  # (asked with an older epoch than the leader's: refused)
+            return
+        if partition.error_code != ErrorCode.NONE:
+            log.warning("broker %d: metadata fetch answered %s", self.broker_id,
+                        ErrorCode(partition.error_code).name)
+            await asyncio.sleep(RETRY_BACKOFF_S)
+            return
+        if partition.snapshot_id.end_offset >= 0:
+            await self.fetch_snapshot(partition.snapshot_id.end_offset, partition.snapshot_id.epoch)
+        elif partition.diverging_epoch.epoch >= 0:
+            self._truncate(partition.diverging_epoch.epoch, partition.diverging_epoch.end_offset)
+        else:
+            self._append(fetched_batches(partition.records or b""))
+        self._commit(partition.high_watermark)
+
+    def _append(self, batches: list[FetchedBatch]) -> None:
+        for batch in batches:
+            if batch.base == self.end_offset:
+                self._tail.append(batch)
+
+    def _truncate(self, epoch: int, end_offset: int) -> None:
+        """Keep what both logs hold: batches of an epoch up to ``epoch`` ending before ``end_offset``."""
+        kept = 0
+        while (kept < len(self._tail) and self._tail[kept].epoch <= epoch
+               and self._tail[kept].last < end_offset):
+            kept += 1
+        log.info("broker %d: the metadata log diverged at epoch %d: %d batches past the high watermark dropped",
+                 self.broker_id, epoch, len(self._tail) - kept)
+        del self._tail[kept:]
+
+    def _commit(self, high_watermark: int) -> None:
+        self.high_watermark = high_watermark
+        done = 0
+        while done < len(self._tail) and self._tail[done].last < high_watermark:
+            done += 1
+        if done:
+            committed, self._tail = self._tail[:done], self._tail[done:]
+            self.replica.commit(committed)
+            self._committed_end, self._committed_epoch = committed[-1].last + 1, committed[-1].epoch
+        if self._catch_up_to is None and high_watermark >= 0:
+            self._catch_up_to = high_watermark
+        if self._catch_up_to is not None and max(self._committed_end, self.replica.end_offset) >= self._catch_up_to:
+            self._caught_up.set()
+
+    async def _go_to_leader(self, answer, channel: ControllerChannel) -> None:
+        """The controller asked does not lead: go to the one its answer names, else ask around."""
+        await asyncio.sleep(RETRY_BACKOFF_S)
+        named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
+        if named is None or not channel.use(named):
+            await channel.rediscover()
+
+    async def fetch_snapshot(self, end_offset: int, epoch: int) -> None:
+        """Fetch the leader's snapshot ``end_offset``-``epoch`` (one a Fetch answer named) chunk by chunk
+        and replace the image with it; the next fetch continues from its end."""
+        if self.replica.end_offset >= end_offset:  # another follower of the process loaded it already
+            self._tail = []
+            self._committed_end, self._committed_epoch = self.replica.end_offset, self.replica.last_epoch
+            return
+        data = bytearray()
+        while True:
+            request = FetchSnapshotRequest(
+                cluster_id=self.cluster_id, replica_id=self.broker_id, max_bytes=SNAPSHOT_CHUNK_BYTES,
+                topics=[FetchSnapshotRequest.TopicSnapshot(name=METADATA_TOPIC, partitions=[
+                    FetchSnapshotRequest.PartitionSnapshot(
+                        partition=METADATA_PARTITION, current_leader_epoch=self.leader_epoch,
+                        snapshot_id=FetchSnapshotRequest.SnapshotId(end_offset=end_offset, epoch=epoch),
+                        position=len(data), replica_directory_id=self.directory_id)])])
+            answer = await self._channel.send(request, FETCH_SNAPSHOT_VERSION)
+            chunk = answer.topics[0].partitions[0] if answer.topics and answer.topics[0].partitions else None
+            if chunk is not None and chunk.error_code in _LEADER_MOVED and self._learn_leader(chunk.current_leader):
+                continue  # asked with an older epoch than the leader's: again with its own
+            if answer.error_code or chunk is None or chunk.error_code:
+                log.info("broker %d: snapshot %d-%d not fetched: %s", self.broker_id, end_offset, epoch,
+                         ErrorCode(answer.error_code or (chunk.error_code if chunk else 0)).name)
+                await asyncio.sleep(RETRY_BACKOFF_S)
+                return  # the next fetch says again where to start
+            data += chunk.unaligned_records
+            if not chunk.unaligned_records or len(data) >= chunk.size:
+                break
+        image = load_snapshot(bytes(data), end_offset)
+        self._tail = []
+        self._committed_end, self._committed_epoch = end_offset, epoch
+        if self.replica.end_offset < end_offset:
+            self.replica.replace(image, end_offset, epoch)
+        log.info("broker %d: loaded the metadata snapshot %d-%d (%d bytes)", self.broker_id, end_offset, epoch,
+                 len(data))

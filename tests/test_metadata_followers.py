@@ -1,0 +1,156 @@
+"""Brokers follow the metadata log as KRaft observers (server/broker/metadata_follower.py): each fetches
+``__cluster_metadata`` from the active controller, shows in DescribeQuorum with its directory and log
+end offset, answers Metadata from what it fetched (so it lags while it cannot fetch), and follows the
+new active controller after a failover."""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+from kraftwire.codec.messages import CreateTopicsRequest, DescribeQuorumRequest, MetadataRequest
+from kraftwire.server.broker.metadata_follower import FollowerView
+from kraftwire.server.host.cluster import Cluster
+from kraftwire.server.wire.client import KafkaClient
+
+QUORUM_REQUEST = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
+    topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.PartitionData(partition_index=0)])])
+
+
+async def ask(host: str, port: int, request, version: int | None = None):
+    client = KafkaClient(host, port, "followers-test")
+    try:
+        return await client.send(request, version)
+    finally:
+        await client.close()
+
+
+async def topics_on(broker) -> set[str]:
+    """The topics a broker's Metadata answer names."""
+    answer = await ask(broker.host, broker.port, MetadataRequest(topics=None), 12)
+    return {t.name for t in answer.topics}
+
+
+async def quorum_on(node):
+    """DescribeQuorum's partition, asked on a controller's own listener."""
+    return (await ask(node.host, node.port, QUORUM_REQUEST, 2)).topics[0].partitions[0]
+
+
+async def create_on(node, name: str) -> None:
+    request = CreateTopicsRequest(timeout_ms=10000, topics=[CreateTopicsRequest.CreatableTopic(
+        name=name, num_partitions=2, replication_factor=2, assignments=[], configs=[])])
+    answer = await ask(node.host, node.port, request, 7)
+    assert answer.topics[0].error_code == 0, answer
+
+
+async def eventually(predicate, timeout: float = 20.0, what: str = "the expected state"):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (value := await predicate()):
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+    return value
+
+
+def test_kafka_python_lists_every_broker_as_an_observer_with_its_directory(bg_cluster):
+    admin = KafkaAdminClient(bootstrap_servers=bg_cluster.bootstrap.split(",")[0], client_id="followers-test")
+    admin.create_topics([NewTopic("through-broker-1", 2, 2)])  # made through broker 1 ...
+    deadline = time.monotonic() + 30
+    while True:
+        partition = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
+        hw = partition["high_watermark"]
+        if all(o["log_end_offset"] == hw for o in partition["observers"]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    admin.close()
+    brokers = bg_cluster.cluster.brokers
+    directories = {b.broker_id: str(b.log_dirs[0]) for b in brokers}
+    assert [o["replica_id"] for o in partition["observers"]] == [1, 2, 3]
+    for observer in partition["observers"]:
+        assert str(observer["replica_directory_id"]) == directories[observer["replica_id"]]
+        assert observer["log_end_offset"] == hw > 0
+        assert 0 < observer["last_caught_up_timestamp"] <= observer["last_fetch_timestamp"]
+    ends = bg_cluster.call(lambda: [b._metadata.end_offset for b in brokers])
+    assert all(end >= hw for end in ends)
+    for broker in brokers:  # ... and every broker's Metadata names it once it has fetched it
+        bg_cluster.run(eventually(lambda: _names(broker, "through-broker-1"), what=f"broker {broker.broker_id}"))
+
+
+async def test_brokers_cut_off_from_the_controller_show_older_metadata_until_they_fetch(cluster):
+    controller = cluster.controller_node
+    views = [b._metadata for b in cluster.brokers]
+    failed = [v.failed_fetches for v in views]
+    for broker in cluster.brokers:
+        cluster.cut_link(broker.broker_id, controller.node_id)
+
+    async def every_follower_failed_since_the_cut():
+        return all(v.failed_fetches > before for v, before in zip(views, failed))
+    await eventually(every_follower_failed_since_the_cut, what="every follower to fail a fetch")
+    await create_on(controller, "while-cut")  # on the controller's own listener: the brokers cannot forward
+    assert cluster.controller.committed.topic("while-cut") is not None
+    for broker in cluster.brokers:
+        assert "while-cut" not in await topics_on(broker)
+    lagging = await quorum_on(controller)
+    assert [o.replica_id for o in lagging.observers] == [1, 2, 3]
+    assert all(o.log_end_offset < lagging.high_watermark for o in lagging.observers)
+
+    for broker in cluster.brokers:
+        cluster.heal_link(broker.broker_id, controller.node_id)
+    for broker in cluster.brokers:
+        await eventually(lambda: _names(broker, "while-cut"), what=f"broker {broker.broker_id} to fetch the topic")
+
+    async def observers_caught_up():
+        partition = await quorum_on(controller)
+        return all(o.log_end_offset == partition.high_watermark for o in partition.observers)
+    await eventually(observers_caught_up, what="the observers to reach the high watermark")
+
+
+async def _names(broker, topic: str) -> bool:
+    return topic in await topics_on(broker)
+
+
+async def test_brokers_follow_the_new_active_controller_after_a_kill():
+    async with Cluster(brokers=3, controllers=3) as cluster:
+        first = (await cluster.wait_for_active_controller()).node_id
+        await create_on(cluster.brokers[0], "before-failover")
+        await cluster.kill_controller(first)
+        second = (await cluster.wait_for_active_controller()).node_id
+        assert second != first
+        await create_on(cluster.brokers[1], "after-failover")  # forwarded to the new active controller
+        for broker in cluster.brokers:
+            await eventually(lambda: _names(broker, "after-failover"),
+                             what=f"broker {broker.broker_id} to fetch from the new leader")
+            assert "before-failover" in await topics_on(broker)
+        assert {b._metadata.leader_id for b in cluster.brokers} == {second}
+
+        async def observed_by_the_new_leader():
+            partition = await quorum_on(cluster.controller_node)
+            return (partition.leader_id == second and [o.replica_id for o in partition.observers] == [1, 2, 3]
+                    and all(o.log_end_offset == partition.high_watermark for o in partition.observers)
+                    and partition)
+        partition = await eventually(observed_by_the_new_leader, what="the new leader to list the brokers")
+        assert {o.replica_directory_id for o in partition.observers} == {b.log_dirs[0] for b in cluster.brokers}
+
+
+async def test_a_follower_loads_the_leaders_snapshot_then_fetches_on_from_its_end(cluster):
+    await create_on(cluster.brokers[0], "in-the-snapshot")
+    snapshot = await cluster.log.snapshot()
+    await create_on(cluster.brokers[0], "after-the-snapshot")
+    controller = cluster.controller_node
+    view = FollowerView(99, uuid.uuid4(), lambda: [(controller.host, controller.port)], cluster.controller.cluster_id)
+    try:
+        await view.fetch_snapshot(snapshot.end_offset, snapshot.epoch)
+        assert view.replica.end_offset == view.end_offset == snapshot.end_offset
+        assert view.image.topic("in-the-snapshot") is not None and view.image.topic("after-the-snapshot") is None
+        assert view.image.offset == snapshot.end_offset - 1
+        await view.start()
+        await view.wait_caught_up(20)
+        assert view.image.topic("after-the-snapshot") is not None
+        committed = cluster.controller.committed
+        assert {name: t.partitions for name, t in ((t.name, t) for t in view.image.topics.values())} == \
+            {t.name: t.partitions for t in committed.topics.values()}
+        assert view.image.brokers == committed.brokers and view.image.configs == committed.configs
+    finally:
+        await view.close()
