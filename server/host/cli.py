@@ -3,7 +3,7 @@
 start (a port in use, found before the data directory is touched; a locked or damaged data directory)
 and 3 when its metadata log directory fails while serving; ``serve --from-log DIR [--sizes FILE]`` boots a
 production twin of a real cluster from a copy of its metadata log (server/host/twin.py); ``kraftwire healthcheck``
-asks a broker for its ApiVersions; ``kraftwire controller`` runs one controller node per process, configured
+asks a broker for its ApiVersions; ``kraftwire controller``/``broker`` run one node per process, configured
 as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c server.properties``;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""
@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         return healthcheck.run("127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host, args.port, args.timeout)
     if args.command == "serve":
         return uvloop.run(_serve(args))
-    if args.command in node_process.NODE_COMMANDS:
+    if args.command in node_process.ROLES:
         return uvloop.run(node_process.run_node(args, args.command, DEFAULT_FAILURE_EXIT_DELAY_MS, EXIT_LOG_FAILED))
     if args.command == "format":
         return node_process.format_storage(args)

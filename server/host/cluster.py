@@ -135,7 +135,8 @@ class Cluster:
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
                  controllers: int = 1, quorum_timers: Timers = Timers(),
-                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = ()):
+                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
+                 log_dir_paths: Sequence[str | Path] | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -154,7 +155,10 @@ class Cluster:
         One process may also host part of a cluster (``kraftwire controller``/``broker``,
         server/host/node_process.py): ``voters`` then names every controller of the quorum with the
         address the others reach it at (``controller.quorum.voters``), ``local_controllers`` those this
-        process runs (a single one keeps its log in ``data_dir`` itself), with ``brokers`` 0."""
+        process runs (a single one keeps its log in ``data_dir`` itself); ``brokers`` may be 0, and brokers
+        without a controller beside them follow the log of the remote quorum as well. ``log_dir_paths``
+        are then its one broker's log directories (Kafka's ``log.dirs``) instead of
+        ``<data_dir>/broker-<id>/logs-<k>``."""
         if from_log is not None and controllers != 1:
             raise ValueError("a twin (--from-log) runs with one controller")
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
@@ -172,14 +176,16 @@ class Cluster:
             voter_ids, local_ids = sorted(voters), list(local_controllers)
             if not set(local_ids) <= set(voter_ids):
                 raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
-            if not local_ids or brokers:
-                raise ValueError("a process that is part of a cluster runs its controllers only, until brokers "
-                                 "follow the log over Fetch")
+            if brokers < 0 or not (brokers or local_ids):
+                raise ValueError("a process runs at least one controller or broker")
+            if log_dir_paths is not None and brokers != 1:
+                raise ValueError("explicit log directories are for a process running one broker")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.voter_ids = voter_ids  # every controller of the quorum
         self.controller_ids = local_ids  # those this process runs
         self._voter_addresses = None if voters is None else dict(voters)
+        self._log_dir_paths_given = None if log_dir_paths is None else [Path(p) for p in log_dir_paths]
         _check_node_ids(node_ids, brokers, voter_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
@@ -236,7 +242,7 @@ class Cluster:
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
-        controller_addresses = lambda: [(n.host, n.port) for n in self.controller_nodes]
+        controller_addresses = lambda: list(self.controller_endpoints().values())
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0,
                        metadata=FollowerView(broker_id, broker_log_dirs[i][0].directory_id, controller_addresses,
@@ -303,7 +309,7 @@ class Cluster:
 
     def _broker_link(self, broker_id: int):
         """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
-        return lambda index: not self.links.is_cut(broker_id, self.controller_ids[index])
+        return lambda index: not self.links.is_cut(broker_id, self.voter_ids[index])
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -312,6 +318,8 @@ class Cluster:
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
+        if self._log_dir_paths_given is not None:
+            return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:

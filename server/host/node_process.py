@@ -4,11 +4,13 @@ A node is configured as a Kafka node is: a ``server.properties`` file (``--confi
 ``--override KEY=VALUE``, or a flag named as the key (``--node.id 3001``); later ones win. The keys read:
 ``node.id``, ``process.roles`` (``controller`` or ``broker``; kraftwire runs no combined node, so a
 controller and a broker are two node ids), ``listeners`` and ``advertised.listeners`` (``NAME://host:port``),
-``controller.listener.names``, ``controller.quorum.voters`` (``id@host:port,...``; a controller needs it,
-since kraftwire's quorum is static) or, for a broker, ``controller.quorum.bootstrap.servers``,
+``controller.listener.names``, ``controller.quorum.voters`` (``id@host:port,...``; every node needs it,
+since kraftwire's quorum is static: ``controller.quorum.bootstrap.servers`` alone is refused),
 ``metadata.log.dir`` (a controller's log; default the first of ``log.dirs``), ``log.dirs``/``log.dir`` (a
-broker's log directories), ``broker.heartbeat.interval.ms`` and ``broker.session.timeout.ms``. Other keys
-are named in a warning and otherwise ignored, as Kafka names configurations it does not use.
+broker's log directories), ``broker.rack``, ``broker.heartbeat.interval.ms`` and
+``broker.session.timeout.ms``. Other keys are named in a warning and otherwise ignored, as Kafka names
+configurations it does not use. A broker follows the quorum's log over Fetch as an observer
+(server/broker/metadata_follower.py); its simulated data plane spans its own process (README, differences).
 
 The cluster id comes from the storage, as in Kafka: ``kraftwire format -t ID -c server.properties``
 (``kafka-storage format``'s options) writes ``meta.properties`` (cluster id, node id, a new directory id)
@@ -35,10 +37,10 @@ from .cluster import DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, 
 logger = logging.getLogger("kraftwire")
 
 ROLES = ("controller", "broker")
-NODE_COMMANDS = ("controller",)  # the roles a process runs today
+READY_TIMEOUT_S = 60.0  # a broker waits this long for the quorum to take its registration
 KEYS = ("node.id", "process.roles", "listeners", "advertised.listeners", "controller.listener.names",
         "controller.quorum.voters", "controller.quorum.bootstrap.servers", "metadata.log.dir", "log.dirs", "log.dir",
-        "broker.heartbeat.interval.ms", "broker.session.timeout.ms", "listener.security.protocol.map")
+        "broker.heartbeat.interval.ms", "broker.session.timeout.ms", "listener.security.protocol.map", "broker.rack")
 
 Address = tuple[str, int]
 
@@ -54,6 +56,7 @@ class NodeConfig:
     bootstrap: list[Address]
     metadata_log_dir: Path | None
     log_dirs: list[Path]
+    rack: str | None = None
     heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
     unused: list[str] = field(default_factory=list)
@@ -151,8 +154,9 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
                          "controller.quorum.bootstrap.servers alone is not enough)")
     if role == "controller" and node_id not in voters:
         raise ValueError(f"node.id {node_id} is not among controller.quorum.voters ({sorted(voters)})")
-    if role == "broker" and voters is None and not bootstrap:
-        raise ValueError("a broker needs controller.quorum.voters or controller.quorum.bootstrap.servers")
+    if role == "broker" and voters is None:
+        raise ValueError("a broker needs controller.quorum.voters (kraftwire's quorum is static: "
+                         "controller.quorum.bootstrap.servers alone is not enough)")
     if role == "broker" and voters is not None and node_id in voters:
         raise ValueError(f"node.id {node_id} is a voter: a broker needs an id of its own")
     log_dirs = [Path(d.strip()) for d in values.get("log.dirs", values.get("log.dir", "")).split(",") if d.strip()]
@@ -162,6 +166,7 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
     if role == "broker" and not log_dirs:
         raise ValueError("a broker needs log.dirs")
     return NodeConfig(node_id, role, listen, advertised, voters, bootstrap, metadata_log_dir, log_dirs,
+                      values.get("broker.rack") or None,
                       _positive_int(values, "broker.heartbeat.interval.ms", DEFAULT_HEARTBEAT_INTERVAL_MS),
                       _positive_int(values, "broker.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS),
                       sorted(set(values) - set(KEYS)))
@@ -190,7 +195,7 @@ def config_values(args: argparse.Namespace) -> dict[str, str]:
 
 def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
     parsers = {}
-    for role in NODE_COMMANDS:
+    for role in ROLES:
         p = parsers[role] = sub.add_parser(
             role, help=f"run one {role} node in this process, configured as a Kafka node",
             description=f"Run one {role} node, configured by a Kafka server.properties file, --override "
@@ -202,6 +207,8 @@ def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
     controller = parsers["controller"]
     controller.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
                             help="the Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
+    parsers["broker"].add_argument("--speed", type=float, default=1.0,
+                                   help="run simulated replication this many times faster than real time (default 1)")
     controller.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
                             help=f"metadata.version written when the quorum first starts (default {DEFAULT_METADATA_VERSION})")
     fmt = parsers["format"] = sub.add_parser(
@@ -262,6 +269,15 @@ def controller_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
                    quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
 
 
+def broker_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
+    """The composition of one broker node: a ``Cluster`` hosting that broker alone, following the
+    quorum's log over Fetch."""
+    return Cluster(1, host=config.listen[0], port=config.listen[1], advertised_host=config.advertised[0],
+                   node_ids=[config.node_id], racks=[config.rack], cluster_id=formatted_cluster_id(config),
+                   heartbeat_interval_ms=config.heartbeat_interval_ms, speed=args.speed, voters=config.voters,
+                   log_dir_paths=config.log_dirs, log_dirs=len(config.log_dirs))
+
+
 async def run_until_stopped(cluster: Cluster, failure_exit_delay_ms: int, exit_log_failed: int) -> int:
     """Serve until SIGTERM or SIGINT (0), or until the metadata log fails (``exit_log_failed`` after the
     delay, answering writes NOT_CONTROLLER meanwhile); then stop the cluster."""
@@ -290,12 +306,12 @@ async def run_node(args: argparse.Namespace, role: str, failure_exit_delay_ms: i
         config = node_config(config_values(args), role)
         if config.unused:
             logger.warning("these configurations were supplied but are not used: %s", ", ".join(config.unused))
-        cluster = controller_cluster(args, config)
-        await cluster.start()
+        cluster = controller_cluster(args, config) if role == "controller" else broker_cluster(args, config)
+        await cluster.start(READY_TIMEOUT_S)
     except (StorageError, ValueError, OSError) as exc:
         logger.critical("cannot start: %s", exc)
         return 1
-    node = cluster.controller_node
-    print(f"kraftwire controller {config.node_id} of cluster {cluster.controller.cluster_id} ready on "
+    node = cluster.controller_node if role == "controller" else cluster.brokers[0]
+    print(f"kraftwire {role} {config.node_id} of cluster {cluster.metadata.cluster_id} ready on "
           f"{node.host}:{node.port}", flush=True)
     return await run_until_stopped(cluster, failure_exit_delay_ms, exit_log_failed)
