@@ -1,4 +1,5 @@
-"""Three ``kraftwire controller`` processes under a write workload, with kill -9 (and restart),
+"""Three ``kraftwire controller`` and two ``kraftwire broker`` processes under a kafka-python write
+workload (topics, configs, reassignments), with kill -9 (and restart),
 SIGSTOP/SIGCONT and link cuts through TCP proxies: afterwards every acknowledged write is in every
 controller's log exactly once and the committed logs agree byte for byte (server/host/chaos.py).
 The configuration and start-up of a controller process are checked here too: what a node refuses."""
@@ -10,19 +11,19 @@ import sys
 
 import pytest
 
-from kraftwire.server.host.chaos import FAULTS, ControllerWorkload, run_fault, settle_and_check, wait_for
+from kraftwire.server.host.chaos import FAULTS, AdminWorkload, run_fault, settle_and_check, wait_for
 from kraftwire.server.host.node_process import node_config
-from kraftwire.server.host.process_harness import ControllerProcesses
+from kraftwire.server.host.process_harness import ProcessCluster
 
-WRITES_PER_FAULT = 15
+WRITES_PER_FAULT = 6
 
 
 def test_acknowledged_writes_survive_kills_pauses_and_cuts_of_controller_processes(tmp_path):
     rng = random.Random(15)
-    with ControllerProcesses(tmp_path) as harness:
+    with ProcessCluster(tmp_path, brokers=2) as harness:
         harness.start_all()
         wait_for(harness.active, 60, "a first active controller")
-        workload = ControllerWorkload(harness).start()
+        workload = AdminWorkload(harness).start()
         try:
             for fault in FAULTS:
                 run_fault(fault, harness, workload, WRITES_PER_FAULT, rng)
@@ -31,6 +32,7 @@ def test_acknowledged_writes_survive_kills_pauses_and_cuts_of_controller_process
         verdict = settle_and_check(harness, writes)
     assert harness.kills == 1 and harness.pauses == 1 and harness.cuts == 3
     assert len(writes.acknowledged) >= WRITES_PER_FAULT * len(FAULTS)
+    assert {kind for kind, _key in writes.acknowledged} == {"topic", "config", "move"}
     assert verdict.lost == [] and verdict.duplicated == [] and verdict.diverged == []
     assert verdict.high_watermark > len(writes.acknowledged)
 

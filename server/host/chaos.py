@@ -1,106 +1,101 @@
-"""Chaos over controller processes (``ControllerProcesses``): a write workload that records every
-acknowledged write, the faults thrown at the quorum while it runs, and the check of the logs afterwards.
-tests/test_chaos_processes.py runs one round of each fault; bench/chaos.py runs many and prints figures.
+"""Chaos over a cluster of node processes (``ProcessCluster``): a write workload through kafka-python
+that records every acknowledged write, the faults thrown at the controller quorum while it runs, and
+the check of the controllers' logs afterwards. tests/test_chaos_processes.py runs one round of each
+fault; bench/chaos.py runs many and prints figures.
 
-Every write carries a value of its own and is never retried (a retry gets a new value), so the check
-is exact: each acknowledged write is in every controller's log exactly once, and a write whose answer
-never came (a timeout, a dropped connection, NOT_CONTROLLER) is there at most once. The writes go over
-TCP straight to the controller the workload believes active, as an admin client with
-``--bootstrap-controller`` (KIP-919) does: cluster-default broker configs (IncrementalAlterConfigs,
-``log.retention.ms`` set to the write's own value) and SCRAM users (AlterUserScramCredentials, a user
-of its own). The logs must also agree byte for byte, batch for batch, below the high watermark the
-voters converged on.
+The workload is a ``KafkaAdminClient`` on the broker processes, whose brokers forward its writes to
+whichever controller is active: it creates topics (one partition, one replica), sets a created topic's
+``retention.ms`` and moves a created topic's partition to another broker
+(AlterPartitionReassignments), in turn. Every write is unique and the workload never repeats one (a
+topic name, a config value, a topic moved once), so the check is exact: each acknowledged write is in
+every controller's log exactly once (a TopicRecord, a ConfigRecord, a PartitionChangeRecord adding the
+target), and a write that failed or got no answer is there at most once. The logs must also agree
+byte for byte, batch for batch, below the high watermark the voters converged on.
 """
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kraftwire.codec import ErrorCode
-from kraftwire.codec.messages import AlterUserScramCredentialsRequest, IncrementalAlterConfigsRequest
+from kafka import TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
-from .process_harness import ControllerProcesses
+from .process_harness import ProcessCluster
 
-BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER; the name "" is the cluster default
-SET = 0  # AlterConfigOp.OpType.SET
-SCRAM_SHA_256 = 1
 FIRST_RETENTION_MS = 3_600_000
-WRITE_TIMEOUT_S = 3.0
+REQUEST_TIMEOUT_MS = 10_000
 
 
 @dataclass
 class Writes:
-    """What the workload sent: ``acknowledged`` and ``unknown`` (no answer) writes, each (kind, key)."""
-    acknowledged: list[tuple[str, str]] = field(default_factory=list)
-    unknown: list[tuple[str, str]] = field(default_factory=list)
-    refused: int = 0  # answered with an error (NOT_CONTROLLER): not written
+    """What the workload asked for: ``acknowledged`` and ``failed`` (an error, or no answer) writes,
+    each (kind, key): ("topic", name), ("config", (topic, value)), ("move", (topic, target broker))."""
+    acknowledged: list[tuple[str, object]] = field(default_factory=list)
+    failed: list[tuple[str, object]] = field(default_factory=list)
 
 
-class ControllerWorkload:
-    """A thread writing unique config values and SCRAM users to the active controller until ``stop``."""
+class AdminWorkload:
+    """A thread writing through kafka-python's admin client until ``stop``."""
 
-    def __init__(self, harness: ControllerProcesses):
+    def __init__(self, harness: ProcessCluster):
         self._harness = harness
         self.writes = Writes()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kraftwire-chaos-workload", daemon=True)
-        self._target: int | None = None
+        self._topics: list[str] = []  # created, not moved yet
 
-    def start(self) -> "ControllerWorkload":
+    def start(self) -> "AdminWorkload":
         self._thread.start()
         return self
 
     def stop(self) -> Writes:
         self._stop.set()
-        self._thread.join(30)
+        self._thread.join(60)
         return self.writes
 
     def acknowledged_since(self, count: int) -> int:
         return len(self.writes.acknowledged) - count
 
-    def _request(self, sequence: int):
-        if sequence % 2:
-            value = str(FIRST_RETENTION_MS + sequence)
-            request = IncrementalAlterConfigsRequest(validate_only=False, resources=[
-                IncrementalAlterConfigsRequest.AlterConfigsResource(
-                    resource_type=BROKER_RESOURCE, resource_name="", configs=[
-                        IncrementalAlterConfigsRequest.AlterableConfig(
-                            name="log.retention.ms", config_operation=SET, value=value)])])
-            return ("config", value), request, 1, lambda answer: answer.responses[0].error_code
-        user = f"chaos-{sequence}"
-        request = AlterUserScramCredentialsRequest(deletions=[], upsertions=[
-            AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
-                name=user, mechanism=SCRAM_SHA_256, iterations=4096, salt=os.urandom(16),
-                salted_password=os.urandom(32))])
-        # a standby's NOT_CONTROLLER answer to this request lists no results (error_response cannot pair
-        # them with both request arrays): no result is no acknowledgement
-        return ("scram", user), request, 0, lambda answer: next((r.error_code for r in answer.results), None)
+    def _write(self, admin: KafkaAdminClient, sequence: int) -> tuple[str, object]:
+        """Send one write; returns its (kind, key) once acknowledged, raises otherwise."""
+        if sequence % 3 == 0 or not self._topics:
+            name = f"chaos-{sequence}"
+            admin.create_topics([NewTopic(name, 1, 1)], timeout_ms=REQUEST_TIMEOUT_MS)
+            self._topics.append(name)
+            return "topic", name
+        if sequence % 3 == 1:
+            topic, value = self._topics[-1], str(FIRST_RETENTION_MS + sequence)
+            answer = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
+                                                         configs={"retention.ms": value})])
+            if any(result not in (None, ) and getattr(result, "errno", 0) for by_name in answer.values()
+                   for result in by_name.values()):
+                raise RuntimeError(f"alter_configs refused: {answer}")
+            return "config", (topic, value)
+        topic = self._topics.pop(0)
+        leader = admin.describe_topics([topic])[0]["partitions"][0]["replica_nodes"][0]
+        target = next(b for b in self._harness.broker_ids if b != leader)
+        answer = admin.alter_partition_reassignments({TopicPartition(topic, 0): [target]},
+                                                     timeout_ms=REQUEST_TIMEOUT_MS)
+        if any(error is not None for error in answer.values()):
+            raise RuntimeError(f"alter_partition_reassignments refused: {answer}")
+        return "move", (topic, target)
 
     def _run(self) -> None:
+        admin = KafkaAdminClient(bootstrap_servers=self._harness.bootstrap, client_id="kraftwire-chaos",
+                                 request_timeout_ms=REQUEST_TIMEOUT_MS)
         sequence = 0
-        while not self._stop.is_set():
-            if self._target not in self._harness.addresses or self._target in self._harness.paused:
-                self._target = self._harness.active()
-                if self._target is None:
-                    time.sleep(0.05)
-                    continue
-            sequence += 1
-            key, request, version, error_of = self._request(sequence)
-            try:
-                answer = self._harness.request(self._target, request, version, timeout=WRITE_TIMEOUT_S)
-            except Exception:  # no answer: lost, timed out or the connection dropped; it may have been written
-                self.writes.unknown.append(key)
-                self._target = None
-                continue
-            if error_of(answer) == ErrorCode.NONE:
-                self.writes.acknowledged.append(key)
-            else:
-                self.writes.refused += 1
-                self._target = None
+        try:
+            while not self._stop.is_set():
+                sequence += 1
+                try:
+                    self.writes.acknowledged.append(self._write(admin, sequence))
+                except Exception as exc:  # an error answer, a timeout: it may have been written, at most once
+                    self.writes.failed.append(("error", f"{sequence}: {exc!r}"))
+        finally:
+            admin.close()
 
 
 def wait_for(predicate, timeout: float, what: str):
@@ -112,17 +107,17 @@ def wait_for(predicate, timeout: float, what: str):
     return value
 
 
-def wait_for_writes(workload: ControllerWorkload, count: int, timeout: float = 60.0) -> None:
+def wait_for_writes(workload: AdminWorkload, count: int, timeout: float = 60.0) -> None:
     """Wait until ``count`` more writes are acknowledged (the quorum serves again)."""
     start = len(workload.writes.acknowledged)
     wait_for(lambda: workload.acknowledged_since(start) >= count, timeout, f"{count} acknowledged writes")
 
 
-def new_active(harness: ControllerProcesses, old: int | None, timeout: float = 60.0) -> int:
+def new_active(harness: ProcessCluster, old: int | None, timeout: float = 60.0) -> int:
     return wait_for(lambda: (a := harness.active()) not in (None, old) and a, timeout, "another active controller")
 
 
-def kill_active(harness: ControllerProcesses, workload: ControllerWorkload, writes: int) -> None:
+def kill_active(harness: ProcessCluster, workload: AdminWorkload, writes: int) -> None:
     """kill -9 the active controller, write on under its successor, restart it."""
     victim = wait_for(harness.active, 60, "an active controller")
     harness.kill(victim)
@@ -131,7 +126,7 @@ def kill_active(harness: ControllerProcesses, workload: ControllerWorkload, writ
     harness.start(victim)
 
 
-def pause_active(harness: ControllerProcesses, workload: ControllerWorkload, writes: int) -> None:
+def pause_active(harness: ProcessCluster, workload: AdminWorkload, writes: int) -> None:
     """SIGSTOP the active controller until another leads and writes go on, then SIGCONT it (it must
     step down and follow, not write as a stale leader)."""
     victim = wait_for(harness.active, 60, "an active controller")
@@ -141,7 +136,7 @@ def pause_active(harness: ControllerProcesses, workload: ControllerWorkload, wri
     harness.resume(victim)
 
 
-def isolate_active(harness: ControllerProcesses, workload: ControllerWorkload, writes: int) -> None:
+def isolate_active(harness: ProcessCluster, workload: AdminWorkload, writes: int) -> None:
     """Cut the active controller off from both peers (it keeps its clients' connections), write on
     under the majority's new leader, heal."""
     victim = wait_for(harness.active, 60, "an active controller")
@@ -153,7 +148,7 @@ def isolate_active(harness: ControllerProcesses, workload: ControllerWorkload, w
     harness.heal_all()
 
 
-def cut_follower_link(harness: ControllerProcesses, workload: ControllerWorkload, writes: int,
+def cut_follower_link(harness: ProcessCluster, workload: AdminWorkload, writes: int,
                       rng: random.Random) -> None:
     """Cut the link between the active controller and one follower: the other follower keeps a majority."""
     active = wait_for(harness.active, 60, "an active controller")
@@ -166,7 +161,7 @@ def cut_follower_link(harness: ControllerProcesses, workload: ControllerWorkload
 FAULTS = ("kill", "pause", "isolate", "cut")
 
 
-def run_fault(name: str, harness: ControllerProcesses, workload: ControllerWorkload, writes: int,
+def run_fault(name: str, harness: ProcessCluster, workload: AdminWorkload, writes: int,
               rng: random.Random) -> None:
     if name == "kill":
         kill_active(harness, workload, writes)
@@ -194,24 +189,28 @@ class Verdict:
 def _written(records: list[dict], high_watermark: int) -> Counter:
     """(kind, key) of every workload write among the committed records of one log."""
     found = Counter()
+    names = {}
     for record in records:
         if record["offset"] >= high_watermark:
             continue
-        fields = record["fields"]
-        if record["type"] == "ConfigRecord" and fields.get("name") == "log.retention.ms":
-            found[("config", fields["value"])] += 1
-        elif record["type"] == "UserScramCredentialRecord":
-            found[("scram", fields["name"])] += 1
+        fields, kind = record["fields"], record["type"]
+        if kind == "TopicRecord" and fields["name"].startswith("chaos-"):
+            names[fields["topic_id"]] = fields["name"]
+            found[("topic", fields["name"])] += 1
+        elif kind == "ConfigRecord" and fields["name"] == "retention.ms" and fields["resource_name"] in names.values():
+            found[("config", (fields["resource_name"], fields["value"]))] += 1
+        elif kind == "PartitionChangeRecord" and fields["topic_id"] in names and fields.get("adding_replicas"):
+            found[("move", (names[fields["topic_id"]], *fields["adding_replicas"]))] += 1
     return found
 
 
-def settle_and_check(harness: ControllerProcesses, writes: Writes) -> Verdict:
+def settle_and_check(harness: ProcessCluster, writes: Writes) -> Verdict:
     """Heal and resume everything, start what is down, wait until the voters converge, stop them all,
     and judge their logs offline."""
     harness.heal_all()
     for node_id in list(harness.paused):
         harness.resume(node_id)
-    for node_id in harness.ids:
+    for node_id in harness.ids + harness.broker_ids:
         if node_id not in harness.processes:
             harness.start(node_id)
     high_watermark = harness.wait_converged()

@@ -1,15 +1,18 @@
-"""``ControllerProcesses``: a quorum of ``kraftwire controller`` processes on this machine and the harness
-operations over them, the scripting layer for a multi-process deployment as ``Cluster`` and the control
-plane are for an in-process one: kill -9 and restart, SIGSTOP and SIGCONT, cutting and healing the link
-between any two controllers, and which of them is active (DescribeQuorum over TCP).
+"""``ProcessCluster``: ``kraftwire controller`` and ``kraftwire broker`` processes of one cluster on this
+machine and the harness operations over them, the scripting layer for a multi-process deployment as
+``Cluster`` and the control plane are for an in-process one: kill -9 and restart, SIGSTOP and SIGCONT,
+cutting and healing the link between two nodes, and which controller is active (DescribeQuorum over TCP).
 
-Every controller's ``controller.quorum.voters`` names its peers at addresses of TCP proxies the harness
-owns, one per direction of every link (``LinkProxy``), so a cut is real on the wire: the proxies of both
-directions drop their connections and close every new one at once, until the link heals. Controllers
-listen on ports the kernel gives; a restarted one gets a new port and the proxies follow it. Each
-controller's data directory is ``<root>/controller-<id>``, formatted with ``kraftwire format``, its
-properties file and its log beside it; after ``stop_all`` the logs are read offline with kraftwire's
-own reader (``log_dump``, ``committed_batches``). tests/test_chaos_processes.py and bench/chaos.py use it.
+Every node's ``controller.quorum.voters`` names the controllers at addresses of TCP proxies the harness
+owns, one per direction of every link to a controller (``LinkProxy``), so a cut is real on the wire: the
+proxies drop their connections and close every new one at once, until the link heals. (A controller
+reaches a broker, for LeaderAndIsr, at the address the broker registered, not through a proxy: a cut
+between a broker and a controller stops the broker's requests and metadata fetches only.) Nodes listen
+on ports the kernel gives; a restarted one gets a new port and the proxies follow it. Each node's
+directory is ``<root>/<role>-<id>`` (a controller's metadata.log.dir, a broker's log.dirs), formatted
+with ``kraftwire format``, its properties file and its log beside it; after ``stop_all`` the
+controllers' logs are read offline with kraftwire's own reader (``log_dump``, ``committed_batches``).
+tests/test_chaos_processes.py and bench/chaos.py use it.
 """
 from __future__ import annotations
 
@@ -96,28 +99,30 @@ class LinkProxy:
             await self._server.wait_closed()
 
 
-class ControllerProcesses:
-    """``count`` controller processes (ids ``first_id``..) of one new cluster under ``root``."""
+class ProcessCluster:
+    """``count`` controller processes (ids ``first_id``..) and ``brokers`` broker processes (ids 1..) of one
+    new cluster under ``root``."""
 
-    def __init__(self, root: str | Path, count: int = 3, first_id: int = 3000, quorum_timers: str = "short",
-                 python: str = sys.executable):
+    def __init__(self, root: str | Path, count: int = 3, brokers: int = 0, first_id: int = 3000,
+                 quorum_timers: str = "short", python: str = sys.executable):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.ids = [first_id + i for i in range(count)]
+        self.ids = [first_id + i for i in range(count)]  # the controllers
+        self.broker_ids = list(range(1, brokers + 1))
         self.cluster_id = kafka_uuid(uuid.uuid4())
         self._python, self._timers = python, quorum_timers
-        self.addresses: dict[int, Address] = {}  # the running controllers' listeners
+        self.addresses: dict[int, Address] = {}  # the running nodes' listeners
         self.processes: dict[int, subprocess.Popen] = {}
         self.paused: set[int] = set()
         self.kills = self.pauses = self.cuts = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kraftwire-harness", daemon=True)
         self._thread.start()
-        self.proxies = {(a, b): LinkProxy(lambda b=b: self.addresses.get(b)) for a in self.ids for b in self.ids
-                        if a != b}
+        self.proxies = {(a, b): LinkProxy(lambda b=b: self.addresses.get(b))
+                        for a in self.ids + self.broker_ids for b in self.ids if a != b}
         for proxy in self.proxies.values():
             self._run(proxy.start())
-        for node_id in self.ids:
+        for node_id in self.ids + self.broker_ids:
             self.config_path(node_id).write_text(self.properties(node_id))
             subprocess.run(self.command("format", node_id) + [f"--cluster-id={self.cluster_id}"], check=True,
                            capture_output=True, text=True)
@@ -127,18 +132,28 @@ class ControllerProcesses:
 
     # --- configuration --------------------------------------------------------------------------
 
+    def role(self, node_id: int) -> str:
+        return "controller" if node_id in self.ids else "broker"
+
     def data_dir(self, node_id: int) -> Path:
-        return self.root / f"controller-{node_id}"
+        return self.root / f"{self.role(node_id)}-{node_id}"
 
     def config_path(self, node_id: int) -> Path:
-        return self.root / f"controller-{node_id}.properties"
+        return self.root / f"{self.role(node_id)}-{node_id}.properties"
 
     def properties(self, node_id: int) -> str:
-        """A Kafka server.properties for one controller: its peers at the proxies of its links."""
+        """A Kafka server.properties for one node: the controllers at the proxies of its links."""
         voters = ",".join(f"{v}@{HOST}:{0 if v == node_id else self.proxies[(node_id, v)].port}" for v in self.ids)
-        return (f"process.roles=controller\nnode.id={node_id}\nlisteners=CONTROLLER://{HOST}:0\n"
+        role = self.role(node_id)
+        listener, directory = ("CONTROLLER", "metadata.log.dir") if role == "controller" else ("PLAINTEXT", "log.dirs")
+        return (f"process.roles={role}\nnode.id={node_id}\nlisteners={listener}://{HOST}:0\n"
                 f"controller.listener.names=CONTROLLER\ncontroller.quorum.voters={voters}\n"
-                f"metadata.log.dir={self.data_dir(node_id)}\n")
+                f"{directory}={self.data_dir(node_id)}\n")
+
+    @property
+    def bootstrap(self) -> str:
+        """The running brokers, for a client's bootstrap servers."""
+        return ",".join(f"{h}:{p}" for b in self.broker_ids if (a := self.addresses.get(b)) for h, p in [a])
 
     def command(self, subcommand: str, node_id: int) -> list[str]:
         command = [self._python, "-m", "kraftwire", subcommand, "-c", str(self.config_path(node_id))]
@@ -147,9 +162,10 @@ class ControllerProcesses:
     # --- processes ------------------------------------------------------------------------------
 
     def start(self, node_id: int, timeout: float = 60.0) -> None:
-        """Start a controller process and wait for its ready line (which names its port)."""
-        log = open(self.root / f"controller-{node_id}.log", "ab")
-        process = subprocess.Popen(self.command("controller", node_id), stdout=subprocess.PIPE, stderr=log)
+        """Start a node's process and wait for its ready line (which names its port)."""
+        name = f"{self.role(node_id)}-{node_id}"
+        log = open(self.root / f"{name}.log", "ab")
+        process = subprocess.Popen(self.command(self.role(node_id), node_id), stdout=subprocess.PIPE, stderr=log)
         log.close()
         deadline = time.monotonic() + timeout
         line = b""
@@ -157,7 +173,7 @@ class ControllerProcesses:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 process.wait()
-                raise RuntimeError(f"controller {node_id} did not start (see {self.root}/controller-{node_id}.log)")
+                raise RuntimeError(f"{name} did not start (see {self.root}/{name}.log)")
             if select.select([process.stdout], [], [], 0.1)[0]:
                 line += os.read(process.stdout.fileno(), 4096)
         host, _, port = line.split(b"\n")[0].decode().rpartition(" ")[2].rpartition(":")
@@ -165,7 +181,8 @@ class ControllerProcesses:
         self.addresses[node_id] = (host, int(port))
 
     def start_all(self) -> None:
-        for node_id in self.ids:
+        """The controllers, then the brokers (each ready once registered with the quorum)."""
+        for node_id in self.ids + self.broker_ids:
             self.start(node_id)
 
     def kill(self, node_id: int) -> None:
@@ -188,18 +205,23 @@ class ControllerProcesses:
         self.paused.discard(node_id)
 
     def cut(self, a: int, b: int) -> None:
-        """Cut the link between two controllers, both ways, until ``heal``."""
-        self.proxies[(a, b)].set_cut(True)
-        self.proxies[(b, a)].set_cut(True)
+        """Cut the link between two nodes (one of them a controller), both ways, until ``heal``."""
+        self._set_cut(a, b, True)
         self.cuts += 1
 
     def heal(self, a: int, b: int) -> None:
-        self.proxies[(a, b)].set_cut(False)
-        self.proxies[(b, a)].set_cut(False)
+        self._set_cut(a, b, False)
+
+    def _set_cut(self, a: int, b: int, cut: bool) -> None:
+        proxies = [p for p in (self.proxies.get((a, b)), self.proxies.get((b, a))) if p is not None]
+        if not proxies:
+            raise KeyError(f"no link between {a} and {b} goes through the harness")
+        for proxy in proxies:
+            proxy.set_cut(cut)
 
     def heal_all(self) -> None:
-        for a, b in self.proxies:
-            self.heal(a, b)
+        for proxy in self.proxies.values():
+            proxy.set_cut(False)
 
     def stop_all(self, timeout: float = 30.0) -> None:
         """SIGCONT the paused, then SIGTERM every controller (a clean stop) and wait; kill -9 after ``timeout``."""
@@ -224,7 +246,7 @@ class ControllerProcesses:
         self._thread.join(10)
         self._loop.close()
 
-    def __enter__(self) -> "ControllerProcesses":
+    def __enter__(self) -> "ProcessCluster":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -247,7 +269,7 @@ class ControllerProcesses:
         or None while none answers as the leader."""
         request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
             topic_name=METADATA_TOPIC, partitions=[DescribeQuorumRequest.PartitionData(partition_index=METADATA_PARTITION)])])
-        for node_id in sorted(set(self.addresses) - self.paused):
+        for node_id in sorted(set(self.ids) & set(self.addresses) - self.paused):
             try:
                 answer = self.request(node_id, request, 2, timeout=2.0)
             except (KafkaClientError, OSError, asyncio.TimeoutError, KeyError):
