@@ -161,29 +161,33 @@ class ProcessCluster:
 
     # --- processes ------------------------------------------------------------------------------
 
-    def start(self, node_id: int, timeout: float = 60.0) -> None:
-        """Start a node's process and wait for its ready line (which names its port)."""
-        name = f"{self.role(node_id)}-{node_id}"
-        log = open(self.root / f"{name}.log", "ab")
-        process = subprocess.Popen(self.command(self.role(node_id), node_id), stdout=subprocess.PIPE, stderr=log)
-        log.close()
+    def start(self, *node_ids: int, timeout: float = 60.0) -> None:
+        """Start nodes' processes side by side and wait for each one's ready line (which names its port)."""
+        spawned = {}
+        for node_id in node_ids:
+            with open(self.root / f"{self.role(node_id)}-{node_id}.log", "ab") as log:
+                spawned[node_id] = subprocess.Popen(self.command(self.role(node_id), node_id),
+                                                    stdout=subprocess.PIPE, stderr=log)
         deadline = time.monotonic() + timeout
-        line = b""
-        while b"\n" not in line:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                process.wait()
-                raise RuntimeError(f"{name} did not start (see {self.root}/{name}.log)")
-            if select.select([process.stdout], [], [], 0.1)[0]:
-                line += os.read(process.stdout.fileno(), 4096)
-        host, _, port = line.split(b"\n")[0].decode().rpartition(" ")[2].rpartition(":")
-        self.processes[node_id] = process
-        self.addresses[node_id] = (host, int(port))
+        for node_id, process in spawned.items():
+            line = b""
+            while b"\n" not in line:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    for started in spawned.values():
+                        started.kill()
+                        started.wait()
+                    name = f"{self.role(node_id)}-{node_id}"
+                    raise RuntimeError(f"{name} did not start (see {self.root}/{name}.log)")
+                if select.select([process.stdout], [], [], 0.1)[0]:
+                    line += os.read(process.stdout.fileno(), 4096)
+            host, _, port = line.split(b"\n")[0].decode().rpartition(" ")[2].rpartition(":")
+            self.processes[node_id] = process
+            self.addresses[node_id] = (host, int(port))
 
     def start_all(self) -> None:
         """The controllers, then the brokers (each ready once registered with the quorum)."""
-        for node_id in self.ids + self.broker_ids:
-            self.start(node_id)
+        self.start(*self.ids)
+        self.start(*self.broker_ids)
 
     def kill(self, node_id: int) -> None:
         """kill -9: the process loses whatever it had not fsync'd."""
