@@ -1,5 +1,5 @@
 """Three ``kraftwire controller`` and two ``kraftwire broker`` processes under a kafka-python write
-workload (topics, configs, reassignments), with kill -9 (and restart),
+workload (topics, configs, reassignments between broker processes), with kill -9 (and restart),
 SIGSTOP/SIGCONT and link cuts through TCP proxies: afterwards every acknowledged write is in every
 controller's log exactly once and the committed logs agree byte for byte (server/host/chaos.py).
 The configuration and start-up of a controller process are checked here too: what a node refuses."""
@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from kraftwire.server.host.chaos import FAULTS, AdminWorkload, run_fault, settle_and_check, wait_for
+from kraftwire.server.host.chaos import (FAULTS, AdminWorkload, run_fault, settle_and_check, wait_for,
+                                        wait_for_moves)
 from kraftwire.server.host.node_process import node_config
 from kraftwire.server.host.process_harness import ProcessCluster
 
@@ -29,6 +30,7 @@ def test_acknowledged_writes_survive_kills_pauses_and_cuts_of_controller_process
                 run_fault(fault, harness, workload, WRITES_PER_FAULT, rng)
         finally:
             writes = workload.stop()
+        assert wait_for_moves(harness, writes) > 0
         verdict = settle_and_check(harness, writes)
     assert harness.kills == 1 and harness.pauses == 1 and harness.cuts == 3
     assert len(writes.acknowledged) >= WRITES_PER_FAULT * len(FAULTS)

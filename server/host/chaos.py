@@ -26,6 +26,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from .process_harness import ProcessCluster
 
 FIRST_RETENTION_MS = 3_600_000
+PARTITION_BYTES = str(1 << 20)  # simulated: a move between broker processes finishes in well under a second
 REQUEST_TIMEOUT_MS = 10_000
 
 
@@ -63,7 +64,8 @@ class AdminWorkload:
         """Send one write; returns its (kind, key) once acknowledged, raises otherwise."""
         if sequence % 3 == 0 or not self._topics:
             name = f"chaos-{sequence}"
-            admin.create_topics([NewTopic(name, 1, 1)], timeout_ms=REQUEST_TIMEOUT_MS)
+            admin.create_topics([NewTopic(name, 1, 1, topic_configs={"kraftwire.partition.size.bytes": PARTITION_BYTES})],
+                                timeout_ms=REQUEST_TIMEOUT_MS)
             self._topics.append(name)
             return "topic", name
         if sequence % 3 == 1:
@@ -106,6 +108,24 @@ def wait_for(predicate, timeout: float, what: str):
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(0.05)
     return value
+
+
+def wait_for_moves(harness: ProcessCluster, writes: Writes, timeout: float = 60.0) -> int:
+    """Wait until every acknowledged move has finished (the partition's replicas are just the target:
+    the follower, in another broker process than the leader, caught up and joined the ISR); returns
+    how many."""
+    moves = dict(key for kind, key in writes.acknowledged if kind == "move")
+    admin = KafkaAdminClient(bootstrap_servers=harness.bootstrap, client_id="kraftwire-chaos-check",
+                             request_timeout_ms=REQUEST_TIMEOUT_MS)
+    try:
+        def finished() -> bool:
+            described = admin.describe_topics(list(moves))
+            return all(t["partitions"] and t["partitions"][0]["replica_nodes"] == [moves[t["name"]]]
+                       for t in described)
+        wait_for(finished, timeout, "every acknowledged reassignment to finish")
+    finally:
+        admin.close()
+    return len(moves)
 
 
 def wait_for_writes(workload: AdminWorkload, count: int, timeout: float = 60.0) -> None:
