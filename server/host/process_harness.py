@@ -185,9 +185,8 @@ class ProcessCluster:
             self.addresses[node_id] = (host, int(port))
 
     def start_all(self) -> None:
-        """The controllers, then the brokers (each ready once registered with the quorum)."""
-        self.start(*self.ids)
-        self.start(*self.broker_ids)
+        """Every node at once: a broker is ready once the quorum has taken its registration."""
+        self.start(*self.ids, *self.broker_ids)
 
     def kill(self, node_id: int) -> None:
         """kill -9: the process loses whatever it had not fsync'd."""
