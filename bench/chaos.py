@@ -4,7 +4,8 @@ reassignments throughout (server/host/chaos.py), and ``--rounds`` faults drawn a
 the active controller (restarted after), SIGSTOP/SIGCONT of it, its isolation from both peers and a cut
 link to one follower, each held until ``--writes`` more writes are acknowledged. At the end every
 controller is stopped and its log read offline: every acknowledged write must be in every log exactly
-once and the committed logs must agree byte for byte. The goal is 0 losses, duplicates and divergences.
+once, the committed logs must agree byte for byte, and every acknowledged reassignment (between broker
+processes) must have finished. The goal is 0 losses, duplicates and divergences.
 
 Run: python bench/chaos.py [--rounds N] [--writes N] [--brokers N] [--seed N] [--quorum-timers short|kafka]
 """
@@ -21,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kraftwire.server.host.chaos import FAULTS, AdminWorkload, run_fault, settle_and_check, wait_for  # noqa: E402
+from kraftwire.server.host.chaos import (FAULTS, AdminWorkload, run_fault, settle_and_check, wait_for,  # noqa: E402
+                                        wait_for_moves)
 from kraftwire.server.host.process_harness import ProcessCluster  # noqa: E402
 
 
@@ -52,12 +54,16 @@ def main() -> int:
                     faults[name] += 1
             finally:
                 writes = workload.stop()
+            moved = time.monotonic()
+            moves = wait_for_moves(harness, writes, 300)
+            moved = time.monotonic() - moved
             verdict = settle_and_check(harness, writes)
             kills, pauses, cuts = harness.kills, harness.pauses, harness.cuts
     kinds = {kind: sum(1 for k, _ in writes.acknowledged if k == kind) for kind in ("topic", "config", "move")}
     print(f"{sum(faults.values())} faults {faults}: {kills} kills -9, {pauses} SIGSTOPs, {cuts} link cuts, "
           f"in {time.monotonic() - started:.0f} s (load average {os.getloadavg()[0]:.1f} at the end)")
     print(f"acknowledged writes: {verdict.acknowledged} {kinds}; failed or unanswered: {len(writes.failed)}")
+    print(f"every acknowledged move finished ({moves}, between broker processes), {moved:.1f} s after the last fault")
     print(f"committed log: {verdict.high_watermark} offsets on each of {len(harness.ids)} controllers")
     print(f"lost: {len(verdict.lost)}, duplicated: {len(verdict.duplicated)}, diverged batches: "
           f"{len(verdict.diverged)}")
