@@ -215,8 +215,9 @@ def test_the_quorum_compose_commands_run_as_local_processes(tmp_path):
                 admin.close()
             except Exception:
                 pass
-            assert time.monotonic() < deadline, "the compose nodes did not form a cluster in time"
-            assert all(p.poll() is None for p in processes)
+            logs = "".join(f"\n{log.name}: {log.read_text()[-600:]}" for log in sorted(tmp_path.glob("*.log")))
+            assert time.monotonic() < deadline, f"the compose nodes did not form a cluster in time:{logs}"
+            assert all(p.poll() is None for p in processes), f"a node stopped:{logs}"
             time.sleep(0.5)
         try:
             admin.create_topics([NewTopic("orders", 3, 3)])
