@@ -87,3 +87,25 @@ def test_controller_configuration_reads_kafka_keys():
     assert (config.node_id, config.listen, config.voters) == (3000, ("0.0.0.0", 9093),
                                                               {3000: ("c0", 9093), 3001: ("c1", 9093)})
     assert str(config.metadata_log_dir) == "/meta" and config.unused == ["num.io.threads"]
+
+
+BROKER = {"node.id": "1", "process.roles": "broker", "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+          "controller.listener.names": "CONTROLLER", "controller.quorum.voters": "3000@c0:9093",
+          "log.dirs": "/a,/b"}
+
+
+@pytest.mark.parametrize("change, refusal", [
+    ({"controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "c0:9093"}, "quorum is static"),
+    ({"node.id": "3000"}, "is a voter"),
+    ({"listeners": "CONTROLLER://:9093"}, "a listener for clients"),
+    ({"log.dirs": ""}, "needs log.dirs"),
+])
+def test_broker_configuration_is_judged_as_kafka_names_it(change, refusal):
+    with pytest.raises(ValueError, match=refusal):
+        node_config({**BROKER, **change}, "broker")
+
+
+def test_broker_configuration_reads_its_client_listener_and_log_dirs():
+    config = node_config({**BROKER, "advertised.listeners": "PLAINTEXT://b1:9092", "broker.rack": "r1"}, "broker")
+    assert (config.listen, config.advertised, config.rack) == (("0.0.0.0", 9092), ("b1", 9092), "r1")
+    assert [str(d) for d in config.log_dirs] == ["/a", "/b"] and config.directories == config.log_dirs
