@@ -446,7 +446,8 @@ class ReplicationNetwork:
                     copy = self.copies.get(key)
                     if copy is None or copy.replica.leader != state.leader:
                         self._before_change()
-                        self.copies[key] = Copy(RemoteFollower(topic.topic_id, topic.name, index, state.leader), follower)
+                        remote = RemoteFollower(topic.topic_id, topic.name, index, state.leader)
+                        self.copies[key] = Copy(remote, follower)
         for key, copy in list(self.copies.items()):
             if isinstance(copy.replica, RemoteFollower) and key not in wanted:
                 self._before_change()

@@ -65,8 +65,8 @@ class AdminWorkload:
         """Send one write; returns its (kind, key) once acknowledged, raises otherwise."""
         if sequence % 3 == 0 or not self._topics:
             name = f"chaos-{sequence}"
-            admin.create_topics([NewTopic(name, 1, 1, topic_configs={"kraftwire.partition.size.bytes": PARTITION_BYTES})],
-                                timeout_ms=REQUEST_TIMEOUT_MS)
+            topic = NewTopic(name, 1, 1, topic_configs={"kraftwire.partition.size.bytes": PARTITION_BYTES})
+            admin.create_topics([topic], timeout_ms=REQUEST_TIMEOUT_MS)
             self._topics.append(name)
             return "topic", name
         if sequence % 3 == 1:

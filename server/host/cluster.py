@@ -239,7 +239,8 @@ class Cluster:
             security.read_scram_from(lambda: self.controller.committed)
         # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
         self.metadata = metadata = MetadataReplica(cluster_id)
-        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock, remote_brokers=voters is not None)
+        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock,
+                                          remote_brokers=voters is not None)  # brokers of other processes
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
         controller_addresses = lambda: list(self.controller_endpoints().values())

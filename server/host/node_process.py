@@ -123,8 +123,10 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
                          "controller and the broker node ids of their own")
     if roles != [role]:
         raise ValueError(f"process.roles is {','.join(roles)}: run `kraftwire {roles[0]}` for it"
-                         if roles and roles[0] in ROLES else f"process.roles must be {role}, not {values['process.roles']!r}")
-    for name, protocol in (p.split(":", 1) for p in values.get("listener.security.protocol.map", "").split(",") if ":" in p):
+                         if roles and roles[0] in ROLES
+                         else f"process.roles must be {role}, not {values['process.roles']!r}")
+    protocol_map = values.get("listener.security.protocol.map", "")
+    for name, protocol in (p.split(":", 1) for p in protocol_map.split(",") if ":" in p):
         if protocol.strip().upper() != "PLAINTEXT":
             raise ValueError(f"listener.security.protocol.map: {name} is {protocol}; kraftwire's node processes "
                              "speak PLAINTEXT only (`kraftwire serve` has TLS and SASL)")
@@ -210,7 +212,8 @@ def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
     parsers["broker"].add_argument("--speed", type=float, default=1.0,
                                    help="run simulated replication this many times faster than real time (default 1)")
     controller.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
-                            help=f"metadata.version written when the quorum first starts (default {DEFAULT_METADATA_VERSION})")
+                            help=f"metadata.version written when the quorum first starts "
+                                 f"(default {DEFAULT_METADATA_VERSION})")
     fmt = parsers["format"] = sub.add_parser(
         "format", help="write a node's meta.properties (cluster id, node id), as kafka-storage format does",
         description="Format the node's directories (a controller's metadata.log.dir, a broker's log.dirs) "

@@ -270,8 +270,9 @@ class ProcessCluster:
     def describe_quorum(self) -> tuple[int, object] | None:
         """(active controller id, its DescribeQuorum partition) from whichever running controller leads,
         or None while none answers as the leader."""
-        request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(
-            topic_name=METADATA_TOPIC, partitions=[DescribeQuorumRequest.PartitionData(partition_index=METADATA_PARTITION)])])
+        partition = DescribeQuorumRequest.PartitionData(partition_index=METADATA_PARTITION)
+        request = DescribeQuorumRequest(topics=[DescribeQuorumRequest.TopicData(topic_name=METADATA_TOPIC,
+                                                                                partitions=[partition])])
         for node_id in sorted(set(self.ids) & set(self.addresses) - self.paused):
             try:
                 answer = self.request(node_id, request, 2, timeout=2.0)
