@@ -10,12 +10,14 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 import yaml
 from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
 from served import Served, free_ports
 
 from kraftwire.server.host import config_file
@@ -163,3 +165,72 @@ def test_the_image_commands_work_when_run_directly(tmp_path):
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "reports" / "audit" / "report.html").is_file()
+
+
+def quorum_compose() -> dict:
+    return yaml.safe_load((DOCKER / "compose-quorum.yaml").read_text())
+
+
+def test_quorum_compose_runs_three_controllers_and_the_brokers_as_containers_of_their_own():
+    services = quorum_compose()["services"]
+    assert sorted(services) == ["broker-1", "broker-2", "broker-3",
+                                "controller-3000", "controller-3001", "controller-3002"]
+    for name, service in services.items():
+        role = name.split("-")[0]
+        config = DOCKER / service["volumes"][0].split(":")[0]
+        assert config.exists() and f"process.roles={role}" in config.read_text()
+        assert service["command"][0].endswith(f"exec kraftwire {role} -c /etc/kraftwire/server.properties")
+        assert service["network_mode"] == "host"
+
+
+def test_the_quorum_compose_commands_run_as_local_processes(tmp_path):
+    """Each service's command and server.properties, run here as processes: the controllers' and
+    brokers' ports moved to free ones and /data to a directory of each node. kafka-python then sees
+    the three brokers and creates a topic with three replicas."""
+    services = quorum_compose()["services"]
+    controllers, brokers = free_ports(3), free_ports(3)
+    moves = {**{f"127.0.0.1:919{k}": f"127.0.0.1:{controllers + k - 1}" for k in (1, 2, 3)},
+             **{f"{host}:909{k + 1}": f"{host}:{brokers + k - 1}" for k in (1, 2, 3) for host in ("127.0.0.1", "localhost")}}
+    processes = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith(config_file.ENV_PREFIX)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    try:
+        for name, service in sorted(services.items(), key=lambda item: not item[0].startswith("controller")):
+            text = (DOCKER / service["volumes"][0].split(":")[0]).read_text().replace("/data", str(tmp_path / name))
+            for before, after in moves.items():
+                text = text.replace(before, after)
+            config = tmp_path / f"{name}.properties"
+            config.write_text(text)
+            command = service["command"][0].replace("$$", "$").replace("/etc/kraftwire/server.properties", str(config))
+            processes.append(subprocess.Popen(service["entrypoint"] + [command], cwd=tmp_path,
+                                              env={**env, **service["environment"]},
+                                              stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{name}.log", "wb")))
+        bootstrap = ",".join(f"localhost:{brokers + k}" for k in range(3))
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
+                if len(admin.describe_cluster()["brokers"]) == 3:
+                    break
+                admin.close()
+            except Exception:
+                pass
+            logs = "".join(f"\n{log.name}: {log.read_text()[-600:]}" for log in sorted(tmp_path.glob("*.log")))
+            assert time.monotonic() < deadline, f"the compose nodes did not form a cluster in time:{logs}"
+            assert all(p.poll() is None for p in processes), f"a node stopped:{logs}"
+            time.sleep(0.5)
+        try:
+            admin.create_topics([NewTopic("orders", 3, 3)])
+            partitions = admin.describe_topics(["orders"])[0]["partitions"]
+        finally:
+            admin.close()
+        assert all(sorted(p["replica_nodes"]) == [1, 2, 3] for p in partitions)
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

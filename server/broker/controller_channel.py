@@ -219,6 +219,10 @@ class ControllerChannel:
             self._client = None
         await client.close()
 
+    def reopen(self) -> None:
+        """Use the channel again after ``close`` (a stopped broker that starts again)."""
+        self._closed = False
+
     async def close(self) -> None:
         self._closed = True
         if self._client is not None:

@@ -217,6 +217,8 @@ class FollowerView:
 
     async def start(self) -> None:
         if self._task is None:
+            self._channel.reopen()
+            self._probe.reopen()
             self._caught_up.clear()
             self._catch_up_to = None
             self._task = asyncio.create_task(self._follow(), name=f"metadata-follower-{self.broker_id}")

@@ -24,6 +24,17 @@ time runs from now on: the simulated clock keeps counting from where it was (it 
 keep their bytes and only their ends are timed anew. Whoever else times copies by ``now()`` (the log
 directories' future replicas) hears of both through ``add_pace_listener``.
 
+A broker process (``kraftwire broker``) hosts only some of the brokers, each process with its own
+network; ``remote_brokers`` makes the network act for a cluster spread over processes, from what every
+process has alike, the committed image. A broker the network does not know (one of another process)
+moves bytes while the image has it active (registered, unfenced). A follower of another process whose
+partition a local broker leads is copied in simulation here too (``RemoteFollower``), at the rate
+computed here, so that the leader hears when it has caught up and proposes it for the ISR; the
+follower's own process copies the same partition from the same moment and grows its replica, which is
+what DescribeLogDirs shows there. Each process shares the limits only among the copies it knows (its
+followers' and its leaders'), so rates can differ between processes where a broker's limit is shared
+by copies of several processes (README, differences).
+
 With ``virtual_clock`` simulated time does not follow the wall clock at all: it stands still until
 ``run_next_timer`` moves it to the next timer (a copy's end) and runs that, so a test decides when
 data moves (``Cluster.advance``). Everyone times copies with ``call_later`` in simulated seconds, which
@@ -55,6 +66,20 @@ CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
 _RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
+
+
+@dataclass(eq=False)
+class RemoteFollower:
+    """A follower replica of another process, as a local leader's copy to it is simulated here."""
+    topic_id: uuid.UUID
+    topic_name: str
+    partition: int
+    leader: int
+    log_bytes: float = 0.0
+
+    @property
+    def key(self) -> tuple[uuid.UUID, int]:
+        return self.topic_id, self.partition
 
 
 @dataclass(frozen=True)
@@ -181,7 +206,7 @@ class _VirtualTimer:
 class ReplicationNetwork:
     """The cluster's simulated data plane (see the module docstring)."""
 
-    def __init__(self, image_source, speed: float = 1.0, virtual_clock: bool = False):
+    def __init__(self, image_source, speed: float = 1.0, virtual_clock: bool = False, remote_brokers: bool = False):
         self._speed = _checked_speed(speed)
         self._clock_origin = (0.0, 0.0)  # (loop time, simulated time) from which now() counts at speed
         self._virtual_now: float | None = 0.0 if virtual_clock else None
@@ -189,6 +214,7 @@ class ReplicationNetwork:
         self._paused: set[int] = set()
         self._pace_listeners: list = []
         self._image = image_source
+        self._remote_brokers = remote_brokers
         self._members: dict[int, _Member] = {}
         self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
         self._settled_at: float | None = None
@@ -343,6 +369,10 @@ class ReplicationNetwork:
 
     def on_commit(self, committed) -> None:
         """Controller commit listener: configs and topic removals change rates."""
+        if self._remote_brokers:
+            self._follow_remote_followers()
+            self.changed()
+            return
         if any(type(record) in _RATE_RECORDS for _, record in committed):
             self.changed()
 
@@ -399,12 +429,39 @@ class ReplicationNetwork:
 
     def _running(self, broker_id: int) -> bool:
         member = self._members.get(broker_id)
-        return member is not None and member.is_running()
+        if member is not None:
+            return member.is_running()
+        broker = self._image().brokers.get(broker_id) if self._remote_brokers else None
+        return broker is not None and broker.active
+
+    def _follow_remote_followers(self) -> None:
+        """Keep a copy to every out-of-sync follower of another process whose partition a local broker
+        leads, and drop the others (in sync, moved away, or no longer led here)."""
+        wanted = set()
+        for topic, index, state in self._image().partitions():
+            if state.leader not in self._members:
+                continue
+            for follower in state.replicas:
+                if follower not in self._members and follower not in state.isr:
+                    key = (topic.topic_id, index, follower)
+                    wanted.add(key)
+                    copy = self.copies.get(key)
+                    if copy is None or copy.replica.leader != state.leader:
+                        self._before_change()
+                        remote = RemoteFollower(topic.topic_id, topic.name, index, state.leader)
+                        self.copies[key] = Copy(remote, follower)
+        for key, copy in list(self.copies.items()):
+            if isinstance(copy.replica, RemoteFollower) and key not in wanted:
+                self._before_change()
+                del self.copies[key]
 
     def _reschedule(self) -> None:
         image = self._image()
         limits_of = _Limits(image)
         moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
+        if self._remote_brokers:
+            moving |= {b for b, broker in image.brokers.items()
+                       if b not in self._members and broker.active and b not in self._paused}
         demands = {}  # copy -> the limits it goes through
         capacities = {}
         routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
@@ -473,6 +530,6 @@ class ReplicationNetwork:
             self._tell_leader(copy)
 
     def _tell_leader(self, copy: Copy) -> None:
-        leader = copy.replica.leader
-        if self._running(leader):
-            self._members[leader].on_follower_caught_up(copy.replica.key)
+        member = self._members.get(copy.replica.leader)  # a leader of another process hears it there
+        if member is not None and member.is_running():
+            member.on_follower_caught_up(copy.replica.key)

@@ -3,7 +3,8 @@
 start (a port in use, found before the data directory is touched; a locked or damaged data directory)
 and 3 when its metadata log directory fails while serving; ``serve --from-log DIR [--sizes FILE]`` boots a
 production twin of a real cluster from a copy of its metadata log (server/host/twin.py); ``kraftwire healthcheck``
-asks a broker for its ApiVersions;
+asks a broker for its ApiVersions; ``kraftwire controller``/``broker`` run one node per process, configured
+as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c server.properties``;
 ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
 --out OUT`` audits one with Spark (audit/README.md)."""
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 
 import uvloop
 
-from . import config_file, healthcheck
+from . import config_file, healthcheck, node_process
 from .cluster import Cluster
 from .security_settings import Security
 from .twin import read_source
@@ -297,24 +298,8 @@ async def _serve(args) -> int:
             logger.info("%s on %s", name, server.url)
     if cluster.control_server is not None and args.control_token is None:
         print(f"control plane token: {cluster.control_token}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     print(f"kraftwire ready on {cluster.bootstrap}", flush=True)  # a SIGTERM from now on stops it cleanly
-    stopped, failed = asyncio.ensure_future(stop.wait()), asyncio.ensure_future(cluster.failed.wait())
-    await asyncio.wait([stopped, failed], return_when=asyncio.FIRST_COMPLETED)
-    status = 0
-    if cluster.failure is not None:
-        logger.critical("the metadata log directory failed (%s): answering writes with NOT_CONTROLLER, stopping "
-                        "in %d ms with exit status %d; restart once the directory is usable again",
-                        cluster.failure, args.failure_exit_delay_ms, EXIT_LOG_FAILED)
-        await asyncio.wait([stopped], timeout=args.failure_exit_delay_ms / 1000)
-        status = EXIT_LOG_FAILED
-    stopped.cancel()
-    failed.cancel()
-    await cluster.stop()
-    return status
+    return await node_process.run_until_stopped(cluster, args.failure_exit_delay_ms, EXIT_LOG_FAILED)
 
 
 def _log_parser(sub) -> None:
@@ -372,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     config_file.add_config_option(serve)
     serve.epilog = config_file.describe_sources(serve)
     probe = _healthcheck_parser(sub)
+    node_process.add_parsers(sub)
     _log_parser(sub)
     _audit_parser(sub)
     argv = sys.argv[1:] if argv is None else argv
@@ -387,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
         return healthcheck.run("127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host, args.port, args.timeout)
     if args.command == "serve":
         return uvloop.run(_serve(args))
+    if args.command in node_process.ROLES:
+        return uvloop.run(node_process.run_node(args, args.command, DEFAULT_FAILURE_EXIT_DELAY_MS, EXIT_LOG_FAILED))
+    if args.command == "format":
+        return node_process.format_storage(args)
+    if args.command == "random-uuid":
+        return node_process.random_uuid()
     if args.command == "log":
         if args.log_command == "dump":
             return log_tools.dump(args.dir, as_json=args.json)

@@ -51,7 +51,7 @@ import secrets
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraftwire.codec import ErrorCode, KafkaError
@@ -146,7 +146,9 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int = 0):
+                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int = 0,
+                 voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
+                 log_dir_paths: Sequence[str | Path] | None = None):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -167,24 +169,45 @@ class Cluster:
         --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
         to the log, and AddRaftVoter/RemoveRaftVoter change them. 0, the default, is a static set, as
         Kafka's ``controller.quorum.voters``: kraftwire's snapshots do not carry the voter set yet, so a
-        dynamic quorum keeps its whole log (no retention) and cannot seed a twin (README: differences)."""
+        dynamic quorum keeps its whole log (no retention) and cannot seed a twin (README: differences)..
+
+        One process may also host part of a cluster (``kraftwire controller``/``broker``,
+        server/host/node_process.py): ``voters`` then names every controller of the quorum with the
+        address the others reach it at (``controller.quorum.voters``), ``local_controllers`` those this
+        process runs (a single one keeps its log in ``data_dir`` itself); ``brokers`` may be 0, and brokers
+        without a controller beside them follow the log of the remote quorum as well. ``log_dir_paths``
+        are then its one broker's log directories (Kafka's ``log.dirs``) instead of
+        ``<data_dir>/broker-<id>/logs-<k>``."""
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
         elif sizes is not None:
             raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
-        if brokers < 1:
-            raise ValueError("a cluster needs at least one broker")
-        if controllers < 1:
-            raise ValueError("a cluster needs at least one controller")
+        if voters is None:  # the whole cluster in this process
+            if brokers < 1:
+                raise ValueError("a cluster needs at least one broker")
+            if controllers < 1:
+                raise ValueError("a cluster needs at least one controller")
+            voter_ids = local_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
+        else:
+            voter_ids, local_ids = sorted(voters), list(local_controllers)
+            if not set(local_ids) <= set(voter_ids):
+                raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
+            if brokers < 0 or not (brokers or local_ids):
+                raise ValueError("a process runs at least one controller or broker")
+            if log_dir_paths is not None and brokers != 1:
+                raise ValueError("explicit log directories are for a process running one broker")
         if kraft_version not in (0, 1):
             raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
         if kraft_version >= 1 and from_log is not None:
             raise ValueError("a twin (--from-log) runs at kraft.version 0: its seed snapshot holds no voter set")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
-        self.controller_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
-        _check_node_ids(node_ids, brokers, self.controller_ids)
+        self.voter_ids = list(voter_ids)  # every controller of the quorum (at the start)
+        self.controller_ids = list(local_ids)  # those this process runs (and those added since, below)
+        self._voter_addresses = None if voters is None else dict(voters)
+        self._log_dir_paths_given = None if log_dir_paths is None else [Path(p) for p in log_dir_paths]
+        _check_node_ids(node_ids, brokers, voter_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
             startup_configs.update(security.static_configs())
@@ -200,7 +223,7 @@ class Cluster:
         self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
         try:
             self._locks.acquire(self.data_dir)
-            controller_dirs = ([self.data_dir] if controllers == 1
+            controller_dirs = ([self.data_dir] if len(local_ids) == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
             for node_id in _added_controllers(self.data_dir, self.controller_ids):
                 self.controller_ids.append(node_id)
@@ -226,10 +249,10 @@ class Cluster:
         self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
             directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
-            bootstrap_ids=self.controller_ids[:controllers], log_config=log_config or RaftConfig(),
+            bootstrap_ids=self.voter_ids, log_config=log_config or RaftConfig(),
             timers=quorum_timers,
             cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
-            startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < controllers else 0
+            startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < len(local_ids) else 0
                                                     for i in range(len(self.controller_ids))])
         self._active = 0  # index of the controller that is (or was last) active
         self.links = QuorumLinks(self)
@@ -245,10 +268,11 @@ class Cluster:
             security.read_scram_from(lambda: self.controller.committed)
         # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
         self.metadata = metadata = MetadataReplica(cluster_id)
-        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock)
+        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock,
+                                          remote_brokers=voters is not None)  # brokers of other processes
         metadata.subscribe(self.network.on_commit)
         racks = racks or [None] * brokers
-        controller_addresses = lambda: [(n.host, n.port) for n in self.controller_nodes]
+        controller_addresses = lambda: list(self.controller_endpoints().values())
         self.brokers = [
             BrokerNode(broker_id, host, port + i if port else 0,
                        metadata=FollowerView(broker_id, broker_log_dirs[i][0].directory_id, controller_addresses,
@@ -297,7 +321,7 @@ class Cluster:
                               security.controller_listener() if security else None, self.authorizer,
                               settings["startup_configs"])
         log.transport = self.links.transport(node_id)
-        node.quorum_endpoints = self._controller_endpoints
+        node.quorum_endpoints = self.controller_endpoints
         node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
         node.leader_and_isr.full_on_activation = self._brokers_started
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
@@ -329,7 +353,7 @@ class Cluster:
 
     def _broker_link(self, broker_id: int):
         """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
-        return lambda index: not self.links.is_cut(broker_id, self.controller_ids[index])
+        return lambda index: not self.links.is_cut(broker_id, list(self.controller_endpoints())[index])
 
     def _broker_security(self) -> dict:
         if self.security is None:
@@ -338,6 +362,8 @@ class Cluster:
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
+        if self._log_dir_paths_given is not None:
+            return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
     def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
@@ -386,8 +412,14 @@ class Cluster:
         if active:
             self._active = index
 
-    def _controller_endpoints(self) -> dict[int, tuple[str, int]]:
-        return {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+    def controller_endpoints(self) -> dict[int, tuple[str, int]]:
+        """Where each voter is reached, in voter order: the listeners of this process's controllers
+        (one configured at port 0 at the port it got) and the configured addresses of the others."""
+        local = {n.node_id: (n.host, n.port) for n in self.controller_nodes}
+        if self._voter_addresses is None:
+            return local
+        return {v: local[v] if v in local and self._voter_addresses[v][1] == 0 else self._voter_addresses[v]
+                for v in self.voter_ids}
 
     async def wait_for_active_controller(self, timeout: float = 10.0) -> Controller:
         """The active controller, once there is one; TimeoutError otherwise."""
@@ -615,8 +647,10 @@ class Cluster:
         for i in range(len(self.controller_nodes)):
             self._bootstrap_voters(i)
         await asyncio.gather(*(c.start() for c in self.controllers))
-        await self.wait_for_active_controller(ready_timeout)
-        if self.security is not None and self.security.bootstrap_scram:
+        whole = self._voter_addresses is None  # else part of a cluster, whose other processes may not be up yet
+        if whole:
+            await self.wait_for_active_controller(ready_timeout)
+        if whole and self.security is not None and self.security.bootstrap_scram:
             await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
@@ -628,7 +662,7 @@ class Cluster:
         self._brokers_started = True
         for node in self.controller_nodes:
             node.leader_and_isr.full_on_activation = True
-        if self._throttle_auto_remove is not None:
+        if whole and self._throttle_auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
             await server.start()
@@ -680,14 +714,16 @@ class Cluster:
 
     def _brokers_caught_up(self) -> bool:
         """The brokers' image holds everything the active controller has committed (trivially so when no
-        broker runs to fetch it)."""
-        return self.metadata.end_offset >= self.log.high_watermark or not any(b.running for b in self.brokers)
+        broker runs to fetch it, and when this process runs no controller: its brokers are the measure)."""
+        return (not self.logs or self.metadata.end_offset >= self.log.high_watermark
+                or not any(b.running for b in self.brokers))
 
     async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
         """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
         TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not (predicate(self.controller.committed) and self._brokers_caught_up()):
+        while not (predicate(self.controller.committed if self.controllers else self.metadata.image)
+                   and self._brokers_caught_up()):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)

@@ -34,15 +34,16 @@ class QuorumLinks:
         async def send(destination: int, request, version: int):
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
-            node = next((n for n in self._cluster.controller_nodes if n.node_id == destination), None)
-            if node is None:  # a voter of the log that this host does not run (not started, or not added)
+            endpoints = self._cluster.controller_endpoints()
+            if destination not in endpoints:  # a voter of the log that this host does not know (not added)
                 raise KafkaClientError(f"controller {destination} is not run by this cluster")
+            host, port = endpoints[destination]
             client = self._clients.get((source, destination))
-            if client is None or (client.host, client.port) != (node.host, node.port):
+            if client is None or (client.host, client.port) != (host, port):
                 if client is not None:
                     await client.close()
                 client = self._clients[(source, destination)] = KafkaClient(
-                    node.host, node.port, f"controller-{source}", self._cluster.peer_security)
+                    host, port, f"controller-{source}", self._cluster.peer_security)
             answer = await client.send(request, version)
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
