@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
@@ -120,9 +121,13 @@ def shared(values) -> tuple:
 
 
 def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
-    if not directories or not any(d.int for d in directories):  # all MIGRATING (0), without UUID.__eq__
+    # all MIGRATING (0) is checked without UUID.__eq__, and past the first directory only when it is 0
+    if not directories or (not directories[0].int and not any(d.int for d in directories)):
         return shared((MIGRATING,) * len(replicas))
     return shared(directories)
+
+
+_new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from all its fields in order
 
 
 def merged_partition(state: PartitionState, r) -> PartitionState:
@@ -340,16 +345,19 @@ class MetadataImage:
             self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
     def _add_partition(self, r) -> None:
+        """Built positionally, without the named tuple's keyword path: a snapshot's replay at restart
+        is mostly these, millions of them."""
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
-        topic.partitions[r.partition_id] = state = PartitionState(
-            replicas=shared(r.replicas), isr=shared(r.isr), removing=tuple(r.removing_replicas),
-            adding=tuple(r.adding_replicas), leader=r.leader, leader_recovery_state=r.leader_recovery_state,
-            leader_epoch=r.leader_epoch, partition_epoch=r.partition_epoch,
-            directories=_directories(r.directories, r.replicas),
-            elr=tuple(r.eligible_leader_replicas or ()), last_known_elr=tuple(r.last_known_elr or ()))
-        self._track_reassignment(r.topic_id, r.partition_id, state)
+        replicas = shared(r.replicas)
+        removing, adding = tuple(r.removing_replicas), tuple(r.adding_replicas)
+        topic.partitions[r.partition_id] = state = _new_partition((
+            replicas, shared(r.isr), removing, adding, r.leader, r.leader_recovery_state, r.leader_epoch,
+            r.partition_epoch, _directories(r.directories, replicas), tuple(r.eligible_leader_replicas or ()),
+            tuple(r.last_known_elr or ())))
+        if removing or adding or r.topic_id in self.reassigning:
+            self._track_reassignment(r.topic_id, r.partition_id, state)
 
     def _change_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)
