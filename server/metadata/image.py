@@ -136,19 +136,18 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
     directories = state.directories if r.directories is None else tuple(r.directories)
     if len(directories) != len(replicas):
         directories = _directories(None, replicas) if r.directories is None else directories
-    return PartitionState(
-        replicas=replicas,
-        isr=state.isr if r.isr is None else shared(r.isr),
-        removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
-        adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
-        leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
-                               else r.leader_recovery_state),
-        leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
-        partition_epoch=state.partition_epoch + 1,
-        directories=directories if directories is state.directories else _directories(directories, replicas),
-        elr=state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-        last_known_elr=state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
+    return _new_partition((  # in PartitionState's field order
+        replicas,
+        state.isr if r.isr is None else shared(r.isr),
+        state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
+        state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
+        state.leader if r.leader == LEADER_UNCHANGED else r.leader,
+        state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
+        state.leader_epoch + (r.leader != LEADER_UNCHANGED),
+        state.partition_epoch + 1,
+        directories if directories is state.directories else _directories(directories, replicas),
+        state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+        state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr)))
 
 
 class MetadataImage:
