@@ -100,6 +100,7 @@ class TopicState:
     name: str
     topic_id: uuid.UUID
     partitions: dict[int, PartitionState] = field(default_factory=dict)
+    changes: int = 0  # bumped whenever a partition changes: readers keep per-topic encodings by it
 
 
 # Replica lists, ISRs and directory lists repeat across partitions (a few brokers make few distinct
@@ -217,7 +218,8 @@ class MetadataImage:
         other = MetadataImage()
         other.offset = self.offset
         other.brokers = dict(self.brokers)
-        other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions)) for tid, t in self.topics.items()}
+        other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions), t.changes)
+                        for tid, t in self.topics.items()}
         other.topic_ids = dict(self.topic_ids)
         other.reassigning = {tid: set(indexes) for tid, indexes in self.reassigning.items()}
         other.configs = {key: dict(values) for key, values in self.configs.items()}
@@ -351,6 +353,7 @@ class MetadataImage:
             return
         replicas = shared(r.replicas)
         removing, adding = tuple(r.removing_replicas), tuple(r.adding_replicas)
+        topic.changes += 1
         topic.partitions[r.partition_id] = state = _new_partition((
             replicas, shared(r.isr), removing, adding, r.leader, r.leader_recovery_state, r.leader_epoch,
             r.partition_epoch, _directories(r.directories, replicas), tuple(r.eligible_leader_replicas or ()),
@@ -362,6 +365,7 @@ class MetadataImage:
         topic = self.topics.get(r.topic_id)
         state = topic.partitions.get(r.partition_id) if topic else None
         if state is not None:
+            topic.changes += 1
             topic.partitions[r.partition_id] = state = merged_partition(state, r)
             if r.adding_replicas is not None or r.removing_replicas is not None:
                 self._track_reassignment(r.topic_id, r.partition_id, state)
@@ -377,6 +381,7 @@ class MetadataImage:
         for topic in topics:
             for index, state in topic.partitions.items():
                 if state.elr or state.last_known_elr:
+                    topic.changes += 1
                     topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
                                                              partition_epoch=state.partition_epoch + 1)
 
