@@ -172,8 +172,9 @@ def _all_topics_body(image, version: int, broker, cache: dict) -> bytes:
     """The all-topics answer: the head (brokers, cluster and controller ids) encoded afresh, the
     topics' entries reused where neither the topic nor any broker changed since they were encoded."""
     brokers_now = tuple(image.brokers.values())
-    kept_brokers, kept = cache.get(("topics", version), ((), {}))
-    if kept_brokers != brokers_now:
+    # one version's entries only: at millions of partitions each version's would be a whole answer
+    kept_version, kept_brokers, kept = cache.get("topics", (None, (), {}))
+    if kept_version != version or kept_brokers != brokers_now:
         kept = {}
     fresh, parts = {}, []
     for topic in sorted(image.topics.values(), key=lambda t: t.name):
@@ -182,7 +183,7 @@ def _all_topics_body(image, version: int, broker, cache: dict) -> bytes:
             entry = (topic, topic.changes, _topic_bytes(image, topic, version))
         fresh[topic.topic_id] = entry
         parts.append(entry[2])
-    cache[("topics", version)] = (brokers_now, fresh)
+    cache["topics"] = (version, brokers_now, fresh)
     head = _encoded(build_response(image, MetadataRequest(topics=[]), version, broker), version)
     suffix = _suffix_size(version)
     count_size = 1 if version >= 9 else 4  # an empty array's count: uvarint 1, or int32 0
