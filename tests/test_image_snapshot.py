@@ -120,7 +120,52 @@ TOPICS_FIRST = [rec.TopicRecord(name=name, topic_id=topic_id) for name, topic_id
 @given(st.lists(one_record, max_size=40))
 def test_a_snapshot_replays_to_the_image_that_wrote_it(history):
     image = build(TOPICS_FIRST + history)
-    assert contents(replayed(image)) == contents(image)
+    rebuilt = replayed(image)
+    assert contents(rebuilt) == contents(image)
+    for kept in (image, rebuilt, image.copy()):
+        assert reassigning_index(kept) == reassigning_scan(kept)
+
+
+def reassigning_index(image: MetadataImage) -> set:
+    return {(topic.topic_id, index) for topic, index, _ in image.reassigning_partitions()}
+
+
+def reassigning_scan(image: MetadataImage) -> set:
+    """What the index must hold: every partition with adding or removing replicas."""
+    return {(topic.topic_id, index) for topic, index, state in image.partitions() if state.adding or state.removing}
+
+
+def test_the_reassigning_index_follows_changes_cancels_and_removed_topics():
+    a, b = TOPICS["a"], TOPICS["b"]
+    image = build(TOPICS_FIRST + [
+        rec.PartitionRecord(partition_id=p, topic_id=t, replicas=[1, 2], isr=[1, 2], leader=1)
+        for t in (a, b) for p in (0, 1)])
+    assert reassigning_index(image) == set()
+    moves = [rec.PartitionChangeRecord(partition_id=p, topic_id=t, replicas=[1, 2, 3], adding_replicas=[3],
+                                       removing_replicas=[2]) for t in (a, b) for p in (0, 1)]
+    for offset, record in enumerate(moves, start=image.offset + 1):
+        image.apply(record, offset)
+    before = image.copy()
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=a, replicas=[1, 2], adding_replicas=[],
+                                          removing_replicas=[]), image.offset + 1)
+    image.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=a, isr=[1]), image.offset + 1)  # lists unchanged
+    image.apply(rec.RemoveTopicRecord(topic_id=b), image.offset + 1)
+    assert reassigning_index(image) == reassigning_scan(image) == {(a, 1)}
+    assert reassigning_index(before) == {(a, 0), (a, 1), (b, 0), (b, 1)}  # a copy keeps its own index
+
+
+def test_equal_replica_lists_are_one_shared_tuple():
+    """Memory per partition: equal lists (replicas, ISR, directories) are held once, from records of
+    both kinds and from a snapshot's replay."""
+    a = TOPICS["a"]
+    image = build(TOPICS_FIRST + [
+        rec.PartitionRecord(partition_id=0, topic_id=a, replicas=[1, 2], isr=[1, 2], leader=1),
+        rec.PartitionRecord(partition_id=1, topic_id=a, replicas=[1, 3], isr=[1, 3], leader=1),
+        rec.PartitionChangeRecord(partition_id=1, topic_id=a, replicas=[1, 2], isr=[1, 2])])
+    for kept in (image, replayed(image)):
+        first, second = kept.topic("a").partitions[0], kept.topic("a").partitions[1]
+        assert first.replicas == (1, 2) and first.replicas is second.replicas is second.isr
+        assert first.directories == (MIGRATING, MIGRATING) and first.directories is second.directories
 
 
 def test_one_history_of_every_record_type_round_trips():

@@ -18,16 +18,19 @@ named by id gets UNKNOWN_TOPIC_ID, as Kafka answers so that ids do not reveal to
 also needs CREATE on the cluster or the topic; a missing topic without it gets TOPIC_AUTHORIZATION_FAILED.
 
 The answer to "all topics" is encoded once per image version and served from that cache (without an
-authorizer: the answer is then the same for everyone).
+authorizer: the answer is then the same for everyone). Each topic's part of it is kept too, by the
+topic's change count and the brokers' states, so that after a change only the topics it touched are
+encoded again: in a cluster of millions of partitions the image moves all the time.
 """
 from __future__ import annotations
 
 import random
 import uuid
 
-from kraftwire.codec.messages import MetadataResponse
+from kraftwire.codec.messages import MetadataRequest, MetadataResponse
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
+from kraftwire.codec.primitives import write_uvarint
 from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.acls import Operation, ResourceType
 from kraftwire.server.wire.transport import Encoded
@@ -138,10 +141,57 @@ def on_broker(broker, context, request):
         return create_missing_topics(broker, request, build_response(image, request, version, broker))
     cache = broker.metadata_cache
     key = (image.version, version)
-    cached = cache.get(key)
-    if cached is None:
-        cache.clear()  # the image moved on: older encodings are stale
-        body = bytearray()
-        build_response(image, request, version, broker).encode_into(body, version)
-        cached = cache[key] = Encoded(bytes(body))
-    return cached
+    cached = cache.get("answer")
+    if cached is None or cached[0] != key:
+        cached = cache["answer"] = (key, Encoded(_all_topics_body(image, version, broker, cache)))
+    return cached[1]
+
+
+def _suffix_size(version: int) -> int:
+    """Bytes a MetadataResponse holds after its Topics array: ClusterAuthorizedOperations (v8-10),
+    ErrorCode (v13+) and the tagged fields (v9+, none set)."""
+    return 4 * (8 <= version <= 10) + 2 * (version >= 13) + (version >= 9)
+
+
+def _encoded(response: MetadataResponse, version: int) -> bytes:
+    body = bytearray()
+    response.encode_into(body, version)
+    return bytes(body)
+
+
+def _topic_bytes(image, topic, version: int) -> bytes:
+    """One topic's entry as the Topics array holds it: cut from a response holding only that topic
+    (its count, 1, has the size of an empty array's count, 0, in every version)."""
+    empty = _encoded(MetadataResponse(brokers=[], topics=[]), version)
+    alone = _encoded(MetadataResponse(brokers=[], topics=[_topic(image, topic, version)]), version)
+    suffix = _suffix_size(version)
+    return alone[len(empty) - suffix:len(alone) - suffix]
+
+
+def _all_topics_body(image, version: int, broker, cache: dict) -> bytes:
+    """The all-topics answer: the head (brokers, cluster and controller ids) encoded afresh, the
+    topics' entries reused where neither the topic nor any broker changed since they were encoded."""
+    brokers_now = tuple(image.brokers.values())
+    # one version's entries only: at millions of partitions each version's would be a whole answer
+    kept_version, kept_brokers, kept = cache.get("topics", (None, (), {}))
+    if kept_version != version or kept_brokers != brokers_now:
+        kept = {}
+    fresh, parts = {}, []
+    for topic in sorted(image.topics.values(), key=lambda t: t.name):
+        entry = kept.get(topic.topic_id)
+        if entry is None or entry[0] is not topic or entry[1] != topic.changes:
+            entry = (topic, topic.changes, _topic_bytes(image, topic, version))
+        fresh[topic.topic_id] = entry
+        parts.append(entry[2])
+    cache["topics"] = (version, brokers_now, fresh)
+    head = _encoded(build_response(image, MetadataRequest(topics=[]), version, broker), version)
+    suffix = _suffix_size(version)
+    count_size = 1 if version >= 9 else 4  # an empty array's count: uvarint 1, or int32 0
+    body = bytearray(head[:len(head) - suffix - count_size])
+    if version >= 9:
+        write_uvarint(body, len(parts) + 1)
+    else:
+        body += len(parts).to_bytes(4, "big")
+    body += b"".join(parts)
+    body += head[len(head) - suffix:]
+    return bytes(body)

@@ -32,10 +32,10 @@ def _entry(index, state) -> PartitionEntry:
 def decide(image, request) -> ListPartitionReassignmentsResponse:
     topics = []
     if request.topics is None:
-        for topic in image.topics.values():
-            partitions = [_entry(i, s) for i, s in sorted(topic.partitions.items()) if s.adding or s.removing]
-            if partitions:
-                topics.append(TopicEntry(name=topic.name, partitions=partitions))
+        for topic_id, indexes in image.reassigning.items():
+            topic = image.topics[topic_id]
+            topics.append(TopicEntry(name=topic.name,
+                                     partitions=[_entry(i, topic.partitions[i]) for i in sorted(indexes)]))
     else:
         for wanted in request.topics:
             topic = image.topic(wanted.name)

@@ -93,7 +93,8 @@ class LeaderAndIsrPublisher:
 
     def __init__(self, controller):
         self.controller = controller
-        self._told: dict[tuple[uuid.UUID, int], frozenset[int]] = {}  # partition -> replicas last sent
+        # partition -> replicas last sent: the image's own (shared) tuple, no per-partition set
+        self._told: dict[tuple[uuid.UUID, int], tuple[int, ...]] = {}
         self._dirty: set[tuple[uuid.UUID, int]] = set()
         self._full: set[int] = set()
         self._scheduled = False
@@ -129,7 +130,7 @@ class LeaderAndIsrPublisher:
         if not active or not self.full_on_activation:
             return
         image = self.controller.committed
-        self._told = {(topic.topic_id, index): frozenset(state.replicas) for topic, index, state in image.partitions()}
+        self._told = {(topic.topic_id, index): state.replicas for topic, index, state in image.partitions()}
         self._full.update(b for b, broker in image.brokers.items() if not broker.fenced)
         if self._full and not self._scheduled:
             self._scheduled = True
@@ -171,10 +172,10 @@ class LeaderAndIsrPublisher:
             if state is None:
                 self._told.pop(key, None)
                 continue
-            before = self._told.get(key, frozenset())
-            now = self._told[key] = frozenset(state.replicas)
-            for broker_id in before | now:
+            before = self._told.get(key, ())
+            for broker_id in set(before).union(state.replicas):
                 per_broker.setdefault(broker_id, []).append((topic, key[1], state, broker_id not in before))
+            self._told[key] = state.replicas
         self._dirty.clear()
         for broker_id, partitions in per_broker.items():
             if broker_id not in self._full:

@@ -51,10 +51,9 @@ def throttle_removals(image: MetadataImage, topics, brokers) -> list:
         return []
     busy_topics = set()
     busy_brokers = set()
-    for topic, _, state in image.partitions():
-        if state.adding or state.removing:
-            busy_topics.add(topic.name)
-            busy_brokers.update(state.replicas)
+    for topic, _, state in image.reassigning_partitions():
+        busy_topics.add(topic.name)
+        busy_brokers.update(state.replicas)
     records = []
     for name in sorted(set(topics) - busy_topics):
         present = image.topic_configs(name) if name in image.topic_ids else {}
@@ -86,7 +85,7 @@ class ThrottleCleaner:
             return
         if self._reassigning is None:  # just switched on: what is reassigning from now on is watched
             self._reassigning = {(topic.topic_id, index): (topic.name, frozenset(state.replicas))
-                                 for topic, index, state in image.partitions() if state.adding or state.removing}
+                                 for topic, index, state in image.reassigning_partitions()}
             return
         ended_topics, ended_brokers = set(), set()
         for _, record in committed:

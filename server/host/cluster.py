@@ -89,6 +89,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
 QUIET_INTERVAL_S = 0.01  # ... this far apart (the LeaderAndIsr linger is 10 ms)
+UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
 
 
 def seconds_left(copies: list[dict]) -> float | None:
@@ -652,13 +653,17 @@ class Cluster:
             await self.wait_for_active_controller(ready_timeout)
         if whole and self.security is not None and self.security.bootstrap_scram:
             await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
+        # A restart moves every partition off each broker that registers again and back (Kafka's rules
+        # for a new incarnation), so unfencing takes time in proportion to the partitions the log holds.
+        unfence_timeout = ready_timeout + UNFENCE_SECONDS_PER_PARTITION * sum(
+            len(t.partitions) for t in self.controller.committed.topics.values())
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
             for node in self.brokers:
                 await node.start()
-                await self.wait_until(lambda image: self._unfenced(image, [node]), ready_timeout)
-        await self.wait_until(lambda image: self._unfenced(image, self.brokers), ready_timeout)
+                await self.wait_until(lambda image: self._unfenced(image, [node]), unfence_timeout)
+        await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
         self._brokers_started = True
         for node in self.controller_nodes:
             node.leader_and_isr.full_on_activation = True

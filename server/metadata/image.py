@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 from kraftwire.codec import records as rec
@@ -100,33 +101,57 @@ class TopicState:
     name: str
     topic_id: uuid.UUID
     partitions: dict[int, PartitionState] = field(default_factory=dict)
+    # bumped whenever a partition changes: readers keep per-topic encodings by it (not part of equality:
+    # an image rebuilt from a snapshot counts from 0)
+    changes: int = field(default=0, compare=False)
+
+
+# Replica lists, ISRs and directory lists repeat across partitions (a few brokers make few distinct
+# lists): each partition holds the one shared tuple, not a copy of its own. The table is emptied when it
+# grows large, so churning lists cannot grow it without bound (tuples already handed out stay valid).
+_SHARED: dict[tuple, tuple] = {}
+_SHARED_LIMIT = 1 << 16
+
+
+def shared(values) -> tuple:
+    """``values`` as a tuple, the same object for equal contents."""
+    values = tuple(values)
+    found = _SHARED.get(values)
+    if found is None:
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        found = _SHARED[values] = values
+    return found
 
 
 def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
-    if not directories or not any(d.int for d in directories):  # all MIGRATING (0), without UUID.__eq__
-        return (MIGRATING,) * len(replicas)
-    return tuple(directories)
+    # all MIGRATING (0) is checked without UUID.__eq__, and past the first directory only when it is 0
+    if not directories or (not directories[0].int and not any(d.int for d in directories)):
+        return shared((MIGRATING,) * len(replicas))
+    return shared(directories)
+
+
+_new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from all its fields in order
 
 
 def merged_partition(state: PartitionState, r) -> PartitionState:
     """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge)."""
-    replicas = state.replicas if r.replicas is None else tuple(r.replicas)
+    replicas = state.replicas if r.replicas is None else shared(r.replicas)
     directories = state.directories if r.directories is None else tuple(r.directories)
     if len(directories) != len(replicas):
         directories = _directories(None, replicas) if r.directories is None else directories
-    return PartitionState(
-        replicas=replicas,
-        isr=state.isr if r.isr is None else tuple(r.isr),
-        removing=state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
-        adding=state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
-        leader=state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        leader_recovery_state=(state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
-                               else r.leader_recovery_state),
-        leader_epoch=state.leader_epoch + (r.leader != LEADER_UNCHANGED),
-        partition_epoch=state.partition_epoch + 1,
-        directories=_directories(directories, replicas),
-        elr=state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-        last_known_elr=state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
+    return _new_partition((  # in PartitionState's field order
+        replicas,
+        state.isr if r.isr is None else shared(r.isr),
+        state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
+        state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
+        state.leader if r.leader == LEADER_UNCHANGED else r.leader,
+        state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
+        state.leader_epoch + (r.leader != LEADER_UNCHANGED),
+        state.partition_epoch + 1,
+        directories if directories is state.directories else _directories(directories, replicas),
+        state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
+        state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr)))
 
 
 class MetadataImage:
@@ -137,6 +162,9 @@ class MetadataImage:
         self.brokers: dict[int, BrokerState] = {}
         self.topics: dict[uuid.UUID, TopicState] = {}
         self.topic_ids: dict[str, uuid.UUID] = {}
+        # topic id -> indexes of its partitions with adding or removing replicas: listing and ending
+        # reassignments costs what is reassigning, not the whole image (Kafka's reassigningTopics)
+        self.reassigning: dict[uuid.UUID, set[int]] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}
         # kraft.version of the metadata log (KIP-853): the log's control records, not a feature record, set it
@@ -166,6 +194,21 @@ class MetadataImage:
         """Dynamic configs of one broker ("1") or the cluster-wide default ("")."""
         return self.configs.get((ConfigResourceType.BROKER, broker), {})
 
+    def reassigning_partitions(self):
+        """Every (topic, partition index, state) with adding or removing replicas."""
+        for topic_id, indexes in self.reassigning.items():
+            topic = self.topics[topic_id]
+            for index in indexes:
+                yield topic, index, topic.partitions[index]
+
+    def _track_reassignment(self, topic_id: uuid.UUID, index: int, state: PartitionState) -> None:
+        if state.adding or state.removing:
+            self.reassigning.setdefault(topic_id, set()).add(index)
+        elif (indexes := self.reassigning.get(topic_id)) is not None and index in indexes:
+            indexes.discard(index)
+            if not indexes:
+                del self.reassigning[topic_id]
+
     def partitions(self):
         """Every (topic, partition index, state)."""
         for topic in self.topics.values():
@@ -180,8 +223,10 @@ class MetadataImage:
         other = MetadataImage()
         other.offset = self.offset
         other.brokers = dict(self.brokers)
-        other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions)) for tid, t in self.topics.items()}
+        other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions), t.changes)
+                        for tid, t in self.topics.items()}
         other.topic_ids = dict(self.topic_ids)
+        other.reassigning = {tid: set(indexes) for tid, indexes in self.reassigning.items()}
         other.configs = {key: dict(values) for key, values in self.configs.items()}
         other.features = dict(self.features)
         other.kraft_version = self.kraft_version
@@ -266,7 +311,7 @@ class MetadataImage:
                     after = merges.get(key)
                     if after is None:
                         after = merges[key] = merged_partition(before, record)
-                    topic.partitions[record.partition_id] = after
+                    self._put_partition(topic, record, after)
                     self.offset = offset
                     self.version += 1
                     outcomes[offset] = (record, before, after)
@@ -295,10 +340,18 @@ class MetadataImage:
         if (self.pending_transaction is not None or topic is None
                 or topic.partitions.get(record.partition_id) is not before):
             return False
-        topic.partitions[record.partition_id] = after
+        self._put_partition(topic, record, after)
         self.offset = offset
         self.version += 1
         return True
+
+    def _put_partition(self, topic: TopicState, record, after: PartitionState) -> None:
+        """A partition's new state, known without ``apply``, kept as ``apply`` would keep it: the topic's
+        change count (the Metadata cache's key) and the index of reassigning partitions follow."""
+        topic.changes += 1
+        topic.partitions[record.partition_id] = after
+        if after.adding or after.removing or record.topic_id in self.reassigning:
+            self._track_reassignment(record.topic_id, record.partition_id, after)
 
     def _begin_transaction(self, _record) -> None:
         self.pending_transaction = []
@@ -347,30 +400,40 @@ class MetadataImage:
 
     def _add_topic(self, r) -> None:
         self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
+        self.reassigning.pop(r.topic_id, None)  # a topic record again starts it without partitions
         self.topic_ids[r.name] = r.topic_id
 
     def _remove_topic(self, r) -> None:
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
             del self.topic_ids[topic.name]
+            self.reassigning.pop(r.topic_id, None)
             self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
     def _add_partition(self, r) -> None:
+        """Built positionally, without the named tuple's keyword path: a snapshot's replay at restart
+        is mostly these, millions of them."""
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
-        topic.partitions[r.partition_id] = PartitionState(
-            replicas=tuple(r.replicas), isr=tuple(r.isr), removing=tuple(r.removing_replicas),
-            adding=tuple(r.adding_replicas), leader=r.leader, leader_recovery_state=r.leader_recovery_state,
-            leader_epoch=r.leader_epoch, partition_epoch=r.partition_epoch,
-            directories=_directories(r.directories, r.replicas),
-            elr=tuple(r.eligible_leader_replicas or ()), last_known_elr=tuple(r.last_known_elr or ()))
+        replicas = shared(r.replicas)
+        removing, adding = tuple(r.removing_replicas), tuple(r.adding_replicas)
+        topic.changes += 1
+        topic.partitions[r.partition_id] = state = _new_partition((
+            replicas, shared(r.isr), removing, adding, r.leader, r.leader_recovery_state, r.leader_epoch,
+            r.partition_epoch, _directories(r.directories, replicas), tuple(r.eligible_leader_replicas or ()),
+            tuple(r.last_known_elr or ())))
+        if removing or adding or r.topic_id in self.reassigning:
+            self._track_reassignment(r.topic_id, r.partition_id, state)
 
     def _change_partition(self, r) -> None:
         topic = self.topics.get(r.topic_id)
         state = topic.partitions.get(r.partition_id) if topic else None
         if state is not None:
-            topic.partitions[r.partition_id] = merged_partition(state, r)
+            topic.changes += 1
+            topic.partitions[r.partition_id] = state = merged_partition(state, r)
+            if r.adding_replicas is not None or r.removing_replicas is not None:
+                self._track_reassignment(r.topic_id, r.partition_id, state)
 
     def _clear_elr(self, r) -> None:
         """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
@@ -383,6 +446,7 @@ class MetadataImage:
         for topic in topics:
             for index, state in topic.partitions.items():
                 if state.elr or state.last_known_elr:
+                    topic.changes += 1
                     topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
                                                              partition_epoch=state.partition_epoch + 1)
 
