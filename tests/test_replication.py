@@ -71,7 +71,7 @@ async def test_throttled_move_takes_as_long_as_its_rate_says(cluster_of, client)
         await reassign(client, topic, {0: [2]})
         key = (topic_ids[topic], 0, 2)
         await cluster_of.wait_until(lambda image: key in cluster_of.network.copies
-                                    and cluster_of.network.copies[key].size > 0, timeout=30)
+                                    and (cluster_of.network.copies[key].size or 0) > 0, timeout=30)
         copy = cluster_of.network.copies[key]  # it leaves the network once broker 2 leads
         await cluster_of.resume_replication(2)
         (progress,) = cluster_of.reassignment_progress().values()

@@ -298,8 +298,9 @@ async def _serve(args) -> int:
             logger.info("%s on %s", name, server.url)
     if cluster.control_server is not None and args.control_token is None:
         print(f"control plane token: {cluster.control_token}", flush=True)
+    stop = node_process.stop_on_signals()
     print(f"kraftwire ready on {cluster.bootstrap}", flush=True)  # a SIGTERM from now on stops it cleanly
-    return await node_process.run_until_stopped(cluster, args.failure_exit_delay_ms, EXIT_LOG_FAILED)
+    return await node_process.run_until_stopped(cluster, args.failure_exit_delay_ms, EXIT_LOG_FAILED, stop)
 
 
 def _log_parser(sub) -> None:

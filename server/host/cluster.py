@@ -656,7 +656,7 @@ class Cluster:
         # A restart moves every partition off each broker that registers again and back (Kafka's rules
         # for a new incarnation), so unfencing takes time in proportion to the partitions the log holds.
         unfence_timeout = ready_timeout + UNFENCE_SECONDS_PER_PARTITION * sum(
-            len(t.partitions) for t in self.controller.committed.topics.values())
+            len(t.partitions) for t in self._committed_image().topics.values())
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
@@ -717,6 +717,11 @@ class Cluster:
                            for c in moving]}
         return progress
 
+    def _committed_image(self):
+        """The committed metadata as this process knows it: its active controller's image, or, in a
+        process of brokers only, the image its brokers fetched."""
+        return self.controller.committed if self.controllers else self.metadata.image
+
     def _brokers_caught_up(self) -> bool:
         """The brokers' image holds everything the active controller has committed (trivially so when no
         broker runs to fetch it, and when this process runs no controller: its brokers are the measure)."""
@@ -727,8 +732,7 @@ class Cluster:
         """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
         TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not (predicate(self.controller.committed if self.controllers else self.metadata.image)
-                   and self._brokers_caught_up()):
+        while not (predicate(self._committed_image()) and self._brokers_caught_up()):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not reach the expected state in time")
             await asyncio.sleep(interval)

@@ -281,13 +281,22 @@ def broker_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
                    log_dir_paths=config.log_dirs, log_dirs=len(config.log_dirs))
 
 
-async def run_until_stopped(cluster: Cluster, failure_exit_delay_ms: int, exit_log_failed: int) -> int:
-    """Serve until SIGTERM or SIGINT (0), or until the metadata log fails (``exit_log_failed`` after the
-    delay, answering writes NOT_CONTROLLER meanwhile); then stop the cluster."""
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGTERM and SIGINT set from now on: installed before a process says it is ready, so a
+    signal that follows the word stops it cleanly."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def run_until_stopped(cluster: Cluster, failure_exit_delay_ms: int, exit_log_failed: int,
+                            stop: asyncio.Event | None = None) -> int:
+    """Serve until SIGTERM or SIGINT (0), or until the metadata log fails (``exit_log_failed`` after the
+    delay, answering writes NOT_CONTROLLER meanwhile); then stop the cluster. ``stop``: the event of
+    ``stop_on_signals``, when it was installed earlier."""
+    stop = stop_on_signals() if stop is None else stop
     stopped, failed = asyncio.ensure_future(stop.wait()), asyncio.ensure_future(cluster.failed.wait())
     await asyncio.wait([stopped, failed], return_when=asyncio.FIRST_COMPLETED)
     status = 0
@@ -315,6 +324,7 @@ async def run_node(args: argparse.Namespace, role: str, failure_exit_delay_ms: i
         logger.critical("cannot start: %s", exc)
         return 1
     node = cluster.controller_node if role == "controller" else cluster.brokers[0]
+    stop = stop_on_signals()
     print(f"kraftwire {role} {config.node_id} of cluster {cluster.metadata.cluster_id} ready on "
           f"{node.host}:{node.port}", flush=True)
-    return await run_until_stopped(cluster, failure_exit_delay_ms, exit_log_failed)
+    return await run_until_stopped(cluster, failure_exit_delay_ms, exit_log_failed, stop)
