@@ -21,7 +21,6 @@ import statistics
 import sys
 import time
 import tracemalloc
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,15 +28,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
 
+from leader_and_isr import request, seed  # noqa: E402 - the same bulk topic and alter
 from provenance import header, load_average  # noqa: E402
-from kraftwire.codec import records as rec  # noqa: E402
-from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
 from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
-from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
-
-HUGE = str(10 ** 15)
 
 
 def memory_kib() -> dict[str, int]:
@@ -48,23 +43,6 @@ def memory_kib() -> dict[str, int]:
         if name in ("VmRSS", "VmHWM"):
             fields[name] = int(value.split()[0])
     return fields
-
-
-def seed(partitions: int):
-    def decision(image):
-        topic_id = uuid.uuid4()
-        return ControllerResult([rec.TopicRecord(name="bulk", topic_id=topic_id),
-                                 rec.ConfigRecord(resource_type=2, resource_name="bulk",
-                                                  name="kraftwire.partition.size.bytes", value=HUGE)]
-                                + [rec.PartitionRecord(partition_id=p, topic_id=topic_id, replicas=[1], isr=[1],
-                                                       leader=1, leader_epoch=0, partition_epoch=0)
-                                   for p in range(partitions)])
-    return decision
-
-
-def request(partitions: int, target):
-    return Alter(timeout_ms=60000, topics=[Alter.ReassignableTopic(name="bulk", partitions=[
-        Alter.ReassignablePartition(partition_index=p, replicas=target) for p in range(partitions)])])
 
 
 async def until_brokers_have(cluster, offset: int) -> float:

@@ -21,7 +21,8 @@ from served import Served
 CONTROLLERS = [3000, 3001, 3002]
 
 
-def wait_for(predicate, timeout: float = 15.0, what: str = "the expected state"):
+def wait_for(predicate, timeout: float = 30.0, what: str = "the expected state"):
+    """Poll ``predicate`` until it holds (its value) or ``timeout`` passes (AssertionError naming ``what``)."""
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
         if time.monotonic() > deadline:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -23,15 +22,7 @@ from kraftwire.codec.messages import (AddRaftVoterRequest, ApiVersionsRequest, D
 from kraftwire.server.raft import Timers
 from kraftwire.server.raft.storage import kafka_uuid
 from raw_client import RawConnection
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "the expected state"):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-    return value
+from test_controller_quorum import wait_for
 
 
 def quorum_tool(bg, *args, expect: int = 0) -> str:

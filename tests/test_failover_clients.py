@@ -6,7 +6,6 @@ import asyncio
 import json
 import subprocess
 import threading
-import time
 
 from kafka import TopicPartition, TopicPartitionReplica
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
@@ -19,6 +18,7 @@ from kraftwire.server.raft import Timers
 from kraftwire.server.raft.tools import partition_directory, read_log
 from answers import watch_answers
 from raw_client import RawConnection, encode_request
+from test_controller_quorum import wait_for
 from test_reassign_node import NODE_DIR, kafkajs  # noqa: F401 - the fixture: node with kafkajs, else a skip
 
 DESCRIBE_CLUSTER = 60
@@ -26,15 +26,6 @@ MiB = 1 << 20
 PARTITION_SIZE = "kraftwire.partition.size.bytes"
 LEADER_RATE = "leader.replication.throttled.rate"
 ALTER_DIRS_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "the expected state"):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-    return value
 
 
 def committed(bg, kind) -> list:

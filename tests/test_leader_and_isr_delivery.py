@@ -3,7 +3,6 @@ lost request is dropped only where a FULL request queued later covers it, never 
 from __future__ import annotations
 
 import asyncio
-import time
 
 from kafka.admin import KafkaAdminClient, NewTopic
 
@@ -11,17 +10,9 @@ from kraftwire import BackgroundCluster
 from kraftwire.codec.constants import LEADER_AND_ISR_FULL, LEADER_AND_ISR_INCREMENTAL
 
 from answers import watch_answers
+from test_controller_quorum import wait_for
 
 LEADER_AND_ISR = 4
-
-
-def wait_for(predicate, timeout: float = 15.0, what: str = "the expected state"):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-    return value
 
 
 def test_a_lost_request_keeps_the_full_request_queued_behind_it():
