@@ -137,3 +137,21 @@ def test_users_and_acls_survive_a_restart_through_a_snapshot(tmp_path):
         image = bg.call(lambda: bg.cluster.controller.committed)
         assert image.scram[(1, "boot")][0] == salt_before  # the first start's credential, kept
         assert [(a.principal, a.operation) for a in image.acls.values()] == [("User:boot", ACLOperation.DESCRIBE)]
+
+
+def test_a_not_controller_answer_names_every_user_once(bg):
+    """An AlterUserScramCredentials answered NOT_CONTROLLER (a standby's answer, here injected) carries one
+    result per user its deletions and upsertions name, as Kafka's error response does; confluent-kafka
+    then reports the code for each user rather than an empty answer."""
+    bg.cluster.inject_error(51, ErrorCode.NOT_CONTROLLER, count=10)
+    try:
+        client = admin(bg, "admin")
+        gina = UserScramCredentialUpsertion("gina", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"pw")
+        futures = client.alter_user_scram_credentials(
+            [gina, UserScramCredentialDeletion("gina", ScramMechanism.SCRAM_SHA_512),
+             UserScramCredentialDeletion("hank", ScramMechanism.SCRAM_SHA_256)])
+        assert {user: error_code(future) for user, future in futures.items()} == \
+            {"gina": ErrorCode.NOT_CONTROLLER, "hank": ErrorCode.NOT_CONTROLLER}
+    finally:
+        bg.cluster.faults.clear()
+    assert not logs_in(bg, "SCRAM-SHA-256", "gina", "pw")

@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 from kraftwire import codec
+from kraftwire.codec.messages import AlterUserScramCredentialsRequest
 from kraftwire.codec.model import Struct
 
 from kraftwire.server.wire.transport import Listener
@@ -149,7 +150,19 @@ def _names_partition(value, partition: int) -> bool:
 def error_response(api_key: int, version: int, request, error_code: int):
     """A response to ``request`` (at ``version``) in which every error code is ``error_code``."""
     response_class = codec.api(api_key)[1]
+    if api_key == AlterUserScramCredentialsRequest.API_KEY:
+        return _scram_error_response(response_class, request, error_code)
     return _mirror(response_class, response_class.SPEC.root, request, version, error_code)
+
+
+def _scram_error_response(response_class, request, error_code: int):
+    """AlterUserScramCredentials answers one result per user, named by its deletions and its upsertions
+    together (Kafka's error response lists each such user once, sorted): two request arrays behind one
+    response array, which the schema-driven mirroring cannot pair."""
+    users = sorted({item.name for item in (*request.deletions, *request.upsertions)})
+    result = response_class.AlterUserScramCredentialsResult
+    return response_class(results=[result(user=user, error_code=error_code, error_message=INJECTED_MESSAGE)
+                                   for user in users])
 
 
 def _present(spec, version: int):
