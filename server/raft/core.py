@@ -578,6 +578,10 @@ class RaftCore:
         self._fetch_in_flight = None
         self._fetch_waits_for_flush = False
         self._download = None
+        for parked in self._parked.values():
+            # As Kafka's fetch purgatory on a change of role: answered at once, not left to the fetcher's
+            # request timeout (the connection's later answers, Vote's among them, would wait behind it).
+            self._reply_fetch(parked.request, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         self._parked.clear()
         self._progress.clear()
         self._unacknowledged.clear()
@@ -668,13 +672,16 @@ class RaftCore:
     # ----------------------------------------------------------------- timers
 
     def _expired_election(self, now: int) -> None:
-        if self.role is Role.PROSPECTIVE and self.leader_id not in (NO_ID, self.node_id):
+        if self.role is Role.RESIGNED:
+            # As Kafka's pollResigned: after an election timeout a resigned leader leaves its epoch, so that
+            # its answers stop naming it the leader (voters that hear them would follow it again, for a fetch
+            # timeout each time, while nobody leads). A voter campaigns after the next election timeout, a
+            # leader removed from the voters follows as an observer.
+            self._become_unattached(now, self.epoch + 1)
+        elif self.role is Role.PROSPECTIVE and self.leader_id not in (NO_ID, self.node_id):
             self._become_follower(now, self.epoch, self.leader_id, persist=False)
         elif self.is_voter and self.role is not Role.LEADER:
             self._become_prospective(now)
-        elif not self.is_voter and self.role is Role.RESIGNED:
-            # A leader removed from the voters, once resigned, follows as an observer (and keeps its vote).
-            self._become_unattached(now, self.epoch, self.voted_id)
 
     def _expired_fetch_timeout(self, now: int) -> None:
         if self.is_voter:

@@ -31,13 +31,18 @@ After every event the checker asserts (``Violation`` names the seed and the comm
   consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
   when a leader's high watermark moves, a majority of its latest set has it fsync'd.
 
+``Faults.under_load()`` (``--under-load``, with ``--kafka-timers``) models an overloaded machine instead:
+replicas frozen for 0.5-3 s that fire their overdue timers before handling what waited, a third of the
+messages taking up to 2.5 s, and, always, answers that come later than the request timeout dropped as
+RaftLog's driver drops them.
+
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
 a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
 voter change answered as committed, must be in the log of every replica at the offset it was
 acknowledged at (in its snapshot or its log).
 
 Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
-``--reconfigure`` changes the voters as it goes).
+``--reconfigure`` changes the voters as it goes; ``--kafka-timers --under-load`` for load).
 """
 from __future__ import annotations
 
@@ -88,6 +93,19 @@ class Faults:
     write_every_ms: int = 15
     reconfigure_every_ms: int = 100   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
     snapshot_every_ms: int = 400      # a replica snapshots part of its committed log and retires it
+    slow: float = 0.0                 # under load: this share of messages takes up to ``slow_delay_ms``
+    slow_delay_ms: int = 0
+    timers_first: bool = False        # a resumed replica fires its overdue timers before the messages that waited
+
+    @classmethod
+    def under_load(cls) -> Faults:
+        """An overloaded machine, for Kafka's timers: replicas freeze for 0.5-3 s (a starved event loop or
+        process) and then fire their overdue timers before they handle what arrived meanwhile, as asyncio
+        runs due timers before the handlers of data read in the same pass; a third of the messages take up to
+        2.5 s; fewer crashes and partitions, so that timing, not loss, is what the run tests."""
+        return cls(pause_every_ms=2000, pause_ms=(500, 3000), slow=0.3, slow_delay_ms=2500, timers_first=True,
+                   crash_every_ms=8000, down_ms=(500, 3000), partition_every_ms=8000, partition_ms=(500, 3000),
+                   resign_every_ms=8000, crash_all_every_ms=60_000, write_every_ms=50, snapshot_every_ms=1000)
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,7 @@ class Simulation:
         self._queue: list = []
         self._sequence = 0
         self._cut: set[frozenset[int]] = set()
+        self._sent_at: dict[tuple[int, int], tuple[int, int]] = {}  # (requester, correlation id) → (sent, MaxWaitMs)
         self.faulty = True
         self.leader_of_epoch: dict[int, int] = {}
         self.committed: list[Entry] = []
@@ -279,7 +298,8 @@ class Simulation:
     def _postponed(self, node: Node, kind: str, *args) -> bool:
         """A frozen replica handles nothing until it resumes; then it handles all that waited, in order."""
         if node.paused_until > self.now:
-            self._schedule(node.paused_until - self.now, kind, *args)
+            after_timers = self.faults.timers_first and kind != "timer"
+            self._schedule(node.paused_until - self.now + after_timers, kind, *args)
             return True
         return False
 
@@ -601,8 +621,27 @@ class Simulation:
             return
         copies = 2 if self.faulty and self.rng.random() < self.faults.duplicate else 1
         for _ in range(copies):
-            self._schedule(self.rng.randint(1, self.faults.max_delay_ms), "deliver", message.dst,
-                           destination.incarnation, message)
+            delay = self.rng.randint(1, self.faults.max_delay_ms)
+            if self.faulty and self.faults.slow and self.rng.random() < self.faults.slow:
+                self.faults_injected["slow messages"] += 1
+                delay = self.rng.randint(1, self.faults.slow_delay_ms)
+            if self._answered_too_late(message, delay):
+                self.faults_injected["answers past the request timeout"] += 1
+                continue
+            self._schedule(delay, "deliver", message.dst, destination.incarnation, message)
+
+    def _answered_too_late(self, message, delay: int) -> bool:
+        """RaftLog's driver waits for an answer for the request timeout (plus a Fetch's MaxWaitMs) and then
+        drops it, and so does this network: a request's send time is kept until its answer arrives."""
+        name = type(message).__name__
+        if not name.endswith("Response"):
+            self._sent_at[(message.src, message.correlation_id)] = (self.now, getattr(message, "max_wait_ms", 0))
+            return False
+        sent = self._sent_at.pop((message.dst, message.correlation_id), None)
+        if sent is None:
+            return False
+        sent_ms, max_wait_ms = sent
+        return self.now + delay - sent_ms > self.timers.request_timeout_ms + max_wait_ms
 
     def _acknowledge(self, node: Node, high_watermark: int) -> None:
         core = node.core
@@ -733,9 +772,11 @@ class Simulation:
 
     def replay_command(self) -> str:
         kafka_timers = " --kafka-timers" if self.timers == Timers.kafka_defaults() else ""
+        under_load = " --under-load" if self.faults == Faults.under_load() else ""
         reconfigure = " --reconfigure" if self.reconfigure else ""
         return (f"python -m kraftwire.server.raft.simulation --seed {self.seed} --voters {self.voter_count} "
-                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{reconfigure}")
+                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{under_load}"
+                f"{reconfigure}")
 
     def _fail(self, problem: str) -> None:
         recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
@@ -753,6 +794,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--observers", type=int, default=1)
     parser.add_argument("--duration-ms", type=int, default=20_000, help="virtual time with faults, per seed")
     parser.add_argument("--kafka-timers", action="store_true", help="Kafka's default timers instead of short ones")
+    parser.add_argument("--under-load", action="store_true",
+                        help="an overloaded machine (Faults.under_load): long freezes, slow messages, late timers")
     parser.add_argument("--reconfigure", action="store_true",
                         help="dynamic voters: add, remove and update voters while the faults run")
     args = parser.parse_args(argv)
@@ -765,6 +808,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in seeds:
         for voters in args.voters:
             simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms, timers=timers,
+                                    faults=Faults.under_load() if args.under_load else Faults(),
                                     reconfigure=args.reconfigure)
             try:
                 simulation.run()
