@@ -524,19 +524,21 @@ class Cluster:
             self.logs[i].resume()
             resumed.set()
 
-    async def resign_controller(self, timeout: float = 10.0) -> int:
+    async def resign_controller(self, timeout: float = 10.0) -> tuple[int, int]:
         """Have the active controller resign (EndQuorumEpoch) as at a graceful shutdown, without
-        stopping it; returns its id once another controller is active (TimeoutError otherwise)."""
+        stopping it; returns (its id, the id of the controller active in a later epoch) once there is one
+        (TimeoutError otherwise). The resigned controller stays a voter and may win that election, as in Kafka."""
         if len(self.controllers) == 1:
             raise ValueError("a single controller has nobody to hand over to")
-        resigned = (await self.wait_for_active_controller(timeout)).node_id
-        self.logs[self._controller_index(resigned)].resign()
+        log = self.logs[self._controller_index((await self.wait_for_active_controller(timeout)).node_id)]
+        resigned, epoch = log.node_id, log.epoch
+        log.resign()
         deadline = asyncio.get_running_loop().time() + timeout
-        while self.active_controller_id in (None, resigned):
+        while not (self.controller.active and self.log.epoch > epoch):
             if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError("no other controller became active in time")
+                raise TimeoutError(f"no controller became active in an epoch after {epoch} in time")
             await asyncio.sleep(0.01)
-        return resigned
+        return resigned, self.controller.node_id
 
     # --- changing the voters (KIP-853) ------------------------------------------------------------
 
