@@ -58,6 +58,7 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
+from kraftwire.server.broker.controller_channel import ForwardTimedOut
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
@@ -890,9 +891,12 @@ class Cluster:
 def _log_failure_answer(context: RequestContext, request, exc: BaseException):
     """A write the metadata log could not take, or one that reached a controller that is not (or no
     longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
-    requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    requests pending at a controller that resigns; a forwarded request no controller answered in time,
+    REQUEST_TIMED_OUT (server/broker/controller_channel.py); other exceptions are bugs (None)."""
     if isinstance(exc, (LogFailedError, NotLeaderError, NotControllerError)):
         return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
+    if isinstance(exc, ForwardTimedOut):
+        return error_response(context.api_key, context.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     return None
 
 
