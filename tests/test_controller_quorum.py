@@ -15,6 +15,8 @@ from kafka.errors import KafkaError
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
+from kraftwire.codec.messages import ApiVersionsRequest
+from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.raft import Timers
 from kraftwire.server.raft.core import Role
@@ -267,3 +269,34 @@ def test_an_isolated_leader_loses_its_uncommitted_write_to_the_new_leaders_log(q
         assert bandwidths == ["67890"], (node_id, bandwidths)
     old_log = cluster.logs[CONTROLLERS.index(old)]
     assert quorum.call(lambda: old_log.end_offset) == quorum.call(lambda: cluster.log.end_offset)
+
+
+def test_sends_racing_after_a_controller_moved_share_one_new_connection(quorum):
+    """A controller's link to another still holds a connection to the address it had (as after a restart on a
+    new port, before that connection's end is read). Two sends at once each found that stale client and each
+    made a new one, leaving one connected and unreferenced; now the first makes it and the second uses it."""
+    cluster = quorum.cluster
+    leader = active(quorum)
+    source, moved = [c for c in CONTROLLERS if c != leader]  # followers: they send each other nothing
+    broker = cluster.broker(1)
+    clients = cluster.links._clients
+
+    async def two_sends_at_once():
+        previous = clients.pop((source, moved), None)
+        if previous is not None:
+            await previous.close()
+        stale = clients[(source, moved)] = KafkaClient(broker.host, broker.port, f"controller-{source}")
+        await stale.connect()  # a live connection, to an address the controller no longer has
+        send = cluster.links.transport(source)
+        request = ApiVersionsRequest(client_software_name="kraftwire-test", client_software_version="1")
+        return stale, await asyncio.gather(send(moved, request, 3), send(moved, request, 3))
+
+    stale, answers = quorum.run(two_sends_at_once())
+    assert all(answer.error_code == 0 for answer in answers) and not stale.connected
+    port = quorum.call(lambda: cluster.controller_nodes[CONTROLLERS.index(moved)].port)
+    connected = quorum.call(lambda: [
+        task.get_coro().cr_frame.f_locals["self"] for task in asyncio.all_tasks()
+        if task.get_coro().__qualname__ == "KafkaClient._read_loop"
+        and task.get_coro().cr_frame.f_locals["self"].client_id == f"controller-{source}"
+        and task.get_coro().cr_frame.f_locals["self"].port == port])
+    assert connected == [quorum.call(lambda: clients[(source, moved)])]
