@@ -24,7 +24,8 @@ The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
   the majority point of those offsets and moves only past the leader's epoch start offset (its own
   ``LeaderChange`` entry), so a leader exposes older entries only after committing one of its own;
 * check-quorum: a leader that has not heard a Fetch from a majority within 1.5 × the fetch timeout
-  resigns;
+  resigns; a resigned leader leaves its epoch for the next (Unattached) after an election timeout, and a
+  leader that loses its role answers its parked fetches NOT_LEADER_OR_FOLLOWER at once, both as Kafka;
 * dynamic voters (KIP-853, server/raft/voters.py): with kraft.version 1 the voter set is that of the
   latest VotersRecord in the log, committed or not, else the bootstrap set (which a dynamic quorum's
   first leader writes after its LeaderChange, with a KRaftVersionRecord); a truncation past a
@@ -54,9 +55,10 @@ files, timers and the wire (ARCHITECTURE.md, "The quorum core").
 
 Deliberate differences from Kafka, all in the direction of simplicity:
 
-* a Candidate whose election times out goes back to Prospective (a new pre-vote round) instead of
-  bumping its epoch again; a Prospective whose round is lost tries again after a random backoff, or,
-  if it knew a leader in its epoch, first follows that leader again for a fetch timeout;
+* a Prospective whose round is rejected tries again after a random backoff (Kafka waits an election
+  timeout as Unattached), or, if it knew a leader in its epoch, first follows that leader again for a
+  fetch timeout, as Kafka does; a Candidate whose election times out goes back to Prospective, as in
+  Kafka since KIP-996;
 * a voter that receives EndQuorumEpoch from its leader stays its follower (so no other leader can be
   voted in for that epoch) but grants pre-votes at once, and campaigns after a backoff set by its place
   in the preferred-successor list;
