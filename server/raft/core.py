@@ -914,6 +914,13 @@ class RaftCore:
             self._maybe_advance_high_watermark(now)
         else:
             progress.end_offset = request.fetch_offset
+        earlier = self._parked.pop(request.replica_id, None)
+        if earlier is not None:
+            # The replica fetches anew (it gave up on that one): its earlier long poll is answered now, not
+            # dropped. Kafka reads a connection's next request only once it answered the last; here the
+            # answers of one connection go out in order, and a dropped one held every later one until the
+            # driver's timeout, the new Fetch's answer and the Vote answers among them.
+            self._answer_fetch(now, earlier.request)
         if request.fetch_offset >= self.log_end and request.max_wait_ms > 0:
             self._parked[request.replica_id] = _ParkedFetch(request, now + request.max_wait_ms)
             self._schedule_parked()
