@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 import urllib.request
+import uuid
 
 import pytest
 from kafka import TopicPartition
@@ -15,11 +16,13 @@ from kafka.errors import KafkaError
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import ApiVersionsRequest
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC_ID
+from kraftwire.codec.messages import ApiVersionsRequest, FetchRequest
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.raft import Timers
 from kraftwire.server.raft.core import Role
+from raw_client import RawConnection, encode_request
 from served import Served
 
 CONTROLLERS = [3000, 3001, 3002]
@@ -300,3 +303,33 @@ def test_sends_racing_after_a_controller_moved_share_one_new_connection(quorum):
         and task.get_coro().cr_frame.f_locals["self"].client_id == f"controller-{source}"
         and task.get_coro().cr_frame.f_locals["self"].port == port])
     assert connected == [quorum.call(lambda: clients[(source, moved)])]
+
+
+def test_a_new_fetch_answers_the_same_replicas_earlier_long_poll_at_once():
+    """An observer pipelines a long poll and then a new Fetch on one connection to the active controller:
+    the long poll is answered (NONE, nothing new) as the new one arrives. The core dropped it, and the
+    driver answered it NOT_LEADER_OR_FOLLOWER only at its timeout, every later answer of the connection
+    waiting behind it (a voter's Vote answers too). One idle broker: the log stays put meanwhile."""
+    with BackgroundCluster(brokers=1, controllers=3) as bg:
+        cluster = bg.cluster
+        bg.run(cluster.wait_for_active_controller(30))
+        node = bg.call(lambda: cluster.controller_node)
+        epoch, end = bg.call(lambda: (cluster.log.epoch, cluster.log.end_offset))
+        last_epoch = bg.call(lambda: cluster.log.core.last_epoch)
+
+        def fetch(max_wait_ms: int) -> FetchRequest:
+            partition = FetchRequest.FetchPartition(
+                partition=METADATA_PARTITION, current_leader_epoch=epoch, fetch_offset=end,
+                last_fetched_epoch=last_epoch, partition_max_bytes=1 << 20, replica_directory_id=uuid.uuid4())
+            return FetchRequest(cluster_id=cluster.log.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=9),
+                                max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
+                                topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
+
+        with RawConnection(f"{node.host}:{node.port}") as connection:
+            first = connection.send(fetch(0), 17)  # an observer's first fetch is answered at once
+            assert first.responses[0].partitions[0].high_watermark == end
+            connection.sock.sendall(encode_request(fetch(60_000), 17, 2) + encode_request(fetch(100), 17, 3))
+            for correlation_id in (2, 3):
+                answer = connection.read_response(FetchRequest.API_KEY, 17, correlation_id)
+                partition = answer.responses[0].partitions[0]
+                assert (answer.error_code, partition.error_code, partition.records) == (0, 0, b""), correlation_id
