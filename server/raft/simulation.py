@@ -31,10 +31,13 @@ After every event the checker asserts (``Violation`` names the seed and the comm
   consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
   when a leader's high watermark moves, a majority of its latest set has it fsync'd.
 
-``Faults.under_load()`` (``--under-load``, with ``--kafka-timers``) models an overloaded machine instead:
-replicas frozen for 0.5-3 s that fire their overdue timers before handling what waited, a third of the
-messages taking up to 2.5 s, and, always, answers that come later than the request timeout dropped as
-RaftLog's driver drops them.
+Whatever the faults, the network keeps two rules of the real path: the answers of one connection go out
+in request order, as the Listener writes them (a long poll the core never answers holds the later ones
+until RaftLog's handler answers it NOT_LEADER_OR_FOLLOWER at its timeout), and an answer that comes later
+than the request timeout (plus a Fetch's MaxWaitMs) is dropped, as RaftLog's driver drops it.
+``Faults.under_load()`` (``--under-load``, with ``--kafka-timers``) models an overloaded machine instead
+of the default faults: replicas frozen for 0.5-3 s that fire their overdue timers before handling what
+waited, and a third of the messages taking up to 2.5 s.
 
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
 a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
@@ -60,12 +63,16 @@ from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
-from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLog, InstallSnapshot, NotLeaderError,
-                   PersistState, RaftCore, RemoveRaftVoterRequest, RetireLog, Role, Send, SnapshotChunk, SnapshotId,
-                   Timers, TruncateLog, UpdateRaftVoterRequest, WriteSnapshotChunk)
+from .core import (NO_ID, AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochResponse, Commit,
+                   EndQuorumEpochResponse, Entry, FetchRequest, FetchResponse, FetchSnapshotResponse, FlushLog,
+                   InstallSnapshot, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
+                   RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId, Timers, TruncateLog,
+                   UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteResponse, WriteSnapshotChunk)
 from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
 
 ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
+_RESPONSES = (AddRaftVoterResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse,
+              FetchSnapshotResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse)
 SNAPSHOT_CHUNK_BYTES = 4096  # small, so a download takes several FetchSnapshot round trips
 
 
@@ -188,6 +195,7 @@ class Simulation:
         self._sequence = 0
         self._cut: set[frozenset[int]] = set()
         self._sent_at: dict[tuple[int, int], tuple[int, int]] = {}  # (requester, correlation id) → (sent, MaxWaitMs)
+        self._answers: dict[tuple[int, int], deque[list]] = {}  # (requester, responder) → [request, answer] in order
         self.faulty = True
         self.leader_of_epoch: dict[int, int] = {}
         self.committed: list[Entry] = []
@@ -318,7 +326,47 @@ class Simulation:
         if node.core is None or node.incarnation != incarnation:
             return  # the connection it travelled on died with the replica
         self._record("deliver", message)
+        if not isinstance(message, _RESPONSES):
+            self._await_answer(node, message)
         self._apply(node, node.core.receive(self.now, message))
+
+    def _await_answer(self, node: Node, request) -> None:
+        """The answers of one connection go out in request order, as the Listener writes them; one the core
+        never gives (a long poll it dropped) is given by RaftLog's handler at its timeout."""
+        entry = [request, None]
+        self._answers.setdefault((request.src, node.node_id), deque()).append(entry)
+        if isinstance(request, FetchRequest):
+            self._schedule(self.timers.request_timeout_ms + request.max_wait_ms, "unanswered", node.node_id,
+                           node.incarnation, entry)
+
+    def _on_unanswered(self, node_id: int, incarnation: int, entry: list) -> None:
+        node = self.nodes[node_id]
+        if self._postponed(node, "unanswered", node_id, incarnation, entry):
+            return
+        if node.core is None or node.incarnation != incarnation or entry[1] is not None:
+            return
+        request, core = entry[0], node.core
+        self.faults_injected["long polls answered by the driver's timeout"] += 1
+        entry[1] = FetchResponse(src=node_id, dst=request.src, correlation_id=request.correlation_id,
+                                 error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER), high_watermark=core.high_watermark,
+                                 base_offset=request.fetch_offset, records=(), diverging_epoch=None,
+                                 current_leader=(core.leader_id, core.epoch))
+        self._flush_answers((request.src, node_id))
+
+    def _answer(self, response) -> None:
+        """Queue a core's answer behind the earlier requests of its connection still unanswered."""
+        key = (response.dst, response.src)
+        entry = next((e for e in self._answers.get(key, ()) if e[1] is None
+                      and e[0].correlation_id == response.correlation_id), None)
+        if entry is None:
+            return self._send(response)
+        entry[1] = response
+        self._flush_answers(key)
+
+    def _flush_answers(self, key: tuple[int, int]) -> None:
+        queue = self._answers.get(key)
+        while queue and queue[0][1] is not None:
+            self._send(queue.popleft()[1])
 
     def _on_fsync(self, node_id: int, incarnation: int, end_offset: int, truncations_seen: int) -> None:
         node = self.nodes[node_id]
@@ -376,6 +424,8 @@ class Simulation:
         node.core = None
         node.paused_until = 0
         node.pending_writes.clear()
+        for key in [k for k in self._answers if node.node_id in k]:  # its connections died with it
+            del self._answers[key]
         self._schedule(self.rng.randint(*self.faults.down_ms), "restart", node.node_id)
 
     @staticmethod
@@ -557,7 +607,8 @@ class Simulation:
             elif isinstance(action, InstallSnapshot):
                 self._install(node, action)
             elif isinstance(action, Send):
-                self._send(self._read_chunk(node, action.message))
+                message = self._read_chunk(node, action.message)
+                self._answer(message) if isinstance(message, _RESPONSES) else self._send(message)
             elif isinstance(action, Commit):
                 self._acknowledge(node, action.high_watermark)
         self._arm_timer(node)
@@ -633,8 +684,7 @@ class Simulation:
     def _answered_too_late(self, message, delay: int) -> bool:
         """RaftLog's driver waits for an answer for the request timeout (plus a Fetch's MaxWaitMs) and then
         drops it, and so does this network: a request's send time is kept until its answer arrives."""
-        name = type(message).__name__
-        if not name.endswith("Response"):
+        if not isinstance(message, _RESPONSES):
             self._sent_at[(message.src, message.correlation_id)] = (self.now, getattr(message, "max_wait_ms", 0))
             return False
         sent = self._sent_at.pop((message.dst, message.correlation_id), None)
