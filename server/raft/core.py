@@ -674,7 +674,9 @@ class RaftCore:
     # ----------------------------------------------------------------- timers
 
     def _expired_election(self, now: int) -> None:
-        if self.role is Role.RESIGNED:
+        if self.role is Role.RESIGNED and self.voters == (self.node_id,):
+            self._become_prospective(now)  # a sole voter campaigns at once, as Kafka's does at start-up
+        elif self.role is Role.RESIGNED:
             # As Kafka's pollResigned: after an election timeout a resigned leader leaves its epoch, so that
             # its answers stop naming it the leader (voters that hear them would follow it again, for a fetch
             # timeout each time, while nobody leads). A voter campaigns after the next election timeout, a
