@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 import urllib.request
+import uuid
 
 import pytest
 from kafka import TopicPartition
@@ -15,7 +16,13 @@ from kafka.errors import KafkaError
 
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
+from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC_ID
+from kraftwire.codec.messages import ApiVersionsRequest, FetchRequest
+from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
+from kraftwire.server.raft import Timers
+from kraftwire.server.raft.core import Role
+from raw_client import RawConnection, encode_request
 from served import Served
 
 CONTROLLERS = [3000, 3001, 3002]
@@ -135,11 +142,47 @@ def test_a_cut_minority_keeps_the_cluster_writable_and_a_resignation_hands_over(
     wait_for(lambda: logs_agree(quorum), what="the healed controller to catch up")
     assert active(quorum) == leader
 
-    resigned = quorum.run(cluster.resign_controller())
-    assert resigned == leader and active(quorum) != leader
+    resigned, now_active = quorum.run(cluster.resign_controller())
+    assert resigned == leader and active(quorum) == now_active
     admin.create_topics([NewTopic("after-resignation", 1, 3)])
     assert {"with-a-minority-cut", "after-resignation"} <= set(admin.list_topics())
     admin.close()
+
+
+def test_a_resignation_hands_over_to_a_later_epoch_which_the_resigned_controller_may_win():
+    """As in Kafka, the resigned voter may win the next election. Here only it can: the other two cannot
+    reach each other, and its log holds a write they lack (appended while they were stopped), so it refuses
+    them its vote. The resignation waits for the active controller of a later epoch and names it (it waited
+    for another controller and timed out). Kafka's timers, so that check-quorum does not resign the leader
+    first while the others are stopped."""
+    with BackgroundCluster(brokers=1, controllers=3, quorum_timers=Timers.kafka_defaults()) as bg:
+        cluster = bg.cluster
+        leader = bg.call(lambda: cluster.active_controller_id)
+        log = cluster.logs[CONTROLLERS.index(leader)]
+        epoch = bg.call(lambda: log.epoch)
+        others = [c for c in CONTROLLERS if c != leader]
+        bg.call(cluster.cut_link, *others)
+
+        async def resign_holding_a_write_only_it_has():
+            for other in others:
+                await cluster.stop_controller(other)
+            end = log.end_offset
+            write = asyncio.ensure_future(cluster.write(lambda image: set_replication_bandwidth(image, 1, 4242), 60))
+            while log.end_offset == end:
+                await asyncio.sleep(0.005)
+            resignation = asyncio.ensure_future(cluster.resign_controller(60))
+            while log.role is Role.LEADER:
+                await asyncio.sleep(0.005)
+            for other in others:
+                await cluster.start_controller(other)
+            return await resignation, await write
+
+        (resigned, now_active), _ = bg.run(resign_holding_a_write_only_it_has())
+        assert resigned == now_active == leader and bg.call(lambda: log.epoch) > epoch
+        assert bg.call(lambda: cluster.active_controller_id) == leader
+        bandwidths = [r.value for _, r in committed_records(bg, leader) if isinstance(r, rec.ConfigRecord)
+                      and r.name == "kraftwire.replication.bandwidth.bytes.per.second"]
+        assert bandwidths[-1:] == ["4242"]
 
 
 def test_with_a_majority_lost_a_write_is_not_acknowledged(quorum):
@@ -172,7 +215,12 @@ def test_serve_runs_three_controllers_and_the_control_plane_kills_the_active_one
         controllers = call("GET", "/api/controllers")
         assert [c["id"] for c in controllers] == CONTROLLERS
         assert len({(c["host"], c["port"]) for c in controllers}) == 3
-        first = next(c["id"] for c in controllers if c["active"])
+        resigning = next(c for c in controllers if c["active"])
+        handed_over = call("POST", "/api/controllers/resign")
+        assert handed_over["resigned"] == resigning["id"] and handed_over["active"] in CONTROLLERS
+        first = wait_for(lambda: next((c["id"] for c in call("GET", "/api/controllers")
+                                       if c["active"] and c["epoch"] > resigning["epoch"]), None),
+                         what="an active controller in a later epoch")
         assert (tmp_path / "kraftwire-data" / f"controller-{first}" / "__cluster_metadata-0").is_dir()
         call("POST", f"/api/controllers/{first}/kill")
         admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, client_id="quorum-test", request_timeout_ms=30000)
@@ -224,3 +272,64 @@ def test_an_isolated_leader_loses_its_uncommitted_write_to_the_new_leaders_log(q
         assert bandwidths == ["67890"], (node_id, bandwidths)
     old_log = cluster.logs[CONTROLLERS.index(old)]
     assert quorum.call(lambda: old_log.end_offset) == quorum.call(lambda: cluster.log.end_offset)
+
+
+def test_sends_racing_after_a_controller_moved_share_one_new_connection(quorum):
+    """A controller's link to another still holds a connection to the address it had (as after a restart on a
+    new port, before that connection's end is read). Two sends at once each found that stale client and each
+    made a new one, leaving one connected and unreferenced; now the first makes it and the second uses it."""
+    cluster = quorum.cluster
+    leader = active(quorum)
+    source, moved = [c for c in CONTROLLERS if c != leader]  # followers: they send each other nothing
+    broker = cluster.broker(1)
+    clients = cluster.links._clients
+
+    async def two_sends_at_once():
+        previous = clients.pop((source, moved), None)
+        if previous is not None:
+            await previous.close()
+        stale = clients[(source, moved)] = KafkaClient(broker.host, broker.port, f"controller-{source}")
+        await stale.connect()  # a live connection, to an address the controller no longer has
+        send = cluster.links.transport(source)
+        request = ApiVersionsRequest(client_software_name="kraftwire-test", client_software_version="1")
+        return stale, await asyncio.gather(send(moved, request, 3), send(moved, request, 3))
+
+    stale, answers = quorum.run(two_sends_at_once())
+    assert all(answer.error_code == 0 for answer in answers) and not stale.connected
+    port = quorum.call(lambda: cluster.controller_nodes[CONTROLLERS.index(moved)].port)
+    connected = quorum.call(lambda: [
+        task.get_coro().cr_frame.f_locals["self"] for task in asyncio.all_tasks()
+        if task.get_coro().__qualname__ == "KafkaClient._read_loop"
+        and task.get_coro().cr_frame.f_locals["self"].client_id == f"controller-{source}"
+        and task.get_coro().cr_frame.f_locals["self"].port == port])
+    assert connected == [quorum.call(lambda: clients[(source, moved)])]
+
+
+def test_a_new_fetch_answers_the_same_replicas_earlier_long_poll_at_once():
+    """An observer pipelines a long poll and then a new Fetch on one connection to the active controller:
+    the long poll is answered (NONE, nothing new) as the new one arrives. The core dropped it, and the
+    driver answered it NOT_LEADER_OR_FOLLOWER only at its timeout, every later answer of the connection
+    waiting behind it (a voter's Vote answers too). One idle broker: the log stays put meanwhile."""
+    with BackgroundCluster(brokers=1, controllers=3) as bg:
+        cluster = bg.cluster
+        bg.run(cluster.wait_for_active_controller(30))
+        node = bg.call(lambda: cluster.controller_node)
+        epoch, end = bg.call(lambda: (cluster.log.epoch, cluster.log.end_offset))
+        last_epoch = bg.call(lambda: cluster.log.core.last_epoch)
+
+        def fetch(max_wait_ms: int) -> FetchRequest:
+            partition = FetchRequest.FetchPartition(
+                partition=METADATA_PARTITION, current_leader_epoch=epoch, fetch_offset=end,
+                last_fetched_epoch=last_epoch, partition_max_bytes=1 << 20, replica_directory_id=uuid.uuid4())
+            return FetchRequest(cluster_id=cluster.log.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=9),
+                                max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20,
+                                topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
+
+        with RawConnection(f"{node.host}:{node.port}") as connection:
+            first = connection.send(fetch(0), 17)  # an observer's first fetch is answered at once
+            assert first.responses[0].partitions[0].high_watermark == end
+            connection.sock.sendall(encode_request(fetch(60_000), 17, 2) + encode_request(fetch(100), 17, 3))
+            for correlation_id in (2, 3):
+                answer = connection.read_response(FetchRequest.API_KEY, 17, correlation_id)
+                partition = answer.responses[0].partitions[0]
+                assert (answer.error_code, partition.error_code, partition.records) == (0, 0, b""), correlation_id

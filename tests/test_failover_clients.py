@@ -7,10 +7,12 @@ import json
 import subprocess
 import threading
 
+import pytest
 from kafka import TopicPartition, TopicPartitionReplica
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from kraftwire import BackgroundCluster
+from kraftwire.codec import ErrorCode
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import UNASSIGNED
 from kraftwire.codec.messages import CreateTopicsRequest
@@ -200,3 +202,26 @@ def test_a_stopped_broker_stops_forwarding_and_leaves_no_connection_behind():
             bg.run(cluster.stop_broker(1))
             wait_for(lambda: not forwarding(), timeout=10, what="the stopped broker's forward to end")
             assert reading() == []
+
+
+@pytest.mark.parametrize("controllers", [1, 3])
+def test_a_forward_no_controller_answers_in_time_is_answered_request_timed_out(controllers):
+    """Every controller is frozen: the broker answers the CreateTopics it forwarded REQUEST_TIMED_OUT (7) once
+    the request's TimeoutMs passes, as Kafka's ForwardingManager does, and the client's connection stays
+    open (the broker used to close it). Once the controllers resume, the same connection creates the topic."""
+    with BackgroundCluster(brokers=1, controllers=controllers) as bg:
+        cluster = bg.cluster
+        for controller in cluster.controller_ids:
+            bg.call(cluster.pause_controller, controller)
+        broker = cluster.broker(1)
+        create = CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
+            name="frozen", num_partitions=1, replication_factor=1)], timeout_ms=1500)
+        with RawConnection(f"{broker.host}:{broker.port}") as connection:
+            answer = connection.send(create, 7)
+            assert [(t.name, t.error_code) for t in answer.topics] == [("frozen", ErrorCode.REQUEST_TIMED_OUT)]
+            for controller in cluster.controller_ids:
+                bg.call(cluster.resume_controller, controller)
+            answer = connection.send(create.replace(timeout_ms=30000), 7)
+            assert [(t.name, t.error_code) for t in answer.topics] in (
+                [("frozen", ErrorCode.NONE)], [("frozen", ErrorCode.TOPIC_ALREADY_EXISTS)])
+        assert [r.name for r in committed(bg, rec.TopicRecord)] == ["frozen"]

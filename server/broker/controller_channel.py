@@ -10,6 +10,11 @@ Kafka's forwarding manager retries forwarded requests against the new controller
 timeout (``timeout_ms`` of the request when it has one, else ``default_timeout``). With one controller
 the channel is a plain connection: nothing is retried.
 
+A request that no controller answers before its deadline fails with ``ForwardTimedOut``, which the
+broker's listener answers REQUEST_TIMED_OUT (7) in the API's own shape, keeping the client's connection,
+as Kafka's ForwardingManager answers ``getErrorResponse(TimeoutException)`` when its retry timeout passes;
+with one controller too.
+
 A request is sent again only once the controller it went to has lost the lead or the connection: a
 slow commit is waited for. One retried after that may still have been carried out (the old leader
 appended it and the new one committed it), as in Kafka; its retry then gets that view
@@ -53,6 +58,10 @@ def says_not_controller(response) -> bool:
 
 class ChannelClosed(KafkaClientError):
     """The channel was closed (its broker stopped) while a request was under way."""
+
+
+class ForwardTimedOut(KafkaClientError):
+    """No controller answered the request before its deadline: the client is answered REQUEST_TIMED_OUT."""
 
 
 class ControllerChannel:
@@ -112,11 +121,14 @@ class ControllerChannel:
 
     async def _to_active(self, attempt: Callable[[KafkaClient], Awaitable], decoded: Callable, timeout_ms):
         """``attempt`` on the active controller's client, found again and retried as the module says."""
-        if len(self._addresses()) == 1:
-            return await attempt(self._current())
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + (timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0
-                                  else self.default_timeout)
+        timeout = timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0 else self.default_timeout
+        deadline = loop.time() + timeout
+        if len(self._addresses()) == 1:
+            try:
+                return await asyncio.wait_for(attempt(self._current()), timeout)
+            except asyncio.TimeoutError:
+                raise ForwardTimedOut(f"the controller did not answer within {timeout:g} s") from None
         while True:
             answer, failure, client = None, None, None
             tried = self._index
@@ -134,7 +146,7 @@ class ControllerChannel:
             if loop.time() >= deadline:
                 if answer is not None:
                     return answer
-                raise KafkaClientError(f"no active controller answered in time: {failure!r}")
+                raise ForwardTimedOut(f"no active controller answered within {timeout:g} s: {failure!r}")
             await asyncio.sleep(RETRY_BACKOFF_S)
             if self._index == tried:  # no other request moved the channel on meanwhile
                 await self._discover(tried)

@@ -58,6 +58,7 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
+from kraftwire.server.broker.controller_channel import ForwardTimedOut
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
@@ -524,19 +525,21 @@ class Cluster:
             self.logs[i].resume()
             resumed.set()
 
-    async def resign_controller(self, timeout: float = 10.0) -> int:
+    async def resign_controller(self, timeout: float = 10.0) -> tuple[int, int]:
         """Have the active controller resign (EndQuorumEpoch) as at a graceful shutdown, without
-        stopping it; returns its id once another controller is active (TimeoutError otherwise)."""
+        stopping it; returns (its id, the id of the controller active in a later epoch) once there is one
+        (TimeoutError otherwise). The resigned controller stays a voter and may win that election, as in Kafka."""
         if len(self.controllers) == 1:
             raise ValueError("a single controller has nobody to hand over to")
-        resigned = (await self.wait_for_active_controller(timeout)).node_id
-        self.logs[self._controller_index(resigned)].resign()
+        log = self.logs[self._controller_index((await self.wait_for_active_controller(timeout)).node_id)]
+        resigned, epoch = log.node_id, log.epoch
+        log.resign()
         deadline = asyncio.get_running_loop().time() + timeout
-        while self.active_controller_id in (None, resigned):
+        while not (self.controller.active and self.log.epoch > epoch):
             if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError("no other controller became active in time")
+                raise TimeoutError(f"no controller became active in an epoch after {epoch} in time")
             await asyncio.sleep(0.01)
-        return resigned
+        return resigned, self.controller.node_id
 
     # --- changing the voters (KIP-853) ------------------------------------------------------------
 
@@ -888,9 +891,12 @@ class Cluster:
 def _log_failure_answer(context: RequestContext, request, exc: BaseException):
     """A write the metadata log could not take, or one that reached a controller that is not (or no
     longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
-    requests pending at a controller that resigns; other exceptions are bugs (None)."""
+    requests pending at a controller that resigns; a forwarded request no controller answered in time,
+    REQUEST_TIMED_OUT (server/broker/controller_channel.py); other exceptions are bugs (None)."""
     if isinstance(exc, (LogFailedError, NotLeaderError, NotControllerError)):
         return error_response(context.api_key, context.api_version, request, ErrorCode.NOT_CONTROLLER)
+    if isinstance(exc, ForwardTimedOut):
+        return error_response(context.api_key, context.api_version, request, ErrorCode.REQUEST_TIMED_OUT)
     return None
 
 

@@ -40,7 +40,8 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/controllers/{id}/remove        RemoveRaftVoter, then stops it; a refused change is HTTP 400
                                              with Kafka's error name
     POST /api/controllers/resign             {"timeout": 10}: the active controller hands over (EndQuorumEpoch);
-                                             answers once another is active
+                                             answers {"resigned", "active"} once a controller is active in
+                                             a later epoch (the resigned one may win it, as in Kafka)
     POST /api/links/cut                      {"a": 3000, "b": 3001}: every message between the two nodes
                                              (controllers or brokers) is lost until healed
     POST /api/links/heal                     {"a": 3000, "b": 3001}
@@ -286,12 +287,12 @@ class ControlPlane:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise HttpError(400, "timeout must be a positive number of seconds")
         try:
-            resigned = await self.cluster.resign_controller(timeout)
+            resigned, active = await self.cluster.resign_controller(timeout)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         except TimeoutError as exc:
             raise HttpError(504, str(exc)) from None
-        return Response.json({"resigned": resigned, "active": self.cluster.active_controller_id})
+        return Response.json({"resigned": resigned, "active": active})
 
     def _link_action(self, action):
         def handle(request: Request) -> Response:

@@ -40,10 +40,12 @@ class QuorumLinks:
             host, port = endpoints[destination]
             client = self._clients.get((source, destination))
             if client is None or (client.host, client.port) != (host, port):
-                if client is not None:
-                    await client.close()
-                client = self._clients[(source, destination)] = KafkaClient(
-                    host, port, f"controller-{source}", self._cluster.peer_security)
+                # Replaced before anything is awaited: a send racing this one (the stale client's close may
+                # wait for its read loop) finds the new client and shares it instead of making another.
+                stale, client = client, KafkaClient(host, port, f"controller-{source}", self._cluster.peer_security)
+                self._clients[(source, destination)] = client
+                if stale is not None:
+                    await stale.close()
             answer = await client.send(request, version)
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
@@ -56,6 +58,6 @@ class QuorumLinks:
             await self._clients.pop(key).close()
 
     async def close(self) -> None:
-        for client in self._clients.values():
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
             await client.close()
-        self._clients.clear()

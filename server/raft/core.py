@@ -24,7 +24,8 @@ The protocol is KRaft's variant of Raft (KIP-595, KIP-996):
   the majority point of those offsets and moves only past the leader's epoch start offset (its own
   ``LeaderChange`` entry), so a leader exposes older entries only after committing one of its own;
 * check-quorum: a leader that has not heard a Fetch from a majority within 1.5 × the fetch timeout
-  resigns;
+  resigns; a resigned leader leaves its epoch for the next (Unattached) after an election timeout, and a
+  leader that loses its role answers its parked fetches NOT_LEADER_OR_FOLLOWER at once, both as Kafka;
 * dynamic voters (KIP-853, server/raft/voters.py): with kraft.version 1 the voter set is that of the
   latest VotersRecord in the log, committed or not, else the bootstrap set (which a dynamic quorum's
   first leader writes after its LeaderChange, with a KRaftVersionRecord); a truncation past a
@@ -54,9 +55,10 @@ files, timers and the wire (ARCHITECTURE.md, "The quorum core").
 
 Deliberate differences from Kafka, all in the direction of simplicity:
 
-* a Candidate whose election times out goes back to Prospective (a new pre-vote round) instead of
-  bumping its epoch again; a Prospective whose round is lost tries again after a random backoff, or,
-  if it knew a leader in its epoch, first follows that leader again for a fetch timeout;
+* a Prospective whose round is rejected tries again after a random backoff (Kafka waits an election
+  timeout as Unattached), or, if it knew a leader in its epoch, first follows that leader again for a
+  fetch timeout, as Kafka does; a Candidate whose election times out goes back to Prospective, as in
+  Kafka since KIP-996;
 * a voter that receives EndQuorumEpoch from its leader stays its follower (so no other leader can be
   voted in for that epoch) but grants pre-votes at once, and campaigns after a backoff set by its place
   in the preferred-successor list;
@@ -578,6 +580,10 @@ class RaftCore:
         self._fetch_in_flight = None
         self._fetch_waits_for_flush = False
         self._download = None
+        for parked in self._parked.values():
+            # As Kafka's fetch purgatory on a change of role: answered at once, not left to the fetcher's
+            # request timeout (the connection's later answers, Vote's among them, would wait behind it).
+            self._reply_fetch(parked.request, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         self._parked.clear()
         self._progress.clear()
         self._unacknowledged.clear()
@@ -668,13 +674,18 @@ class RaftCore:
     # ----------------------------------------------------------------- timers
 
     def _expired_election(self, now: int) -> None:
-        if self.role is Role.PROSPECTIVE and self.leader_id not in (NO_ID, self.node_id):
+        if self.role is Role.RESIGNED and self.voters == (self.node_id,):
+            self._become_prospective(now)  # a sole voter campaigns at once, as Kafka's does at start-up
+        elif self.role is Role.RESIGNED:
+            # As Kafka's pollResigned: after an election timeout a resigned leader leaves its epoch, so that
+            # its answers stop naming it the leader (voters that hear them would follow it again, for a fetch
+            # timeout each time, while nobody leads). A voter campaigns after the next election timeout, a
+            # leader removed from the voters follows as an observer.
+            self._become_unattached(now, self.epoch + 1)
+        elif self.role is Role.PROSPECTIVE and self.leader_id not in (NO_ID, self.node_id):
             self._become_follower(now, self.epoch, self.leader_id, persist=False)
         elif self.is_voter and self.role is not Role.LEADER:
             self._become_prospective(now)
-        elif not self.is_voter and self.role is Role.RESIGNED:
-            # A leader removed from the voters, once resigned, follows as an observer (and keeps its vote).
-            self._become_unattached(now, self.epoch, self.voted_id)
 
     def _expired_fetch_timeout(self, now: int) -> None:
         if self.is_voter:
@@ -905,6 +916,13 @@ class RaftCore:
             self._maybe_advance_high_watermark(now)
         else:
             progress.end_offset = request.fetch_offset
+        earlier = self._parked.pop(request.replica_id, None)
+        if earlier is not None:
+            # The replica fetches anew (it gave up on that one): its earlier long poll is answered now, not
+            # dropped. Kafka reads a connection's next request only once it answered the last; here the
+            # answers of one connection go out in order, and a dropped one held every later one until the
+            # driver's timeout, the new Fetch's answer and the Vote answers among them.
+            self._answer_fetch(now, earlier.request)
         if request.fetch_offset >= self.log_end and request.max_wait_ms > 0:
             self._parked[request.replica_id] = _ParkedFetch(request, now + request.max_wait_ms)
             self._schedule_parked()

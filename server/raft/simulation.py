@@ -31,13 +31,21 @@ After every event the checker asserts (``Violation`` names the seed and the comm
   consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
   when a leader's high watermark moves, a majority of its latest set has it fsync'd.
 
+Whatever the faults, the network keeps two rules of the real path: the answers of one connection go out
+in request order, as the Listener writes them (a long poll the core never answers holds the later ones
+until RaftLog's handler answers it NOT_LEADER_OR_FOLLOWER at its timeout), and an answer that comes later
+than the request timeout (plus a Fetch's MaxWaitMs) is dropped, as RaftLog's driver drops it.
+``Faults.under_load()`` (``--under-load``, with ``--kafka-timers``) models an overloaded machine instead
+of the default faults: replicas frozen for 0.5-3 s that fire their overdue timers before handling what
+waited, and a third of the messages taking up to 2.5 s.
+
 Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
 a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
 voter change answered as committed, must be in the log of every replica at the offset it was
 acknowledged at (in its snapshot or its log).
 
 Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
-``--reconfigure`` changes the voters as it goes).
+``--reconfigure`` changes the voters as it goes; ``--kafka-timers --under-load`` for load).
 """
 from __future__ import annotations
 
@@ -55,12 +63,16 @@ from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
-from .core import (NO_ID, AddRaftVoterRequest, AppendLog, Commit, Entry, FlushLog, InstallSnapshot, NotLeaderError,
-                   PersistState, RaftCore, RemoveRaftVoterRequest, RetireLog, Role, Send, SnapshotChunk, SnapshotId,
-                   Timers, TruncateLog, UpdateRaftVoterRequest, WriteSnapshotChunk)
+from .core import (NO_ID, AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochResponse, Commit,
+                   EndQuorumEpochResponse, Entry, FetchRequest, FetchResponse, FetchSnapshotResponse, FlushLog,
+                   InstallSnapshot, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
+                   RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId, Timers, TruncateLog,
+                   UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteResponse, WriteSnapshotChunk)
 from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
 
 ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
+_RESPONSES = (AddRaftVoterResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse,
+              FetchSnapshotResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse, VoteResponse)
 SNAPSHOT_CHUNK_BYTES = 4096  # small, so a download takes several FetchSnapshot round trips
 
 
@@ -88,6 +100,19 @@ class Faults:
     write_every_ms: int = 15
     reconfigure_every_ms: int = 100   # with ``reconfigure``: an AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter
     snapshot_every_ms: int = 400      # a replica snapshots part of its committed log and retires it
+    slow: float = 0.0                 # under load: this share of messages takes up to ``slow_delay_ms``
+    slow_delay_ms: int = 0
+    timers_first: bool = False        # a resumed replica fires its overdue timers before the messages that waited
+
+    @classmethod
+    def under_load(cls) -> Faults:
+        """An overloaded machine, for Kafka's timers: replicas freeze for 0.5-3 s (a starved event loop or
+        process) and then fire their overdue timers before they handle what arrived meanwhile, as asyncio
+        runs due timers before the handlers of data read in the same pass; a third of the messages take up to
+        2.5 s; fewer crashes and partitions, so that timing, not loss, is what the run tests."""
+        return cls(pause_every_ms=2000, pause_ms=(500, 3000), slow=0.3, slow_delay_ms=2500, timers_first=True,
+                   crash_every_ms=8000, down_ms=(500, 3000), partition_every_ms=8000, partition_ms=(500, 3000),
+                   resign_every_ms=8000, crash_all_every_ms=60_000, write_every_ms=50, snapshot_every_ms=1000)
 
 
 @dataclass(frozen=True)
@@ -169,6 +194,8 @@ class Simulation:
         self._queue: list = []
         self._sequence = 0
         self._cut: set[frozenset[int]] = set()
+        self._sent_at: dict[tuple[int, int], tuple[int, int]] = {}  # (requester, correlation id) → (sent, MaxWaitMs)
+        self._answers: dict[tuple[int, int], deque[list]] = {}  # (requester, responder) → [request, answer] in order
         self.faulty = True
         self.leader_of_epoch: dict[int, int] = {}
         self.committed: list[Entry] = []
@@ -279,7 +306,8 @@ class Simulation:
     def _postponed(self, node: Node, kind: str, *args) -> bool:
         """A frozen replica handles nothing until it resumes; then it handles all that waited, in order."""
         if node.paused_until > self.now:
-            self._schedule(node.paused_until - self.now, kind, *args)
+            after_timers = self.faults.timers_first and kind != "timer"
+            self._schedule(node.paused_until - self.now + after_timers, kind, *args)
             return True
         return False
 
@@ -298,7 +326,47 @@ class Simulation:
         if node.core is None or node.incarnation != incarnation:
             return  # the connection it travelled on died with the replica
         self._record("deliver", message)
+        if not isinstance(message, _RESPONSES):
+            self._await_answer(node, message)
         self._apply(node, node.core.receive(self.now, message))
+
+    def _await_answer(self, node: Node, request) -> None:
+        """The answers of one connection go out in request order, as the Listener writes them; one the core
+        never gives (a long poll it dropped) is given by RaftLog's handler at its timeout."""
+        entry = [request, None]
+        self._answers.setdefault((request.src, node.node_id), deque()).append(entry)
+        if isinstance(request, FetchRequest):
+            self._schedule(self.timers.request_timeout_ms + request.max_wait_ms, "unanswered", node.node_id,
+                           node.incarnation, entry)
+
+    def _on_unanswered(self, node_id: int, incarnation: int, entry: list) -> None:
+        node = self.nodes[node_id]
+        if self._postponed(node, "unanswered", node_id, incarnation, entry):
+            return
+        if node.core is None or node.incarnation != incarnation or entry[1] is not None:
+            return
+        request, core = entry[0], node.core
+        self.faults_injected["long polls answered by the driver's timeout"] += 1
+        entry[1] = FetchResponse(src=node_id, dst=request.src, correlation_id=request.correlation_id,
+                                 error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER), high_watermark=core.high_watermark,
+                                 base_offset=request.fetch_offset, records=(), diverging_epoch=None,
+                                 current_leader=(core.leader_id, core.epoch))
+        self._flush_answers((request.src, node_id))
+
+    def _answer(self, response) -> None:
+        """Queue a core's answer behind the earlier requests of its connection still unanswered."""
+        key = (response.dst, response.src)
+        entry = next((e for e in self._answers.get(key, ()) if e[1] is None
+                      and e[0].correlation_id == response.correlation_id), None)
+        if entry is None:
+            return self._send(response)
+        entry[1] = response
+        self._flush_answers(key)
+
+    def _flush_answers(self, key: tuple[int, int]) -> None:
+        queue = self._answers.get(key)
+        while queue and queue[0][1] is not None:
+            self._send(queue.popleft()[1])
 
     def _on_fsync(self, node_id: int, incarnation: int, end_offset: int, truncations_seen: int) -> None:
         node = self.nodes[node_id]
@@ -356,6 +424,8 @@ class Simulation:
         node.core = None
         node.paused_until = 0
         node.pending_writes.clear()
+        for key in [k for k in self._answers if node.node_id in k]:  # its connections died with it
+            del self._answers[key]
         self._schedule(self.rng.randint(*self.faults.down_ms), "restart", node.node_id)
 
     @staticmethod
@@ -537,7 +607,8 @@ class Simulation:
             elif isinstance(action, InstallSnapshot):
                 self._install(node, action)
             elif isinstance(action, Send):
-                self._send(self._read_chunk(node, action.message))
+                message = self._read_chunk(node, action.message)
+                self._answer(message) if isinstance(message, _RESPONSES) else self._send(message)
             elif isinstance(action, Commit):
                 self._acknowledge(node, action.high_watermark)
         self._arm_timer(node)
@@ -601,8 +672,26 @@ class Simulation:
             return
         copies = 2 if self.faulty and self.rng.random() < self.faults.duplicate else 1
         for _ in range(copies):
-            self._schedule(self.rng.randint(1, self.faults.max_delay_ms), "deliver", message.dst,
-                           destination.incarnation, message)
+            delay = self.rng.randint(1, self.faults.max_delay_ms)
+            if self.faulty and self.faults.slow and self.rng.random() < self.faults.slow:
+                self.faults_injected["slow messages"] += 1
+                delay = self.rng.randint(1, self.faults.slow_delay_ms)
+            if self._answered_too_late(message, delay):
+                self.faults_injected["answers past the request timeout"] += 1
+                continue
+            self._schedule(delay, "deliver", message.dst, destination.incarnation, message)
+
+    def _answered_too_late(self, message, delay: int) -> bool:
+        """RaftLog's driver waits for an answer for the request timeout (plus a Fetch's MaxWaitMs) and then
+        drops it, and so does this network: a request's send time is kept until its answer arrives."""
+        if not isinstance(message, _RESPONSES):
+            self._sent_at[(message.src, message.correlation_id)] = (self.now, getattr(message, "max_wait_ms", 0))
+            return False
+        sent = self._sent_at.pop((message.dst, message.correlation_id), None)
+        if sent is None:
+            return False
+        sent_ms, max_wait_ms = sent
+        return self.now + delay - sent_ms > self.timers.request_timeout_ms + max_wait_ms
 
     def _acknowledge(self, node: Node, high_watermark: int) -> None:
         core = node.core
@@ -733,9 +822,11 @@ class Simulation:
 
     def replay_command(self) -> str:
         kafka_timers = " --kafka-timers" if self.timers == Timers.kafka_defaults() else ""
+        under_load = " --under-load" if self.faults == Faults.under_load() else ""
         reconfigure = " --reconfigure" if self.reconfigure else ""
         return (f"python -m kraftwire.server.raft.simulation --seed {self.seed} --voters {self.voter_count} "
-                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{reconfigure}")
+                f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{under_load}"
+                f"{reconfigure}")
 
     def _fail(self, problem: str) -> None:
         recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
@@ -753,6 +844,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--observers", type=int, default=1)
     parser.add_argument("--duration-ms", type=int, default=20_000, help="virtual time with faults, per seed")
     parser.add_argument("--kafka-timers", action="store_true", help="Kafka's default timers instead of short ones")
+    parser.add_argument("--under-load", action="store_true",
+                        help="an overloaded machine (Faults.under_load): long freezes, slow messages, late timers")
     parser.add_argument("--reconfigure", action="store_true",
                         help="dynamic voters: add, remove and update voters while the faults run")
     args = parser.parse_args(argv)
@@ -765,6 +858,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in seeds:
         for voters in args.voters:
             simulation = Simulation(seed, voters, args.observers, duration_ms=args.duration_ms, timers=timers,
+                                    faults=Faults.under_load() if args.under_load else Faults(),
                                     reconfigure=args.reconfigure)
             try:
                 simulation.run()
