@@ -46,9 +46,10 @@ Hot path (bench/requests.py measures it; bench/README.md "Requests" says where t
 bytes read as one int32, holds the request class, header version, flexible response header and the
 generated decoder; ``data_received`` cuts the frames and ``_handle`` routes, decodes, calls the handler
 and, when the answer is ready and nothing earlier is pending, adds it to one buffer that is written
-(copied once) at the end of the read. A request header v1, or v2 without tagged fields, is read with one
-``unpack_from`` and its client id decoded once per connection (anything else goes through the generated
-decoder); a response header is the correlation id, plus an empty tagged-field section (v1) when the
+(copied once) at the end of the read. A small frame's route keeps what its bytes after the correlation
+id decoded to (``_Route.keep``), so a request sent again (the usual client: ApiVersions, Metadata,
+heartbeats) is not decoded again; otherwise a request header v1, or v2 without tagged fields, is read
+with one ``unpack_from`` (anything else goes through the generated decoder); a response header is the correlation id, plus an empty tagged-field section (v1) when the
 response version is flexible. A handler may answer with an ``Encoded`` body (a cached encoding, or a
 relayed answer), written as is. ``RequestContext`` is a named tuple (one ``tuple.__new__`` per
 request); ``RequestContext.body`` is the request's body as received, for relaying it without encoding
@@ -77,14 +78,16 @@ MAX_FRAME_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 WRITE_BUFFER_HIGH = 1 << 20  # answers waiting on a socket before its connection stops being read
 MAX_IN_FLIGHT = 64  # requests of one connection being worked on before it stops being read
 LARGE_REQUEST_BYTES = 1 << 20  # decoded in a worker thread
+KEPT_FRAME_BYTES = 512  # frames up to this size have what they decode to kept by their route (_Route.keep)
+KEPT_PER_ROUTE = 32
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 _ROUTE = struct.Struct(">i")  # a request's api key and version read as one number: its route's key
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
-_CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
-_perf_counter = time.perf_counter
+_CORRELATION = struct.Struct(">i")  # at byte 4 of every request header
+_CLIENT_ID_SIZE = struct.Struct(">h")  # at byte 8 of a request header v1+
 _monotonic = time.monotonic
 _new_tuple = tuple.__new__
 # Bounds (seconds) of the request-latency histogram: a request's arrival to its answer written.
@@ -103,8 +106,8 @@ class _Route:
     It also counts what its listener answered there (``Listener.request_stats``): kept on the route,
     counting costs the answer a few additions and no call."""
 
-    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "answered",
-                 "latency", "seconds")
+    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "decoded",
+                 "answered", "latency", "seconds")
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
@@ -112,6 +115,7 @@ class _Route:
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode = None
+        self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
         self.answered: dict[int, int] = {}  # top-level error code -> answers written
         self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # answers per LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
@@ -119,6 +123,16 @@ class _Route:
     def decoder(self):
         self.decode = self.request_cls.decoder(self.version)
         return self.decode
+
+    def keep(self, tail: bytes, decoded: tuple) -> None:
+        """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
+        same request again and again (ApiVersions, Metadata, heartbeats, the same fetch) and its header
+        and body are then read once. The request is immutable (tuples all the way down), so one object
+        serves every frame of those bytes. Up to ``KEPT_PER_ROUTE`` frames; past that it starts afresh."""
+        decoded_ = self.decoded
+        if len(decoded_) >= KEPT_PER_ROUTE:
+            decoded_.clear()
+        decoded_[tail] = decoded
 
 
 class RequestContext(NamedTuple):
@@ -353,37 +367,31 @@ async def _encode_aside(result, version: int) -> Encoded:
     return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(route: _Route, frame: bytes, client_ids: dict | None = None) -> tuple:
-    """(correlation id, client id, request, where its body starts in ``frame``).
+def _decode(route: _Route, frame: bytes) -> tuple:
+    """(client id, request, where its body starts in ``frame``): everything a request holds but its
+    correlation id (bytes 4-8 of every header version, read apart).
 
     A request header v1, or v2 without tagged fields (what clients send), is read with one
-    ``unpack_from``, its client id decoded once per connection (``client_ids``: its bytes -> str); any
-    other header goes through the generated decoder (which refuses a malformed one with the reason)."""
+    ``unpack_from``; any other header goes through the generated decoder (which refuses a malformed one
+    with the reason)."""
     header_version = route.header_version
     pos = 0
     if header_version and len(frame) >= 10:
-        correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
+        size = _CLIENT_ID_SIZE.unpack_from(frame, 8)[0]
         if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
             client_id, pos = None, 10
         elif 10 + size <= len(frame):
-            raw = frame[10:10 + size]
-            client_id = client_ids.get(raw) if client_ids is not None else None
-            if client_id is not None:
+            try:
+                client_id = frame[10:10 + size].decode()
                 pos = 10 + size
-            else:
-                try:
-                    client_id = raw.decode()
-                    pos = 10 + size
-                except UnicodeDecodeError:
-                    pass
-                if pos and client_ids is not None and len(client_ids) < 8:
-                    client_ids[raw] = client_id
+            except UnicodeDecodeError:
+                pass
         if pos and header_version == 2:  # then an empty tagged-field section, or the generated decoder
             pos = pos + 1 if pos < len(frame) and not frame[pos] else 0
     if not pos:
         header, pos = RequestHeader.decode_from(frame, 0, header_version)
-        correlation_id, client_id = header.correlation_id, header.client_id
-    return correlation_id, client_id, (route.decode or route.decoder())(frame, pos)[0], pos
+        client_id = header.client_id
+    return client_id, (route.decode or route.decoder())(frame, pos)[0], pos
 
 
 class _Connection(asyncio.Protocol):
@@ -409,7 +417,6 @@ class _Connection(asyncio.Protocol):
         self.decoding = False  # a large frame is being decoded in a worker thread
         self.reading = True
         self.last_active = _monotonic()
-        self.client_ids: dict[bytes, str] = {}  # the client ids of this connection's headers, decoded
 
     # --- life of the connection -------------------------------------------------------------------
 
@@ -489,7 +496,7 @@ class _Connection(asyncio.Protocol):
         socket and ``_handle``."""
         if self.closing:
             return
-        self.last_active = _monotonic()
+        self.last_active = now = _monotonic()
         buffer = self.buffer
         if buffer:
             buffer += data
@@ -500,7 +507,7 @@ class _Connection(asyncio.Protocol):
             buffer += data
             return
         if first is not None:
-            self._handle(first)
+            self._handle(first, now)
             if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
                 self.quotas.release(self)
         length = len(data)
@@ -518,7 +525,7 @@ class _Connection(asyncio.Protocol):
                 break
             if end > length:
                 break
-            self._handle(data[start + 4:end])
+            self._handle(data[start + 4:end], now)
             if self.reserved and not self.decoding:
                 self.quotas.release(self)
             start = end
@@ -578,31 +585,41 @@ class _Connection(asyncio.Protocol):
         if not self.pending:
             self._write()
 
-    def _handle(self, frame: bytes, decoded: tuple | None = None) -> None:
-        """Route, decode and answer one request (a frame without its size); ``decoded``: (route, then what
-        ``_decode`` returns) for a large request decoded in a worker thread, answered here once it is."""
+    def _handle(self, frame: bytes, arrived: float, aside: tuple | None = None) -> None:
+        """Route, decode and answer one request (a frame without its size) read at ``arrived``
+        (``_monotonic``); ``aside``: (route, then what ``_decode`` returns) for a large request decoded in
+        a worker thread, answered here once it is."""
         session = self.session
-        if decoded is None:
+        if aside is None:
             if session is not None and session.raw_tokens and not session.authenticated:
                 return self._raw_token(frame)
-            if len(frame) < 8:
+            size = len(frame)
+            if size < 8:
                 return self._refuse("request shorter than a header")
             route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
             if route is None or (session is not None and not session.admits(route.api_key)):
                 return self._unrouted(frame)
-            if len(frame) >= LARGE_REQUEST_BYTES:
+            if size <= KEPT_FRAME_BYTES:
+                decoded = route.decoded.get(frame[8:])
+                if decoded is None:
+                    decoded = self._decode(route, frame)
+                    if decoded is None:
+                        return
+                    route.keep(frame[8:], decoded)
+            elif size < LARGE_REQUEST_BYTES:
+                decoded = self._decode(route, frame)
+                if decoded is None:
+                    return
+            else:
                 self.decoding = True
                 decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
-                decoding.add_done_callback(lambda done: self._decoded(done, route, frame))
+                decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
                 return
-            try:
-                correlation_id, client_id, request, body_start = _decode(route, frame, self.client_ids)
-            except codec.MalformedError as exc:
-                return self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+            client_id, request, body_start = decoded
         else:
-            route, correlation_id, client_id, request, body_start = decoded
+            route, client_id, request, body_start = aside
+        correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
         listener = self.listener
-        arrived = _perf_counter()
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
                                               session, frame, body_start))
@@ -615,7 +632,7 @@ class _Connection(asyncio.Protocol):
                 result = self._error_answer(context, request, exc)
                 if result is None:
                     return self.close()
-        if decoded is not None:  # its answer is likely large too: encoded in a worker thread
+        if aside is not None:  # its answer is likely large too: encoded in a worker thread
             result = _encode_aside(result, route.version)
         if session is not None and session.close_after is not None:
             self._close_later(session.close_after)
@@ -630,6 +647,14 @@ class _Connection(asyncio.Protocol):
             asyncio.ensure_future(result).add_done_callback(
                 lambda task: self._completed(entry, task, context, request))
 
+    def _decode(self, route: _Route, frame: bytes) -> tuple | None:
+        """``_decode``, or None once the connection is refused for a request that does not parse."""
+        try:
+            return _decode(route, frame)
+        except codec.MalformedError as exc:
+            self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+            return None
+
     def _unrouted(self, frame: bytes) -> None:
         """A request this connection may not send yet, or at a version or api key not served here."""
         api_key, version = _KEY_VERSION.unpack_from(frame, 0)
@@ -643,7 +668,7 @@ class _Connection(asyncio.Protocol):
             return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
         return self._answer_unsupported_api_versions(frame, version)
 
-    def _decoded(self, done: asyncio.Future, route: _Route, frame: bytes) -> None:
+    def _decoded(self, done: asyncio.Future, route: _Route, frame: bytes, arrived: float) -> None:
         self.decoding = False
         self.last_active = _monotonic()
         if self.reserved:
@@ -651,11 +676,11 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         try:
-            decoded = (route, *done.result())
+            aside = (route, *done.result())
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
             return
-        self._handle(frame, decoded)
+        self._handle(frame, arrived, aside)
         if self.out:
             self._write()
         self._go_on()
@@ -689,7 +714,7 @@ class _Connection(asyncio.Protocol):
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable ApiVersions v{version} request header: {exc}")
         answer = (self.listener.routes[route_key(API_VERSIONS, 0)], header.correlation_id,
-                  self.listener.unsupported_api_versions_body(), _perf_counter())
+                  self.listener.unsupported_api_versions_body(), _monotonic())
         if self.pending:
             self.pending.append([True, *answer])
         else:
@@ -730,7 +755,7 @@ class _Connection(asyncio.Protocol):
         error_code = getattr(response, "error_code", ErrorCode.NONE)
         answered = route.answered
         answered[error_code] = answered.get(error_code, 0) + 1
-        elapsed = _perf_counter() - arrived
+        elapsed = _monotonic() - arrived
         route.latency[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
