@@ -64,7 +64,7 @@ import resource
 import struct
 import time
 from bisect import bisect_left
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable, NamedTuple
 
@@ -86,12 +86,14 @@ _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 _ROUTE = struct.Struct(">i")  # a request's api key and version read as one number: its route's key
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
+_SIZE_CORRELATION_NO_TAGS = struct.Struct(">iiB")  # ... and an empty tagged-field section (response header v1)
 _CORRELATION = struct.Struct(">i")  # at byte 4 of every request header
 _CLIENT_ID_SIZE = struct.Struct(">h")  # at byte 8 of a request header v1+
 _monotonic = time.monotonic
 _new_tuple = tuple.__new__
 # Bounds (seconds) of the request-latency histogram: a request's arrival to its answer written.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_FIRST_BUCKET = LATENCY_BUCKETS[0]
 
 
 def route_key(api_key: int, version: int) -> int:
@@ -116,7 +118,7 @@ class _Route:
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode = None
         self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
-        self.answered: dict[int, int] = {}  # top-level error code -> answers written
+        self.answered: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written
         self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # answers per LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
 
@@ -611,10 +613,7 @@ class _Connection(asyncio.Protocol):
                 if decoded is None:
                     return
             else:
-                self.decoding = True
-                decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
-                decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
-                return
+                return self._decode_aside(route, frame, arrived)
             client_id, request, body_start = decoded
         else:
             route, client_id, request, body_start = aside
@@ -642,10 +641,22 @@ class _Connection(asyncio.Protocol):
             else:
                 self._append(route, correlation_id, result, arrived)
         else:
-            entry = [False, route, correlation_id, None, arrived]
-            self.pending.append(entry)
-            asyncio.ensure_future(result).add_done_callback(
-                lambda task: self._completed(entry, task, context, request))
+            self._await(result, route, correlation_id, arrived, context, request)
+
+    # (helpers that make closures, apart: a closure's variables would cost ``_handle`` cells on every call)
+
+    def _decode_aside(self, route: _Route, frame: bytes, arrived: float) -> None:
+        """Decode a large request in a worker thread; the connection waits for it (``_decoded``)."""
+        self.decoding = True
+        decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
+        decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
+
+    def _await(self, result, route: _Route, correlation_id: int, arrived: float, context: RequestContext,
+               request) -> None:
+        """A handler's awaitable answer: it takes its place among the pending ones (``_completed``)."""
+        entry = [False, route, correlation_id, None, arrived]
+        self.pending.append(entry)
+        asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task, context, request))
 
     def _decode(self, route: _Route, frame: bytes) -> tuple | None:
         """``_decode``, or None once the connection is refused for a request that does not parse."""
@@ -741,22 +752,23 @@ class _Connection(asyncio.Protocol):
     # --- writing ------------------------------------------------------------------------------------
 
     def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
-        """Add one answer (size, response header v0 or v1, body) to ``out``."""
-        out = self.out
+        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
         if response.__class__ is Encoded:  # its size is known: no patching
+            out = self.out
             data = response.data
-            flexible = route.flexible
-            out += _SIZE_AND_CORRELATION.pack(len(data) + 4 + flexible, correlation_id)
-            if flexible:
-                out.append(0)  # response header v1: no tagged fields
+            if route.flexible:  # response header v1: an empty tagged-field section
+                out += _SIZE_CORRELATION_NO_TAGS.pack(len(data) + 5, correlation_id, 0)
+            else:
+                out += _SIZE_AND_CORRELATION.pack(len(data) + 4, correlation_id)
             out += data
-        elif not self._encode_answer(route, correlation_id, response):
+            error_code = response.error_code
+        elif self._encode_answer(route, correlation_id, response):
+            error_code = getattr(response, "error_code", 0)
+        else:
             return self.close()
-        error_code = getattr(response, "error_code", ErrorCode.NONE)
-        answered = route.answered
-        answered[error_code] = answered.get(error_code, 0) + 1
+        route.answered[error_code] += 1
         elapsed = _monotonic() - arrived
-        route.latency[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        route.latency[0 if elapsed < _FIRST_BUCKET else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
     def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
