@@ -84,7 +84,8 @@ DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP 
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
-_ROUTE = struct.Struct(">i")  # a request's api key and version read as one number: its route's key
+# a request's api key and version read as one number (its route's key), then its correlation id
+_ROUTE_AND_CORRELATION = struct.Struct(">ii")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
 _SIZE_CORRELATION_NO_TAGS = struct.Struct(">iiB")  # ... and an empty tagged-field section (response header v1)
 _CORRELATION = struct.Struct(">i")  # at byte 4 of every request header
@@ -262,7 +263,7 @@ class Listener:
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
-        self.answers: dict = {}  # answers handlers encode once for this listener (e.g. ApiVersions, per version)
+        self.answers: dict = {}  # answers handlers encode once for this listener, by route key (ApiVersions)
         # Turns a handler's exception into an answer (None: close the connection, as for a bug).
         self.error_answer: Callable[[RequestContext, object, BaseException], object | None] | None = None
         # Why the server is failing (its metadata log directory failed): ApiVersions answers
@@ -400,6 +401,7 @@ class _Connection(asyncio.Protocol):
     def __init__(self, listener: Listener):
         self.listener = listener
         self.quotas = listener.quotas
+        self.routes = listener.routes
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()  # a partial frame, or requests read while the connection is held back
         self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
@@ -505,20 +507,22 @@ class _Connection(asyncio.Protocol):
             if len(buffer) >= self.wanted and not self._held_back():
                 self._take_buffer()
             return
-        if self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
+        pending = self.pending
+        if self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
             return
+        held = False  # closing or _held_back(), inlined: checked after each request
         if first is not None:
             self._handle(first, now)
             if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
                 self.quotas.release(self)
+            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         length = len(data)
         start = 0
-        pending, out = self.pending, self.out
+        out = self.out
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
         session = self.session
-        while (length - start >= 4 and not self.closing and not self.write_paused and not self.decoding
-               and len(pending) < MAX_IN_FLIGHT):  # not self._held_back(), inlined
+        while not held and length - start >= 4:
             size = _SIZE.unpack_from(data, start)[0]
             end = start + 4 + size
             if size < 0 or size > limit or (session is not None and size > self._frame_limit()[0]):
@@ -533,15 +537,15 @@ class _Connection(asyncio.Protocol):
             start = end
             if len(out) >= WRITE_BUFFER_HIGH:
                 self._write()
+            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         if start < length and not self.closing:
             self.buffer += memoryview(data)[start:]
             self._expect_frame()
         else:
             self.wanted = 4
         if out:
-            self._write()
-        if not self.reading or self.write_paused or self.decoding or self.waiting_for_memory \
-                or len(pending) >= MAX_IN_FLIGHT:
+            self._write()  # may pause writing
+        if held or self.write_paused or self.waiting_for_memory or not self.reading:
             self._read_while_free()
 
     def _take_buffer(self) -> None:
@@ -598,7 +602,8 @@ class _Connection(asyncio.Protocol):
             size = len(frame)
             if size < 8:
                 return self._refuse("request shorter than a header")
-            route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
+            key, correlation_id = _ROUTE_AND_CORRELATION.unpack_from(frame, 0)
+            route = self.routes.get(key)
             if route is None or (session is not None and not session.admits(route.api_key)):
                 return self._unrouted(frame)
             if size <= KEPT_FRAME_BYTES:
@@ -617,7 +622,7 @@ class _Connection(asyncio.Protocol):
             client_id, request, body_start = decoded
         else:
             route, client_id, request, body_start = aside
-        correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
+            correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
         listener = self.listener
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
