@@ -78,8 +78,8 @@ MAX_FRAME_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 WRITE_BUFFER_HIGH = 1 << 20  # answers waiting on a socket before its connection stops being read
 MAX_IN_FLIGHT = 64  # requests of one connection being worked on before it stops being read
 LARGE_REQUEST_BYTES = 1 << 20  # decoded in a worker thread
-KEPT_FRAME_BYTES = 512  # frames up to this size have what they decode to kept by their route (_Route.keep)
-KEPT_PER_ROUTE = 32
+KEPT_FRAME_BYTES = 256  # frames up to this size have what they decode to kept by their route (_Route.keep)
+KEPT_PER_ROUTE = 8  # at most ~4 KiB a route; a listener has a route per served (api key, version)
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
@@ -640,7 +640,7 @@ class _Connection(asyncio.Protocol):
             result = _encode_aside(result, route.version)
         if session is not None and session.close_after is not None:
             self._close_later(session.close_after)
-        if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
+        if result.__class__ is Encoded or hasattr(result, "encode_into"):  # the answer itself, not an awaitable
             if self.pending:
                 self.pending.append([True, route, correlation_id, result, arrived])
             else:
