@@ -303,6 +303,7 @@ def handler_timing(topics: int, partitions: int, runs: int) -> tuple[float, floa
         async with Cluster(brokers=3) as cluster:
             await cluster.controller.write(seed_topics(topics, partitions))
             broker = cluster.broker(1)
+            await cluster.wait_until(lambda image: len(image.topics) == topics, 60)  # and the brokers fetched it
             context = RequestContext(3, 12, 0, "bench", None, broker.listener)
             request = MetadataRequest(topics=None)
             body = api03_metadata.on_broker(broker, context, request)
