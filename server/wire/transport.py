@@ -43,18 +43,22 @@ listener of a server, as a Kafka broker shares them across its listeners):
 
 Hot path (bench/requests.py measures it; bench/README.md "Requests" says where the time goes): one
 ``_Route`` per (api key, version) served, built with the listener and found by the request's first four
-bytes read as one int32, holds the request class, header version, flexible response header and the
-generated decoder; ``data_received`` cuts the frames and ``_handle`` routes, decodes, calls the handler
-and, when the answer is ready and nothing earlier is pending, adds it to one buffer that is written
-(copied once) at the end of the read. A small frame's route keeps what its bytes after the correlation
-id decoded to (``_Route.keep``), so a request sent again (the usual client: ApiVersions, Metadata,
-heartbeats) is not decoded again; otherwise a request header v1, or v2 without tagged fields, is read
-with one ``unpack_from`` (anything else goes through the generated decoder); a response header is the correlation id, plus an empty tagged-field section (v1) when the
+bytes read as one int32 (with the correlation id, in one ``unpack_from``), holds the request class,
+header version, flexible response header and the generated decoder; ``data_received`` cuts the frames
+and ``_handle`` routes, decodes, calls the handler and, when the answer is ready and nothing earlier is
+pending, adds it to the answers written in one call at the end of the read. A small frame's route keeps
+what its bytes after the correlation id decoded to (``_Route.keep``), so a request sent again (the
+usual client: ApiVersions, Metadata, heartbeats) is not decoded again; otherwise a request header v1,
+or v2 without tagged fields, is read with one ``unpack_from`` (anything else goes through the generated
+decoder). A response header is the correlation id, plus an empty tagged-field section (v1) when the
 response version is flexible. A handler may answer with an ``Encoded`` body (a cached encoding, or a
-relayed answer), written as is. ``RequestContext`` is a named tuple (one ``tuple.__new__`` per
-request); ``RequestContext.body`` is the request's body as received, for relaying it without encoding
-it again. Each route counts the answers written there, by top-level error code, and their latencies
-(``Listener.request_stats``, read by the metrics when scraped).
+relayed answer): its frame is its size and header packed and joined to it, the one copy of the body
+(a read with one answer writes that frame itself; several are joined). ``RequestContext`` is a named
+tuple (one ``tuple.__new__`` per request); ``RequestContext.body`` is the request's body as received,
+for relaying it without encoding it again. Each route counts the answers written there (its latency
+histogram, and apart those with a top-level error code) and their latencies: a few additions, no call
+but the clock's (``Listener.request_stats``, read by the metrics when scraped). ``_handle`` makes no
+closure, so that its variables are not cells (its helpers that make closures are apart).
 """
 from __future__ import annotations
 
@@ -110,7 +114,7 @@ class _Route:
     counting costs the answer a few additions and no call."""
 
     __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "decoded",
-                 "answered", "latency", "seconds")
+                 "errors", "latency", "seconds")
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
@@ -119,8 +123,8 @@ class _Route:
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode = None
         self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
-        self.answered: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written
-        self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # answers per LATENCY_BUCKETS bucket (last: +Inf)
+        self.errors: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written with it
+        self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # every answer, by LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
 
     def decoder(self):
@@ -328,11 +332,16 @@ class Listener:
         the last +Inf; the sum of seconds)."""
         counts, latencies = {}, {}
         for route in self.routes.values():
-            for error_code, answers in route.answered.items():
+            answered = sum(route.latency)
+            if not answered:
+                continue
+            without_error = answered - sum(route.errors.values())
+            if without_error:
+                counts[(route.api_key, route.version, ErrorCode.NONE)] = without_error
+            for error_code, answers in route.errors.items():
                 counts[(route.api_key, route.version, error_code)] = answers
-            if route.answered:
-                buckets, seconds = latencies.get(route.api_key, ([0] * len(route.latency), 0.0))
-                latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
+            buckets, seconds = latencies.get(route.api_key, ([0] * len(route.latency), 0.0))
+            latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
         return counts, latencies
 
     def api_versions_body(self):
@@ -405,7 +414,8 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()  # a partial frame, or requests read while the connection is held back
         self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
-        self.out = bytearray()  # answers to write at the end of this read
+        self.out: list = []  # answers (each a whole frame, bytes or bytearray) to write at the end of this read
+        self.out_bytes = 0  # their size (give or take their size fields)
         # Answers that must wait for an earlier, still running one, in request order:
         # [done, route, correlation id, response, arrival perf_counter()]
         self.pending: deque[list] = deque()
@@ -535,7 +545,7 @@ class _Connection(asyncio.Protocol):
             if self.reserved and not self.decoding:
                 self.quotas.release(self)
             start = end
-            if len(out) >= WRITE_BUFFER_HIGH:
+            if self.out_bytes >= WRITE_BUFFER_HIGH:
                 self._write()
             held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         if start < length and not self.closing:
@@ -716,7 +726,7 @@ class _Connection(asyncio.Protocol):
         reply = self.session.token(frame)
         if reply is None:
             return self._close_later(self.session.close_after)
-        self.out += _SIZE.pack(len(reply)) + reply
+        self._add(_SIZE.pack(len(reply)) + reply)
 
     def _close_later(self, delay: float) -> None:
         """Read nothing more; send what is answered and close ``delay`` seconds on."""
@@ -758,48 +768,53 @@ class _Connection(asyncio.Protocol):
 
     def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
-        if response.__class__ is Encoded:  # its size is known: no patching
-            out = self.out
+        if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
             if route.flexible:  # response header v1: an empty tagged-field section
-                out += _SIZE_CORRELATION_NO_TAGS.pack(len(data) + 5, correlation_id, 0)
+                size = len(data) + 5
+                self.out.append(_SIZE_CORRELATION_NO_TAGS.pack(size, correlation_id, 0) + data)
             else:
-                out += _SIZE_AND_CORRELATION.pack(len(data) + 4, correlation_id)
-            out += data
+                size = len(data) + 4
+                self.out.append(_SIZE_AND_CORRELATION.pack(size, correlation_id) + data)
+            self.out_bytes += size
             error_code = response.error_code
         elif self._encode_answer(route, correlation_id, response):
             error_code = getattr(response, "error_code", 0)
         else:
             return self.close()
-        route.answered[error_code] += 1
+        if error_code:
+            route.errors[error_code] += 1
         elapsed = _monotonic() - arrived
         route.latency[0 if elapsed < _FIRST_BUCKET else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
     def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
-        """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
-        out = self.out
-        start = len(out)
-        out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
-        if route.flexible:
-            out.append(0)  # response header v1: no tagged fields
+        """Encode the answer, add it to ``out``; False (logged, nothing added) if it fails."""
+        answer = bytearray(_SIZE_CORRELATION_NO_TAGS.pack(0, correlation_id, 0) if route.flexible
+                           else _SIZE_AND_CORRELATION.pack(0, correlation_id))
         try:
-            response.encode_into(out, route.version)
+            response.encode_into(answer, route.version)
         except codec.CodecError:
             log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
                           self.listener.name, route.api_key, route.version)
-            del out[start:]
             return False
-        _SIZE.pack_into(out, start, len(out) - start - 4)
+        _SIZE.pack_into(answer, 0, len(answer) - 4)
+        self._add(answer)
         return True
+
+    def _add(self, answer) -> None:
+        self.out.append(answer)
+        self.out_bytes += len(answer)
 
     def _write(self) -> None:
         transport = self.transport
         if transport is None:
             return
-        if self.out:  # last_active: set by the read, or the completion, that led here
-            out = self.out
-            transport.write(bytes(out))  # what the transport keeps must not change: a copy, and the buffer reused
+        out = self.out
+        if out:  # last_active: set by the read, or the completion, that led here
+            # one write: the answer itself, or the answers joined (what the transport keeps is never changed)
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
             out.clear()
+            self.out_bytes = 0
         if self.closing and not self.pending and not self.lingering:
             transport.close()  # sends what is buffered first
