@@ -131,20 +131,25 @@ def may_create(broker, context, name: str) -> bool:
 def on_broker(broker, context, request):
     image = broker.image
     version = context.api_version
+    if request.topics is None and version and broker.authorizer is None:  # all topics, the same for everyone
+        cache = broker.metadata_cache
+        cached = cache.get("answer")
+        if cached is None or cached[0] != image.version or cached[1] != version:
+            cached = cache["answer"] = (image.version, version,
+                                        Encoded(_all_topics_body(image, version, broker, cache)))
+        return cached[2]
     if _uses_topic_ids_too_early(request, version):
         return invalid_request_response(request)
     if broker.authorizer is not None:
-        response = build_response(image, request, version, broker, lambda name: authorized(
-            broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
-        return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
-    if request.topics is not None or version == 0:
-        return create_missing_topics(broker, request, build_response(image, request, version, broker))
-    cache = broker.metadata_cache
-    key = (image.version, version)
-    cached = cache.get("answer")
-    if cached is None or cached[0] != key:
-        cached = cache["answer"] = (key, Encoded(_all_topics_body(image, version, broker, cache)))
-    return cached[1]
+        return _authorized_answer(broker, context, request, image, version)
+    return create_missing_topics(broker, request, build_response(image, request, version, broker))
+
+
+def _authorized_answer(broker, context, request, image, version: int):
+    """The answer with an authorizer: topics without DESCRIBE left out or refused, creation needing CREATE."""
+    response = build_response(image, request, version, broker, lambda name: authorized(
+        broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
+    return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
 
 
 def _suffix_size(version: int) -> int:

@@ -18,19 +18,19 @@ from kraftwire.codec.messages import ApiVersionsResponse
 
 from kraftwire.server.metadata.record_versions import (KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
                                                       METADATA_VERSION_LEVEL, SUPPORTED_FEATURES)
-from kraftwire.server.wire.transport import Encoded
+from kraftwire.server.wire.transport import Encoded, route_key
 
 API_KEY = 18
+_ROUTES = route_key(API_KEY, 0)
 
 
 def _answer(context, image):
-    version = context.api_version
-    cache = context.listener.answers  # (API_KEY, api version) -> (image, its version, Encoded)
-    cached = cache.get((API_KEY, version))
+    key = _ROUTES | context.api_version  # its route's key, as the transport's ``route_key``
+    cached = context.listener.answers.get(key)  # (image, its version, Encoded)
     if cached is None or cached[0] is not image or cached[1] != image.version:
         body = bytearray()
-        _build(context, image).encode_into(body, version)
-        cached = cache[(API_KEY, version)] = (image, image.version, Encoded(bytes(body)))
+        _build(context, image).encode_into(body, context.api_version)
+        cached = context.listener.answers[key] = (image, image.version, Encoded(bytes(body)))
     return cached[2]
 
 

@@ -43,17 +43,22 @@ listener of a server, as a Kafka broker shares them across its listeners):
 
 Hot path (bench/requests.py measures it; bench/README.md "Requests" says where the time goes): one
 ``_Route`` per (api key, version) served, built with the listener and found by the request's first four
-bytes read as one int32, holds the request class, header version, flexible response header and the
-generated decoder; ``data_received`` cuts the frames and ``_handle`` routes, decodes, calls the handler
-and, when the answer is ready and nothing earlier is pending, adds it to one buffer that is written
-(copied once) at the end of the read. A request header v1, or v2 without tagged fields, is read with one
-``unpack_from`` and its client id decoded once per connection (anything else goes through the generated
-decoder); a response header is the correlation id, plus an empty tagged-field section (v1) when the
+bytes read as one int32 (with the correlation id, in one ``unpack_from``), holds the request class,
+header version, flexible response header and the generated decoder; ``data_received`` cuts the frames
+and ``_handle`` routes, decodes, calls the handler and, when the answer is ready and nothing earlier is
+pending, adds it to the answers written in one call at the end of the read. A small frame's route keeps
+what its bytes after the correlation id decoded to (``_Route.keep``), so a request sent again (the
+usual client: ApiVersions, Metadata, heartbeats) is not decoded again; otherwise a request header v1,
+or v2 without tagged fields, is read with one ``unpack_from`` (anything else goes through the generated
+decoder). A response header is the correlation id, plus an empty tagged-field section (v1) when the
 response version is flexible. A handler may answer with an ``Encoded`` body (a cached encoding, or a
-relayed answer), written as is. ``RequestContext`` is a named tuple (one ``tuple.__new__`` per
-request); ``RequestContext.body`` is the request's body as received, for relaying it without encoding
-it again. Each route counts the answers written there, by top-level error code, and their latencies
-(``Listener.request_stats``, read by the metrics when scraped).
+relayed answer): its frame is its size and header packed and joined to it, the one copy of the body
+(a read with one answer writes that frame itself; several are joined). ``RequestContext`` is a named
+tuple (one ``tuple.__new__`` per request); ``RequestContext.body`` is the request's body as received,
+for relaying it without encoding it again. Each route counts the answers written there (its latency
+histogram, and apart those with a top-level error code) and their latencies: a few additions, no call
+but the clock's (``Listener.request_stats``, read by the metrics when scraped). ``_handle`` makes no
+closure, so that its variables are not cells (its helpers that make closures are apart).
 """
 from __future__ import annotations
 
@@ -63,7 +68,7 @@ import resource
 import struct
 import time
 from bisect import bisect_left
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable, NamedTuple
 
@@ -77,18 +82,23 @@ MAX_FRAME_BYTES = 100 * 1024 * 1024  # socket.request.max.bytes
 WRITE_BUFFER_HIGH = 1 << 20  # answers waiting on a socket before its connection stops being read
 MAX_IN_FLIGHT = 64  # requests of one connection being worked on before it stops being read
 LARGE_REQUEST_BYTES = 1 << 20  # decoded in a worker thread
+KEPT_FRAME_BYTES = 256  # frames up to this size have what they decode to kept by their route (_Route.keep)
+KEPT_PER_ROUTE = 8  # at most ~4 KiB a route; a listener has a route per served (api key, version)
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
-_ROUTE = struct.Struct(">i")  # a request's api key and version read as one number: its route's key
+# a request's api key and version read as one number (its route's key), then its correlation id
+_ROUTE_AND_CORRELATION = struct.Struct(">ii")
 _SIZE_AND_CORRELATION = struct.Struct(">ii")
-_CORRELATION_AND_CLIENT_ID = struct.Struct(">ih")  # request header v1+: correlation id, client id length
-_perf_counter = time.perf_counter
+_SIZE_CORRELATION_NO_TAGS = struct.Struct(">iiB")  # ... and an empty tagged-field section (response header v1)
+_CORRELATION = struct.Struct(">i")  # at byte 4 of every request header
+_CLIENT_ID_SIZE = struct.Struct(">h")  # at byte 8 of a request header v1+
 _monotonic = time.monotonic
 _new_tuple = tuple.__new__
 # Bounds (seconds) of the request-latency histogram: a request's arrival to its answer written.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_FIRST_BUCKET = LATENCY_BUCKETS[0]
 
 
 def route_key(api_key: int, version: int) -> int:
@@ -103,8 +113,8 @@ class _Route:
     It also counts what its listener answered there (``Listener.request_stats``): kept on the route,
     counting costs the answer a few additions and no call."""
 
-    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "answered",
-                 "latency", "seconds")
+    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "decoded",
+                 "errors", "latency", "seconds")
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
@@ -112,13 +122,24 @@ class _Route:
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode = None
-        self.answered: dict[int, int] = {}  # top-level error code -> answers written
-        self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # answers per LATENCY_BUCKETS bucket (last: +Inf)
+        self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
+        self.errors: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written with it
+        self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # every answer, by LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
 
     def decoder(self):
         self.decode = self.request_cls.decoder(self.version)
         return self.decode
+
+    def keep(self, tail: bytes, decoded: tuple) -> None:
+        """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
+        same request again and again (ApiVersions, Metadata, heartbeats, the same fetch) and its header
+        and body are then read once. The request is immutable (tuples all the way down), so one object
+        serves every frame of those bytes. Up to ``KEPT_PER_ROUTE`` frames; past that it starts afresh."""
+        decoded_ = self.decoded
+        if len(decoded_) >= KEPT_PER_ROUTE:
+            decoded_.clear()
+        decoded_[tail] = decoded
 
 
 class RequestContext(NamedTuple):
@@ -246,7 +267,7 @@ class Listener:
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
-        self.answers: dict = {}  # answers handlers encode once for this listener (e.g. ApiVersions, per version)
+        self.answers: dict = {}  # answers handlers encode once for this listener, by route key (ApiVersions)
         # Turns a handler's exception into an answer (None: close the connection, as for a bug).
         self.error_answer: Callable[[RequestContext, object, BaseException], object | None] | None = None
         # Why the server is failing (its metadata log directory failed): ApiVersions answers
@@ -311,11 +332,16 @@ class Listener:
         the last +Inf; the sum of seconds)."""
         counts, latencies = {}, {}
         for route in self.routes.values():
-            for error_code, answers in route.answered.items():
+            answered = sum(route.latency)
+            if not answered:
+                continue
+            without_error = answered - sum(route.errors.values())
+            if without_error:
+                counts[(route.api_key, route.version, ErrorCode.NONE)] = without_error
+            for error_code, answers in route.errors.items():
                 counts[(route.api_key, route.version, error_code)] = answers
-            if route.answered:
-                buckets, seconds = latencies.get(route.api_key, ([0] * len(route.latency), 0.0))
-                latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
+            buckets, seconds = latencies.get(route.api_key, ([0] * len(route.latency), 0.0))
+            latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
         return counts, latencies
 
     def api_versions_body(self):
@@ -353,47 +379,43 @@ async def _encode_aside(result, version: int) -> Encoded:
     return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(route: _Route, frame: bytes, client_ids: dict | None = None) -> tuple:
-    """(correlation id, client id, request, where its body starts in ``frame``).
+def _decode(route: _Route, frame: bytes) -> tuple:
+    """(client id, request, where its body starts in ``frame``): everything a request holds but its
+    correlation id (bytes 4-8 of every header version, read apart).
 
     A request header v1, or v2 without tagged fields (what clients send), is read with one
-    ``unpack_from``, its client id decoded once per connection (``client_ids``: its bytes -> str); any
-    other header goes through the generated decoder (which refuses a malformed one with the reason)."""
+    ``unpack_from``; any other header goes through the generated decoder (which refuses a malformed one
+    with the reason)."""
     header_version = route.header_version
     pos = 0
     if header_version and len(frame) >= 10:
-        correlation_id, size = _CORRELATION_AND_CLIENT_ID.unpack_from(frame, 4)
+        size = _CLIENT_ID_SIZE.unpack_from(frame, 8)[0]
         if size < 0:  # null, as the generated decoder reads any negative length of a nullable string
             client_id, pos = None, 10
         elif 10 + size <= len(frame):
-            raw = frame[10:10 + size]
-            client_id = client_ids.get(raw) if client_ids is not None else None
-            if client_id is not None:
+            try:
+                client_id = frame[10:10 + size].decode()
                 pos = 10 + size
-            else:
-                try:
-                    client_id = raw.decode()
-                    pos = 10 + size
-                except UnicodeDecodeError:
-                    pass
-                if pos and client_ids is not None and len(client_ids) < 8:
-                    client_ids[raw] = client_id
+            except UnicodeDecodeError:
+                pass
         if pos and header_version == 2:  # then an empty tagged-field section, or the generated decoder
             pos = pos + 1 if pos < len(frame) and not frame[pos] else 0
     if not pos:
         header, pos = RequestHeader.decode_from(frame, 0, header_version)
-        correlation_id, client_id = header.correlation_id, header.client_id
-    return correlation_id, client_id, (route.decode or route.decoder())(frame, pos)[0], pos
+        client_id = header.client_id
+    return client_id, (route.decode or route.decoder())(frame, pos)[0], pos
 
 
 class _Connection(asyncio.Protocol):
     def __init__(self, listener: Listener):
         self.listener = listener
         self.quotas = listener.quotas
+        self.routes = listener.routes
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()  # a partial frame, or requests read while the connection is held back
         self.wanted = 4  # bytes ``buffer`` must hold before a frame can be cut from it
-        self.out = bytearray()  # answers to write at the end of this read
+        self.out: list = []  # answers (each a whole frame, bytes or bytearray) to write at the end of this read
+        self.out_bytes = 0  # their size (give or take their size fields)
         # Answers that must wait for an earlier, still running one, in request order:
         # [done, route, correlation id, response, arrival perf_counter()]
         self.pending: deque[list] = deque()
@@ -409,7 +431,6 @@ class _Connection(asyncio.Protocol):
         self.decoding = False  # a large frame is being decoded in a worker thread
         self.reading = True
         self.last_active = _monotonic()
-        self.client_ids: dict[bytes, str] = {}  # the client ids of this connection's headers, decoded
 
     # --- life of the connection -------------------------------------------------------------------
 
@@ -489,27 +510,29 @@ class _Connection(asyncio.Protocol):
         socket and ``_handle``."""
         if self.closing:
             return
-        self.last_active = _monotonic()
+        self.last_active = now = _monotonic()
         buffer = self.buffer
         if buffer:
             buffer += data
             if len(buffer) >= self.wanted and not self._held_back():
                 self._take_buffer()
             return
-        if self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
+        pending = self.pending
+        if self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
             return
+        held = False  # closing or _held_back(), inlined: checked after each request
         if first is not None:
-            self._handle(first)
+            self._handle(first, now)
             if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
                 self.quotas.release(self)
+            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         length = len(data)
         start = 0
-        pending, out = self.pending, self.out
+        out = self.out
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
         session = self.session
-        while (length - start >= 4 and not self.closing and not self.write_paused and not self.decoding
-               and len(pending) < MAX_IN_FLIGHT):  # not self._held_back(), inlined
+        while not held and length - start >= 4:
             size = _SIZE.unpack_from(data, start)[0]
             end = start + 4 + size
             if size < 0 or size > limit or (session is not None and size > self._frame_limit()[0]):
@@ -518,21 +541,21 @@ class _Connection(asyncio.Protocol):
                 break
             if end > length:
                 break
-            self._handle(data[start + 4:end])
+            self._handle(data[start + 4:end], now)
             if self.reserved and not self.decoding:
                 self.quotas.release(self)
             start = end
-            if len(out) >= WRITE_BUFFER_HIGH:
+            if self.out_bytes >= WRITE_BUFFER_HIGH:
                 self._write()
+            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         if start < length and not self.closing:
             self.buffer += memoryview(data)[start:]
             self._expect_frame()
         else:
             self.wanted = 4
         if out:
-            self._write()
-        if not self.reading or self.write_paused or self.decoding or self.waiting_for_memory \
-                or len(pending) >= MAX_IN_FLIGHT:
+            self._write()  # may pause writing
+        if held or self.write_paused or self.waiting_for_memory or not self.reading:
             self._read_while_free()
 
     def _take_buffer(self) -> None:
@@ -578,31 +601,39 @@ class _Connection(asyncio.Protocol):
         if not self.pending:
             self._write()
 
-    def _handle(self, frame: bytes, decoded: tuple | None = None) -> None:
-        """Route, decode and answer one request (a frame without its size); ``decoded``: (route, then what
-        ``_decode`` returns) for a large request decoded in a worker thread, answered here once it is."""
+    def _handle(self, frame: bytes, arrived: float, aside: tuple | None = None) -> None:
+        """Route, decode and answer one request (a frame without its size) read at ``arrived``
+        (``_monotonic``); ``aside``: (route, then what ``_decode`` returns) for a large request decoded in
+        a worker thread, answered here once it is."""
         session = self.session
-        if decoded is None:
+        if aside is None:
             if session is not None and session.raw_tokens and not session.authenticated:
                 return self._raw_token(frame)
-            if len(frame) < 8:
+            size = len(frame)
+            if size < 8:
                 return self._refuse("request shorter than a header")
-            route = self.listener.routes.get(_ROUTE.unpack_from(frame, 0)[0])
+            key, correlation_id = _ROUTE_AND_CORRELATION.unpack_from(frame, 0)
+            route = self.routes.get(key)
             if route is None or (session is not None and not session.admits(route.api_key)):
                 return self._unrouted(frame)
-            if len(frame) >= LARGE_REQUEST_BYTES:
-                self.decoding = True
-                decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
-                decoding.add_done_callback(lambda done: self._decoded(done, route, frame))
-                return
-            try:
-                correlation_id, client_id, request, body_start = _decode(route, frame, self.client_ids)
-            except codec.MalformedError as exc:
-                return self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+            if size <= KEPT_FRAME_BYTES:
+                decoded = route.decoded.get(frame[8:])
+                if decoded is None:
+                    decoded = self._decode(route, frame)
+                    if decoded is None:
+                        return
+                    route.keep(frame[8:], decoded)
+            elif size < LARGE_REQUEST_BYTES:
+                decoded = self._decode(route, frame)
+                if decoded is None:
+                    return
+            else:
+                return self._decode_aside(route, frame, arrived)
+            client_id, request, body_start = decoded
         else:
-            route, correlation_id, client_id, request, body_start = decoded
+            route, client_id, request, body_start = aside
+            correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
         listener = self.listener
-        arrived = _perf_counter()
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
                                               session, frame, body_start))
@@ -615,20 +646,40 @@ class _Connection(asyncio.Protocol):
                 result = self._error_answer(context, request, exc)
                 if result is None:
                     return self.close()
-        if decoded is not None:  # its answer is likely large too: encoded in a worker thread
+        if aside is not None:  # its answer is likely large too: encoded in a worker thread
             result = _encode_aside(result, route.version)
         if session is not None and session.close_after is not None:
             self._close_later(session.close_after)
-        if hasattr(result, "encode_into"):  # the response itself (cheaper to ask than "is it awaitable?")
+        if result.__class__ is Encoded or hasattr(result, "encode_into"):  # the answer itself, not an awaitable
             if self.pending:
                 self.pending.append([True, route, correlation_id, result, arrived])
             else:
                 self._append(route, correlation_id, result, arrived)
         else:
-            entry = [False, route, correlation_id, None, arrived]
-            self.pending.append(entry)
-            asyncio.ensure_future(result).add_done_callback(
-                lambda task: self._completed(entry, task, context, request))
+            self._await(result, route, correlation_id, arrived, context, request)
+
+    # (helpers that make closures, apart: a closure's variables would cost ``_handle`` cells on every call)
+
+    def _decode_aside(self, route: _Route, frame: bytes, arrived: float) -> None:
+        """Decode a large request in a worker thread; the connection waits for it (``_decoded``)."""
+        self.decoding = True
+        decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
+        decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
+
+    def _await(self, result, route: _Route, correlation_id: int, arrived: float, context: RequestContext,
+               request) -> None:
+        """A handler's awaitable answer: it takes its place among the pending ones (``_completed``)."""
+        entry = [False, route, correlation_id, None, arrived]
+        self.pending.append(entry)
+        asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task, context, request))
+
+    def _decode(self, route: _Route, frame: bytes) -> tuple | None:
+        """``_decode``, or None once the connection is refused for a request that does not parse."""
+        try:
+            return _decode(route, frame)
+        except codec.MalformedError as exc:
+            self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
+            return None
 
     def _unrouted(self, frame: bytes) -> None:
         """A request this connection may not send yet, or at a version or api key not served here."""
@@ -643,7 +694,7 @@ class _Connection(asyncio.Protocol):
             return self._refuse(f"api key {api_key} version {version} is not served (range {low}-{high})")
         return self._answer_unsupported_api_versions(frame, version)
 
-    def _decoded(self, done: asyncio.Future, route: _Route, frame: bytes) -> None:
+    def _decoded(self, done: asyncio.Future, route: _Route, frame: bytes, arrived: float) -> None:
         self.decoding = False
         self.last_active = _monotonic()
         if self.reserved:
@@ -651,11 +702,11 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         try:
-            decoded = (route, *done.result())
+            aside = (route, *done.result())
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
             return
-        self._handle(frame, decoded)
+        self._handle(frame, arrived, aside)
         if self.out:
             self._write()
         self._go_on()
@@ -675,7 +726,7 @@ class _Connection(asyncio.Protocol):
         reply = self.session.token(frame)
         if reply is None:
             return self._close_later(self.session.close_after)
-        self.out += _SIZE.pack(len(reply)) + reply
+        self._add(_SIZE.pack(len(reply)) + reply)
 
     def _close_later(self, delay: float) -> None:
         """Read nothing more; send what is answered and close ``delay`` seconds on."""
@@ -689,7 +740,7 @@ class _Connection(asyncio.Protocol):
         except codec.MalformedError as exc:
             return self._refuse(f"unparsable ApiVersions v{version} request header: {exc}")
         answer = (self.listener.routes[route_key(API_VERSIONS, 0)], header.correlation_id,
-                  self.listener.unsupported_api_versions_body(), _perf_counter())
+                  self.listener.unsupported_api_versions_body(), _monotonic())
         if self.pending:
             self.pending.append([True, *answer])
         else:
@@ -716,48 +767,54 @@ class _Connection(asyncio.Protocol):
     # --- writing ------------------------------------------------------------------------------------
 
     def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
-        """Add one answer (size, response header v0 or v1, body) to ``out``."""
-        out = self.out
-        if response.__class__ is Encoded:  # its size is known: no patching
+        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
+        if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
-            flexible = route.flexible
-            out += _SIZE_AND_CORRELATION.pack(len(data) + 4 + flexible, correlation_id)
-            if flexible:
-                out.append(0)  # response header v1: no tagged fields
-            out += data
-        elif not self._encode_answer(route, correlation_id, response):
+            if route.flexible:  # response header v1: an empty tagged-field section
+                size = len(data) + 5
+                self.out.append(_SIZE_CORRELATION_NO_TAGS.pack(size, correlation_id, 0) + data)
+            else:
+                size = len(data) + 4
+                self.out.append(_SIZE_AND_CORRELATION.pack(size, correlation_id) + data)
+            self.out_bytes += size
+            error_code = response.error_code
+        elif self._encode_answer(route, correlation_id, response):
+            error_code = getattr(response, "error_code", 0)
+        else:
             return self.close()
-        error_code = getattr(response, "error_code", ErrorCode.NONE)
-        answered = route.answered
-        answered[error_code] = answered.get(error_code, 0) + 1
-        elapsed = _perf_counter() - arrived
-        route.latency[bisect_left(LATENCY_BUCKETS, elapsed)] += 1
+        if error_code:
+            route.errors[error_code] += 1
+        elapsed = _monotonic() - arrived
+        route.latency[0 if elapsed < _FIRST_BUCKET else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
     def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
-        """Encode the answer into ``out`` and patch its size in; False (logged, nothing added) if it fails."""
-        out = self.out
-        start = len(out)
-        out += _SIZE_AND_CORRELATION.pack(0, correlation_id)
-        if route.flexible:
-            out.append(0)  # response header v1: no tagged fields
+        """Encode the answer, add it to ``out``; False (logged, nothing added) if it fails."""
+        answer = bytearray(_SIZE_CORRELATION_NO_TAGS.pack(0, correlation_id, 0) if route.flexible
+                           else _SIZE_AND_CORRELATION.pack(0, correlation_id))
         try:
-            response.encode_into(out, route.version)
+            response.encode_into(answer, route.version)
         except codec.CodecError:
             log.exception("%s: cannot encode the answer to api key %d v%d; closing the connection",
                           self.listener.name, route.api_key, route.version)
-            del out[start:]
             return False
-        _SIZE.pack_into(out, start, len(out) - start - 4)
+        _SIZE.pack_into(answer, 0, len(answer) - 4)
+        self._add(answer)
         return True
+
+    def _add(self, answer) -> None:
+        self.out.append(answer)
+        self.out_bytes += len(answer)
 
     def _write(self) -> None:
         transport = self.transport
         if transport is None:
             return
-        if self.out:  # last_active: set by the read, or the completion, that led here
-            out = self.out
-            transport.write(bytes(out))  # what the transport keeps must not change: a copy, and the buffer reused
+        out = self.out
+        if out:  # last_active: set by the read, or the completion, that led here
+            # one write: the answer itself, or the answers joined (what the transport keeps is never changed)
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
             out.clear()
+            self.out_bytes = 0
         if self.closing and not self.pending and not self.lingering:
             transport.close()  # sends what is buffered first
