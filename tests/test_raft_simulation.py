@@ -19,8 +19,8 @@ from kraftwire.server.raft.core import (AddRaftVoterRequest, AddRaftVoterRespons
                                         Timers, TruncateLog, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
                                         VoteRequest, VoteResponse, WriteSnapshotChunk)
 from kraftwire.server.raft.simulation import Simulation, Violation
-from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord,
-                                          from_control_record, to_control_record)
+from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterNode, VoterSet,
+                                          VotersRecord, from_control_record, to_control_record)
 
 TIMERS = Timers()
 
@@ -533,6 +533,34 @@ def test_update_raft_voter_is_answered_at_append_and_checks_epoch_range_and_vote
     assert answer_code(change(leader, now, UpdateRaftVoterRequest, **update)[1]) == ErrorCode.REQUEST_TIMED_OUT
 
 
+def test_a_dynamic_quorums_snapshot_holds_the_voter_set_in_force_at_its_end_and_a_restart_counts_it():
+    leader, now = committed_leader()
+    fetch_from(leader, now, 4)
+    fetch_from(leader, now, 4)  # a caught-up observer
+    add(leader, now, 4)
+    leader.flush_completed(now, leader.log_end)
+    fetch_from(leader, now, 2)
+    fetch_from(leader, now, 4)
+    assert leader.high_watermark == leader.log_end and leader.voters == (1, 2, 3, 4)
+    added_at = leader.log_end - 1
+    # A snapshot ending before the VotersRecord holds the bootstrap set, one past it the new set; static: none.
+    assert leader.voters_at(added_at) == SnapshotVoters(1, dynamic_voters(1, 2, 3))
+    assert leader.voters_at(added_at + 1) == SnapshotVoters(1, dynamic_voters(1, 2, 3, 4))
+    assert committed_leader(VoterSet.static((1, 2, 3)), 0)[0].voters_at(1) == SnapshotVoters()
+    assert leader.snapshot_taken(now, leader.log_end, 100) == [RetireLog(added_at + 1)]  # kraft.version 1 retires too
+    assert leader.log == [] and leader.voters == (1, 2, 3, 4)
+    # A replica that starts from that snapshot knows the set without the log below it, whatever its bootstrap set.
+    restarted = core(node_id=2, voters=dynamic_voters(1, 2, 3), kraft_version=0, directory_id=DIRECTORIES[2],
+                     snapshot=(SnapshotId(added_at + 1, 1), 100),
+                     snapshot_voters=SnapshotVoters(1, dynamic_voters(1, 2, 3, 4)))
+    assert (restarted.voters, restarted.kraft_version, restarted.log_start) == ((1, 2, 3, 4), 1, added_at + 1)
+    # A leader started from a snapshot does not write its bootstrap set: the snapshot's is in the log already.
+    voter = core(voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[1],
+                 snapshot=(SnapshotId(added_at, 1), 100), snapshot_voters=SnapshotVoters(1, dynamic_voters(1, 2, 3)))
+    elect(voter)
+    assert [e.data for e in voter.log] == [("LeaderChange", 1)]
+
+
 def test_the_latest_voter_set_in_the_log_counts_and_truncation_brings_back_the_earlier_one():
     log = [Entry(1, ("LeaderChange", 1), control=True), Entry(1, KRaftVersionRecord(1), control=True),
            Entry(1, VotersRecord(dynamic_voters(1, 2, 3)), control=True),
@@ -554,6 +582,16 @@ def test_the_invariants_hold_while_voters_are_added_removed_and_updated(seed, vo
     assert len(simulation.acknowledged) > 200 and len(simulation.leader_of_epoch) >= 3
     assert simulation.voter_changes >= 5
     assert {"AddRaftVoter NONE", "RemoveRaftVoter NONE", "UpdateRaftVoter NONE"} <= set(simulation.voter_answers)
+    # Snapshots hold the voter set, so a dynamic quorum retires its log as a static one does.
+    assert simulation.faults_injected["snapshots"] >= 10
+    assert all(node.core.log_start > 0 for node in simulation.nodes.values())
+
+
+def test_replicas_of_a_dynamic_quorum_learn_the_voters_from_an_installed_snapshot():
+    """A seed in which replicas fell behind the leader's log start while voters changed: each installed
+    snapshot's voter records were checked against the committed log, and the replica's set after it too."""
+    simulation = Simulation(0, 3, 2, duration_ms=15_000, reconfigure=True).run()
+    assert simulation.faults_injected["snapshot installs"] >= 2 and simulation.voter_changes >= 5
 
 
 def test_the_simulation_removes_leaders_and_keeps_every_committed_voter_change():
@@ -591,10 +629,26 @@ class KeepsTruncatedVoterSets(RaftCore):
             self._history.truncated = history
 
 
+class IgnoresAnInstalledSnapshotsVoters(RaftCore):
+    """A replica that keeps the voter set of its own log when a downloaded snapshot replaces it."""
+
+    def installed_snapshot_voters(self, voters):
+        pass
+
+
+class SnapshotsTheLatestVoterSet(RaftCore):
+    """Snapshots that hold the latest voter set, uncommitted or past their end, instead of the one in force there."""
+
+    def voters_at(self, end_offset):
+        return SnapshotVoters(self.kraft_version, self.voter_set)
+
+
 @pytest.mark.parametrize("broken_core,invariant", [
     (AllowsTwoVoterChangesInFlight, "two changes in flight"),
     (CountsTheCommittedVoterSet, "fsync'd"),
     (KeepsTruncatedVoterSets, "the latest VotersRecord in its log"),
+    (IgnoresAnInstalledSnapshotsVoters, "the latest VotersRecord in its log"),
+    (SnapshotsTheLatestVoterSet, "a snapshot ending at"),
 ])
 def test_the_checker_catches_a_broken_voter_change(broken_core, invariant):
     for seed in range(10):

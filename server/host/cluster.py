@@ -169,8 +169,8 @@ class Cluster:
         ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
         --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
         to the log, and AddRaftVoter/RemoveRaftVoter change them. 0, the default, is a static set, as
-        Kafka's ``controller.quorum.voters``: kraftwire's snapshots do not carry the voter set yet, so a
-        dynamic quorum keeps its whole log (no retention) and cannot seed a twin (README: differences)..
+        Kafka's ``controller.quorum.voters``. With 1, snapshots hold the voter set in force at their end,
+        as Kafka's do, so retention works as with 0, and a twin's controllers are its bootstrap voters.
 
         One process may also host part of a cluster (``kraftwire controller``/``broker``,
         server/host/node_process.py): ``voters`` then names every controller of the quorum with the
@@ -200,8 +200,6 @@ class Cluster:
                 raise ValueError("explicit log directories are for a process running one broker")
         if kraft_version not in (0, 1):
             raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
-        if kraft_version >= 1 and from_log is not None:
-            raise ValueError("a twin (--from-log) runs at kraft.version 0: its seed snapshot holds no voter set")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.voter_ids = list(voter_ids)  # every controller of the quorum (at the start)
@@ -236,7 +234,8 @@ class Cluster:
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
                 controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
             if twin is not None:
-                twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
+                twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)),
+                          kraft_version)
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
                                               twin.log_dir_count(broker_id) if twin else log_dirs,
                                               log_dir_capacity_bytes, new_uuid)

@@ -36,8 +36,11 @@ takes as the sign to finish the install.
 Dynamic voters (KIP-853): the core's KRaftVersionRecord and VotersRecord entries are written as control
 records 5 and 6 (with a new leader's LeaderChange in one control batch), and entries read back from the
 log or a Fetch answer carry them decoded, so the voter set is recovered from the log at every start;
-``handle`` serves AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed
-sends UpdateRaftVoter to the leader itself.
+every snapshot taken with kraft.version 1 holds the KRaftVersionRecord and VotersRecord in force at its end
+after its header (the core's ``voters_at``), and the core gets them from the snapshot it starts from or
+installs, so the log below a snapshot can go as with kraft.version 0; ``handle`` serves AddRaftVoter,
+RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed sends UpdateRaftVoter to the
+leader itself.
 
 The controller on this log is active once the core leads and its ``LeaderChange`` is committed
 (``active``; the leadership listeners hear each change); ``append`` anywhere else raises
@@ -101,9 +104,9 @@ from .core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQu
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
-    write_snapshot
+    snapshot_control, write_snapshot
 from .storage import StorageError, fsync_dir
-from .voters import NO_DIRECTORY, VoterSet
+from .voters import NO_DIRECTORY, SnapshotVoters, VoterSet
 
 log = logging.getLogger("kraftwire.raft")
 
@@ -222,6 +225,11 @@ def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
     return LeaderChangeMessage(version=0, leader_id=node_id, voters=voters, granting_voters=voters)
 
 
+def _voters_of(path: Path) -> SnapshotVoters:
+    """The voter records a checked snapshot holds after its header."""
+    return SnapshotVoters.of_records(snapshot_control(path))
+
+
 def batches_from(data: bytes) -> list[_Batch]:
     """The record batches of a Fetch answer (or a log), as the log keeps them."""
     found, position = [], 0
@@ -249,9 +257,6 @@ class RaftLog:
         self.bootstrap_kraft_version = kraft_version
         self.directory_id = directory_id
         self.endpoints: tuple[tuple[str, str, int], ...] = ()  # this replica's controller listeners, set by the host
-        if kraft_version >= 1 and (config.retention_bytes is not None or config.retention_ms is not None):
-            raise ValueError("log retention needs kraft.version 0: kraftwire's snapshots do not carry the voter set "
-                             "yet, so a dynamic quorum keeps its whole log")
         self.timers = timers
         self.rng = rng or random.Random()
         self.cluster_id = cluster_id
@@ -336,13 +341,9 @@ class RaftLog:
         await loop.run_in_executor(self._io, self._recover)
         start = self._snapshot[0].end_offset if self._snapshot else 0
         entries = []
-        if self.bootstrap_kraft_version >= 1:  # a dynamic quorum keeps its whole log: the voter history is in it
-            for batch in self._recovered:
+        for batch in self._recovered:
+            if batch.base >= start:  # below it, the snapshot holds the records
                 entries.extend(self._entries_of(batch))
-        else:
-            for batch in self._recovered:
-                if batch.base >= start:  # below it, the snapshot holds the records
-                    entries.extend(self._entries_of(batch))
         self._recovered = []
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
@@ -354,8 +355,8 @@ class RaftLog:
         snapshot = (self._snapshot[0], self._snapshot[1].stat().st_size) if self._snapshot else None
         self.core = RaftCore(self.node_id, self.bootstrap_voters, self.rng, self._now(), timers=self.timers,
                              epoch=epoch, leader_id=leader, voted_id=voted, log=entries, directory_id=self.directory_id,
-                             kraft_version=self.bootstrap_kraft_version,
-                             snapshot=None if self.bootstrap_kraft_version >= 1 else snapshot)
+                             kraft_version=self.bootstrap_kraft_version, snapshot=snapshot,
+                             snapshot_voters=_voters_of(self._snapshot[1]) if self._snapshot else SnapshotVoters())
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -408,8 +409,7 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        whole = self.bootstrap_kraft_version >= 1  # a dynamic quorum keeps its whole log (see open)
-        first = 0 if whole else max(i for i, s in enumerate(segments) if s.base_offset <= start)
+        first = max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
         expected = segments[first].base_offset
@@ -1051,11 +1051,12 @@ class RaftLog:
         if self._snapshot is not None and self._snapshot[0].end_offset >= snapshot.end_offset:
             return self._snapshot[0]
         image = self.snapshot_source()  # a copy, taken now, consistent with the high watermark
+        voters = self.core.voters_at(snapshot.end_offset).control_records()
         self._since_snapshot_records = self._since_snapshot_bytes = 0
         loop = asyncio.get_running_loop()
         try:
             path = await loop.run_in_executor(self._snapshot_io, write_snapshot, self.directory, snapshot,
-                                              self._committed_timestamp, _wall_ms(), image.to_records())
+                                              self._committed_timestamp, _wall_ms(), image.to_records(), voters)
         except Exception:  # the log goes on without this snapshot; the next one is due as usual
             log.exception("could not write snapshot %s", snapshot.file_name)
             return None
@@ -1100,6 +1101,7 @@ class RaftLog:
             os.fsync(partial.fileno())
             partial.close()
             check_snapshot(path)
+            self.core.installed_snapshot_voters(_voters_of(path))
         except (OSError, SnapshotError) as exc:
             return self._fail(exc)
         end = snapshot_id.end_offset
