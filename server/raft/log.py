@@ -300,6 +300,7 @@ class RaftLog:
         self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
         self._snapshot: tuple[SnapshotId, Path] | None = None
+        self._snapshot_voters = SnapshotVoters()  # the voter records the snapshot the log started from holds
         self._since_snapshot_records = 0
         self._since_snapshot_bytes = 0
         self._committed_epoch = 0
@@ -340,11 +341,18 @@ class RaftLog:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._io, self._recover)
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        entries = []
+        entries, below = [], []
         for batch in self._recovered:
             if batch.base >= start:  # below it, the snapshot holds the records
                 entries.extend(self._entries_of(batch))
+            elif batch.control:  # a snapshot without voter records: the log below it has them (see _recover)
+                below.extend(e.data for e in self._entries_of(batch) if isinstance(e.data, _VOTER_DATA))
         self._recovered = []
+        snapshot_voters = self._snapshot_voters
+        if below and snapshot_voters.kraft_version is None:
+            snapshot_voters = SnapshotVoters(
+                next((d.kraft_version for d in reversed(below) if isinstance(d, voter_sets.KRaftVersionRecord)), None),
+                next((d.voters for d in reversed(below) if isinstance(d, voter_sets.VotersRecord)), None))
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
         epoch, leader, voted = (state.leader_epoch, state.leader_id, state.voted_id) if state else (0, NO_ID, NO_ID)
@@ -356,7 +364,7 @@ class RaftLog:
         self.core = RaftCore(self.node_id, self.bootstrap_voters, self.rng, self._now(), timers=self.timers,
                              epoch=epoch, leader_id=leader, voted_id=voted, log=entries, directory_id=self.directory_id,
                              kraft_version=self.bootstrap_kraft_version, snapshot=snapshot,
-                             snapshot_voters=_voters_of(self._snapshot[1]) if self._snapshot else SnapshotVoters())
+                             snapshot_voters=snapshot_voters)
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -377,7 +385,11 @@ class RaftLog:
             log.info("deleted the interrupted snapshot %s", path.name)
         self._snapshot = self._newest_valid_snapshot()
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        self._recover_segments(start, read_synced_lengths(self.directory))
+        self._snapshot_voters = _voters_of(self._snapshot[1]) if self._snapshot else SnapshotVoters()
+        # An older kraftwire kept a dynamic quorum's whole log and wrote its snapshots without voter records.
+        whole = (self.bootstrap_kraft_version >= 1 and self._snapshot is not None
+                 and self._snapshot_voters.kraft_version is None)
+        self._recover_segments(start, read_synced_lengths(self.directory), whole)
         if self._snapshot:
             self._committed_epoch = self._snapshot[0].epoch
         active = self._segments[-1]
@@ -394,9 +406,9 @@ class RaftLog:
                 log.error("ignoring snapshot %s: %s", path, exc)
         return None
 
-    def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
-        """Check every batch from the segment holding ``start`` on and keep them for the core; cut a torn
-        tail; returns the epoch of the last batch (0 if none)."""
+    def _recover_segments(self, start: int, synced: dict[str, int], whole: bool = False) -> int:
+        """Check every batch from the segment holding ``start`` on (from the first, if ``whole``) and keep
+        them for the core; cut a torn tail; returns the epoch of the last batch (0 if none)."""
         interval = self.config.index_interval_bytes
         bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name)) is not None)
         segments = [Segment(self.directory, base, interval) for base in bases]
@@ -409,7 +421,7 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        first = max(i for i, s in enumerate(segments) if s.base_offset <= start)
+        first = 0 if whole else max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
         expected = segments[first].base_offset
