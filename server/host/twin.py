@@ -64,6 +64,7 @@ class TwinSource:
     epoch: int
     last_timestamp: int
     controllers: list[int] = field(default_factory=list)  # registered by RegisterControllerRecord
+    kraft_version: int = 0  # the source's latest KRaftVersionRecord: a twin's quorum is as static or dynamic
     notes: list[str] = field(default_factory=list)  # what the operator should know (logged at start)
 
     @property
@@ -169,6 +170,8 @@ def read_source(path: str | Path) -> TwinSource:
         source.end_offset, source.epoch, source.last_timestamp = offset + 1, epoch, max(source.last_timestamp,
                                                                                         timestamp)
         if control:
+            if isinstance(record, rec.KRaftVersionRecord):
+                source.kraft_version = record.k_raft_version
             return
         if isinstance(record, rec.RegisterControllerRecord):
             controllers.add(record.controller_id)

@@ -390,17 +390,20 @@ class RaftCore:
                  timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
                  log: list[Entry] | None = None, directory_id: object = NO_DIRECTORY, kraft_version: int = 0,
                  listener: str = "CONTROLLER", snapshot: tuple[SnapshotId, int] | None = None,
-                 snapshot_voters: SnapshotVoters = SnapshotVoters()):
+                 snapshot_voters: SnapshotVoters = SnapshotVoters(), bootstrap: tuple[int, ...] = ()):
         """Start from the persisted state: quorum-state (epoch, leader, vote), the latest snapshot
         ((id, size in bytes), or None) with the voter records it holds, and the fsync'd log, whose entries
         start at the snapshot's end.
 
         ``voters`` is the bootstrap set (ids for ``controller.quorum.voters``, or the bootstrap
         checkpoint's ``VoterSet``) and ``kraft_version`` its kraft.version: 1 lets the voter set change.
-        ``listener`` is the controller listener a new voter must name."""
+        ``listener`` is the controller listener a new voter must name. ``bootstrap``: the ids under which
+        the driver reaches ``controller.quorum.bootstrap.servers`` (Kafka's -2, -3, ...), which an observer
+        asks for the leader while it knows no voter."""
         self.node_id = node_id
         self.key = ReplicaKey(node_id, directory_id)
         self.listener = listener
+        self.bootstrap = bootstrap
         bootstrap = voters if isinstance(voters, VoterSet) else VoterSet.static(voters)
         self.rng = rng
         self.timers = timers
@@ -704,8 +707,13 @@ class RaftCore:
         self._send_fetch(now)
 
     def _expired_discovery(self, now: int) -> None:
-        """An observer without a leader asks the voters in turn; a Fetch answer names the leader."""
-        voter = self.voters[self._discovery_index % len(self.voters)]
+        """An observer without a leader asks the voters in turn (the bootstrap servers while it knows no
+        voter); a Fetch answer names the leader."""
+        candidates = self.voters or self.bootstrap
+        if not candidates:
+            self._deadlines["discovery"] = now + self.timers.request_timeout_ms
+            return
+        voter = candidates[self._discovery_index % len(candidates)]
         self._discovery_index += 1
         self._send(FetchRequest, voter, replica_id=self.node_id, current_leader_epoch=self.epoch,
                    fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=0,

@@ -257,6 +257,8 @@ class RaftLog:
         self.bootstrap_kraft_version = kraft_version
         self.directory_id = directory_id
         self.endpoints: tuple[tuple[str, str, int], ...] = ()  # this replica's controller listeners, set by the host
+        self.bootstrap_servers: tuple[int, ...] = ()  # the ids the transport reaches the bootstrap servers at
+        self._leader_endpoints: dict[int, tuple[str, int]] = {}  # a leader's address, as an answer named it
         self.timers = timers
         self.rng = rng or random.Random()
         self.cluster_id = cluster_id
@@ -353,6 +355,13 @@ class RaftLog:
             snapshot_voters = SnapshotVoters(
                 next((d.kraft_version for d in reversed(below) if isinstance(d, voter_sets.KRaftVersionRecord)), None),
                 next((d.voters for d in reversed(below) if isinstance(d, voter_sets.VotersRecord)), None))
+        if self.bootstrap_kraft_version >= 1 and (self._snapshot or entries) and snapshot_voters.kraft_version is None \
+                and not any(isinstance(e.data, voter_sets.KRaftVersionRecord) for e in entries):
+            # As kafka-storage format fixes it, the first start does here: a log that holds records but no
+            # KRaftVersionRecord was started at kraft.version 0 and keeps its static voters.
+            log.info("%s was started with static voters (kraft.version 0): it keeps them", self.directory)
+            self.bootstrap_kraft_version = 0
+            self.bootstrap_voters = VoterSet.static(self.bootstrap_voters.ids)
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
         epoch, leader, voted = (state.leader_epoch, state.leader_id, state.voted_id) if state else (0, NO_ID, NO_ID)
@@ -364,7 +373,7 @@ class RaftLog:
         self.core = RaftCore(self.node_id, self.bootstrap_voters, self.rng, self._now(), timers=self.timers,
                              epoch=epoch, leader_id=leader, voted_id=voted, log=entries, directory_id=self.directory_id,
                              kraft_version=self.bootstrap_kraft_version, snapshot=snapshot,
-                             snapshot_voters=snapshot_voters)
+                             snapshot_voters=snapshot_voters, bootstrap=self.bootstrap_servers)
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -750,6 +759,7 @@ class RaftLog:
         try:
             answer = await asyncio.wait_for(self.transport(message.dst, request, version), timeout)
             response = peer_wire.from_response(message, answer, self._decode_records)
+            self._leader_endpoints.update(peer_wire.node_endpoints(answer))
         except (OSError, asyncio.TimeoutError, MalformedError) as exc:
             log.debug("node %d: %s to %d got no answer: %s", self.node_id, type(message).__name__, message.dst, exc)
             return
@@ -832,6 +842,20 @@ class RaftLog:
             return await asyncio.wait_for(waiting, timeout)
         finally:
             self._incoming.pop((message.src, message.correlation_id), None)
+
+    def voter_endpoints(self) -> dict[int, tuple[str, int]]:
+        """Where the voters (and the leaders answers named) are reached: the listener named like this
+        replica's own, as the latest voter set logs it (KIP-853); the host's transport uses it."""
+        if self.core is None:
+            return dict(self._leader_endpoints)
+        own = self.endpoints[0][0] if self.endpoints else None
+        found = dict(self._leader_endpoints)
+        for node in self.core.voter_set.voters:
+            named = [(host, port) for name, host, port in node.listeners if name == own] or [
+                (host, port) for _name, host, port in node.listeners]
+            if named:
+                found[node.key.id] = named[0]
+        return found
 
     def _leader_endpoint(self) -> tuple[str, int]:
         """The leader's listener (the one named like this replica's own) as the voter set logs it."""
