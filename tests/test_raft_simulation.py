@@ -670,3 +670,19 @@ def test_a_replica_its_own_log_does_not_list_still_votes():
                           last_offset=5, pre_vote=False)
     actions = new_voter.receive(10, request)
     assert sent(actions, VoteResponse)[0].vote_granted is True and PersistState(3, -1, 2) in actions
+
+
+def test_an_observer_that_knows_no_voter_asks_the_bootstrap_servers_for_the_leader():
+    """A ``--no-initial-controllers`` controller: no voter set yet, so its discovery goes to the
+    bootstrap servers' ids (Kafka's -2, -3, ...), in turn, and the answer naming the leader is followed."""
+    observer = core(node_id=4, voters=VoterSet(()), kraft_version=1, directory_id=DIRECTORIES[4], bootstrap=(-2, -3))
+    asked = [sent(fire(observer), FetchRequest)[0].dst for _ in range(3)]
+    assert asked == [-2, -3, -2] and observer.role is Role.UNATTACHED
+    (fetch,) = sent(fire(observer), FetchRequest)
+    actions = observer.receive(1000, FetchResponse(
+        src=fetch.dst, dst=4, correlation_id=fetch.correlation_id, error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER),
+        high_watermark=0, base_offset=0, records=(), diverging_epoch=None, current_leader=(1, 3)))
+    assert (observer.role, observer.leader_id, observer.epoch) == (Role.FOLLOWER, 1, 3)
+    assert [f.dst for f in sent(actions, FetchRequest)] == [1]
+    lonely = core(node_id=5, voters=VoterSet(()), kraft_version=1)  # nobody to ask: it waits and asks again
+    assert sent(fire(lonely), FetchRequest) == [] and lonely.next_deadline() is not None
