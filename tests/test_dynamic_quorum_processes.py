@@ -21,6 +21,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from apache_kafka import METADATA_QUORUM, STORAGE_TOOL, run_tool
 from kraftwire.codec.log_layout import PARTITION_DIR
 from kraftwire.codec.records import decode_control, iter_batches
+from kraftwire.server.host.chaos import wait_for
 from kraftwire.server.raft.storage import kafka_uuid, read_properties
 from served import free_ports
 
@@ -144,15 +145,6 @@ class Node:
                 self.process.wait()
 
 
-def wait_for(predicate, timeout: float = 60, what: str = "the expected state"):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-    return value
-
-
 def quorum_status(controller: str) -> dict:
     done = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller, "describe", "--status")
     if done.returncode != 0:
@@ -190,19 +182,19 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
         assert "on-a-dynamic-quorum" in admin.list_topics()
         admin.close()
         controller = f"127.0.0.1:{ports[3000]}"
-        status = wait_for(lambda: quorum_status(controller), what="the quorum's status")
+        status = wait_for(lambda: quorum_status(controller), timeout=60, what="the quorum's status")
         assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001]
 
         nodes.append(Node("controller", configs[3002]))  # an observer, found through the bootstrap servers
         wait_for(lambda: any(o["id"] == 3002 for o in json.loads(quorum_status(controller).get(
-            "CurrentObservers", "[]"))), what="controller 3002 to follow as an observer")
+            "CurrentObservers", "[]"))), timeout=60, what="controller 3002 to follow as an observer")
         added = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller, "--command-config",
                          str(configs[3002]), "add-controller")
         assert added.returncode == 0, added.stdout + added.stderr
         wait_for(lambda: sorted(v["id"] for v in json.loads(quorum_status(controller).get("CurrentVoters", "[]")))
-                 == [3000, 3001, 3002], what="the three voters")
+                 == [3000, 3001, 3002], timeout=60, what="the three voters")
 
-        # A controller restarted from its data directory takes the voters from its log, not its checkpoint.
+        # A controller restarted from its data directory (its log, past the checkpoint) rejoins the three.
         nodes[0].stop()
         nodes[0] = Node("controller", configs[3000])
         admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
@@ -210,7 +202,7 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
         admin.create_topics([NewTopic("after-a-restart", 1, 1)])
         assert {"on-a-dynamic-quorum", "after-a-restart"} <= set(admin.list_topics())
         admin.close()
-        status = wait_for(lambda: quorum_status(controller), what="the restarted controller's answer")
+        status = wait_for(lambda: quorum_status(controller), timeout=60, what="the restarted controller's answer")
         assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001, 3002]
     finally:
         for node in reversed(nodes):
