@@ -250,3 +250,21 @@ async def test_a_snapshot_without_voter_records_from_an_older_kraftwire_takes_th
     await log.open()
     assert log.voters == (NODE_ID,) and log.core.log_start == snapshot.end_offset
     await log.close()
+
+
+async def test_a_log_started_with_static_voters_stays_static_when_opened_at_kraft_version_1(tmp_path):
+    """As ``kafka-storage format`` fixes kraft.version once, the first start does: a data directory from
+    a static quorum (records, no KRaftVersionRecord) keeps it when kraft.version 1 becomes the default."""
+    log, _image = await open_log(tmp_path)
+    await log.append(topic_write("static"))[1]
+    await log.close()
+    log = dynamic_log(tmp_path, NODE_ID)
+    await log.open()
+    assert (log.kraft_version, log.core.voter_set) == (0, VoterSet.static([NODE_ID]))
+    await log.append(topic_write("still-static"))[1]
+    await log.close()
+
+    fresh = dynamic_log(tmp_path / "new", NODE_ID)  # an empty directory takes the kraft.version asked for
+    await fresh.open()
+    assert fresh.kraft_version == 1
+    await fresh.close()
