@@ -95,7 +95,7 @@ BROKER = {"node.id": "1", "process.roles": "broker", "listeners": "PLAINTEXT://:
 
 
 @pytest.mark.parametrize("change, refusal", [
-    ({"controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "c0:9093"}, "quorum is static"),
+    ({"controller.quorum.voters": ""}, "needs controller.quorum.voters .* or controller.quorum.bootstrap.servers"),
     ({"node.id": "3000"}, "is a voter"),
     ({"listeners": "CONTROLLER://:9093"}, "a listener for clients"),
     ({"log.dirs": ""}, "needs log.dirs"),
@@ -103,6 +103,13 @@ BROKER = {"node.id": "1", "process.roles": "broker", "listeners": "PLAINTEXT://:
 def test_broker_configuration_is_judged_as_kafka_names_it(change, refusal):
     with pytest.raises(ValueError, match=refusal):
         node_config({**BROKER, **change}, "broker")
+
+
+def test_a_node_of_a_dynamic_quorum_names_the_bootstrap_servers_alone():
+    for base, role in ((BASE, "controller"), (BROKER, "broker")):
+        config = node_config({**base, "controller.quorum.voters": "",
+                              "controller.quorum.bootstrap.servers": "c0:9093, c1:9093"}, role)
+        assert config.voters is None and config.bootstrap == [("c0", 9093), ("c1", 9093)]
 
 
 def test_broker_configuration_reads_its_client_listener_and_log_dirs():

@@ -223,7 +223,7 @@ def test_bad_voter_changes_get_kafkas_error_codes():
 
 
 def test_a_static_quorum_refuses_voter_changes_with_unsupported_version():
-    with BackgroundCluster(brokers=1) as bg:  # one controller: kraft.version 0, as controller.quorum.voters
+    with BackgroundCluster(brokers=1, kraft_version=0) as bg:  # as controller.quorum.voters
         new = bg.run(bg.cluster.add_controller())
         wait_for(lambda: caught_up_observer(bg, new), what=f"controller {new} to catch up as an observer")
         with pytest.raises(KafkaError) as refused:

@@ -450,7 +450,8 @@ def api_version_ranges(answer, served):
 @pytest.fixture(scope="module")
 def answers(apache_kafka):
     kafka = run_scenario(kafka_target(apache_kafka))
-    with BackgroundCluster(brokers=3, log_dirs=2) as bg:
+    # The Kafka cluster is formatted with controller.quorum.voters, a static quorum: so is this one.
+    with BackgroundCluster(brokers=3, log_dirs=2, kraft_version=0) as bg:
         ours = run_scenario(kraftwire_target(bg))
     return kafka, ours
 

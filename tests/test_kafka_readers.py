@@ -88,8 +88,10 @@ def test_kafka_dump_log_decodes_every_record_kraftwire_wrote(kraftwire_log):
             "FEATURE_LEVEL_RECORD"} <= types, types
 
 
-# Kafka's SnapshotFileReader logs the header and footer of every snapshot it reads at ERROR level.
-SNAPSHOT_CONTROL_NOTICE = re.compile(r"^\[[^]]*\] ERROR Ignoring control record with type SNAPSHOT_(HEADER|FOOTER) "
+# Kafka's SnapshotFileReader logs the control records of every snapshot it reads at ERROR level: the header
+# and footer, and a dynamic quorum's KRaftVersionRecord and VotersRecord.
+SNAPSHOT_CONTROL_NOTICE = re.compile(r"^\[[^]]*\] ERROR Ignoring control record with type "
+                                     r"(SNAPSHOT_HEADER|SNAPSHOT_FOOTER|KRAFT_VERSION|KRAFT_VOTERS) "
                                      r"at offset \d+ \(org.apache.kafka.metadata.util.SnapshotFileReader\)$")
 
 

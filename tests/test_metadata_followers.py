@@ -8,6 +8,7 @@ import asyncio
 import time
 import uuid
 
+import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
@@ -159,8 +160,10 @@ def same_metadata(image, committed) -> bool:
             and image.brokers == committed.brokers and image.configs == committed.configs)
 
 
-async def test_a_follower_below_the_log_start_is_pointed_at_the_snapshot_by_its_fetch():
-    async with Cluster(brokers=2, log_config=RaftConfig(segment_bytes=1500, retention_bytes=1)) as cluster:
+@pytest.mark.parametrize("kraft_version", [0, 1])
+async def test_a_follower_below_the_log_start_is_pointed_at_the_snapshot_by_its_fetch(kraft_version):
+    async with Cluster(brokers=2, log_config=RaftConfig(segment_bytes=1500, retention_bytes=1),
+                       kraft_version=kraft_version) as cluster:
         for i in range(8):
             await create_on(cluster.brokers[0], f"retained-{i}")
         await cluster.log.snapshot()  # segments wholly below it are deleted: the log no longer starts at 0
@@ -174,6 +177,7 @@ async def test_a_follower_below_the_log_start_is_pointed_at_the_snapshot_by_its_
             assert view.loaded_snapshots == 1
             assert same_metadata(view.image, cluster.controller.committed)
             assert view.image.topic("after-retention") is not None
+            assert view.image.kraft_version == kraft_version  # from the snapshot: the log below it is gone
         finally:
             await view.close()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.request
 import uuid
@@ -20,7 +21,10 @@ from kraftwire.codec.messages import CreateTopicsRequest, FetchSnapshotRequest
 from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.raft import RaftConfig, RaftLog
 from kraftwire.server.raft.core import Timers
+from kraftwire.server.raft.snapshots import read_snapshot, snapshot_control
+from kraftwire.server.raft.voters import SnapshotVoters
 from kraftwire.server.wire.client import KafkaClient
+from apache_kafka import DUMP_LOG, METADATA_SHELL, run_tool
 from raft_helpers import open_log, partition_dir, segments, state
 from served import Served
 
@@ -203,6 +207,77 @@ async def test_a_crash_in_the_middle_of_an_install_is_finished_at_start_up(tmp_p
     await log.close()
 
 
+def caught_up_observer(cluster: Cluster, node_id: int) -> bool:
+    leader = cluster.log
+    return leader.active and any(o.replica_id == node_id and o.end_offset >= leader.high_watermark
+                                 for o in leader.describe().observers)
+
+
+def snapshot_voters(log: RaftLog) -> SnapshotVoters:
+    """The voter records of a controller's latest snapshot, read from its file."""
+    return SnapshotVoters.of_records(snapshot_control(log.latest_snapshot[1]))
+
+
+async def retire_past(cluster: Cluster, offset: int) -> None:
+    """Write until every running controller has snapshotted and deleted its log up to past ``offset``."""
+    def retired(log: RaftLog) -> bool:
+        return log.core.log_start > offset and int(segments(log.directory.parent)[0].stem) > offset
+    batch = 0
+    while not all(retired(log) for c, log in zip(cluster.controller_ids, cluster.logs)
+                  if c not in cluster._stopped_controllers):
+        await create_topics(cluster, [f"r{offset}-{batch}-{i}" for i in range(10)])
+        batch += 1
+
+
+async def test_a_dynamic_quorums_snapshots_carry_the_voter_set_so_its_log_can_go(tmp_path):
+    """kraft.version 1 with retention: voters added and removed while the log below each snapshot is
+    deleted; restarts and a new controller that can only catch up from a snapshot learn the set from it."""
+    async with Cluster(brokers=1, controllers=3, kraft_version=1, data_dir=tmp_path, log_config=SMALL_LOG) as cluster:
+        await cluster.wait_for_active_controller()
+        added = await cluster.add_controller()
+        await wait_for(lambda: caught_up_observer(cluster, added), what="the new controller to catch up")
+        await cluster.add_voter(added)
+        four = (3000, 3001, 3002, added)
+        await retire_past(cluster, cluster.log.high_watermark)  # the VotersRecord adding it is gone from every log
+        for log in cluster.logs:
+            assert snapshot_voters(log).kraft_version == 1 and snapshot_voters(log).voters.ids == four
+
+        for node_id in four:  # each comes back knowing the set from its snapshot alone
+            await cluster.stop_controller(node_id)
+            await cluster.start_controller(node_id)
+            assert cluster.logs[cluster.controller_ids.index(node_id)].voters == four
+        await cluster.wait_for_active_controller()
+
+        await cluster.remove_controller(3000)
+        await retire_past(cluster, cluster.log.high_watermark)
+        newest = await cluster.add_controller()  # its log starts at 0, below every voter's log start
+        await wait_for(lambda: caught_up_observer(cluster, newest), what="the newest controller to catch up")
+        log = cluster.logs[cluster.controller_ids.index(newest)]
+        assert log.latest_snapshot is not None and log.core.log_start > 0  # it installed a snapshot
+        assert log.voters == (3001, 3002, added) and log.kraft_version == 1
+        await cluster.add_voter(newest)
+        await create_topics(cluster, ["after-the-changes"])
+        await wait_for(lambda: cluster.controllers[cluster.controller_ids.index(newest)].committed.topic(
+            "after-the-changes") is not None, what="the write on the newest voter")
+        assert cluster.log.voters == (3001, 3002, added, newest)
+        snapshot = cluster.log.latest_snapshot[1]
+
+    # Kafka's own readers take a snapshot holding the voter records.
+    dumped = run_tool(DUMP_LOG, "--cluster-metadata-decoder", "--print-data-log", "--files", str(snapshot))
+    assert dumped.returncode == 0, dumped.stderr
+    first_batch = dumped.stdout.split("baseOffset: ")[1]
+    assert "isControl: true" in first_batch and "lastOffset: 2 count: 3" in first_batch, first_batch
+    assert "SnapshotHeader" in first_batch and "KRaftVersion" in first_batch and "KRaftVoters" in first_batch
+    shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), "ls", "/image/topics/byName")
+    assert shown.returncode == 0, shown.stderr
+    assert sorted(shown.stdout.split()) == sorted(r.name for r in read_snapshot(snapshot)
+                                                  if isinstance(r, rec.TopicRecord)) != []
+    # It notes each control record it skips, the voter records too, and nothing else.
+    assert re.findall(r"ERROR Ignoring control record with type (\w+) at offset (\d+)", shown.stderr)[:3] == [
+        ("SNAPSHOT_HEADER", "0"), ("KRAFT_VERSION", "1"), ("KRAFT_VOTERS", "2")]
+    assert len(shown.stderr.splitlines()) == 4, shown.stderr
+
+
 def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path):
     feature = rec.FeatureLevelRecord(name="metadata.version", feature_level=21)
     broker = rec.RegisterBrokerRecord(broker_id=1, incarnation_id=uuid.uuid4(), broker_epoch=7, fenced=False,
@@ -218,7 +293,8 @@ def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path)
         await log.close()
     asyncio.run(write_source())
 
-    served = Served(tmp_path, "--from-log", str(tmp_path / "source"), "--controllers", "3", "--port", "0",
+    served = Served(tmp_path, "--from-log", str(tmp_path / "source"), "--controllers", "3", "--kraft-version", "1",
+                    "--port", "0",
                     "--controller-port", "0", "--quorum-timers", "short", "--control-port", "0",
                     "--control-token", "secret")
     try:
@@ -243,6 +319,8 @@ def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path)
         assert {"kept", "after-failover"} <= set(admin.list_topics())
         described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
         assert described["leader_id"] != first and len(described["current_voters"]) == 3
+        # A dynamic quorum: the seed snapshot names kraft.version 1, the twin's controllers are its voters.
+        assert all(v["replica_directory_id"] is not None for v in described["current_voters"])
         admin.close()
     finally:
         served.stop()

@@ -9,7 +9,10 @@ import uuid
 import pytest
 
 from kraftwire.codec import records as rec
-from kraftwire.server.raft import LogFailedError, RaftLog, StorageError
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog, StorageError
+from kraftwire.server.raft.snapshots import read_snapshot, snapshot_control, write_snapshot
+from kraftwire.server.raft.voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet
 from kraftwire.codec.log_layout import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 
@@ -194,3 +197,74 @@ async def test_retention_by_time_deletes_old_segments_below_the_snapshot_and_old
     log, image = await open_log(tmp_path)
     assert state(image) == before
     await log.close()
+
+
+def dynamic_log(data_dir, *voter_ids: int, **config) -> RaftLog:
+    """Node 3000's log of a dynamic quorum (kraft.version 1) whose bootstrap voters are ``voter_ids``."""
+    voters = VoterSet(tuple(VoterNode(ReplicaKey(i, uuid.UUID(int=i)), (("CONTROLLER", "localhost", 9000 + i),))
+                            for i in voter_ids))
+    return RaftLog(data_dir, NODE_ID, RaftConfig(**config), voters=voters, kraft_version=1,
+                   directory_id=uuid.UUID(int=NODE_ID))
+
+
+async def test_a_dynamic_quorums_snapshot_holds_its_voter_set_and_a_restart_needs_no_log_below_it(tmp_path):
+    log = dynamic_log(tmp_path, NODE_ID, segment_bytes=2_000, retention_bytes=1)  # retention with kraft.version 1
+    await log.open()
+    image = MetadataImage()
+    log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
+    log.snapshot_source = image.copy
+    for i in range(60):
+        await log.append(topic_write(f"d{i:02d}", 2))[1]
+    snapshot = await log.snapshot()
+    await log.close()
+    snapshot_file = partition_dir(tmp_path) / snapshot.file_name
+    held = SnapshotVoters.of_records(snapshot_control(snapshot_file))
+    assert held == SnapshotVoters(1, log.core.voter_set) and held.voters.ids == (NODE_ID,)
+    assert int(segments(tmp_path)[0].stem) > 2  # the first batch, with the bootstrap VotersRecord, is deleted
+
+    # Started with other bootstrap voters, the log knows its own set from the snapshot.
+    log = dynamic_log(tmp_path, NODE_ID, 3001)
+    await log.open()
+    assert (log.voters, log.kraft_version, log.core.log_start) == ((NODE_ID,), 1, snapshot.end_offset)
+    await log.close()
+
+
+async def test_a_snapshot_without_voter_records_from_an_older_kraftwire_takes_them_from_the_log_below(tmp_path):
+    log = dynamic_log(tmp_path, NODE_ID)
+    await log.open()
+    image = MetadataImage()
+    log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
+    log.snapshot_source = image.copy
+    for i in range(5):
+        await log.append(topic_write(f"old{i}"))[1]
+    snapshot = await log.snapshot()
+    await log.close()
+    directory = partition_dir(tmp_path)
+    path = directory / snapshot.file_name  # written again as kraftwire wrote it before: no voter records
+    records = [(record, None) for record in read_snapshot(path)]
+    path.unlink()
+    write_snapshot(directory, snapshot, 0, 0, records)
+    assert SnapshotVoters.of_records(snapshot_control(path)) == SnapshotVoters()
+
+    log = dynamic_log(tmp_path, NODE_ID, 3001)
+    await log.open()
+    assert log.voters == (NODE_ID,) and log.core.log_start == snapshot.end_offset
+    await log.close()
+
+
+async def test_a_log_started_with_static_voters_stays_static_when_opened_at_kraft_version_1(tmp_path):
+    """As ``kafka-storage format`` fixes kraft.version once, the first start does: a data directory from
+    a static quorum (records, no KRaftVersionRecord) keeps it when kraft.version 1 becomes the default."""
+    log, _image = await open_log(tmp_path)
+    await log.append(topic_write("static"))[1]
+    await log.close()
+    log = dynamic_log(tmp_path, NODE_ID)
+    await log.open()
+    assert (log.kraft_version, log.core.voter_set) == (0, VoterSet.static([NODE_ID]))
+    await log.append(topic_write("still-static"))[1]
+    await log.close()
+
+    fresh = dynamic_log(tmp_path / "new", NODE_ID)  # an empty directory takes the kraft.version asked for
+    await fresh.open()
+    assert fresh.kraft_version == 1
+    await fresh.close()

@@ -19,8 +19,8 @@ from kraftwire.server.raft.core import (NO_ID, AddRaftVoterRequest, AddRaftVoter
                                         Timers, TruncateLog, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
                                         VoteRequest, VoteResponse, WriteSnapshotChunk)
 from kraftwire.server.raft.simulation import Faults, Simulation, Violation
-from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, VoterNode, VoterSet, VotersRecord,
-                                          from_control_record, to_control_record)
+from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterNode, VoterSet,
+                                          VotersRecord, from_control_record, to_control_record)
 
 TIMERS = Timers()
 
@@ -598,6 +598,34 @@ def test_update_raft_voter_is_answered_at_append_and_checks_epoch_range_and_vote
     assert answer_code(change(leader, now, UpdateRaftVoterRequest, **update)[1]) == ErrorCode.REQUEST_TIMED_OUT
 
 
+def test_a_dynamic_quorums_snapshot_holds_the_voter_set_in_force_at_its_end_and_a_restart_counts_it():
+    leader, now = committed_leader()
+    fetch_from(leader, now, 4)
+    fetch_from(leader, now, 4)  # a caught-up observer
+    add(leader, now, 4)
+    leader.flush_completed(now, leader.log_end)
+    fetch_from(leader, now, 2)
+    fetch_from(leader, now, 4)
+    assert leader.high_watermark == leader.log_end and leader.voters == (1, 2, 3, 4)
+    added_at = leader.log_end - 1
+    # A snapshot ending before the VotersRecord holds the bootstrap set, one past it the new set; static: none.
+    assert leader.voters_at(added_at) == SnapshotVoters(1, dynamic_voters(1, 2, 3))
+    assert leader.voters_at(added_at + 1) == SnapshotVoters(1, dynamic_voters(1, 2, 3, 4))
+    assert committed_leader(VoterSet.static((1, 2, 3)), 0)[0].voters_at(1) == SnapshotVoters()
+    assert leader.snapshot_taken(now, leader.log_end, 100) == [RetireLog(added_at + 1)]  # kraft.version 1 retires too
+    assert leader.log == [] and leader.voters == (1, 2, 3, 4)
+    # A replica that starts from that snapshot knows the set without the log below it, whatever its bootstrap set.
+    restarted = core(node_id=2, voters=dynamic_voters(1, 2, 3), kraft_version=0, directory_id=DIRECTORIES[2],
+                     snapshot=(SnapshotId(added_at + 1, 1), 100),
+                     snapshot_voters=SnapshotVoters(1, dynamic_voters(1, 2, 3, 4)))
+    assert (restarted.voters, restarted.kraft_version, restarted.log_start) == ((1, 2, 3, 4), 1, added_at + 1)
+    # A leader started from a snapshot does not write its bootstrap set: the snapshot's is in the log already.
+    voter = core(voters=dynamic_voters(1, 2, 3), kraft_version=1, directory_id=DIRECTORIES[1],
+                 snapshot=(SnapshotId(added_at, 1), 100), snapshot_voters=SnapshotVoters(1, dynamic_voters(1, 2, 3)))
+    elect(voter)
+    assert [e.data for e in voter.log] == [("LeaderChange", 1)]
+
+
 def test_the_latest_voter_set_in_the_log_counts_and_truncation_brings_back_the_earlier_one():
     log = [Entry(1, ("LeaderChange", 1), control=True), Entry(1, KRaftVersionRecord(1), control=True),
            Entry(1, VotersRecord(dynamic_voters(1, 2, 3)), control=True),
@@ -619,6 +647,16 @@ def test_the_invariants_hold_while_voters_are_added_removed_and_updated(seed, vo
     assert len(simulation.acknowledged) > 200 and len(simulation.leader_of_epoch) >= 3
     assert simulation.voter_changes >= 5
     assert {"AddRaftVoter NONE", "RemoveRaftVoter NONE", "UpdateRaftVoter NONE"} <= set(simulation.voter_answers)
+    # Snapshots hold the voter set, so a dynamic quorum retires its log as a static one does.
+    assert simulation.faults_injected["snapshots"] >= 10
+    assert all(node.core.log_start > 0 for node in simulation.nodes.values())
+
+
+def test_replicas_of_a_dynamic_quorum_learn_the_voters_from_an_installed_snapshot():
+    """A seed in which replicas fell behind the leader's log start while voters changed: each installed
+    snapshot's voter records were checked against the committed log, and the replica's set after it too."""
+    simulation = Simulation(0, 3, 2, duration_ms=15_000, reconfigure=True).run()
+    assert simulation.faults_injected["snapshot installs"] >= 2 and simulation.voter_changes >= 5
 
 
 def test_the_simulation_removes_leaders_and_keeps_every_committed_voter_change():
@@ -656,10 +694,26 @@ class KeepsTruncatedVoterSets(RaftCore):
             self._history.truncated = history
 
 
+class IgnoresAnInstalledSnapshotsVoters(RaftCore):
+    """A replica that keeps the voter set of its own log when a downloaded snapshot replaces it."""
+
+    def installed_snapshot_voters(self, voters):
+        pass
+
+
+class SnapshotsTheLatestVoterSet(RaftCore):
+    """Snapshots that hold the latest voter set, uncommitted or past their end, instead of the one in force there."""
+
+    def voters_at(self, end_offset):
+        return SnapshotVoters(self.kraft_version, self.voter_set)
+
+
 @pytest.mark.parametrize("broken_core,invariant", [
     (AllowsTwoVoterChangesInFlight, "two changes in flight"),
     (CountsTheCommittedVoterSet, "fsync'd"),
     (KeepsTruncatedVoterSets, "the latest VotersRecord in its log"),
+    (IgnoresAnInstalledSnapshotsVoters, "the latest VotersRecord in its log"),
+    (SnapshotsTheLatestVoterSet, "a snapshot ending at"),
 ])
 def test_the_checker_catches_a_broken_voter_change(broken_core, invariant):
     for seed in range(10):
@@ -681,3 +735,19 @@ def test_a_replica_its_own_log_does_not_list_still_votes():
                           last_offset=5, pre_vote=False)
     actions = new_voter.receive(10, request)
     assert sent(actions, VoteResponse)[0].vote_granted is True and PersistState(3, -1, 2) in actions
+
+
+def test_an_observer_that_knows_no_voter_asks_the_bootstrap_servers_for_the_leader():
+    """A ``--no-initial-controllers`` controller: no voter set yet, so its discovery goes to the
+    bootstrap servers' ids (Kafka's -2, -3, ...), in turn, and the answer naming the leader is followed."""
+    observer = core(node_id=4, voters=VoterSet(()), kraft_version=1, directory_id=DIRECTORIES[4], bootstrap=(-2, -3))
+    asked = [sent(fire(observer), FetchRequest)[0].dst for _ in range(3)]
+    assert asked == [-2, -3, -2] and observer.role is Role.UNATTACHED
+    (fetch,) = sent(fire(observer), FetchRequest)
+    actions = observer.receive(1000, FetchResponse(
+        src=fetch.dst, dst=4, correlation_id=fetch.correlation_id, error_code=int(ErrorCode.NOT_LEADER_OR_FOLLOWER),
+        high_watermark=0, base_offset=0, records=(), diverging_epoch=None, current_leader=(1, 3)))
+    assert (observer.role, observer.leader_id, observer.epoch) == (Role.FOLLOWER, 1, 3)
+    assert [f.dst for f in sent(actions, FetchRequest)] == [1]
+    lonely = core(node_id=5, voters=VoterSet(()), kraft_version=1)  # nobody to ask: it waits and asks again
+    assert sent(fire(lonely), FetchRequest) == [] and lonely.next_deadline() is not None

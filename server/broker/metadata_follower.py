@@ -160,12 +160,18 @@ def fetched_batches(data: bytes) -> list[FetchedBatch]:
 
 def load_snapshot(data: bytes, end_offset: int) -> MetadataImage:
     """A snapshot file's records applied, in order, to an empty image, each at ``end_offset - 1`` (as
-    the controllers replay a snapshot)."""
+    the controllers replay a snapshot); kraft.version from the KRaftVersionRecord a dynamic quorum's
+    snapshot holds after its header."""
     image = MetadataImage()
     for batch in iter_batches(data):
         if not batch.is_control:
             for record in batch.records:
                 image.apply(decode_frame(record.value)[0], end_offset - 1)
+        else:
+            for record in batch.records:
+                control = decode_control(record.key, record.value)
+                if isinstance(control, KRaftVersionRecord):
+                    image.kraft_version = control.k_raft_version
     return image
 
 

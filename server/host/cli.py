@@ -73,9 +73,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--controllers", type=int, default=1,
                    help="controllers in the Raft quorum (ids 3000, 3001, ...; several keep their logs in "
                         "DATA_DIR/controller-ID) (default 1)")
-    p.add_argument("--kraft-version", type=int, choices=(0, 1), default=0,
-                   help="1: dynamic voters (KIP-853), as kafka-storage format --initial-controllers (the log is "
-                        "then kept whole); 0: a static set, as controller.quorum.voters (default 0)")
+    p.add_argument("--kraft-version", type=int, choices=(0, 1), default=None,
+                   help="1: dynamic voters (KIP-853), as kafka-storage format --standalone/--initial-controllers; "
+                        "0: a static set, as controller.quorum.voters (default 1; a data directory keeps the "
+                        "kraft.version it first started with)")
     p.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
                    help="the controllers' Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")

@@ -93,6 +93,13 @@ QUIET_INTERVAL_S = 0.01  # ... this far apart (the LeaderAndIsr linger is 10 ms)
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
 
 
+def default_kraft_version(static_voters: bool) -> int:
+    """kraft.version when none is asked for: 1 (dynamic voters), as Kafka 4's ``kafka-storage format
+    --standalone`` and ``--initial-controllers`` give, for one controller as for several; 0 where the
+    voters are given as ``controller.quorum.voters`` (node processes), which Kafka keeps static."""
+    return 0 if static_voters else 1
+
+
 def seconds_left(copies: list[dict]) -> float | None:
     """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
     there is none yet, or one with bytes left does not move."""
@@ -148,9 +155,10 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int = 0,
+                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
-                 log_dir_paths: Sequence[str | Path] | None = None):
+                 log_dir_paths: Sequence[str | Path] | None = None,
+                 bootstrap_servers: Sequence[tuple[str, int]] = ()):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -169,9 +177,12 @@ class Cluster:
         its seed.
         ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
         --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
-        to the log, and AddRaftVoter/RemoveRaftVoter change them. 0, the default, is a static set, as
-        Kafka's ``controller.quorum.voters``: kraftwire's snapshots do not carry the voter set yet, so a
-        dynamic quorum keeps its whole log (no retention) and cannot seed a twin (README: differences)..
+        to the log, and AddRaftVoter/RemoveRaftVoter change them; snapshots hold the voter set in force at
+        their end, as Kafka's do, so retention works as with 0, and a twin's controllers are its bootstrap
+        voters. 0 is a static set, as Kafka's ``controller.quorum.voters``. The default (None) is 1, for
+        one controller too, as Kafka 4's ``--standalone`` gives (``default_kraft_version``), except for a
+        process given ``voters``, which are static, and a twin, whose is its source's. A data directory
+        keeps the kraft.version it first started with (``RaftLog.open``).
 
         One process may also host part of a cluster (``kraftwire controller``/``broker``,
         server/host/node_process.py): ``voters`` then names every controller of the quorum with the
@@ -179,35 +190,40 @@ class Cluster:
         process runs (a single one keeps its log in ``data_dir`` itself); ``brokers`` may be 0, and brokers
         without a controller beside them follow the log of the remote quorum as well. ``log_dir_paths``
         are then its one broker's log directories (Kafka's ``log.dirs``) instead of
-        ``<data_dir>/broker-<id>/logs-<k>``."""
+        ``<data_dir>/broker-<id>/logs-<k>``. ``bootstrap_servers`` instead of ``voters`` (Kafka's
+        ``controller.quorum.bootstrap.servers``) makes the process part of a dynamic quorum whose voters
+        its controller reads from its log (``kraftwire format``'s bootstrap checkpoint first) and reaches
+        at the listeners logged there; the bootstrap servers are asked for the leader."""
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
         elif sizes is not None:
             raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
-        if voters is None:  # the whole cluster in this process
+        if voters is None and not bootstrap_servers:  # the whole cluster in this process
             if brokers < 1:
                 raise ValueError("a cluster needs at least one broker")
             if controllers < 1:
                 raise ValueError("a cluster needs at least one controller")
             voter_ids = local_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
         else:
-            voter_ids, local_ids = sorted(voters), list(local_controllers)
-            if not set(local_ids) <= set(voter_ids):
+            voter_ids, local_ids = sorted(voters or {}), list(local_controllers)
+            if voters is not None and not set(local_ids) <= set(voter_ids):
                 raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
             if brokers < 0 or not (brokers or local_ids):
                 raise ValueError("a process runs at least one controller or broker")
             if log_dir_paths is not None and brokers != 1:
                 raise ValueError("explicit log directories are for a process running one broker")
+        if kraft_version is None:
+            kraft_version = twin.kraft_version if twin is not None else default_kraft_version(voters is not None)
         if kraft_version not in (0, 1):
             raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
-        if kraft_version >= 1 and from_log is not None:
-            raise ValueError("a twin (--from-log) runs at kraft.version 0: its seed snapshot holds no voter set")
         node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
         metadata_version_level(metadata_version)  # refused before anything is created
         self.voter_ids = list(voter_ids)  # every controller of the quorum (at the start)
         self.controller_ids = list(local_ids)  # those this process runs (and those added since, below)
-        self._voter_addresses = None if voters is None else dict(voters)
+        self._voter_addresses = None if voters is None and not bootstrap_servers else dict(voters or {})
+        # Kafka's ids for the bootstrap servers: -2, -3, ...
+        self._bootstrap_addresses = {-2 - i: tuple(address) for i, address in enumerate(bootstrap_servers)}
         self._log_dir_paths_given = None if log_dir_paths is None else [Path(p) for p in log_dir_paths]
         _check_node_ids(node_ids, brokers, voter_ids)
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
@@ -237,7 +253,8 @@ class Cluster:
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
                 controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
             if twin is not None:
-                twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)))
+                twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)),
+                          kraft_version)
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
                                               twin.log_dir_count(broker_id) if twin else log_dirs,
                                               log_dir_capacity_bytes, new_uuid)
@@ -311,7 +328,8 @@ class Cluster:
         """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
         settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
         node_id = self.controller_ids[i]
-        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=settings["bootstrap_ids"],
+        bootstrap = VoterSet(()) if self._bootstrap_addresses else settings["bootstrap_ids"]  # else from the log
+        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=bootstrap,
                       timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
                       cluster_id=settings["cluster_id"], kraft_version=settings["kraft_version"],
                       directory_id=settings["directory_ids"][i])
@@ -347,7 +365,8 @@ class Cluster:
         ``kafka-storage format --initial-controllers`` records them (the log's own set rules once written)."""
         settings, log, node = self._controller_settings, self.logs[i], self.controller_nodes[i]
         log.endpoints = ((CONTROLLER_LISTENER, node.host, node.port),)
-        if settings["kraft_version"] >= 1:
+        log.bootstrap_servers = tuple(self._bootstrap_addresses)
+        if settings["kraft_version"] >= 1 and not self._bootstrap_addresses:
             log.bootstrap_voters = VoterSet(tuple(
                 VoterNode(ReplicaKey(node_id, settings["directory_ids"][k]),
                           ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
@@ -420,6 +439,12 @@ class Cluster:
         local = {n.node_id: (n.host, n.port) for n in self.controller_nodes}
         if self._voter_addresses is None:
             return local
+        if self._bootstrap_addresses:  # the voters at the listeners the log names, else the bootstrap servers
+            found = {}
+            for log in self.logs:
+                found.update(log.voter_endpoints())
+            found |= local
+            return found | {i: a for i, a in self._bootstrap_addresses.items() if a not in found.values()}
         return {v: local[v] if v in local and self._voter_addresses[v][1] == 0 else self._voter_addresses[v]
                 for v in self.voter_ids}
 

@@ -4,8 +4,9 @@ A node is configured as a Kafka node is: a ``server.properties`` file (``--confi
 ``--override KEY=VALUE``, or a flag named as the key (``--node.id 3001``); later ones win. The keys read:
 ``node.id``, ``process.roles`` (``controller`` or ``broker``; kraftwire runs no combined node, so a
 controller and a broker are two node ids), ``listeners`` and ``advertised.listeners`` (``NAME://host:port``),
-``controller.listener.names``, ``controller.quorum.voters`` (``id@host:port,...``; every node needs it,
-since kraftwire's quorum is static: ``controller.quorum.bootstrap.servers`` alone is refused),
+``controller.listener.names``, ``controller.quorum.voters`` (``id@host:port,...``: a static quorum) or
+``controller.quorum.bootstrap.servers`` (``host:port,...``: a dynamic quorum, KIP-853, whose controllers
+read the voters from their log and whose brokers ask those servers for the leader),
 ``metadata.log.dir`` (a controller's log; default the first of ``log.dirs``), ``log.dirs``/``log.dir`` (a
 broker's log directories), ``broker.rack``, ``broker.heartbeat.interval.ms`` and
 ``broker.session.timeout.ms``. Other keys are named in a warning and otherwise ignored, as Kafka names
@@ -14,7 +15,15 @@ configurations it does not use. A broker follows the quorum's log over Fetch as 
 
 The cluster id comes from the storage, as in Kafka: ``kraftwire format -t ID -c server.properties``
 (``kafka-storage format``'s options) writes ``meta.properties`` (cluster id, node id, a new directory id)
-into each of the node's directories, and a node refuses to start on a directory that has none.
+into each of the node's directories, and a node refuses to start on a directory that has none. For a
+dynamic quorum a controller is formatted with ``--standalone``, ``--initial-controllers
+ID@HOST:PORT:DIRID,...`` (its directory id is the one named for it) or ``--no-initial-controllers``,
+where the first two write the bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint`` (a
+header, the KRaftVersionRecord, the VotersRecord of the initial voters and a footer), as Kafka's does; the
+log starts from it as from a snapshot, and its first leader writes the voters into the log. A
+``--no-initial-controllers`` controller follows as an observer, found by asking the bootstrap servers
+(whose Fetch answers name the leader's address, NodeEndpoints), until ``kafka-metadata-quorum
+add-controller`` makes it a voter; as Kafka's, its format writes no checkpoint.
 ``kraftwire random-uuid`` prints a new cluster id. Every node is composed by ``Cluster``
 (server/host/cluster.py), hosting just this one node; its listeners speak PLAINTEXT.
 """
@@ -24,14 +33,18 @@ import argparse
 import asyncio
 import logging
 import signal
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kraftwire.codec.log_layout import PARTITION_DIR
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import StorageError, Timers
+from kraftwire.server.raft.snapshots import SnapshotId, write_snapshot
 from kraftwire.server.raft.storage import (META_PROPERTIES, kafka_uuid, load_meta_properties, parse_kafka_uuid,
                                            read_properties)
+from kraftwire.server.raft.voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet
 from .cluster import DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, Cluster
 
 logger = logging.getLogger("kraftwire")
@@ -56,6 +69,7 @@ class NodeConfig:
     bootstrap: list[Address]
     metadata_log_dir: Path | None
     log_dirs: list[Path]
+    listener_name: str = "CONTROLLER"  # the controller listener (the first of controller.listener.names)
     rack: str | None = None
     heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS
@@ -151,14 +165,11 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
     voters = parse_voters(values["controller.quorum.voters"]) if values.get("controller.quorum.voters") else None
     bootstrap = [parse_address(a, "controller.quorum.bootstrap.servers")
                  for a in values.get("controller.quorum.bootstrap.servers", "").split(",") if a.strip()]
-    if role == "controller" and voters is None:
-        raise ValueError("a controller needs controller.quorum.voters (kraftwire's quorum is static: "
-                         "controller.quorum.bootstrap.servers alone is not enough)")
-    if role == "controller" and node_id not in voters:
+    if voters is None and not bootstrap:
+        raise ValueError(f"a {role} needs controller.quorum.voters (a static quorum) or "
+                         f"controller.quorum.bootstrap.servers (a dynamic one)")
+    if role == "controller" and voters is not None and node_id not in voters:
         raise ValueError(f"node.id {node_id} is not among controller.quorum.voters ({sorted(voters)})")
-    if role == "broker" and voters is None:
-        raise ValueError("a broker needs controller.quorum.voters (kraftwire's quorum is static: "
-                         "controller.quorum.bootstrap.servers alone is not enough)")
     if role == "broker" and voters is not None and node_id in voters:
         raise ValueError(f"node.id {node_id} is a voter: a broker needs an id of its own")
     log_dirs = [Path(d.strip()) for d in values.get("log.dirs", values.get("log.dir", "")).split(",") if d.strip()]
@@ -168,7 +179,7 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
     if role == "broker" and not log_dirs:
         raise ValueError("a broker needs log.dirs")
     return NodeConfig(node_id, role, listen, advertised, voters, bootstrap, metadata_log_dir, log_dirs,
-                      values.get("broker.rack") or None,
+                      controller_names[0], values.get("broker.rack") or None,
                       _positive_int(values, "broker.heartbeat.interval.ms", DEFAULT_HEARTBEAT_INTERVAL_MS),
                       _positive_int(values, "broker.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS),
                       sorted(set(values) - set(KEYS)))
@@ -222,6 +233,16 @@ def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
     fmt.add_argument("-t", "--cluster-id", required=True, help="the cluster id (kraftwire random-uuid makes one)")
     fmt.add_argument("-g", "--ignore-formatted", action="store_true",
                      help="succeed when a directory is already formatted for this cluster and node")
+    quorum = fmt.add_mutually_exclusive_group()
+    quorum.add_argument("-s", "--standalone", action="store_true",
+                        help="a controller that is the whole initial dynamic quorum (controller.quorum.voters must "
+                             "not be set; set controller.quorum.bootstrap.servers)")
+    quorum.add_argument("-N", "--no-initial-controllers", action="store_true",
+                        help="a node of a dynamic quorum that is not among its initial voters (a controller joins "
+                             "as an observer, to be added with kafka-metadata-quorum add-controller)")
+    quorum.add_argument("-I", "--initial-controllers", default=None, metavar="ID@HOST:PORT:DIRID,...",
+                        help="the initial voters of a dynamic quorum, each with its metadata log directory id; the "
+                             "same for every node")
     sub.add_parser("random-uuid", help="print a new cluster id, as kafka-storage random-uuid does")
     return parsers
 
@@ -229,6 +250,64 @@ def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
 def random_uuid() -> int:
     print(kafka_uuid(uuid.uuid4()))
     return 0
+
+
+def parse_initial_controllers(text: str, listener: str) -> VoterSet:
+    """``--initial-controllers``: ``id@host:port:directory-id,...`` (a host in brackets may hold colons),
+    as Kafka's DynamicVoters parses it, into the voter set of the bootstrap checkpoint."""
+    voters = []
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        node_id, _, rest = entry.partition("@")
+        address, _, directory = rest.rpartition(":")
+        try:
+            host, port = parse_address(address, "--initial-controllers")
+            directory_id = parse_kafka_uuid(directory)
+            if not node_id.isdigit():
+                raise ValueError(node_id)
+        except ValueError:
+            raise ValueError(f"--initial-controllers: {entry!r} is not id@host:port:directory-id") from None
+        if any(v.key.id == int(node_id) for v in voters):
+            raise ValueError(f"--initial-controllers: controller {int(node_id)} appears twice")
+        voters.append(VoterNode(ReplicaKey(int(node_id), directory_id), ((listener, host, port),)))
+    if not voters:
+        raise ValueError("--initial-controllers names no controller")
+    return VoterSet(tuple(sorted(voters, key=lambda v: v.key.id)))
+
+
+def initial_quorum(args: argparse.Namespace, config: NodeConfig) -> tuple[SnapshotVoters | None, uuid.UUID | None]:
+    """What the bootstrap checkpoint of a dynamic quorum holds (None for a static quorum), and the
+    metadata log directory id the voter set names for this node (None: a new one), with Kafka's refusals."""
+    dynamic = args.standalone or args.no_initial_controllers or args.initial_controllers is not None
+    if config.voters is not None and dynamic:
+        raise ValueError("You cannot specify controller.quorum.voters and format the node with "
+                         "--initial-controllers or --standalone. If you want to use dynamic quorum, please remove "
+                         "controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
+    if config.role == "controller" and config.voters is None and not dynamic:
+        raise ValueError("Because controller.quorum.voters is not set on this controller, you must specify one of "
+                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    if args.standalone and config.role != "controller":
+        raise ValueError("You can only use --standalone on a controller.")
+    if not dynamic or args.no_initial_controllers:  # Kafka writes no checkpoint for an observer to be
+        return None, None
+    if args.standalone:
+        host = config.advertised[0] if config.advertised[0] not in ("", "0.0.0.0") else "localhost"
+        voters = VoterSet((VoterNode(ReplicaKey(config.node_id, uuid.uuid4()),
+                                     ((config.listener_name, host, config.advertised[1]),)),))
+    else:
+        voters = parse_initial_controllers(args.initial_controllers, config.listener_name)
+    mine = voters.node(config.node_id)
+    return SnapshotVoters(1, voters), mine.key.directory_id if mine is not None else None
+
+
+def write_bootstrap_checkpoint(directory: Path, voters: SnapshotVoters) -> Path:
+    """``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``, as ``kafka-storage format``
+    writes it for a dynamic quorum: the header, the KRaftVersionRecord and VotersRecord, the footer. Kafka's
+    also holds the bootstrap metadata records (metadata.version); kraftwire's controller writes those
+    when the quorum first starts (``--metadata-version``)."""
+    partition = directory / PARTITION_DIR
+    partition.mkdir(parents=True, exist_ok=True)
+    now = int(time.time() * 1000)
+    return write_snapshot(partition, SnapshotId(0, 0), now, now, (), voters.control_records())
 
 
 def format_storage(args: argparse.Namespace) -> int:
@@ -239,10 +318,15 @@ def format_storage(args: argparse.Namespace) -> int:
             raise ValueError("process.roles must say which node to format: controller or broker")
         config = node_config(values, values["process.roles"].strip())
         parse_kafka_uuid(args.cluster_id)
+        checkpoint, directory_id = initial_quorum(args, config)
         for directory in config.directories:
-            if (directory / META_PROPERTIES).exists() and not args.ignore_formatted:
+            formatted = (directory / META_PROPERTIES).exists()
+            if formatted and not args.ignore_formatted:
                 raise StorageError(f"{directory} is already formatted (use --ignore-formatted to accept that)")
-            load_meta_properties(directory, args.cluster_id, config.node_id)
+            ids = iter([] if directory_id is None else [directory_id])
+            load_meta_properties(directory, args.cluster_id, config.node_id, lambda: next(ids, None) or uuid.uuid4())
+            if checkpoint is not None and config.role == "controller" and not formatted:
+                write_bootstrap_checkpoint(directory, checkpoint)
     except (ValueError, StorageError, OSError) as exc:
         print(f"kraftwire format: {exc}")
         return 1
@@ -269,6 +353,7 @@ def controller_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
     return Cluster(0, host=config.listen[0], controller_port=config.listen[1], data_dir=config.metadata_log_dir,
                    cluster_id=formatted_cluster_id(config), session_timeout_ms=config.session_timeout_ms,
                    metadata_version=args.metadata_version, voters=config.voters, local_controllers=[config.node_id],
+                   bootstrap_servers=config.bootstrap if config.voters is None else (),
                    quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
 
 
@@ -278,6 +363,7 @@ def broker_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
     return Cluster(1, host=config.listen[0], port=config.listen[1], advertised_host=config.advertised[0],
                    node_ids=[config.node_id], racks=[config.rack], cluster_id=formatted_cluster_id(config),
                    heartbeat_interval_ms=config.heartbeat_interval_ms, speed=args.speed, voters=config.voters,
+                   bootstrap_servers=config.bootstrap if config.voters is None else (),
                    log_dir_paths=config.log_dirs, log_dirs=len(config.log_dirs))
 
 

@@ -40,6 +40,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import BrokerState, MetadataImage
 from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSIONS
 from kraftwire.server.raft.snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, write_snapshot
+from kraftwire.server.raft.voters import SnapshotVoters
 from kraftwire.server.raft.storage import (META_PROPERTIES, META_VERSION, StorageError, kafka_uuid, read_properties,
                                            write_properties)
 from kraftwire.server.raft.tools import (Problem, TailRule, UnknownRecord, partition_directory, read_file,
@@ -63,6 +64,7 @@ class TwinSource:
     epoch: int
     last_timestamp: int
     controllers: list[int] = field(default_factory=list)  # registered by RegisterControllerRecord
+    kraft_version: int = 0  # the source's latest KRaftVersionRecord: a twin's quorum is as static or dynamic
     notes: list[str] = field(default_factory=list)  # what the operator should know (logged at start)
 
     @property
@@ -97,10 +99,13 @@ class TwinSource:
             self.image.apply(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
                                               name=configs.PARTITION_SIZES_BYTES, value=value), self.image.offset)
 
-    def seed(self, controller_dirs: list[Path], cluster_id: str, log_dirs: Callable[[int], list[Path]]) -> None:
+    def seed(self, controller_dirs: list[Path], cluster_id: str, log_dirs: Callable[[int], list[Path]],
+             kraft_version: int = 0) -> None:
         """Write the twin's first state into every controller's data directory (each the same snapshot;
         none may hold a metadata log yet), and log what the operator should know; ``log_dirs(broker id)``
-        are the paths of a broker's log directories, one per registered one."""
+        are the paths of a broker's log directories, one per registered one. With ``kraft_version`` 1 the
+        snapshot holds a KRaftVersionRecord and no VotersRecord (as Kafka's writer allows): the twin's own
+        controllers are the bootstrap voters, which its first leader writes to the log."""
         for data_dir in controller_dirs:
             partition = data_dir / PARTITION_DIR
             if partition.is_dir() and any(partition.iterdir()):
@@ -116,7 +121,8 @@ class TwinSource:
             partition = data_dir / PARTITION_DIR
             partition.mkdir(parents=True, exist_ok=True)
             write_snapshot(partition, SnapshotId(self.end_offset, self.epoch), self.last_timestamp,
-                           int(time.time() * 1000), self.image.to_records())
+                           int(time.time() * 1000), self.image.to_records(),
+                           SnapshotVoters(kraft_version if kraft_version >= 1 else None).control_records())
         for note in self.notes:
             log.warning("twin: %s", note)
         log.info("twin of cluster %s from %s: brokers %s, %d topics, %d partitions, metadata.version level %d, "
@@ -164,6 +170,8 @@ def read_source(path: str | Path) -> TwinSource:
         source.end_offset, source.epoch, source.last_timestamp = offset + 1, epoch, max(source.last_timestamp,
                                                                                         timestamp)
         if control:
+            if isinstance(record, rec.KRaftVersionRecord):
+                source.kraft_version = record.k_raft_version
             return
         if isinstance(record, rec.RegisterControllerRecord):
             controllers.add(record.controller_id)

@@ -50,7 +50,11 @@ that fetches below it, or whose divergence falls below it, is answered with the 
 Kafka does, and downloads the snapshot by FetchSnapshot: the leader's core names the bytes
 (``SnapshotChunk``) and its driver reads them; the fetcher's core hands them on (``WriteSnapshotChunk``)
 and, once whole, ``InstallSnapshot``: its log starts again at the snapshot's end and its high watermark
-follows. The core never sees a snapshot's contents. ``RaftLog`` (server/raft/log.py) drives it with real
+follows. The core never sees a snapshot's contents but its voter records: with kraft.version 1 a snapshot
+holds the KRaftVersionRecord and VotersRecord in force at its end (``voters_at``, which the driver writes
+after the header), and the driver hands them in when it starts from a snapshot (``snapshot_voters``) and
+right after it carries out an ``InstallSnapshot`` (``installed_snapshot_voters``), so the voter history
+before the log start is not needed. ``RaftLog`` (server/raft/log.py) drives it with real
 files, timers and the wire (ARCHITECTURE.md, "The quorum core").
 
 Deliberate differences from Kafka, all in the direction of simplicity:
@@ -73,9 +77,7 @@ Deliberate differences from Kafka, all in the direction of simplicity:
   rather than on the next request; UpdateRaftVoter with kraft.version 0 is answered NONE and changes
   nothing (Kafka keeps it in memory for a kraft.version upgrade, which this core does not do);
 * the log start moves to every snapshot's end at once (Kafka waits for its retention size or time):
-  a replica that lags behind it downloads the snapshot, as it would in Kafka after retention;
-* with kraft.version 1 ``snapshot_taken`` changes nothing and the log start stays at 0: Kafka writes
-  the voter set into each snapshot, this core keeps every VotersRecord in the log instead.
+  a replica that lags behind it downloads the snapshot, as it would in Kafka after retention.
 """
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ from dataclasses import dataclass, field
 from kraftwire.codec.error_codes import ErrorCode
 
 from .snapshots import SnapshotId
-from .voters import NO_DIRECTORY, KRaftVersionRecord, ReplicaKey, VoterHistory, VoterNode, VoterSet, VotersRecord
+from .voters import (NO_DIRECTORY, KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterHistory, VoterNode, VoterSet,
+                     VotersRecord)
 
 NO_ID = -1
 
@@ -388,16 +391,21 @@ class RaftCore:
     def __init__(self, node_id: int, voters: tuple[int, ...] | VoterSet, rng: random.Random, now_ms: int, *,
                  timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
                  log: list[Entry] | None = None, directory_id: object = NO_DIRECTORY, kraft_version: int = 0,
-                 listener: str = "CONTROLLER", snapshot: tuple[SnapshotId, int] | None = None):
+                 listener: str = "CONTROLLER", snapshot: tuple[SnapshotId, int] | None = None,
+                 snapshot_voters: SnapshotVoters = SnapshotVoters(), bootstrap: tuple[int, ...] = ()):
         """Start from the persisted state: quorum-state (epoch, leader, vote), the latest snapshot
-        ((id, size in bytes), or None) and the fsync'd log, whose entries start at the snapshot's end.
+        ((id, size in bytes), or None) with the voter records it holds, and the fsync'd log, whose entries
+        start at the snapshot's end.
 
         ``voters`` is the bootstrap set (ids for ``controller.quorum.voters``, or the bootstrap
         checkpoint's ``VoterSet``) and ``kraft_version`` its kraft.version: 1 lets the voter set change.
-        ``listener`` is the controller listener a new voter must name."""
+        ``listener`` is the controller listener a new voter must name. ``bootstrap``: the ids under which
+        the driver reaches ``controller.quorum.bootstrap.servers`` (Kafka's -2, -3, ...), which an observer
+        asks for the leader while it knows no voter."""
         self.node_id = node_id
         self.key = ReplicaKey(node_id, directory_id)
         self.listener = listener
+        self.bootstrap = bootstrap
         bootstrap = voters if isinstance(voters, VoterSet) else VoterSet.static(voters)
         self.rng = rng
         self.timers = timers
@@ -405,6 +413,8 @@ class RaftCore:
         self.snapshot, self.snapshot_size = snapshot if snapshot else (None, 0)
         self.log_start = self.snapshot.end_offset if self.snapshot else 0
         self._history = VoterHistory(bootstrap, kraft_version)
+        if self.snapshot is not None:
+            self._history.loaded(self.log_start, snapshot_voters)
         self._history.appended(self.log_start, self.log)
         self._voter_change: _VoterChange | None = None
         self.durable_end = self.log_end
@@ -542,16 +552,27 @@ class RaftCore:
 
     def snapshot_taken(self, now: int, end_offset: int, size: int) -> list:
         """A local snapshot of every entry below ``end_offset`` (``size`` bytes) is durable; it becomes the
-        one a lagging replica downloads, and the log start moves to its end (not with kraft.version 1)."""
+        one a lagging replica downloads, and the log start moves to its end. With kraft.version 1 it must
+        hold ``voters_at(end_offset)``."""
         if not self.log_start < end_offset <= self.high_watermark:
             raise ValueError(f"a snapshot must end past the log start {self.log_start} and at or below the high "
                              f"watermark {self.high_watermark}, not at {end_offset}")
-        if self.kraft_version == 0:
-            self.snapshot, self.snapshot_size = SnapshotId(end_offset, self.entry(end_offset - 1).epoch), size
-            del self.log[:end_offset - self.log_start]
-            self.log_start = end_offset
-            self._actions.append(RetireLog(end_offset))
+        self.snapshot, self.snapshot_size = SnapshotId(end_offset, self.entry(end_offset - 1).epoch), size
+        del self.log[:end_offset - self.log_start]
+        self.log_start = end_offset
+        self._history.retired(end_offset)
+        self._actions.append(RetireLog(end_offset))
         return self._drain()
+
+    def voters_at(self, end_offset: int) -> SnapshotVoters:
+        """The voter records a snapshot ending at ``end_offset`` (at or past the log start) holds: with
+        kraft.version 1 the kraft.version and voter set in force there, with 0 none."""
+        return self._history.in_force(end_offset)
+
+    def installed_snapshot_voters(self, voters: SnapshotVoters) -> None:
+        """The voter records of the snapshot the last ``InstallSnapshot`` installed, as the driver read them
+        from its file; told at once, before any other input. They rule from the snapshot's last offset on."""
+        self._history.loaded(self.log_start, voters)
 
     def resign(self, now: int) -> list:
         """Graceful shutdown of a leader: EndQuorumEpoch names the best-replicated voters first."""
@@ -697,8 +718,13 @@ class RaftCore:
         self._send_fetch(now)
 
     def _expired_discovery(self, now: int) -> None:
-        """An observer without a leader asks the voters in turn; a Fetch answer names the leader."""
-        voter = self.voters[self._discovery_index % len(self.voters)]
+        """An observer without a leader asks the voters in turn (the bootstrap servers while it knows no
+        voter); a Fetch answer names the leader."""
+        candidates = self.voters or self.bootstrap
+        if not candidates:
+            self._deadlines["discovery"] = now + self.timers.request_timeout_ms
+            return
+        voter = candidates[self._discovery_index % len(candidates)]
         self._discovery_index += 1
         self._send(FetchRequest, voter, replica_id=self.node_id, current_leader_epoch=self.epoch,
                    fetch_offset=self.log_end, last_fetched_epoch=self.last_epoch, max_wait_ms=0,

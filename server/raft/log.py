@@ -36,8 +36,11 @@ takes as the sign to finish the install.
 Dynamic voters (KIP-853): the core's KRaftVersionRecord and VotersRecord entries are written as control
 records 5 and 6 (with a new leader's LeaderChange in one control batch), and entries read back from the
 log or a Fetch answer carry them decoded, so the voter set is recovered from the log at every start;
-``handle`` serves AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed
-sends UpdateRaftVoter to the leader itself.
+every snapshot taken with kraft.version 1 holds the KRaftVersionRecord and VotersRecord in force at its end
+after its header (the core's ``voters_at``), and the core gets them from the snapshot it starts from or
+installs, so the log below a snapshot can go as with kraft.version 0; ``handle`` serves AddRaftVoter,
+RemoveRaftVoter and UpdateRaftVoter, and a voter whose listeners changed sends UpdateRaftVoter to the
+leader itself.
 
 The controller on this log is active once the core leads and its ``LeaderChange`` is committed
 (``active``; the leadership listeners hear each change); ``append`` anywhere else raises
@@ -79,7 +82,6 @@ import os
 import random
 import shutil
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -101,9 +103,9 @@ from .core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQu
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
-    write_snapshot
+    snapshot_control, write_snapshot
 from .storage import StorageError, fsync_dir
-from .voters import NO_DIRECTORY, VoterSet
+from .voters import NO_DIRECTORY, SnapshotVoters, VoterSet
 
 log = logging.getLogger("kraftwire.raft")
 
@@ -222,6 +224,11 @@ def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
     return LeaderChangeMessage(version=0, leader_id=node_id, voters=voters, granting_voters=voters)
 
 
+def _voters_of(path: Path) -> SnapshotVoters:
+    """The voter records a checked snapshot holds after its header."""
+    return SnapshotVoters.of_records(snapshot_control(path))
+
+
 def batches_from(data: bytes) -> list[_Batch]:
     """The record batches of a Fetch answer (or a log), as the log keeps them."""
     found, position = [], 0
@@ -249,9 +256,8 @@ class RaftLog:
         self.bootstrap_kraft_version = kraft_version
         self.directory_id = directory_id
         self.endpoints: tuple[tuple[str, str, int], ...] = ()  # this replica's controller listeners, set by the host
-        if kraft_version >= 1 and (config.retention_bytes is not None or config.retention_ms is not None):
-            raise ValueError("log retention needs kraft.version 0: kraftwire's snapshots do not carry the voter set "
-                             "yet, so a dynamic quorum keeps its whole log")
+        self.bootstrap_servers: tuple[int, ...] = ()  # the ids the transport reaches the bootstrap servers at
+        self._leader_endpoints: dict[int, tuple[str, int]] = {}  # a leader's address, as an answer named it
         self.timers = timers
         self.rng = rng or random.Random()
         self.cluster_id = cluster_id
@@ -295,6 +301,7 @@ class RaftLog:
         self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
         self._snapshot: tuple[SnapshotId, Path] | None = None
+        self._snapshot_voters = SnapshotVoters()  # the voter records the snapshot the log started from holds
         self._since_snapshot_records = 0
         self._since_snapshot_bytes = 0
         self._committed_epoch = 0
@@ -335,15 +342,25 @@ class RaftLog:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._io, self._recover)
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        entries = []
-        if self.bootstrap_kraft_version >= 1:  # a dynamic quorum keeps its whole log: the voter history is in it
-            for batch in self._recovered:
+        entries, below = [], []
+        for batch in self._recovered:
+            if batch.base >= start:  # below it, the snapshot holds the records
                 entries.extend(self._entries_of(batch))
-        else:
-            for batch in self._recovered:
-                if batch.base >= start:  # below it, the snapshot holds the records
-                    entries.extend(self._entries_of(batch))
+            elif batch.control:  # a snapshot without voter records: the log below it has them (see _recover)
+                below.extend(e.data for e in self._entries_of(batch) if isinstance(e.data, _VOTER_DATA))
         self._recovered = []
+        snapshot_voters = self._snapshot_voters
+        if below and snapshot_voters.kraft_version is None:
+            snapshot_voters = SnapshotVoters(
+                next((d.kraft_version for d in reversed(below) if isinstance(d, voter_sets.KRaftVersionRecord)), None),
+                next((d.voters for d in reversed(below) if isinstance(d, voter_sets.VotersRecord)), None))
+        if self.bootstrap_kraft_version >= 1 and (self._snapshot or entries) and snapshot_voters.kraft_version is None \
+                and not any(isinstance(e.data, voter_sets.KRaftVersionRecord) for e in entries):
+            # As kafka-storage format fixes it, the first start does here: a log that holds records but no
+            # KRaftVersionRecord was started at kraft.version 0 and keeps its static voters.
+            log.info("%s was started with static voters (kraft.version 0): it keeps them", self.directory)
+            self.bootstrap_kraft_version = 0
+            self.bootstrap_voters = VoterSet.static(self.bootstrap_voters.ids)
         state = self._state
         last_epoch = max(entries[-1].epoch if entries else 0, self._snapshot[0].epoch if self._snapshot else 0)
         epoch, leader, voted = (state.leader_epoch, state.leader_id, state.voted_id) if state else (0, NO_ID, NO_ID)
@@ -354,8 +371,8 @@ class RaftLog:
         snapshot = (self._snapshot[0], self._snapshot[1].stat().st_size) if self._snapshot else None
         self.core = RaftCore(self.node_id, self.bootstrap_voters, self.rng, self._now(), timers=self.timers,
                              epoch=epoch, leader_id=leader, voted_id=voted, log=entries, directory_id=self.directory_id,
-                             kraft_version=self.bootstrap_kraft_version,
-                             snapshot=None if self.bootstrap_kraft_version >= 1 else snapshot)
+                             kraft_version=self.bootstrap_kraft_version, snapshot=snapshot,
+                             snapshot_voters=snapshot_voters, bootstrap=self.bootstrap_servers)
         self._arm_timer()
         if self.voters == (self.node_id,):
             while not self.active and self.failure is None:
@@ -376,7 +393,11 @@ class RaftLog:
             log.info("deleted the interrupted snapshot %s", path.name)
         self._snapshot = self._newest_valid_snapshot()
         start = self._snapshot[0].end_offset if self._snapshot else 0
-        self._recover_segments(start, read_synced_lengths(self.directory))
+        self._snapshot_voters = _voters_of(self._snapshot[1]) if self._snapshot else SnapshotVoters()
+        # An older kraftwire kept a dynamic quorum's whole log and wrote its snapshots without voter records.
+        whole = (self.bootstrap_kraft_version >= 1 and self._snapshot is not None
+                 and self._snapshot_voters.kraft_version is None)
+        self._recover_segments(start, read_synced_lengths(self.directory), whole)
         if self._snapshot:
             self._committed_epoch = self._snapshot[0].epoch
         active = self._segments[-1]
@@ -393,9 +414,9 @@ class RaftLog:
                 log.error("ignoring snapshot %s: %s", path, exc)
         return None
 
-    def _recover_segments(self, start: int, synced: dict[str, int]) -> int:
-        """Check every batch from the segment holding ``start`` on and keep them for the core; cut a torn
-        tail; returns the epoch of the last batch (0 if none)."""
+    def _recover_segments(self, start: int, synced: dict[str, int], whole: bool = False) -> int:
+        """Check every batch from the segment holding ``start`` on (from the first, if ``whole``) and keep
+        them for the core; cut a torn tail; returns the epoch of the last batch (0 if none)."""
         interval = self.config.index_interval_bytes
         bases = sorted(b for p in self.directory.iterdir() if (b := parse_base_offset(p.name)) is not None)
         segments = [Segment(self.directory, base, interval) for base in bases]
@@ -408,7 +429,6 @@ class RaftLog:
         if segments[0].base_offset > start:
             raise LogCorruptError(f"{segments[0].path}: the log starts at offset {segments[0].base_offset}, but no "
                                   f"valid snapshot covers the offsets before it (newest usable ends at {start})")
-        whole = self.bootstrap_kraft_version >= 1  # a dynamic quorum keeps its whole log (see open)
         first = 0 if whole else max(i for i, s in enumerate(segments) if s.base_offset <= start)
         for segment in segments[:first]:
             segment.adopt_closed()
@@ -738,6 +758,7 @@ class RaftLog:
         try:
             answer = await asyncio.wait_for(self.transport(message.dst, request, version), timeout)
             response = peer_wire.from_response(message, answer, self._decode_records)
+            self._leader_endpoints.update(peer_wire.node_endpoints(answer))
         except (OSError, asyncio.TimeoutError, MalformedError) as exc:
             log.debug("node %d: %s to %d got no answer: %s", self.node_id, type(message).__name__, message.dst, exc)
             return
@@ -820,6 +841,20 @@ class RaftLog:
             return await asyncio.wait_for(waiting, timeout)
         finally:
             self._incoming.pop((message.src, message.correlation_id), None)
+
+    def voter_endpoints(self) -> dict[int, tuple[str, int]]:
+        """Where the voters (and the leaders answers named) are reached: the listener named like this
+        replica's own, as the latest voter set logs it (KIP-853); the host's transport uses it."""
+        if self.core is None:
+            return dict(self._leader_endpoints)
+        own = self.endpoints[0][0] if self.endpoints else None
+        found = dict(self._leader_endpoints)
+        for node in self.core.voter_set.voters:
+            named = [(host, port) for name, host, port in node.listeners if name == own] or [
+                (host, port) for _name, host, port in node.listeners]
+            if named:
+                found[node.key.id] = named[0]
+        return found
 
     def _leader_endpoint(self) -> tuple[str, int]:
         """The leader's listener (the one named like this replica's own) as the voter set logs it."""
@@ -1051,11 +1086,12 @@ class RaftLog:
         if self._snapshot is not None and self._snapshot[0].end_offset >= snapshot.end_offset:
             return self._snapshot[0]
         image = self.snapshot_source()  # a copy, taken now, consistent with the high watermark
+        voters = self.core.voters_at(snapshot.end_offset).control_records()
         self._since_snapshot_records = self._since_snapshot_bytes = 0
         loop = asyncio.get_running_loop()
         try:
             path = await loop.run_in_executor(self._snapshot_io, write_snapshot, self.directory, snapshot,
-                                              self._committed_timestamp, _wall_ms(), image.to_records())
+                                              self._committed_timestamp, _wall_ms(), image.to_records(), voters)
         except Exception:  # the log goes on without this snapshot; the next one is due as usual
             log.exception("could not write snapshot %s", snapshot.file_name)
             return None
@@ -1100,6 +1136,7 @@ class RaftLog:
             os.fsync(partial.fileno())
             partial.close()
             check_snapshot(path)
+            self.core.installed_snapshot_voters(_voters_of(path))
         except (OSError, SnapshotError) as exc:
             return self._fail(exc)
         end = snapshot_id.end_offset

@@ -112,6 +112,12 @@ def _only_partition(response):
     return topics[0].partitions[0]
 
 
+def node_endpoints(response) -> dict[int, tuple[str, int]]:
+    """The leaders' addresses an answer names (NodeEndpoints, KIP-853, which the controller's Fetch handler
+    adds: server/apis/api01_fetch.py), by node id."""
+    return {e.node_id: (e.host, e.port) for e in getattr(response, "node_endpoints", None) or ()}
+
+
 def _wire_listeners(kind, listeners):
     return [kind.Listener(name=name, host=host, port=port) for name, host, port in listeners]
 

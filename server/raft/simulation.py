@@ -20,11 +20,13 @@ After every event the checker asserts (``Violation`` names the seed and the comm
   entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
 * log matching: every replica's snapshot and log up to its high watermark is a prefix of the newest
   leader's (checked every 20 events, as it costs a pass over the logs);
-* snapshots (KIP-630; not with ``reconfigure``, whose core keeps its whole log): now and then a replica
-  snapshots a committed prefix and retires the log below it; a snapshot's contents equal the committed
-  entries it replaces, when taken and when a lagging replica has downloaded it by FetchSnapshot (in
-  small chunks, over the same faulty network; a crash loses a partial download) and installs it; every
-  replica's log start equals its snapshot's end;
+* snapshots (KIP-630): now and then a replica snapshots a committed prefix and retires the log below it;
+  a snapshot's contents equal the committed entries it replaces, when taken and when a lagging replica
+  has downloaded it by FetchSnapshot (in small chunks, over the same faulty network; a crash loses a
+  partial download) and installs it; with ``reconfigure`` it also holds the voter records the core names
+  (``voters_at``), which must be kraft.version 1 and the voter set of the latest committed VotersRecord
+  below its end (else the bootstrap set), and a replica that starts from it or installs it learns its
+  voters from them alone; every replica's log start equals its snapshot's end;
 * with ``reconfigure`` (an operator adds observers as voters, removes voters, the leader too, and updates
   their listeners): every replica's voter set is that of the latest VotersRecord in its log; a leader
   appends a voter set only once the previous one in its log is committed, and only one voter apart;
@@ -68,7 +70,7 @@ from .core import (NO_ID, AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, 
                    InstallSnapshot, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
                    RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId, Timers, TruncateLog,
                    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteResponse, WriteSnapshotChunk)
-from .voters import ReplicaKey, VoterNode, VoterSet, VotersRecord
+from .voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet, VotersRecord
 
 ADMIN = 0  # the node id voter changes come from; their answers are recorded, not delivered
 _RESPONSES = (AddRaftVoterResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse,
@@ -117,9 +119,11 @@ class Faults:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot file: its bytes (the pickled entries, what FetchSnapshot moves) and the entries themselves."""
+    """A snapshot file: its bytes (the pickled voter records and entries, what FetchSnapshot moves), the
+    voter records and the entries themselves."""
     snapshot_id: SnapshotId
     data: bytes
+    voters: SnapshotVoters
     entries: tuple[Entry, ...]
 
 
@@ -146,7 +150,12 @@ class Disk:
         del self.voters_at[bisect.bisect_left(self.voters_at, offset):]
 
     def latest_voters(self, bootstrap: VoterSet) -> VoterSet:
-        return self.entries[self.voters_at[-1] - self.start].data.voters if self.voters_at else bootstrap
+        """The set of the latest VotersRecord in the log, else the snapshot's, else the bootstrap set."""
+        if self.voters_at:
+            return self.entries[self.voters_at[-1] - self.start].data.voters
+        if self.snapshot is not None and self.snapshot.voters.voters is not None:
+            return self.snapshot.voters.voters
+        return bootstrap
 
     def entry(self, core: RaftCore, offset: int) -> Entry:
         """The entry at ``offset``: from the snapshot below the core's log start."""
@@ -212,8 +221,7 @@ class Simulation:
         self._schedule(self._interval(faults.crash_all_every_ms), "crash_all")
         if reconfigure:
             self._schedule(self._interval(faults.reconfigure_every_ms), "reconfigure")
-        else:
-            self._schedule(self._interval(faults.snapshot_every_ms), "snapshot")
+        self._schedule(self._interval(faults.snapshot_every_ms), "snapshot")
 
     # ------------------------------------------------------------------ running
 
@@ -291,7 +299,9 @@ class Simulation:
         node.core = self.core_class(node.node_id, self.bootstrap, random.Random(self.rng.random()), self.now,
                                     timers=dataclasses.replace(self.timers, snapshot_chunk_bytes=SNAPSHOT_CHUNK_BYTES), epoch=state.epoch, leader_id=state.leader_id,
                                     voted_id=state.voted_id, log=node.disk.entries, directory_id=node.directory_id,
-                                    kraft_version=1 if self.reconfigure else 0, snapshot=self._snapshot_of(node.disk))
+                                    kraft_version=1 if self.reconfigure else 0, snapshot=self._snapshot_of(node.disk),
+                                    snapshot_voters=(node.disk.snapshot.voters if node.disk.snapshot
+                                                     else SnapshotVoters()))
         node.last_high_watermark = 0
         node.pending_writes.clear()
         self._record(f"boot {node.node_id}", f"as {node.core.role.value} in epoch {state.epoch}, "
@@ -444,8 +454,10 @@ class Simulation:
         end = self.rng.randint(core.log_start + 1, core.high_watermark)
         entries = tuple(node.disk.full_log(core)[:end])
         snapshot_id = SnapshotId(end, entries[-1].epoch)
+        voters = core.voters_at(end)
         self._check_snapshot(node, entries, "took", checked=core.log_start)  # below it: the checked snapshot
-        node.disk.snapshot = Snapshot(snapshot_id, pickle.dumps(entries), entries)
+        self._check_snapshot_voters(node, entries, voters, "took")
+        node.disk.snapshot = Snapshot(snapshot_id, pickle.dumps((voters, entries)), voters, entries)
         self.faults_injected["snapshots"] += 1
         self._record(f"snapshot {node.node_id}", snapshot_id)
         self._apply(node, core.snapshot_taken(self.now, end, len(node.disk.snapshot.data)))
@@ -460,6 +472,17 @@ class Simulation:
             if self.committed[offset] != entry:
                 self._fail(f"node {node.node_id} {how} a snapshot whose entry at offset {offset} is {entry}, "
                            f"committed as {self.committed[offset]}")
+
+    def _check_snapshot_voters(self, node: Node, entries: tuple[Entry, ...], voters: SnapshotVoters, how: str) -> None:
+        """A dynamic quorum's snapshot holds kraft.version 1 and the latest voter set of the entries it
+        replaces (else the bootstrap set); a static one's holds no voter records."""
+        latest = next((e.data.voters for e in reversed(entries) if isinstance(e.data, VotersRecord)), self.bootstrap)
+        expected = SnapshotVoters(1, latest) if self.reconfigure else SnapshotVoters()
+        if voters != expected:
+            def short(held: SnapshotVoters) -> str:
+                return f"kraft.version {held.kraft_version}, voters {held.voters and held.voters.voters}"
+            self._fail(f"node {node.node_id} {how} a snapshot ending at {len(entries)} holding {short(voters)}, "
+                       f"not {short(expected)}")
 
     def _on_pause(self) -> None:
         if self.faulty:
@@ -618,6 +641,7 @@ class Simulation:
         if disk.snapshot is None or disk.snapshot.snapshot_id.end_offset != log_start:
             self._fail(f"node {node.node_id} retired its log below {log_start}, which no snapshot of its own ends at")
         del disk.entries[:log_start - disk.start]
+        del disk.voters_at[:bisect.bisect_left(disk.voters_at, log_start)]
         disk.start = log_start
         disk.synced = max(disk.synced, log_start)
 
@@ -648,13 +672,15 @@ class Simulation:
             self._fail(f"node {node.node_id} installed {action.snapshot_id} ({action.size} bytes) without having "
                        f"downloaded it whole")
         data = bytes(disk.partial[1])
-        entries = pickle.loads(data)
+        voters, entries = pickle.loads(data)
         if len(entries) != action.snapshot_id.end_offset:
             self._fail(f"node {node.node_id} installed {action.snapshot_id} holding {len(entries)} entries")
         self._check_snapshot(node, entries, "installed")
+        self._check_snapshot_voters(node, entries, voters, "installed")
         self.faults_injected["snapshot installs"] += 1
         self._record(f"install {node.node_id}", action.snapshot_id)
-        disk.snapshot = Snapshot(action.snapshot_id, data, entries)
+        node.core.installed_snapshot_voters(voters)  # the driver reads them from the file it installed
+        disk.snapshot = Snapshot(action.snapshot_id, data, voters, entries)
         disk.partial = None
         disk.entries.clear()
         disk.voters_at.clear()
@@ -776,7 +802,7 @@ class Simulation:
         """A leader appends a voter set only once the previous one in its log is committed, and changes one voter."""
         disk = leader.disk
         before = disk.voters_at[-1] if disk.voters_at else -1
-        previous = disk.entries[before - disk.start].data.voters if before >= 0 else self.bootstrap
+        previous = disk.latest_voters(self.bootstrap)  # below the log, in a snapshot: committed
         if before >= 0 and (before >= len(self.committed) or self.committed[before] != disk.entries[before - disk.start]):
             self._fail(f"leader {leader.node_id} appended voters {voters.ids} at offset {offset} while the voter set "
                        f"{previous.ids} at offset {before} is not committed: two changes in flight")

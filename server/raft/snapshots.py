@@ -1,11 +1,12 @@
 """Snapshots: ``{end offset:020d}-{epoch:010d}.checkpoint`` files holding the whole metadata image.
 
-A snapshot is a file of v2 batches whose offsets start at 0: a control batch with a
-SnapshotHeaderRecord, data batches with the image as metadata records, and a control batch with a
-SnapshotFooterRecord. Every log record with an offset below ``end offset`` is folded into it; the epoch
-is that of the last folded record. It is written to ``<name minus suffix>-<random>.checkpoint.part``,
-fsync'd and renamed, so a ``.checkpoint`` file is always complete; ``.part`` leftovers are deleted at
-start-up, as Kafka does.
+A snapshot is a file of v2 batches whose offsets start at 0: a control batch with a SnapshotHeaderRecord
+(and, where the voters can change, the KRaftVersionRecord and VotersRecord in force at the snapshot's
+end, as Kafka's RecordsSnapshotWriter writes them; server/raft/voters.py), data batches with the image
+as metadata records, and a control batch with a SnapshotFooterRecord. Every log record with an offset
+below ``end offset`` is folded into it; the epoch is that of the last folded record. It is written to
+``<name minus suffix>-<random>.checkpoint.part``, fsync'd and renamed, so a ``.checkpoint`` file is
+always complete; ``.part`` leftovers are deleted at start-up, as Kafka does.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from typing import Iterable, Iterator, NamedTuple
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
 from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
-                                     control_batch, decode_frame, decode_value, encode_batch, encode_frame, read_batch)
+                                     control_batch, decode_control, decode_frame, decode_value, encode_batch,
+                                     encode_frame, read_batch)
 
 from .segments import Damage, UnknownRecordError, mapped, walk
 from .storage import StorageError, fsync_dir
@@ -58,15 +60,16 @@ def remove_partial(directory: Path) -> list[Path]:
 
 
 def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
-                   records: Iterable) -> Path:
-    """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``; returns its path."""
+                   records: Iterable, control: list = ()) -> Path:
+    """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``, with the
+    ``control`` records after the header in its batch; returns its path."""
     final = directory / snapshot.file_name
     part = directory / f"{final.name[: -len(SNAPSHOT_SUFFIX)]}-{secrets.token_hex(8)}{PARTIAL_SNAPSHOT_SUFFIX}"
     epoch = snapshot.epoch
     with open(part, "wb") as out:
         out.write(control_batch(0, epoch, now_ms, [SnapshotHeaderRecord(
-            version=0, last_contained_log_timestamp=last_timestamp)]))
-        offset = 1
+            version=0, last_contained_log_timestamp=last_timestamp), *control]))
+        offset = 1 + len(control)
         pending: list[tuple[None, bytes]] = []
         pending_bytes = 0
         for record, version in records:
@@ -95,7 +98,7 @@ def check_snapshot(path: Path) -> None:
         last = None
         try:
             for position, header in walk(buf, 0, 0):
-                if last is None and not _is_control(buf, position, SnapshotHeaderRecord):
+                if last is None and not _is_control(buf, position, SnapshotHeaderRecord, alone=False):
                     raise SnapshotError(f"{path.name}: does not start with a snapshot header")
                 last = position
         except Damage as exc:
@@ -104,9 +107,10 @@ def check_snapshot(path: Path) -> None:
             raise SnapshotError(f"{path.name}: does not end with a snapshot footer (incomplete)")
 
 
-def _is_control(buf, position: int, cls) -> bool:
+def _is_control(buf, position: int, cls, alone: bool = True) -> bool:
+    """The batch at ``position`` is a control batch whose first record (its only one, if ``alone``) is a ``cls``."""
     batch = read_batch(buf, position)
-    if not batch.is_control or len(batch.records) != 1:
+    if not batch.is_control or not batch.records or (alone and len(batch.records) != 1):
         return False
     try:
         return isinstance(decode_value(batch, batch.records[0]), cls)
@@ -130,3 +134,13 @@ def read_snapshot(path: Path) -> Iterator:
                     raise UnknownRecordError(path, record.offset, exc) from None
                 except MalformedError as exc:
                     raise SnapshotError(f"{path.name}: record {record.offset}: {exc.what}") from None
+
+
+def snapshot_control(path: Path) -> list:
+    """The control records after the header in a checked snapshot's first batch (the voter records)."""
+    with mapped(path) as buf:
+        batch = read_batch(buf, 0)
+        try:
+            return [decode_control(record.key, record.value) for record in batch.records[1:]]
+        except MalformedError as exc:
+            raise SnapshotError(f"{path.name}: a control record after the header: {exc.what}") from None

@@ -6,6 +6,11 @@ without one it is the bootstrap set (``controller.quorum.voters`` or the bootstr
 the log past a VotersRecord brings back the set before it. ``kraft.version`` 0 means a static set that
 cannot change; 1 means dynamic voters. Voters are keyed by node id and metadata log directory id, so a
 node whose disk was replaced is a different replica; a static set has no directory ids and matches any.
+
+A snapshot written with kraft.version 1 holds, right after its SnapshotHeaderRecord and in the same control
+batch, the KRaftVersionRecord and VotersRecord in force at its end (Kafka's RecordsSnapshotWriter); loading
+it puts them in the history at the snapshot's last offset, over whatever came before (Kafka's
+KRaftControlRecordStateMachine), so the log below a snapshot is not needed to know the voters.
 """
 from __future__ import annotations
 
@@ -117,12 +122,38 @@ def from_control_record(record: records.VotersRecord | records.KRaftVersionRecor
         for v in record.voters), key=lambda node: node.key.id))))
 
 
+@dataclass(frozen=True)
+class SnapshotVoters:
+    """The KRaftVersionRecord and VotersRecord a snapshot holds (None where it holds none)."""
+    kraft_version: int | None = None
+    voters: VoterSet | None = None
+
+    def control_records(self) -> list:
+        """The codec's control records to write after a snapshot's header, as Kafka orders them."""
+        found = [] if self.kraft_version is None else [to_control_record(KRaftVersionRecord(self.kraft_version))]
+        return found + ([] if self.voters is None else [to_control_record(VotersRecord(self.voters))])
+
+    @classmethod
+    def of_records(cls, control: Iterable) -> SnapshotVoters:
+        """From a snapshot's control records (other types are skipped)."""
+        kraft_version = voters = None
+        for record in control:
+            if isinstance(record, (records.VotersRecord, records.KRaftVersionRecord)):
+                data = from_control_record(record)
+                if isinstance(data, KRaftVersionRecord):
+                    kraft_version = data.kraft_version
+                else:
+                    voters = data.voters
+        return cls(kraft_version, voters)
+
+
 class VoterHistory:
     """The voter sets and kraft.versions a log holds, by offset, over the bootstrap ones (offset -1)."""
 
     def __init__(self, bootstrap: VoterSet, kraft_version: int):
-        self._sets: list[tuple[int, VoterSet]] = [(-1, bootstrap)]
-        self._versions: list[tuple[int, int]] = [(-1, kraft_version)]
+        self._bootstrap = (-1, bootstrap), (-1, kraft_version)
+        self._sets: list[tuple[int, VoterSet]] = [self._bootstrap[0]]
+        self._versions: list[tuple[int, int]] = [self._bootstrap[1]]
 
     def appended(self, offset: int, entries: Iterable) -> None:
         """Entries (``Entry`` of core.py) were appended at ``offset``."""
@@ -131,6 +162,27 @@ class VoterHistory:
                 self._sets.append((position, entry.data.voters))
             elif isinstance(entry.data, KRaftVersionRecord):
                 self._versions.append((position, entry.data.kraft_version))
+
+    def loaded(self, end_offset: int, snapshot: SnapshotVoters) -> None:
+        """A snapshot ending at ``end_offset`` replaced the log below it: what it holds is in force from its
+        last offset on, and nothing before it is kept; what it does not hold falls back to the bootstrap."""
+        last = end_offset - 1
+        self._sets = [(last, snapshot.voters) if snapshot.voters is not None else self._bootstrap[0]]
+        self._versions = [(last, snapshot.kraft_version) if snapshot.kraft_version is not None
+                          else self._bootstrap[1]]
+
+    def retired(self, start: int) -> None:
+        """The log now starts at ``start``: forget the sets and versions superseded before it."""
+        while len(self._sets) > 1 and self._sets[1][0] < start:
+            self._sets.pop(0)
+        while len(self._versions) > 1 and self._versions[1][0] < start:
+            self._versions.pop(0)
+
+    def in_force(self, offset: int) -> SnapshotVoters:
+        """What a snapshot ending at ``offset`` holds: with kraft.version 1 the version and the set in force
+        there, with 0 nothing (Kafka writes them only where the voters can change)."""
+        version = next(v for at, v in reversed(self._versions) if at < offset)
+        return SnapshotVoters(version, self.in_force_at(offset)) if version >= 1 else SnapshotVoters()
 
     def truncated(self, offset: int) -> None:
         """The log keeps only the entries below ``offset``: the sets and versions after it go."""

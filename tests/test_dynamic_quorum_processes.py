@@ -1,0 +1,209 @@
+"""A dynamic quorum (KIP-853) of node processes configured with ``controller.quorum.bootstrap.servers``
+alone: ``kraftwire format --initial-controllers/--standalone/--no-initial-controllers`` writes the
+bootstrap checkpoint Kafka's ``kafka-storage format`` writes; controllers read the voters from it, a
+broker finds the leader through the bootstrap servers, and a ``--no-initial-controllers`` controller
+joins as an observer until Kafka's ``kafka-metadata-quorum add-controller`` makes it a voter."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from apache_kafka import METADATA_QUORUM, STORAGE_TOOL, run_tool
+from kraftwire.codec.log_layout import PARTITION_DIR
+from kraftwire.codec.records import decode_control, iter_batches
+from kraftwire.server.host.chaos import wait_for
+from kraftwire.server.raft.storage import kafka_uuid, read_properties
+from served import free_ports
+
+CHECKPOINT = f"{PARTITION_DIR}/00000000000000000000-0000000000.checkpoint"
+
+
+def kraftwire(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kraftwire", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def controller_properties(path: Path, node_id: int, port: int, bootstrap: str) -> Path:
+    path.write_text(f"process.roles=controller\nnode.id={node_id}\nlisteners=CONTROLLER://127.0.0.1:{port}\n"
+                    f"controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers={bootstrap}\n"
+                    f"metadata.log.dir={path.parent / f'meta-{node_id}'}\nlog.dirs={path.parent / f'meta-{node_id}'}\n")
+    return path
+
+
+def control_batches(path: Path) -> list[tuple[int, int, bool, list]]:
+    """(base offset, epoch, control, records) of each batch, the header's timestamp left out (it is the
+    time of the format: the only bytes that differ between two formats of the same quorum)."""
+    found = []
+    for batch in iter_batches(path.read_bytes()):
+        records = [decode_control(r.key, r.value) for r in batch.records]
+        records = [r.replace(last_contained_log_timestamp=0) if hasattr(r, "last_contained_log_timestamp") else r
+                   for r in records]
+        found.append((batch.base_offset, batch.partition_leader_epoch, batch.is_control, records))
+    return found
+
+
+def test_format_writes_the_bootstrap_checkpoint_kafka_storage_format_writes(tmp_path):
+    cluster_id = kafka_uuid(uuid.uuid4())
+    directories = [kafka_uuid(uuid.uuid4()) for _ in range(2)]
+    initial = f"3000@127.0.0.1:19093:{directories[0]},3001@127.0.0.1:19094:{directories[1]}"
+    for tool in ("kafka", "kraftwire"):
+        config = controller_properties(tmp_path / f"{tool}.properties", 3000, 19093, "127.0.0.1:19093")
+        config.write_text(config.read_text().replace("meta-3000", f"{tool}-meta"))
+        args = ("format", "-t", cluster_id, "-c", str(config), "--initial-controllers", initial)
+        done = run_tool(STORAGE_TOOL, *args) if tool == "kafka" else kraftwire(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    kafka, ours = tmp_path / "kafka-meta", tmp_path / "kraftwire-meta"
+    assert control_batches(ours / CHECKPOINT) == control_batches(kafka / CHECKPOINT)
+    (_, _, _, (header, kraft_version, voters)), (footer_offset, _, _, _) = control_batches(ours / CHECKPOINT)
+    assert kraft_version.k_raft_version == 1 and footer_offset == 3
+    assert [(v.voter_id, kafka_uuid(v.voter_directory_id), v.endpoints[0].port) for v in voters.voters] == [
+        (3000, directories[0], 19093), (3001, directories[1], 19094)]
+    for key in ("cluster.id", "node.id", "directory.id"):  # the directory id is the one named for the node
+        assert read_properties(ours / "meta.properties")[key] == read_properties(kafka / "meta.properties")[key]
+
+    for flag in ("--standalone", "--no-initial-controllers"):
+        for tool in ("kafka", "kraftwire"):
+            config = tmp_path / f"{tool}{flag}.properties"
+            config.write_text((tmp_path / f"{tool}.properties").read_text().replace(
+                f"{tool}-meta", f"{tool}{flag}-meta"))
+            args = ("format", "-t", cluster_id, "-c", str(config), flag)
+            done = run_tool(STORAGE_TOOL, *args) if tool == "kafka" else kraftwire(*args, cwd=tmp_path)
+            assert done.returncode == 0, done.stdout + done.stderr
+        kafka, ours = tmp_path / f"kafka{flag}-meta", tmp_path / f"kraftwire{flag}-meta"
+        if flag == "--no-initial-controllers":  # an observer to be: meta.properties alone
+            assert not (kafka / CHECKPOINT).exists() and not (ours / CHECKPOINT).exists()
+            assert (ours / "meta.properties").exists()
+            continue
+        kafka_batches, our_batches = control_batches(kafka / CHECKPOINT), control_batches(ours / CHECKPOINT)
+        if flag == "--standalone":  # each tool draws a new directory id for the one voter
+            directory = read_properties(ours / "meta.properties")["directory.id"]
+            (voters,) = [r for r in our_batches[0][3] if hasattr(r, "voters")]
+            assert kafka_uuid(voters.voters[0].voter_directory_id) == directory
+            kafka_batches = [(b, e, c, [r.replace(voters=[v.replace(voter_directory_id=uuid.UUID(int=0))
+                                                          for v in r.voters]) if hasattr(r, "voters") else r
+                                        for r in records]) for b, e, c, records in kafka_batches]
+            our_batches = [(b, e, c, [r.replace(voters=[v.replace(voter_directory_id=uuid.UUID(int=0))
+                                                        for v in r.voters]) if hasattr(r, "voters") else r
+                                      for r in records]) for b, e, c, records in our_batches]
+        assert our_batches == kafka_batches, flag
+
+
+@pytest.mark.parametrize("flags, refusal", [
+    ((), "you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers"),
+    (("--initial-controllers", "3000@127.0.0.1:19093"), "is not id@host:port:directory-id"),
+    (("--standalone", "--no-initial-controllers"), "not allowed with argument"),
+])
+def test_format_refuses_a_controller_of_a_dynamic_quorum_without_its_initial_voters(tmp_path, flags, refusal):
+    config = controller_properties(tmp_path / "c.properties", 3000, 19093, "127.0.0.1:19093")
+    done = kraftwire("format", "-t", kafka_uuid(uuid.uuid4()), "-c", str(config), *flags, cwd=tmp_path)
+    assert done.returncode != 0 and refusal in done.stdout + done.stderr
+    assert not (tmp_path / "meta-3000" / "meta.properties").exists()
+
+
+def test_format_refuses_initial_voters_beside_controller_quorum_voters(tmp_path):
+    config = controller_properties(tmp_path / "c.properties", 3000, 19093, "127.0.0.1:19093")
+    config.write_text(config.read_text() + "controller.quorum.voters=3000@127.0.0.1:19093\n")
+    done = kraftwire("format", "-t", kafka_uuid(uuid.uuid4()), "-c", str(config), "--standalone", cwd=tmp_path)
+    assert done.returncode == 1 and "You cannot specify controller.quorum.voters" in done.stdout
+
+
+class Node:
+    """One ``kraftwire controller``/``broker`` process, up once it printed its ready line."""
+
+    def __init__(self, role: str, config: Path, timeout: float = 60):
+        self.log = config.with_suffix(".log")
+        command = [sys.executable, "-m", "kraftwire", role, "-c", str(config)]
+        if role == "controller":
+            command += ["--quorum-timers", "short"]
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log)
+        line, deadline = b"", time.monotonic() + timeout
+        while b"\n" not in line:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"{role} did not start: {self.log.read_text()[-3000:]}")
+            if select.select([self.process.stdout], [], [], 0.1)[0]:
+                line += os.read(self.process.stdout.fileno(), 4096)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def quorum_status(controller: str) -> dict:
+    done = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller, "describe", "--status")
+    if done.returncode != 0:
+        return {}
+    return dict(line.split(":", 1) for line in done.stdout.splitlines() if ":" in line)
+
+
+def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_controller(tmp_path):
+    base = free_ports(4)
+    ports = {3000: base, 3001: base + 1, 3002: base + 2}
+    bootstrap = f"127.0.0.1:{ports[3000]},127.0.0.1:{ports[3001]}"
+    cluster_id = kafka_uuid(uuid.uuid4())
+    directories = {n: kafka_uuid(uuid.uuid4()) for n in (3000, 3001)}
+    initial = ",".join(f"{n}@127.0.0.1:{ports[n]}:{directories[n]}" for n in (3000, 3001))
+    configs = {n: controller_properties(tmp_path / f"controller-{n}.properties", n, ports[n], bootstrap)
+               for n in ports}
+    for node_id in (3000, 3001):
+        assert kraftwire("format", "-t", cluster_id, "-c", str(configs[node_id]), "--initial-controllers",
+                         initial, cwd=tmp_path).returncode == 0
+    assert kraftwire("format", "-t", cluster_id, "-c", str(configs[3002]), "--no-initial-controllers",
+                     cwd=tmp_path).returncode == 0
+    broker_config = tmp_path / "broker-1.properties"
+    broker_config.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{base + 3}\n"
+                             f"controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers={bootstrap}\n"
+                             f"log.dirs={tmp_path / 'broker-1'}\n")
+    assert kraftwire("format", "-t", cluster_id, "-c", str(broker_config), cwd=tmp_path).returncode == 0
+
+    nodes = []
+    try:
+        nodes += [Node("controller", configs[3000]), Node("controller", configs[3001])]
+        nodes.append(Node("broker", broker_config))  # ready once the quorum took its registration
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
+                                 request_timeout_ms=30000)
+        admin.create_topics([NewTopic("on-a-dynamic-quorum", 1, 1)])
+        assert "on-a-dynamic-quorum" in admin.list_topics()
+        admin.close()
+        controller = f"127.0.0.1:{ports[3000]}"
+        status = wait_for(lambda: quorum_status(controller), timeout=60, what="the quorum's status")
+        assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001]
+
+        nodes.append(Node("controller", configs[3002]))  # an observer, found through the bootstrap servers
+        wait_for(lambda: any(o["id"] == 3002 for o in json.loads(quorum_status(controller).get(
+            "CurrentObservers", "[]"))), timeout=60, what="controller 3002 to follow as an observer")
+        added = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller, "--command-config",
+                         str(configs[3002]), "add-controller")
+        assert added.returncode == 0, added.stdout + added.stderr
+        wait_for(lambda: sorted(v["id"] for v in json.loads(quorum_status(controller).get("CurrentVoters", "[]")))
+                 == [3000, 3001, 3002], timeout=60, what="the three voters")
+
+        # A controller restarted from its data directory (its log, past the checkpoint) rejoins the three.
+        nodes[0].stop()
+        nodes[0] = Node("controller", configs[3000])
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
+                                 request_timeout_ms=30000)
+        admin.create_topics([NewTopic("after-a-restart", 1, 1)])
+        assert {"on-a-dynamic-quorum", "after-a-restart"} <= set(admin.list_topics())
+        admin.close()
+        status = wait_for(lambda: quorum_status(controller), timeout=60, what="the restarted controller's answer")
+        assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001, 3002]
+    finally:
+        for node in reversed(nodes):
+            node.stop()
