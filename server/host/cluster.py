@@ -625,7 +625,9 @@ class Cluster:
 
     async def _change_voters(self, request, version: int, timeout: float) -> None:
         """Send a voter change to the active controller; again to the next one when it answers that it
-        no longer leads (as a broker's forwarding does), within ``timeout``."""
+        no longer leads (as a broker's forwarding does), and again when it answers REQUEST_TIMED_OUT (Kafka's
+        retriable answer while another voter change, e.g. a restarted voter's UpdateRaftVoter, or the new
+        leader's first entry is not committed yet), within ``timeout``."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -636,7 +638,8 @@ class Cluster:
                 response = await asyncio.wait_for(client.send(request, version), max(0.0, deadline - loop.time()))
             finally:
                 await client.close()
-            if response.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and loop.time() < deadline:
+            if response.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT) \
+                    and loop.time() < deadline:
                 await asyncio.sleep(0.05)
                 continue
             if response.error_code != ErrorCode.NONE:
