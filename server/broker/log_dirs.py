@@ -262,10 +262,9 @@ class LogDirManager:
 
     # --- placement ----------------------------------------------------------------------------------
 
-    def place(self, image, replica: Replica) -> bool:
+    def place(self, replica: Replica, assigned: uuid.UUID) -> bool:
         """Put a replica in a directory if it has none yet, and report its directory if the metadata
-        names another; False when its directory is offline (or none is online)."""
-        assigned = self._assigned_directory(image, replica)
+        names another (``assigned``); False when its directory is offline (or none is online)."""
         if replica.log_dir is None:
             replica.log_dir = self._directory_for_new(replica, assigned)
             if replica.log_dir is None:
@@ -276,12 +275,6 @@ class LogDirManager:
         if replica.key not in self.futures and assigned != replica.log_dir.directory_id:
             self.assignments.assign(replica.key, replica.log_dir.directory_id)
         return True
-
-    def _assigned_directory(self, image, replica: Replica) -> uuid.UUID | None:
-        topic = image.topics.get(replica.topic_id)
-        state = topic.partitions.get(replica.partition) if topic is not None else None
-        broker_id = self.broker.broker_id
-        return state.directory_of(broker_id) if state is not None and broker_id in state.replicas else None
 
     def _directory_for_new(self, replica: Replica, assigned: uuid.UUID | None) -> LogDir | None:
         online = [d for d in self.directories if d.online]

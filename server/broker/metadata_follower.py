@@ -16,6 +16,14 @@ start) is fetched with FetchSnapshot in chunks and loaded into a fresh image tha
 one; subscribers are then told every record of the snapshot as one commit (at the snapshot's last
 offset), which is what each of them needs to re-read the state it follows (configs, sizes, topics).
 
+Besides the records, a replica hands its partition subscribers (the brokers' replica managers) the
+partitions each commit changed, worked out once per commit for every broker of the process, as Kafka's
+broker publishes a ``TopicsDelta`` whose ``localChanges`` its ReplicaManager applies: the partitions of
+its PartitionRecords and PartitionChangeRecords, every partition of a topic a RemoveTopicRecord
+removes (gathered before it is applied) and of the topics a ClearElrRecord names (their partition
+epochs may rise). Records of a metadata transaction count once it ends. After a snapshot is loaded
+they are told ``None``: every partition may have changed.
+
 ``MetadataReplica`` is the image and its subscribers; one replica may be shared by several followers
 of one process (the brokers of a ``Cluster``). Each follower still fetches for itself with its own id
 and directory and has its own log end offset, so every broker is an observer in DescribeQuorum, but a
@@ -29,8 +37,7 @@ lag on their own (README, differences).
 ``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
 high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
 ``sync()`` returns once it holds what the leader has committed by then (its high watermark, asked with
-DescribeQuorum; the broker answers forwarded requests and acts on LeaderAndIsr only after it, README:
-differences); ``close()`` stops.
+DescribeQuorum; the broker answers forwarded requests only after it, README: differences); ``close()`` stops.
 
 A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark
 (the leader answers at once when the high watermark moved since its last answer to this observer:
@@ -48,9 +55,10 @@ from typing import NamedTuple
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest
+from kraftwire.codec import records as rec
 from kraftwire.codec.records import KRaftVersionRecord, check_batch, decode_control, decode_frame, iter_batches, read_batch
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.metadata.view import CommitListener
+from kraftwire.server.metadata.view import CommitListener, PartitionListener
 from kraftwire.server.wire.client import KafkaClientError
 from .controller_channel import ControllerChannel
 
@@ -89,6 +97,8 @@ class MetadataReplica:
         self.end_offset = 0
         self.last_epoch = 0
         self._listeners: list[CommitListener] = []
+        self._partition_listeners: list[PartitionListener] = []
+        self._changed: set[tuple[uuid.UUID, int]] = set()  # partitions changed since they were last told
         self._waiting: list[tuple[int, asyncio.Future]] = []  # (end offset, resolved once reached)
 
     async def reached(self, end_offset: int) -> None:
@@ -101,9 +111,14 @@ class MetadataReplica:
     def subscribe(self, listener: CommitListener) -> None:
         self._listeners.append(listener)
 
+    def subscribe_partitions(self, listener: PartitionListener) -> None:
+        self._partition_listeners.append(listener)
+
     def commit(self, batches: list[FetchedBatch]) -> None:
         """Apply the committed ``batches`` this replica does not hold yet, then tell the subscribers."""
         committed = []
+        changed = self._changed
+        image = self.image
         for batch in batches:
             if batch.base < self.end_offset:
                 continue  # another follower of the process brought it first
@@ -111,7 +126,12 @@ class MetadataReplica:
             if not decoded.is_control:
                 for record in decoded.records:
                     value = decode_frame(record.value)[0]
-                    self.image.apply(value, record.offset)
+                    kind = type(value)
+                    if kind is _PARTITION or kind is _CHANGE:
+                        changed.add((value.topic_id, value.partition_id))
+                    elif kind in _WHOLE_TOPICS:
+                        changed.update(_topic_partitions(image, value))
+                    image.apply(value, record.offset)
                     committed.append((record.offset, value))
             else:  # the one control record a broker reads is kraft.version's level (ApiVersions shows it)
                 for record in decoded.records:
@@ -119,6 +139,9 @@ class MetadataReplica:
                     if isinstance(control, KRaftVersionRecord):
                         self.image.kraft_version = control.k_raft_version
             self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
+        if changed and image.pending_transaction is None:
+            self._changed = set()
+            self._tell_partitions(changed)
         if committed:
             self._tell(committed)
         self._release()
@@ -126,8 +149,17 @@ class MetadataReplica:
     def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
         """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
         self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
+        self._changed = set()
+        self._tell_partitions(None)
         self._tell([(end_offset - 1, record) for record, _version in image.to_records()])
         self._release()
+
+    def _tell_partitions(self, changed: set | None) -> None:
+        for listener in self._partition_listeners:
+            try:
+                listener(changed)
+            except Exception:
+                log.exception("a metadata partition listener failed")
 
     def _tell(self, committed: list) -> None:
         for listener in self._listeners:
@@ -145,6 +177,21 @@ class MetadataReplica:
                 future.set_result(None)
             else:
                 self._waiting.append((end_offset, future))
+
+
+_PARTITION, _CHANGE = rec.PartitionRecord, rec.PartitionChangeRecord
+_WHOLE_TOPICS = frozenset({rec.RemoveTopicRecord, rec.ClearElrRecord})
+
+
+def _topic_partitions(image: MetadataImage, record):
+    """The partitions a RemoveTopicRecord or ClearElrRecord may change, read before it is applied."""
+    if type(record) is rec.RemoveTopicRecord:
+        topics = [image.topics[record.topic_id]] if record.topic_id in image.topics else []
+    elif record.topic_name:
+        topics = [topic] if (topic := image.topic(record.topic_name)) is not None else []
+    else:
+        topics = list(image.topics.values())
+    return [(topic.topic_id, index) for topic in topics for index in topic.partitions]
 
 
 def fetched_batches(data: bytes) -> list[FetchedBatch]:
@@ -207,6 +254,9 @@ class FollowerView:
 
     def subscribe(self, listener: CommitListener) -> None:
         self.replica.subscribe(listener)
+
+    def subscribe_partitions(self, listener: PartitionListener) -> None:
+        self.replica.subscribe_partitions(listener)
 
     # --- lifecycle -----------------------------------------------------------------------------
 

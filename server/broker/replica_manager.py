@@ -1,21 +1,32 @@
-"""The replicas one simulated broker hosts, as the controller's LeaderAndIsr requests describe them.
+"""The replicas one simulated broker hosts, as the metadata log it follows describes them.
 
-``ReplicaManager`` (one per simulated broker) creates a replica when the broker becomes one, deletes it
-when the broker leaves the replica list, and answers stale leader epochs with STALE_CONTROLLER_EPOCH
-(11), as Kafka's ReplicaManager does. As a leader it asks the controller, with AlterPartition over TCP,
-to add followers that have caught up to the ISR; that is what completes reassignments, and what heals
-ISRs after a broker comes back. The bytes themselves are copied by the cluster's data plane
-(server/broker/replication_network.py): a follower replica is handed to it with ``follow``, and the
-manager registers the callback by which the network tells it, as leader, that a follower caught up.
+``ReplicaManager`` (one per simulated broker) acts on the partitions each committed batch changed, as
+Kafka's KRaft broker's ReplicaManager applies a metadata delta (``applyDelta`` with
+``TopicsDelta.localChanges``): its broker's ``MetadataReplica`` (server/broker/metadata_follower.py)
+works out the changed partitions once per batch for every broker of the process, and each manager looks
+their states up in the image. A partition whose replicas list the broker becomes (or stays) a replica
+here, led or followed; one that no longer lists it, or whose topic is gone, is deleted (Kafka's stray
+and deleted partitions); a change of the directory the metadata names for it is answered with the
+directory that holds it (server/broker/log_dirs.py). When its broker starts (caught up with the log and
+registered, before it asks to be unfenced) the manager acts on every partition of the image, deleting
+what it holds and the image no longer gives it, as Kafka's broker does at its first metadata publish;
+a stopped broker acts on nothing, and so a restarted broker, or a broker of another process that
+catches up from a snapshot, gets its replicas from the image. A state older than what the replica
+already has (an AlterPartition answer can run ahead of the log) is passed over.
+
+As a leader it asks the controller, with AlterPartition over TCP, to add followers that have caught up
+to the ISR; that is what completes reassignments, and what heals ISRs after a broker comes back. The
+bytes themselves are copied by the cluster's data plane (server/broker/replication_network.py): a
+follower replica is handed to it with ``follow``, and the manager registers the callback by which the
+network tells it, as leader, that a follower caught up.
 
 A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
 replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
 copied.
 
 Each replica lives in one of its broker's log directories (server/broker/log_dirs.py places it,
-KIP-858); a replica whose directory is offline is not served: its LeaderAndIsr entries answer
-KAFKA_STORAGE_ERROR (56), it copies nothing and, as a leader, proposes nothing, until the directory is
-restored.
+KIP-858); a replica whose directory is offline is not served: it copies nothing and, as a leader,
+proposes nothing, until the directory is restored.
 """
 from __future__ import annotations
 
@@ -25,27 +36,22 @@ import uuid
 from dataclasses import dataclass
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
+from kraftwire.codec.messages import AlterPartitionRequest
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import LEADER_AND_ISR_FULL
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.codec.constants import UNFENCE
 from .replication_network import ReplicationNetwork, partition_size, topic_sizes
 
 log = logging.getLogger("kraftwire.replication")
 
-TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
-_Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
-assert _Error._fields == ("topic_name", "partition_index", "error_code", "unknown_tagged_fields")
-_new = tuple.__new__
 
 
 @dataclass(eq=False)
 class Replica:
-    """One partition replica hosted by a broker, as the last LeaderAndIsr described it."""
+    """One partition replica hosted by a broker, as the last partition state it acted on described it."""
 
     topic_id: uuid.UUID
     topic_name: str
@@ -73,7 +79,7 @@ class ReplicaManager:
         self.broker_id = broker.broker_id
         self.network = network
         self.replicas: dict[tuple[uuid.UUID, int], Replica] = {}
-        self.controller_epoch = -1
+        self._acting = False  # between its broker's start and stop
         self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
@@ -92,59 +98,57 @@ class ReplicaManager:
     def leaders(self) -> list[Replica]:
         return [r for r in self.replicas.values() if r.leader == self.broker_id]
 
-    # --- LeaderAndIsr ---------------------------------------------------------------------------
+    # --- the metadata log's changes ---------------------------------------------------------------
 
-    def become_leader_or_follower(self, request, version: int) -> LeaderAndIsrResponse:
-        if request.controller_epoch < self.controller_epoch:
-            return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
-        self.controller_epoch = request.controller_epoch
+    def start(self) -> None:
+        """The broker is up: act on every partition of the image, then on each commit's changes."""
+        self._acting = True
+        self.apply_changes(None)
+
+    def stop(self) -> None:
+        self._acting = False
+
+    def on_partitions(self, changed) -> None:
+        """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
+        if self._acting:
+            self.apply_changes(changed)
+
+    def apply_changes(self, changed) -> None:
+        """Act on the image's state of each partition in ``changed`` ((topic id, partition) keys, in
+        log order), or with None of every partition the image gives this broker and every replica it
+        holds."""
         image = self.broker.image
-        errors: dict[uuid.UUID, list] = {}
-        apply = self._apply
-        for topic_name, topic_id, states in _topic_states(image, request):
-            results = errors.setdefault(topic_id, [])
-            for state in states:
-                results.append((topic_name, state.partition_index, apply(image, topic_name, topic_id, state)))
-        if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
-            listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
-            for key in [k for k in self.replicas if k not in listed]:
-                self._delete(key)
-        # entries built positionally (topic name, partition, error code, tagged fields): one per partition
-        if version >= TOPIC_IDS_VERSION:
-            return LeaderAndIsrResponse(topics=[
-                LeaderAndIsrResponse.LeaderAndIsrTopicError(
-                    topic_id=topic_id or uuid.UUID(int=0),  # a topic it could not resolve: the zero id
-                    partition_errors=[_new(_Error, ("", p, c, ())) for _, p, c in results])
-                for topic_id, results in errors.items()])
-        return LeaderAndIsrResponse(partition_errors=[_new(_Error, (t, p, c, ()))
-                                                      for results in errors.values() for t, p, c in results])
-
-    def _apply(self, image, topic_name: str, topic_id: uuid.UUID | None, state) -> int:
-        if topic_id is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        key = (topic_id, state.partition_index)
-        replica = self.replicas.get(key)
-        if replica is not None and (state.leader_epoch < replica.leader_epoch or (
-                state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch)):
-            return ErrorCode.STALE_CONTROLLER_EPOCH
-        if self.broker_id not in state.replicas:
-            if replica is not None:
-                self._delete(key)
-            return ErrorCode.NONE
-        if replica is None:
-            replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
-                                                   state.leader_epoch, state.partition_epoch, (), ())
-            if self.broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                replica.log_bytes = self._partition_size(image, topic_name, state.partition_index)
-        replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
-                                                                        state.partition_epoch)
-        # decoded arrays are tuples already
-        replica.isr, replica.replicas = state.isr, state.replicas
-        replica.adding, replica.removing = state.adding_replicas, state.removing_replicas
-        if not self.broker.log_manager.place(image, replica):
-            return ErrorCode.KAFKA_STORAGE_ERROR
-        self.serve(image, replica)
-        return ErrorCode.NONE
+        broker_id, replicas, topics = self.broker_id, self.replicas, image.topics
+        if changed is None:
+            changed = dict.fromkeys([(t.topic_id, i) for t, i, state in image.partitions()
+                                     if broker_id in state.replicas])
+            changed.update(dict.fromkeys(replicas))
+        place, serve = self.broker.log_manager.place, self.serve
+        topic = None
+        for key in changed:
+            topic_id, index = key
+            if topic is None or topic.topic_id != topic_id:
+                topic = topics.get(topic_id)
+            state = topic.partitions.get(index) if topic is not None else None
+            replica = replicas.get(key)
+            if state is None or broker_id not in state.replicas:
+                if replica is not None:
+                    self._delete(key)
+                continue
+            if replica is None:
+                replica = replicas[key] = Replica(topic_id, topic.name, index, state.leader, state.leader_epoch,
+                                                  state.partition_epoch, (), ())
+                if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
+                    replica.log_bytes = self._partition_size(image, topic.name, index)
+            elif state.leader_epoch < replica.leader_epoch or (
+                    state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch):
+                continue  # the replica already has a newer state (an AlterPartition answer)
+            replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
+                                                                            state.partition_epoch)
+            replica.isr, replica.replicas, replica.adding, replica.removing = (state.isr, state.replicas,
+                                                                               state.adding, state.removing)
+            if place(replica, state.directory_of(broker_id)):
+                serve(image, replica)
 
     def serve(self, image, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
@@ -158,7 +162,7 @@ class ReplicaManager:
 
     def _partition_size(self, image, topic_name: str, partition: int) -> float:
         """A partition's size; a topic's sizes are looked up once per topic and image version (a bulk
-        LeaderAndIsr names the same topics thousands of times)."""
+        change names the same topics thousands of times)."""
         if self._sizes[0] != image.offset:
             self._sizes = (image.offset, {})
         sizes = self._sizes[1]
@@ -169,11 +173,28 @@ class ReplicaManager:
         return float(listed.get(partition, default))
 
     def on_commit(self, committed) -> None:
-        """A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
+        """Commit listener of the broker's metadata. A broker unfenced: as leader, propose it for the ISR
+        where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
+        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
         size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Commit listener of the broker's metadata."""
-        resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
-                   if type(record) is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS}
+        truncates every replica."""
+        resized = set()
+        unfenced = set()
+        for _, record in committed:
+            kind = type(record)
+            if kind is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS:  # a topic config (no broker synonym)
+                resized.add(record.resource_name)
+            elif kind is rec.UnfenceBrokerRecord:
+                unfenced.add(record.id)
+            elif kind is rec.BrokerRegistrationChangeRecord and record.fenced == UNFENCE:
+                unfenced.add(record.broker_id)
+            elif kind is rec.RegisterBrokerRecord and not record.fenced:  # an amended registration
+                unfenced.add(record.broker_id)
+        if unfenced and self._acting:
+            for replica in self.replicas.values():
+                if replica.leader == self.broker_id and any(b in unfenced and b not in replica.isr
+                                                            for b in replica.replicas):
+                    self._consider_isr(replica)
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size
@@ -199,7 +220,7 @@ class ReplicaManager:
 
     def _consider_isr(self, replica: Replica) -> None:
         """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
-        partition whose replicas are all in the ISR has none: a bulk LeaderAndIsr names thousands)."""
+        partition whose replicas are all in the ISR has none: a bulk change names thousands)."""
         if (replica.leader != self.broker_id or all(b in replica.isr for b in replica.replicas)
                 or not self.broker.log_manager.online(replica)):
             return
@@ -264,12 +285,3 @@ class ReplicaManager:
         for key in again:
             self.follower_caught_up(key)
 
-
-def _topic_states(image: MetadataImage, request):
-    """(topic name, topic id or None, partition states) for the partitions of a LeaderAndIsr request:
-    each topic of v2+ at once, each ungrouped partition of v0-1 alone."""
-    for topic in request.topic_states:
-        topic_id = topic.topic_id if topic.topic_id.int else image.topic_ids.get(topic.topic_name)
-        yield topic.topic_name, topic_id, topic.partition_states
-    for state in request.ungrouped_partition_states:
-        yield state.topic_name, image.topic_ids.get(state.topic_name), (state,)

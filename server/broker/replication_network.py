@@ -62,8 +62,8 @@ UNLIMITED = float(configs.LONG_MAX)
 THROUGHPUT_WINDOW_S = 300.0  # simulated seconds of per-broker throughput kept for the live view
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # After a change, rates are computed anew once the loop has run for this many times as long as the last
-# computation took: a bulk LeaderAndIsr arrives as many requests, and recomputing every copy's rate after
-# each of them would cost the loop quadratic time.
+# computation took: a bulk change reaches the brokers as many batches, and recomputing every copy's rate
+# after each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
 _RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
@@ -336,7 +336,7 @@ class ReplicationNetwork:
 
     def _before_change(self) -> None:
         """Settle at the old rates once, then recompute the rates once, after every change made in
-        this turn of the event loop (a LeaderAndIsr request may start thousands of copies)."""
+        this turn of the event loop (one committed batch may start thousands of copies)."""
         if not self._recompute_scheduled:
             self._settle()
             self._recompute_scheduled = True
