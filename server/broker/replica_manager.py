@@ -79,6 +79,7 @@ class ReplicaManager:
         self.broker_id = broker.broker_id
         self.network = network
         self.replicas: dict[tuple[uuid.UUID, int], Replica] = {}
+        self._by_topic: dict[int, dict[int, Replica]] = {}  # the same replicas by topic id's int, then partition
         self._acting = False  # between its broker's start and stop
         self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
@@ -108,47 +109,75 @@ class ReplicaManager:
     def stop(self) -> None:
         self._acting = False
 
-    def on_partitions(self, changed) -> None:
+    def on_partitions(self, changes) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
         if self._acting:
-            self.apply_changes(changed)
+            self.apply_changes(changes)
 
-    def apply_changes(self, changed) -> None:
-        """Act on the image's state of each partition in ``changed`` ((topic id, partition) keys, in
-        log order), or with None of every partition the image gives this broker and every replica it
-        holds."""
+    def apply_changes(self, changes) -> None:
+        """Act on this broker's local changes, [(topic id, topic or None, [(partition, state or
+        None)])] in log order, or with None on every partition the image gives this broker and every
+        replica it holds."""
         image = self.broker.image
-        broker_id, replicas, topics = self.broker_id, self.replicas, image.topics
-        if changed is None:
-            changed = dict.fromkeys([(t.topic_id, i) for t, i, state in image.partitions()
-                                     if broker_id in state.replicas])
-            changed.update(dict.fromkeys(replicas))
-        place, serve = self.broker.log_manager.place, self.serve
-        topic = None
-        for key in changed:
-            topic_id, index = key
-            if topic is None or topic.topic_id != topic_id:
-                topic = topics.get(topic_id)
-            state = topic.partitions.get(index) if topic is not None else None
-            replica = replicas.get(key)
-            if state is None or broker_id not in state.replicas:
-                if replica is not None:
-                    self._delete(key)
-                continue
-            if replica is None:
-                replica = replicas[key] = Replica(topic_id, topic.name, index, state.leader, state.leader_epoch,
-                                                  state.partition_epoch, (), ())
-                if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                    replica.log_bytes = self._partition_size(image, topic.name, index)
-            elif state.leader_epoch < replica.leader_epoch or (
-                    state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch):
-                continue  # the replica already has a newer state (an AlterPartition answer)
-            replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
-                                                                            state.partition_epoch)
-            replica.isr, replica.replicas, replica.adding, replica.removing = (state.isr, state.replicas,
-                                                                               state.adding, state.removing)
-            if place(replica, state.directory_of(broker_id)):
-                serve(image, replica)
+        broker_id, replicas, by_topic = self.broker_id, self.replicas, self._by_topic
+        if changes is None:
+            changes = self._whole_image(image)
+        place, follow = self.broker.log_manager.place, self.network.follow
+        for topic_id, topic, states in changes:
+            hosted = by_topic.get(topic_id.int)
+            for index, state in states:
+                replica = hosted.get(index) if hosted is not None else None
+                if state is None or broker_id not in state.replicas:
+                    if replica is not None:
+                        self._delete((topic_id, index))
+                    continue
+                if replica is None:
+                    replica = Replica(topic_id, topic.name, index, state.leader, state.leader_epoch,
+                                      state.partition_epoch, (), ())
+                    replicas[(topic_id, index)] = replica
+                    if hosted is None:
+                        hosted = by_topic[topic_id.int] = {}
+                    hosted[index] = replica
+                    if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
+                        replica.log_bytes = self._partition_size(image, topic.name, index)
+                    led = False
+                elif state.leader_epoch < replica.leader_epoch or (
+                        state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch):
+                    continue  # the replica already has a newer state (an AlterPartition answer)
+                else:
+                    led = replica.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
+                replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
+                                                                                state.partition_epoch)
+                replica.isr, replica.replicas, replica.adding, replica.removing = (state.isr, state.replicas,
+                                                                                   state.adding, state.removing)
+                # placed already in the directory the log names (compared by value, without UUID.__eq__)
+                assigned = state.directories[state.replicas.index(broker_id)]
+                log_dir = replica.log_dir
+                if (log_dir is None or not log_dir.online or assigned.int != log_dir.directory_id.int) \
+                        and not place(replica, assigned):
+                    continue
+                if state.leader != broker_id:
+                    follow(broker_id, replica)
+                elif not led:
+                    self.serve(image, replica)
+                elif len(state.isr) < len(state.replicas):  # led here already: only ISR changes may be due
+                    self._consider_isr(replica)
+
+    def _whole_image(self, image) -> list:
+        """Every partition the image gives this broker and every replica it holds, as local changes."""
+        changes: dict[uuid.UUID, tuple] = {}
+        for topic in image.topics.values():
+            states = [(index, state) for index, state in topic.partitions.items() if self.broker_id in state.replicas]
+            if states:
+                changes[topic.topic_id] = (topic.topic_id, topic, states)
+        for topic_id, index in self.replicas:
+            entry = changes.get(topic_id)
+            topic = image.topics.get(topic_id)
+            if entry is None:
+                entry = changes[topic_id] = (topic_id, topic, [])
+            if topic is None or index not in topic.partitions or self.broker_id not in topic.partitions[index].replicas:
+                entry[2].append((index, None))
+        return list(changes.values())
 
     def serve(self, image, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
@@ -207,6 +236,10 @@ class ReplicaManager:
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
         replica = self.replicas.pop(key)
+        hosted = self._by_topic[key[0].int]
+        del hosted[key[1]]
+        if not hosted:
+            del self._by_topic[key[0].int]
         self.network.unfollow(self.broker_id, key)
         self.broker.log_manager.forget(replica)
 

@@ -20,8 +20,10 @@ from kraftwire.codec.message import Message
 from .image import MetadataImage
 
 CommitListener = Callable[[list[tuple[int, Message]]], None]  # told the committed (offset, record) pairs
-# told the (topic id, partition) pairs a commit changed, or None when any may have (a snapshot loaded)
-PartitionListener = Callable[[set[tuple[uuid.UUID, int]] | None], None]
+# told a broker's local changes of a commit, [(topic id, topic state or None, [(partition, state or
+# None)])]: each partition that lists the broker as a replica before or after, with its state after (None:
+# gone); or None when any may have changed (a snapshot loaded)
+PartitionListener = Callable[[list[tuple[uuid.UUID, object, list[tuple[int, object]]]] | None], None]
 
 
 class MetadataView(Protocol):
@@ -36,8 +38,9 @@ class MetadataView(Protocol):
         """Call ``listener`` after each commit, once ``image`` includes it."""
 
     def subscribe_partitions(self, listener: PartitionListener) -> None:
-        """Call ``listener`` with the partitions each commit changed, once ``image`` includes it and
-        before the commit listeners (Kafka's TopicsDelta, which its brokers' ReplicaManager applies)."""
+        """Call ``listener`` with the broker's local changes of each commit, once ``image`` includes it
+        and before the commit listeners (Kafka's TopicsDelta.localChanges, which its brokers'
+        ReplicaManager applies)."""
 
     async def start(self) -> None:
         """Begin following the metadata log."""
