@@ -272,7 +272,7 @@ class LogDirManager:
             self._current_logs[replica.log_dir] += 1
         elif not replica.log_dir.online:
             return False
-        if replica.key not in self.futures and assigned != replica.log_dir.directory_id:
+        if assigned.int != replica.log_dir.directory_id.int and not (self.futures and replica.key in self.futures):
             self.assignments.assign(replica.key, replica.log_dir.directory_id)
         return True
 

@@ -158,10 +158,8 @@ class ReplicaManager:
                     continue
                 if state.leader != broker_id:
                     follow(broker_id, replica)
-                elif not led:
+                elif not led:  # (a leader already hears from the network when a follower catches up)
                     self.serve(image, replica)
-                elif len(state.isr) < len(state.replicas):  # led here already: only ISR changes may be due
-                    self._consider_isr(replica)
 
     def _whole_image(self, image) -> list:
         """Every partition the image gives this broker and every replica it holds, as local changes."""
