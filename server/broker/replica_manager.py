@@ -47,9 +47,12 @@ from .replication_network import ReplicationNetwork, partition_size, topic_sizes
 log = logging.getLogger("kraftwire.replication")
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
+# the records ``on_commit`` looks at (a bulk change commits thousands of others)
+_WATCHED = frozenset({rec.ConfigRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
+                      rec.RegisterBrokerRecord})
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Replica:
     """One partition replica hosted by a broker, as the last partition state it acted on described it."""
 
@@ -133,7 +136,7 @@ class ReplicaManager:
                     continue
                 if replica is None:
                     replica = Replica(topic_id, topic.name, index, state.leader, state.leader_epoch,
-                                      state.partition_epoch, (), ())
+                                      state.partition_epoch, state.isr, state.replicas, state.adding, state.removing)
                     replicas[(topic_id, index)] = replica
                     if hosted is None:
                         hosted = by_topic[topic_id.int] = {}
@@ -146,10 +149,10 @@ class ReplicaManager:
                     continue  # the replica already has a newer state (an AlterPartition answer)
                 else:
                     led = replica.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
-                replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
-                                                                                state.partition_epoch)
-                replica.isr, replica.replicas, replica.adding, replica.removing = (state.isr, state.replicas,
-                                                                                   state.adding, state.removing)
+                    replica.leader, replica.leader_epoch, replica.partition_epoch = (
+                        state.leader, state.leader_epoch, state.partition_epoch)
+                    replica.isr, replica.replicas, replica.adding, replica.removing = (
+                        state.isr, state.replicas, state.adding, state.removing)
                 # placed already in the directory the log names (compared by value, without UUID.__eq__)
                 assigned = state.directories[state.replicas.index(broker_id)]
                 log_dir = replica.log_dir
@@ -209,14 +212,15 @@ class ReplicaManager:
         unfenced = set()
         for _, record in committed:
             kind = type(record)
-            if kind is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS:  # a topic config (no broker synonym)
-                resized.add(record.resource_name)
+            if kind not in _WATCHED:
+                continue
+            if kind is rec.ConfigRecord:
+                if record.name in configs.SIZE_CONFIGS:  # a topic config (no broker synonym)
+                    resized.add(record.resource_name)
             elif kind is rec.UnfenceBrokerRecord:
                 unfenced.add(record.id)
-            elif kind is rec.BrokerRegistrationChangeRecord and record.fenced == UNFENCE:
-                unfenced.add(record.broker_id)
-            elif kind is rec.RegisterBrokerRecord and not record.fenced:  # an amended registration
-                unfenced.add(record.broker_id)
+            elif record.fenced == UNFENCE if kind is rec.BrokerRegistrationChangeRecord else not record.fenced:
+                unfenced.add(record.broker_id)  # unfenced, or an amended registration
         if unfenced and self._acting:
             for replica in self.replicas.values():
                 if replica.leader == self.broker_id and any(b in unfenced and b not in replica.isr

@@ -90,7 +90,7 @@ class _Member:
     on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Copy:
     """A follower replica fetching its partition from the leader. ``started_at`` and ``finished_at`` are
     the simulated times it first moved bytes and came to hold the whole partition (None until then),
@@ -330,9 +330,10 @@ class ReplicationNetwork:
         self._followed.append(copy)
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
-        if (key[0], key[1], follower) in self.copies:
+        copy_key = (key[0], key[1], follower)
+        if copy_key in self.copies:
             self._before_change()
-            del self.copies[(key[0], key[1], follower)]
+            del self.copies[copy_key]
 
     def _before_change(self) -> None:
         """Settle at the old rates once, then recompute the rates once, after every change made in
