@@ -277,6 +277,8 @@ class LogDirManager:
         return True
 
     def _directory_for_new(self, replica: Replica, assigned: uuid.UUID | None) -> LogDir | None:
+        if len(self.directories) == 1 and not self.preferred:  # the one choice (a bulk change places thousands)
+            return self.directories[0] if self.directories[0].online else None
         online = [d for d in self.directories if d.online]
         if not online:
             return None
@@ -301,7 +303,7 @@ class LogDirManager:
         """The replica was deleted: so is its future replica."""
         if replica.log_dir is not None:
             self._current_logs[replica.log_dir] -= 1
-        if self.futures.pop(replica.key, None) is not None:
+        if self.futures and self.futures.pop(replica.key, None) is not None:
             self._changed()
 
     # --- failure ---------------------------------------------------------------------------------

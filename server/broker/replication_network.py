@@ -321,7 +321,8 @@ class ReplicationNetwork:
 
     def follow(self, follower: int, replica: Replica) -> None:
         """``follower`` hosts ``replica`` as a follower: copy until it has the whole partition."""
-        self._before_change()
+        if not self._recompute_scheduled:
+            self._before_change()
         key = (replica.topic_id, replica.partition, follower)
         copy = self.copies.get(key)
         if copy is None:
