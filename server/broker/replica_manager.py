@@ -47,6 +47,7 @@ from .replication_network import ReplicationNetwork, partition_size, topic_sizes
 log = logging.getLogger("kraftwire.replication")
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
+ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
 # the records ``on_commit`` looks at (a bulk change commits thousands of others)
 _WATCHED = frozenset({rec.ConfigRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
                       rec.RegisterBrokerRecord})
@@ -253,6 +254,10 @@ class ReplicaManager:
         if replica is not None:
             self._consider_isr(replica)
 
+    def _reconsider(self, keys) -> None:
+        for key in keys:
+            self.follower_caught_up(key)
+
     def _consider_isr(self, replica: Replica) -> None:
         """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
         partition whose replicas are all in the ISR has none: a bulk change names thousands)."""
@@ -306,6 +311,12 @@ class ReplicaManager:
         finally:
             self._proposing -= set(sent)
         again = {key for key in self._to_propose if key in sent}  # asked for while in flight
+        if response is None or response.error_code != ErrorCode.NONE:
+            # unanswered (a controller failover, a lost connection) or refused whole: asked again after
+            # a pause, as Kafka's AlterPartitionManager retries (no later state need come to ask again)
+            if response is not None:
+                log.info("broker %d: AlterPartition refused with error %d", self.broker_id, response.error_code)
+            asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
         for topic in response.topics if response is not None else ():
             for result in topic.partitions:
                 key = (topic.topic_id, result.partition_index)
