@@ -1,22 +1,27 @@
-"""CPU cost of a bulk change's aftermath: the controller's LeaderAndIsr pushes and the brokers' handling.
+"""CPU cost of a bulk change's aftermath: the brokers acting on the metadata log's partition changes.
 
 An in-process 3-broker ``Cluster`` (the code ``kraftwire serve`` runs) with ``--partitions`` partitions
 on broker 1 (1 PB each, so no copy completes). Each run moves all of them to broker 2 with one
 AlterPartitionReassignments decision written through the controller, waits until the cluster is idle
-(publisher, replication network, replica managers), then cancels and waits again. Timed with the event
-loop thread's CPU time, apart: the write (decision, append, fsync, apply) and what follows its commit
-until idle: the publisher's requests (built, encoded, sent), the brokers' decoding and handling, their
-answers, the replication network's new rates. The first run warms up and is not counted. The garbage
-collector's passes during the counted runs are counted and timed (``gc.callbacks``); ``--collector
-default`` puts CPython's default thresholds back once the cluster has started (the cluster tunes them,
-server/host/collector.py), to measure what the tuning saves. ``--stages`` also times, with the same
-thread CPU clock, the named parts of the write (decision, log append and the batch's encoding, the two
-images) and of the aftermath (the publisher's gathering and building, the brokers' handling, the
-replication network's rates); the remainder of the aftermath is the codec (encoding and decoding the
-requests and answers), the transport and the event loop.
+(the brokers' metadata, the replication network, the replica managers), then cancels and waits again.
+Timed with the event loop thread's CPU time, apart: the write (decision, append, fsync, apply) and what
+follows its commit until idle: the brokers' metadata fetch (the batch decoded and applied once for the
+process's brokers), each replica manager acting on the changed partitions, the replication network's
+new rates, and (in commits before the brokers followed the log for their replicas) the controller's
+LeaderAndIsr requests (built, encoded, sent, decoded, answered). The first run warms up and is not
+counted. The garbage collector's passes during the counted runs are counted and timed
+(``gc.callbacks``); ``--collector default`` puts CPython's default thresholds back once the cluster has
+started (the cluster tunes them, server/host/collector.py), to measure what the tuning saves.
+``--stages`` also times, with the same thread CPU clock, the named parts of the write (decision, log
+append and the batch's encoding, the two images) and of the aftermath (those of them the measured code
+has); the remainder of the aftermath is the codec, the transport and the event loop.
+
+``--against REV`` measures this tree and an exported copy of commit REV (``git archive``, imported
+through PYTHONPATH, see provenance.export_commit), each in a process of its own, ``--rounds`` times
+alternately, so code before and after a change is compared under the same load.
 
 Run: python bench/leader_and_isr.py [--partitions 10000] [--runs 5] [--collector tuned|default] [--profile]
-     [--stages]
+     [--stages] [--against REV [--rounds 2]]
 """
 from __future__ import annotations
 
@@ -26,9 +31,13 @@ import cProfile
 import collections
 import functools
 import gc
+import importlib
+import os
 import pstats
+import subprocess
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -39,17 +48,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
 
-from provenance import header, load_average  # noqa: E402
+from provenance import export_commit, header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
 from kraftwire.server.apis import api45_alter_partition_reassignments as api45  # noqa: E402
-from kraftwire.server.broker.replica_manager import ReplicaManager  # noqa: E402
-from kraftwire.server.broker.replication_network import ReplicationNetwork  # noqa: E402
-from kraftwire.server.controller import leader_and_isr_publisher as publisher  # noqa: E402
-from kraftwire.server.controller.active_controller import Controller  # noqa: E402
-from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
-from kraftwire.server.raft import log as raft_log  # noqa: E402
-from kraftwire.server.raft.log import RaftLog  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 
@@ -82,25 +84,46 @@ async def until_idle(cluster) -> None:
 
 
 class Stages:
-    """Thread CPU seconds spent in named functions while ``counting`` (``--stages``)."""
+    """Thread CPU seconds spent in named functions while ``counting`` (``--stages``). Each stage names its
+    function by module and attribute path; a stage the measured code lacks is left out (an ``--against``
+    commit may have other parts). An indented name is part of the stage above it."""
 
-    WRITE = [("the decision", api45, "decide"),
-             ("appending to the metadata log (the Raft core, the batch's encoding included)", RaftLog, "append"),
-             ("  encoding the batch", raft_log, "metadata_batch"),
-             ("applying to the working image", MetadataImage, "apply_appended"),
-             ("applying to the committed image, commit listeners", Controller, "_on_commit")]
-    AFTER = [("publisher: gathering changed partitions per broker", publisher.LeaderAndIsrPublisher, "_publish"),
-             ("publisher: building the requests", publisher, "build_request"),
-             ("brokers: handling LeaderAndIsr", ReplicaManager, "become_leader_or_follower"),
-             ("replication network: rates", ReplicationNetwork, "_recompute"),
-             ("replication network: copies' ends", ReplicationNetwork, "_tick")]
+    WRITE = [("the decision", "kraftwire.server.apis.api45_alter_partition_reassignments", "decide"),
+             ("appending to the metadata log (the Raft core, the batch's encoding included)",
+              "kraftwire.server.raft.log", "RaftLog.append"),
+             ("  encoding the batch", "kraftwire.server.raft.log", "metadata_batch"),
+             ("applying to the working image", "kraftwire.server.metadata.image", "MetadataImage.apply_appended"),
+             ("applying to the committed image, commit listeners", "kraftwire.server.controller.active_controller",
+              "Controller._on_commit")]
+    AFTER = [("brokers' metadata: the batch decoded and applied once, listeners told",
+              "kraftwire.server.broker.metadata_follower", "MetadataReplica.commit"),
+             ("  the replica managers acting on the changed partitions", "kraftwire.server.broker.replica_manager",
+              "ReplicaManager.apply_changes"),
+             ("publisher: gathering changed partitions per broker", "kraftwire.server.controller.leader_and_isr_publisher",
+              "LeaderAndIsrPublisher._publish"),
+             ("publisher: building the requests", "kraftwire.server.controller.leader_and_isr_publisher",
+              "build_request"),
+             ("brokers: handling LeaderAndIsr", "kraftwire.server.broker.replica_manager",
+              "ReplicaManager.become_leader_or_follower"),
+             ("replication network: rates", "kraftwire.server.broker.replication_network", "ReplicationNetwork._recompute"),
+             ("replication network: copies' ends", "kraftwire.server.broker.replication_network", "ReplicationNetwork._tick")]
 
     def __init__(self):
         self.counting = None  # "write", "after" or None
         self.seconds = {"write": collections.Counter(), "after": collections.Counter()}
+        self.present = {"write": [], "after": []}
         for phase, timed in (("write", self.WRITE), ("after", self.AFTER)):
-            for name, owner, attribute in timed:
-                setattr(owner, attribute, self._timed(phase, name, getattr(owner, attribute)))
+            for name, module, path in timed:
+                try:
+                    owner = importlib.import_module(module)
+                    *owners, attribute = path.split(".")
+                    for part in owners:
+                        owner = getattr(owner, part)
+                    function = getattr(owner, attribute)
+                except (ImportError, AttributeError):
+                    continue
+                setattr(owner, attribute, self._timed(phase, name, function))
+                self.present[phase].append(name)
 
     def _timed(self, phase, name, function):
         @functools.wraps(function)
@@ -174,18 +197,9 @@ async def measure(args) -> dict:
     return figures
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--partitions", type=int, default=10000)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
-    parser.add_argument("--stages", action="store_true", help="time kraftwire's parts of what follows the counted alters' commits")
-    args = parser.parse_args()
-    header()
-    figures = uvloop.run(measure(args))
+def report(args, figures) -> None:
     for name, what in (("write", "the write (decision, append, fsync wait, apply)"),
-                       ("after", "after its commit until idle (LeaderAndIsr pushes, brokers' handling, rates)")):
+                       ("after", "after its commit until idle (the brokers acting on it, rates)")):
         values = figures[name]
         print(f"{what}: event-loop CPU p50 {statistics.median(values):.0f} ms "
               f"(min {min(values):.0f}, max {max(values):.0f}, n={len(values)})")
@@ -193,17 +207,54 @@ def main() -> int:
         runs = len(figures["after"])
         for phase, what, rest_is in (("write", "the write", "the request's objects, the event loop"),
                                      ("after", "after the commit", "codec, transport, event loop")):
-            seconds = figures["stages"].seconds[phase]
+            stages = figures["stages"]
+            seconds = stages.seconds[phase]
             print(f"{what} of an alter, thread CPU per alter (mean of {runs}):")
-            for name, _, _ in getattr(Stages, phase.upper()):
+            for name in stages.present[phase]:
                 print(f"  {name}: {seconds[name] / runs * 1000:.0f} ms")
-            total = sum(seconds[name] for name, _, _ in getattr(Stages, phase.upper()) if not name.startswith(" "))
+            total = sum(seconds[name] for name in stages.present[phase] if not name.startswith(" "))
             print(f"  the rest ({rest_is}): {sum(figures[phase]) / runs - total / runs * 1000:.0f} ms")
     passes = figures["passes"]
     print(f"collector ({args.collector}) during the counted runs (alters and cancels): "
           + ", ".join(f"generation {g}: {passes.passes[g]} passes, {passes.seconds[g] * 1000:.0f} ms CPU"
                       for g in range(3)))
-    print(f"load average at the end: {load_average()}")
+    print(f"load average at the end: {load_average()}", flush=True)
+
+
+def alternate(args) -> int:
+    """``--against``: this tree and commit REV, each in a process of its own, ``--rounds`` times."""
+    forwarded = ["--partitions", str(args.partitions), "--runs", str(args.runs), "--collector", args.collector]
+    forwarded += ["--stages"] if args.stages else []
+    with tempfile.TemporaryDirectory(prefix="kraftwire-leader-and-isr-") as scratch:
+        short, imports = export_commit(args.against, Path(scratch))
+        for round_ in range(1, args.rounds + 1):
+            for label, env in (("this tree", os.environ),
+                               (short, {**os.environ, "PYTHONPATH": str(imports)})):
+                print(f"\n=== round {round_}: {label}", flush=True)
+                code = subprocess.run([sys.executable, __file__, *forwarded, "--label", label], env=env).returncode
+                if code:
+                    return code
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--collector", choices=["tuned", "default"], default="tuned")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of what follows the counted writes' commits")
+    parser.add_argument("--stages", action="store_true", help="time kraftwire's parts of what follows the counted alters' commits")
+    parser.add_argument("--against", metavar="REV", help="measure this tree and commit REV alternately")
+    parser.add_argument("--rounds", type=int, default=1, help="with --against: how many times each")
+    parser.add_argument("--label", help=argparse.SUPPRESS)  # the code a child of --against measures
+    args = parser.parse_args()
+    if args.label is None:
+        header()
+    if args.against:
+        return alternate(args)
+    import kraftwire
+    print(f"code measured: {args.label or 'this tree'} ({Path(kraftwire.__file__).resolve().parent})", flush=True)
+    report(args, uvloop.run(measure(args)))
     return 0
 
 

@@ -8,7 +8,7 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
    run: one ``alter_partition_reassignments`` call moving all 10,000 partitions to broker 2 (one atomic
    batch of 10,000 records, answered once fsync'd in the metadata log) sent to a quiet cluster;
    ``--lists`` calls of ``list_partition_reassignments()``; a cancel of all 10,000; then, ``--gap``
-   seconds after the cancel was answered (the brokers still busy with its LeaderAndIsr work), the same
+   seconds after the cancel was answered (the brokers still busy acting on it), the same
    alter again, timed apart; then its cancel. The cluster gets ``SETTLE_S`` after each bulk change it
    should be quiet for. A first run warms up (code paths, connections, caches) and is not counted.
 2. Move time. For speed 1 and 100: ``--partitions`` partitions of one topic on broker 1 move to broker 2
@@ -135,7 +135,7 @@ def latency(deployment, runs: int, lists: int, gap: float) -> dict:
         for run in range(runs + 1):
             counted = run > 0  # the first run warms up
             alter(move, "alter" if counted else None)
-            time.sleep(SETTLE_S)  # the brokers' LeaderAndIsr work, before timing lists
+            time.sleep(SETTLE_S)  # the brokers acting on the change, before timing lists
             for _ in range(lists):
                 listed, wall, cpu, client_cpu = timed(pid, admin.list_partition_reassignments)
                 assert len(listed) == len(move)

@@ -136,7 +136,7 @@ async def serve(kind: str, topics: int, partitions: int) -> None:
 
 
 async def settle(limit: float = 60.0) -> None:
-    """Wait until the loop has been idle for a while (the new partitions' LeaderAndIsr pushes are done)."""
+    """Wait until the loop has been idle for a while (the brokers have acted on the new partitions)."""
     loop = asyncio.get_running_loop()
     deadline, quiet = loop.time() + limit, 0
     while quiet < 10 and loop.time() < deadline:

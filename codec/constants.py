@@ -35,11 +35,6 @@ FENCE = 1
 UNFENCE = -1
 ENTER_CONTROLLED_SHUTDOWN = 1
 
-# LeaderAndIsr's Type (AbstractControlRequest.Type): FULL lists every partition the broker hosts,
-# INCREMENTAL only the changed ones.
-LEADER_AND_ISR_INCREMENTAL = 1
-LEADER_AND_ISR_FULL = 2
-
 ZERO_UUID = uuid.UUID(int=0)  # Uuid.ZERO_UUID: no topic id, no directory id
 
 # DirectoryId (KIP-858): the reserved directory ids a replica's directory may hold instead of a real one.

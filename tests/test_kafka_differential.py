@@ -438,8 +438,8 @@ DELIBERATE = [
 
 # ApiVersions (v3) ranges of the keys kraftwire serves, where they are not Kafka's: kraftwire serves each
 # API over its whole schema, with the versions Kafka 4.0 removed (KIP-896) for older clients, ApiVersions
-# v5 as trunk defines it, and LeaderAndIsr to its simulated brokers.
-API_VERSION_DIFFERENCES = {4: (None, (0, 7)), 18: ((0, 4), (0, 5)), 19: ((2, 7), (0, 7)), 20: ((1, 6), (0, 6)),
+# v5 as trunk defines it.
+API_VERSION_DIFFERENCES = {18: ((0, 4), (0, 5)), 19: ((2, 7), (0, 7)), 20: ((1, 6), (0, 6)),
                            32: ((1, 4), (0, 4)), 34: ((1, 2), (0, 2)), 35: ((1, 5), (0, 5))}
 
 

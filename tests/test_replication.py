@@ -1,4 +1,4 @@
-"""Simulated replication end to end: LeaderAndIsr pushes, data movement under throttles, AlterPartition
+"""Simulated replication end to end: brokers acting on the metadata log, data movement under throttles, AlterPartition
 from leaders, ISR healing after a restart, and throttle auto-removal.
 
 Requests go over TCP with kraftwire's own client (what brokers and the controller use between them);
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, CreateTopicsRequest,
-                            LeaderAndIsrRequest, ListPartitionReassignmentsRequest)
-from kraftwire.server.wire.client import KafkaClient
+from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest, ApiVersionsRequest,
+                                     CreateTopicsRequest, LeaderAndIsrRequest, ListPartitionReassignmentsRequest)
+from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.host.cluster import Cluster
 from topic_records import BROKER, TOPIC, set_configs
 
@@ -186,23 +186,24 @@ async def test_alter_partition_over_the_wire(cluster_of):
         await direct.close()
 
 
-async def test_leader_and_isr_answers_stale_epochs(cluster_of):
+async def test_brokers_no_longer_serve_leader_and_isr(cluster_of):
+    """Brokers act on the metadata log, as Kafka 4's do: LeaderAndIsr is not in ApiVersions and a
+    LeaderAndIsr request closes the connection, as any API a broker does not serve."""
     topic_id = await create(cluster_of, "t", [[1, 2]])
     await cluster_of.wait_until(lambda image: (topic_id, 0) in cluster_of.broker(2).replica_manager.replicas)
     broker = KafkaClient(cluster_of.broker(2).host, cluster_of.broker(2).port, "test")
-    stale = LeaderAndIsrRequest.LeaderAndIsrPartitionState(
-        partition_index=0, controller_epoch=-1, leader=1, leader_epoch=-1, isr=[1, 2], partition_epoch=0,
-        replicas=[1, 2])
+    state = LeaderAndIsrRequest.LeaderAndIsrPartitionState(
+        partition_index=0, controller_epoch=-1, leader=2, leader_epoch=99, isr=[2], partition_epoch=99,
+        replicas=[2])
     request = LeaderAndIsrRequest(controller_id=3000, is_k_raft_controller=True, controller_epoch=1, type=1,
                                   topic_states=[LeaderAndIsrRequest.LeaderAndIsrTopicState(
-                                      topic_name="t", topic_id=topic_id, partition_states=[stale])])
+                                      topic_name="t", topic_id=topic_id, partition_states=[state])])
     try:
-        answer = await broker.send(request)
-        assert [(t.topic_id, [(p.partition_index, p.error_code) for p in t.partition_errors])
-                for t in answer.topics] == [(topic_id, [(0, 11)])]
-        flat = await broker.send(request.replace(is_k_raft_controller=False, type=0), 4)
-        assert [(p.topic_name, p.partition_index, p.error_code) for p in flat.partition_errors] == [("t", 0, 11)]
-        old_controller = await broker.send(request.replace(controller_epoch=0))
-        assert old_controller.error_code == 11
+        versions = await broker.send(ApiVersionsRequest(client_software_name="test", client_software_version="1"), 3)
+        assert 4 not in {key.api_key for key in versions.api_keys}
+        with pytest.raises(KafkaClientError):
+            await broker.send(request, 7)
     finally:
         await broker.close()
+    replica = cluster_of.broker(2).replica_manager.replicas[(topic_id, 0)]
+    assert (replica.leader, replica.leader_epoch) == (1, 0)  # the log's state, not the request's

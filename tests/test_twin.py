@@ -154,7 +154,7 @@ def test_kafka_tools_see_the_source_cluster_in_the_twin(source, tmp_path):
         finally:
             admin.close()
         deadline = time.monotonic() + 60
-        while True:  # the brokers create their replicas once the controller's LeaderAndIsr reaches them
+        while True:  # the brokers create their replicas as they act on the log
             described = run_tool(LOG_DIRS, "--bootstrap-server", served.bootstrap, "--describe", "--topic-list", TOPIC)
             assert described.returncode == 0, described.stderr
             if replica_sizes(described.stdout, TOPIC) == seen["sizes"] or time.monotonic() > deadline:
@@ -337,5 +337,5 @@ def test_brokers_keep_their_registration_and_one_shutting_down_restarts(tmp_path
         def placed(_image) -> list[str]:
             return [r.log_dir.path for r in twin.cluster.broker(2).replica_manager.replicas.values() if r.log_dir]
 
-        twin.run(twin.cluster.wait_until(placed))  # once the FULL LeaderAndIsr has reached broker 2
+        twin.run(twin.cluster.wait_until(placed))  # once broker 2 has acted on the image
         assert twin.call(placed, None) == [str(tmp_path / "twin" / "broker-2" / "logs-1")]  # as the log assigns

@@ -20,7 +20,7 @@ from kraftwire import codec
 from kraftwire.codec import ErrorCode
 from kraftwire.server.wire.transport import Encoded
 
-from . import (api01_fetch, api03_metadata, api04_leader_and_isr, api17_sasl_handshake, api18_api_versions,
+from . import (api01_fetch, api03_metadata, api17_sasl_handshake, api18_api_versions,
                api19_create_topics, api20_delete_topics, api29_describe_acls, api30_create_acls,
                api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
                api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
@@ -61,7 +61,6 @@ ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation
 # authorizer configured the wrappers let everything through.
 BROKER_APIS: dict[int, Handler] = {
     api03_metadata.API_KEY: api03_metadata.on_broker,
-    api04_leader_and_isr.API_KEY: on_cluster(CLUSTER_ACTION, api04_leader_and_isr.on_broker),
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
     api19_create_topics.API_KEY: per_resource(forward_to_controller, CREATE_TOPICS),

@@ -262,10 +262,9 @@ class LogDirManager:
 
     # --- placement ----------------------------------------------------------------------------------
 
-    def place(self, image, replica: Replica) -> bool:
+    def place(self, replica: Replica, assigned: uuid.UUID) -> bool:
         """Put a replica in a directory if it has none yet, and report its directory if the metadata
-        names another; False when its directory is offline (or none is online)."""
-        assigned = self._assigned_directory(image, replica)
+        names another (``assigned``); False when its directory is offline (or none is online)."""
         if replica.log_dir is None:
             replica.log_dir = self._directory_for_new(replica, assigned)
             if replica.log_dir is None:
@@ -273,17 +272,13 @@ class LogDirManager:
             self._current_logs[replica.log_dir] += 1
         elif not replica.log_dir.online:
             return False
-        if replica.key not in self.futures and assigned != replica.log_dir.directory_id:
+        if assigned.int != replica.log_dir.directory_id.int and not (self.futures and replica.key in self.futures):
             self.assignments.assign(replica.key, replica.log_dir.directory_id)
         return True
 
-    def _assigned_directory(self, image, replica: Replica) -> uuid.UUID | None:
-        topic = image.topics.get(replica.topic_id)
-        state = topic.partitions.get(replica.partition) if topic is not None else None
-        broker_id = self.broker.broker_id
-        return state.directory_of(broker_id) if state is not None and broker_id in state.replicas else None
-
     def _directory_for_new(self, replica: Replica, assigned: uuid.UUID | None) -> LogDir | None:
+        if len(self.directories) == 1 and not self.preferred:  # the one choice (a bulk change places thousands)
+            return self.directories[0] if self.directories[0].online else None
         online = [d for d in self.directories if d.online]
         if not online:
             return None
@@ -308,7 +303,7 @@ class LogDirManager:
         """The replica was deleted: so is its future replica."""
         if replica.log_dir is not None:
             self._current_logs[replica.log_dir] -= 1
-        if self.futures.pop(replica.key, None) is not None:
+        if self.futures and self.futures.pop(replica.key, None) is not None:
             self._changed()
 
     # --- failure ---------------------------------------------------------------------------------

@@ -16,6 +16,18 @@ start) is fetched with FetchSnapshot in chunks and loaded into a fresh image tha
 one; subscribers are then told every record of the snapshot as one commit (at the snapshot's last
 offset), which is what each of them needs to re-read the state it follows (configs, sizes, topics).
 
+Besides the records, a replica hands each broker's partition subscriber (its replica manager) the
+broker's local changes of each commit, as Kafka's broker publishes a ``TopicsDelta`` whose
+``localChanges`` its ReplicaManager applies. They are worked out once per commit for all the brokers
+of the process: the changed partitions are those of the PartitionRecords and PartitionChangeRecords,
+every partition of a topic a RemoveTopicRecord removes and of the topics a ClearElrRecord names (their
+partition epochs may rise), each with its state before the commit (read before the first record of
+the commit touching it is applied); a partition concerns the brokers its replicas list before or
+after, and each of them is told its state after (None: the topic is gone). Partitions alike (the same
+shared replica tuples before and after, as in a bulk change) have their brokers worked out once.
+Records of a metadata transaction count once it ends. After a snapshot is loaded the subscribers are
+told ``None``: every partition may have changed.
+
 ``MetadataReplica`` is the image and its subscribers; one replica may be shared by several followers
 of one process (the brokers of a ``Cluster``). Each follower still fetches for itself with its own id
 and directory and has its own log end offset, so every broker is an observer in DescribeQuorum, but a
@@ -29,8 +41,7 @@ lag on their own (README, differences).
 ``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
 high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
 ``sync()`` returns once it holds what the leader has committed by then (its high watermark, asked with
-DescribeQuorum; the broker answers forwarded requests and acts on LeaderAndIsr only after it, README:
-differences); ``close()`` stops.
+DescribeQuorum; the broker answers forwarded requests only after it, README: differences); ``close()`` stops.
 
 A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark
 (the leader answers at once when the high watermark moved since its last answer to this observer:
@@ -48,9 +59,10 @@ from typing import NamedTuple
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest
+from kraftwire.codec import records as rec
 from kraftwire.codec.records import KRaftVersionRecord, check_batch, decode_control, decode_frame, iter_batches, read_batch
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.metadata.view import CommitListener
+from kraftwire.server.metadata.view import CommitListener, PartitionListener
 from kraftwire.server.wire.client import KafkaClientError
 from .controller_channel import ControllerChannel
 
@@ -89,6 +101,10 @@ class MetadataReplica:
         self.end_offset = 0
         self.last_epoch = 0
         self._listeners: list[CommitListener] = []
+        self._partition_listeners: dict[int, PartitionListener] = {}  # by broker id
+        # partitions changed since the subscribers were last told: topic id's int -> (topic id,
+        # {partition: its state before, None for a new one})
+        self._changed: dict[int, tuple[uuid.UUID, dict]] = {}
         self._waiting: list[tuple[int, asyncio.Future]] = []  # (end offset, resolved once reached)
 
     async def reached(self, end_offset: int) -> None:
@@ -101,9 +117,15 @@ class MetadataReplica:
     def subscribe(self, listener: CommitListener) -> None:
         self._listeners.append(listener)
 
+    def subscribe_partitions(self, broker_id: int, listener: PartitionListener) -> None:
+        self._partition_listeners[broker_id] = listener
+
     def commit(self, batches: list[FetchedBatch]) -> None:
         """Apply the committed ``batches`` this replica does not hold yet, then tell the subscribers."""
         committed = []
+        changed = self._changed
+        image = self.image
+        run = None  # (topic id's int, its partitions' states before, the topic) of the last partition record
         for batch in batches:
             if batch.base < self.end_offset:
                 continue  # another follower of the process brought it first
@@ -111,7 +133,23 @@ class MetadataReplica:
             if not decoded.is_control:
                 for record in decoded.records:
                     value = decode_frame(record.value)[0]
-                    self.image.apply(value, record.offset)
+                    kind = type(value)
+                    if kind is _PARTITION or kind is _CHANGE:
+                        # topics by their id's int: UUID's hash and equality are Python code
+                        if run is None or run[0] != value.topic_id.int:
+                            run = _topic_run(image, changed, value.topic_id)
+                        if value.partition_id not in run[1]:
+                            run[1][value.partition_id] = (run[2].partitions.get(value.partition_id)
+                                                          if run[2] is not None else None)
+                    elif kind in _WHOLE_TOPICS:
+                        for topic in _topics_of(image, value):
+                            befores = _topic_run(image, changed, topic.topic_id)[1]
+                            for index, state in topic.partitions.items():
+                                befores.setdefault(index, state)
+                        run = None
+                    elif kind is rec.TopicRecord:
+                        run = None
+                    image.apply(value, record.offset)
                     committed.append((record.offset, value))
             else:  # the one control record a broker reads is kraft.version's level (ApiVersions shows it)
                 for record in decoded.records:
@@ -119,6 +157,9 @@ class MetadataReplica:
                     if isinstance(control, KRaftVersionRecord):
                         self.image.kraft_version = control.k_raft_version
             self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
+        if changed and image.pending_transaction is None:
+            self._changed = {}
+            self._tell_partitions(self._local_changes(changed))
         if committed:
             self._tell(committed)
         self._release()
@@ -126,8 +167,45 @@ class MetadataReplica:
     def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
         """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
         self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
+        self._changed = {}
+        self._tell_partitions(None)
         self._tell([(end_offset - 1, record) for record, _version in image.to_records()])
         self._release()
+
+    def _local_changes(self, changed: dict) -> dict[int, list]:
+        """Each subscribed broker's changes: [(topic id, topic or None, [(partition, state after or
+        None)])] (module docstring)."""
+        local: dict[int, list] = {broker_id: [] for broker_id in self._partition_listeners}
+        concerned: dict[tuple[int, int], list[int]] = {}  # (id of replicas before, after) -> brokers
+        topics = self.image.topics
+        for topic_id, befores in changed.values():
+            topic = topics.get(topic_id)
+            afters = topic.partitions if topic is not None else {}
+            per_broker: dict[int, list] = {}
+            for index, before in befores.items():
+                after = afters.get(index)
+                replicas_before = before.replicas if before is not None else ()
+                replicas_after = after.replicas if after is not None else ()
+                # both tuples live on (in ``changed`` and the image) while ids are compared
+                brokers = concerned.get((id(replicas_before), id(replicas_after)))
+                if brokers is None:
+                    brokers = concerned[(id(replicas_before), id(replicas_after))] = [
+                        b for b in dict.fromkeys(replicas_before + replicas_after) if b in local]
+                for broker_id in brokers:
+                    states = per_broker.get(broker_id)
+                    if states is None:
+                        states = per_broker[broker_id] = []
+                    states.append((index, after))
+            for broker_id, states in per_broker.items():
+                local[broker_id].append((topic_id, topic, states))
+        return local
+
+    def _tell_partitions(self, local: dict[int, list] | None) -> None:
+        for broker_id, listener in list(self._partition_listeners.items()):
+            try:
+                listener(None if local is None else local[broker_id])
+            except Exception:
+                log.exception("a metadata partition listener failed")
 
     def _tell(self, committed: list) -> None:
         for listener in self._listeners:
@@ -145,6 +223,27 @@ class MetadataReplica:
                 future.set_result(None)
             else:
                 self._waiting.append((end_offset, future))
+
+
+_PARTITION, _CHANGE = rec.PartitionRecord, rec.PartitionChangeRecord
+_WHOLE_TOPICS = frozenset({rec.RemoveTopicRecord, rec.ClearElrRecord})
+
+
+def _topic_run(image: MetadataImage, changed: dict, topic_id: uuid.UUID) -> tuple:
+    """(topic id's int, its changed partitions' states before, the image's topic or None)."""
+    entry = changed.get(topic_id.int)
+    if entry is None:
+        entry = changed[topic_id.int] = (topic_id, {})
+    return topic_id.int, entry[1], image.topics.get(topic_id)
+
+
+def _topics_of(image: MetadataImage, record) -> list:
+    """The topics a RemoveTopicRecord or ClearElrRecord may change, before it is applied."""
+    if type(record) is rec.RemoveTopicRecord:
+        return [image.topics[record.topic_id]] if record.topic_id in image.topics else []
+    if record.topic_name:
+        return [topic] if (topic := image.topic(record.topic_name)) is not None else []
+    return list(image.topics.values())
 
 
 def fetched_batches(data: bytes) -> list[FetchedBatch]:
@@ -213,6 +312,9 @@ class FollowerView:
 
     def subscribe(self, listener: CommitListener) -> None:
         self.replica.subscribe(listener)
+
+    def subscribe_partitions(self, listener: PartitionListener) -> None:
+        self.replica.subscribe_partitions(self.broker_id, listener)
 
     # --- lifecycle -----------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ A simulated broker is a real wire peer of the controller: it registers with Brok
 keeps its session with BrokerHeartbeat over TCP, and relays controller-bound requests (CreateTopics,
 reassignments, ...) to the controller listener, as KRaft brokers forward them. What it knows of the
 metadata comes through a ``MetadataView`` (server/metadata/view.py): the committed image it answers
-reads from (Metadata, DescribeCluster, DescribeConfigs), the commits it follows, the cluster id. As a
+reads from (Metadata, DescribeCluster, DescribeConfigs), the commits it follows (its replica manager
+acts on the partitions they change), the cluster id. As a
 KRaft broker, it follows the metadata log as an observer (server/broker/metadata_follower.py): at
 start it catches up with the log before it opens its listener and registers, so it never answers
 from an image older than the log it first saw. The handlers it serves are the table the host passes
@@ -78,6 +79,7 @@ class BrokerNode:
         self._heartbeats: asyncio.Task | None = None
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
+        metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
         handlers: dict[int, Handler] = {key: functools.partial(handler, self) for key, handler in apis.items()}
@@ -134,8 +136,8 @@ class BrokerNode:
     # --- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Catch up with the metadata log, open the listener, register with the controller and start
-        heartbeating."""
+        """Catch up with the metadata log, open the listener, register with the controller, take up the
+        replicas the image gives it and start heartbeating (which asks to be unfenced)."""
         await self._metadata.start()
         await self._metadata.wait_caught_up(CATCH_UP_TIMEOUT_S)
         await self.listener.start()
@@ -146,6 +148,7 @@ class BrokerNode:
                                         reachable=self._controller_reachable)
         await self._register()
         await self.sync_metadata()  # its first heartbeat then reports the image past its registration: unfenced
+        self.replica_manager.start()
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
         self.replica_manager.network.changed()
         self.log_manager.changed()
@@ -155,6 +158,7 @@ class BrokerNode:
         if self._heartbeats is not None:
             self._heartbeats.cancel()
             self._heartbeats = None
+        self.replica_manager.stop()
         await self.listener.stop()
         await self._metadata.close()
         self.replica_manager.network.changed()

@@ -1,21 +1,32 @@
-"""The replicas one simulated broker hosts, as the controller's LeaderAndIsr requests describe them.
+"""The replicas one simulated broker hosts, as the metadata log it follows describes them.
 
-``ReplicaManager`` (one per simulated broker) creates a replica when the broker becomes one, deletes it
-when the broker leaves the replica list, and answers stale leader epochs with STALE_CONTROLLER_EPOCH
-(11), as Kafka's ReplicaManager does. As a leader it asks the controller, with AlterPartition over TCP,
-to add followers that have caught up to the ISR; that is what completes reassignments, and what heals
-ISRs after a broker comes back. The bytes themselves are copied by the cluster's data plane
-(server/broker/replication_network.py): a follower replica is handed to it with ``follow``, and the
-manager registers the callback by which the network tells it, as leader, that a follower caught up.
+``ReplicaManager`` (one per simulated broker) acts on the partitions each committed batch changed, as
+Kafka's KRaft broker's ReplicaManager applies a metadata delta (``applyDelta`` with
+``TopicsDelta.localChanges``): its broker's ``MetadataReplica`` (server/broker/metadata_follower.py)
+works out the changed partitions once per batch for every broker of the process, and each manager looks
+their states up in the image. A partition whose replicas list the broker becomes (or stays) a replica
+here, led or followed; one that no longer lists it, or whose topic is gone, is deleted (Kafka's stray
+and deleted partitions); a change of the directory the metadata names for it is answered with the
+directory that holds it (server/broker/log_dirs.py). When its broker starts (caught up with the log and
+registered, before it asks to be unfenced) the manager acts on every partition of the image, deleting
+what it holds and the image no longer gives it, as Kafka's broker does at its first metadata publish;
+a stopped broker acts on nothing, and so a restarted broker, or a broker of another process that
+catches up from a snapshot, gets its replicas from the image. A state older than what the replica
+already has (an AlterPartition answer can run ahead of the log) is passed over.
+
+As a leader it asks the controller, with AlterPartition over TCP, to add followers that have caught up
+to the ISR; that is what completes reassignments, and what heals ISRs after a broker comes back. The
+bytes themselves are copied by the cluster's data plane (server/broker/replication_network.py): a
+follower replica is handed to it with ``follow``, and the manager registers the callback by which the
+network tells it, as leader, that a follower caught up.
 
 A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
 replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
 copied.
 
 Each replica lives in one of its broker's log directories (server/broker/log_dirs.py places it,
-KIP-858); a replica whose directory is offline is not served: its LeaderAndIsr entries answer
-KAFKA_STORAGE_ERROR (56), it copies nothing and, as a leader, proposes nothing, until the directory is
-restored.
+KIP-858); a replica whose directory is offline is not served: it copies nothing and, as a leader,
+proposes nothing, until the directory is restored.
 """
 from __future__ import annotations
 
@@ -25,27 +36,26 @@ import uuid
 from dataclasses import dataclass
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import AlterPartitionRequest, LeaderAndIsrResponse
+from kraftwire.codec.messages import AlterPartitionRequest
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import LEADER_AND_ISR_FULL
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.codec.constants import UNFENCE
 from .replication_network import ReplicationNetwork, partition_size, topic_sizes
 
 log = logging.getLogger("kraftwire.replication")
 
-TOPIC_IDS_VERSION = 5  # LeaderAndIsr responses group partitions by topic id from v5
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
-_Error = LeaderAndIsrResponse.LeaderAndIsrPartitionError
-assert _Error._fields == ("topic_name", "partition_index", "error_code", "unknown_tagged_fields")
-_new = tuple.__new__
+ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
+# the records ``on_commit`` looks at (a bulk change commits thousands of others)
+_WATCHED = frozenset({rec.ConfigRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
+                      rec.RegisterBrokerRecord})
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Replica:
-    """One partition replica hosted by a broker, as the last LeaderAndIsr described it."""
+    """One partition replica hosted by a broker, as the last partition state it acted on described it."""
 
     topic_id: uuid.UUID
     topic_name: str
@@ -73,7 +83,8 @@ class ReplicaManager:
         self.broker_id = broker.broker_id
         self.network = network
         self.replicas: dict[tuple[uuid.UUID, int], Replica] = {}
-        self.controller_epoch = -1
+        self._by_topic: dict[int, dict[int, Replica]] = {}  # the same replicas by topic id's int, then partition
+        self._acting = False  # between its broker's start and stop
         self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
@@ -92,59 +103,83 @@ class ReplicaManager:
     def leaders(self) -> list[Replica]:
         return [r for r in self.replicas.values() if r.leader == self.broker_id]
 
-    # --- LeaderAndIsr ---------------------------------------------------------------------------
+    # --- the metadata log's changes ---------------------------------------------------------------
 
-    def become_leader_or_follower(self, request, version: int) -> LeaderAndIsrResponse:
-        if request.controller_epoch < self.controller_epoch:
-            return LeaderAndIsrResponse(error_code=ErrorCode.STALE_CONTROLLER_EPOCH)
-        self.controller_epoch = request.controller_epoch
+    def start(self) -> None:
+        """The broker is up: act on every partition of the image, then on each commit's changes."""
+        self._acting = True
+        self.apply_changes(None)
+
+    def stop(self) -> None:
+        self._acting = False
+
+    def on_partitions(self, changes) -> None:
+        """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
+        if self._acting:
+            self.apply_changes(changes)
+
+    def apply_changes(self, changes) -> None:
+        """Act on this broker's local changes, [(topic id, topic or None, [(partition, state or
+        None)])] in log order, or with None on every partition the image gives this broker and every
+        replica it holds."""
         image = self.broker.image
-        errors: dict[uuid.UUID, list] = {}
-        apply = self._apply
-        for topic_name, topic_id, states in _topic_states(image, request):
-            results = errors.setdefault(topic_id, [])
-            for state in states:
-                results.append((topic_name, state.partition_index, apply(image, topic_name, topic_id, state)))
-        if request.type == LEADER_AND_ISR_FULL:  # every partition this broker hosts: anything else is a stray
-            listed = {(topic_id, p) for topic_id, results in errors.items() for _, p, _ in results}
-            for key in [k for k in self.replicas if k not in listed]:
-                self._delete(key)
-        # entries built positionally (topic name, partition, error code, tagged fields): one per partition
-        if version >= TOPIC_IDS_VERSION:
-            return LeaderAndIsrResponse(topics=[
-                LeaderAndIsrResponse.LeaderAndIsrTopicError(
-                    topic_id=topic_id or uuid.UUID(int=0),  # a topic it could not resolve: the zero id
-                    partition_errors=[_new(_Error, ("", p, c, ())) for _, p, c in results])
-                for topic_id, results in errors.items()])
-        return LeaderAndIsrResponse(partition_errors=[_new(_Error, (t, p, c, ()))
-                                                      for results in errors.values() for t, p, c in results])
+        broker_id, replicas, by_topic = self.broker_id, self.replicas, self._by_topic
+        if changes is None:
+            changes = self._whole_image(image)
+        place, follow = self.broker.log_manager.place, self.network.follow
+        for topic_id, topic, states in changes:
+            hosted = by_topic.get(topic_id.int)
+            for index, state in states:
+                replica = hosted.get(index) if hosted is not None else None
+                if state is None or broker_id not in state.replicas:
+                    if replica is not None:
+                        self._delete((topic_id, index))
+                    continue
+                if replica is None:
+                    replica = Replica(topic_id, topic.name, index, state.leader, state.leader_epoch,
+                                      state.partition_epoch, state.isr, state.replicas, state.adding, state.removing)
+                    replicas[(topic_id, index)] = replica
+                    if hosted is None:
+                        hosted = by_topic[topic_id.int] = {}
+                    hosted[index] = replica
+                    if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
+                        replica.log_bytes = self._partition_size(image, topic.name, index)
+                    led = False
+                elif state.leader_epoch < replica.leader_epoch or (
+                        state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch):
+                    continue  # the replica already has a newer state (an AlterPartition answer)
+                else:
+                    led = replica.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
+                    replica.leader, replica.leader_epoch, replica.partition_epoch = (
+                        state.leader, state.leader_epoch, state.partition_epoch)
+                    replica.isr, replica.replicas, replica.adding, replica.removing = (
+                        state.isr, state.replicas, state.adding, state.removing)
+                # placed already in the directory the log names (compared by value, without UUID.__eq__)
+                assigned = state.directories[state.replicas.index(broker_id)]
+                log_dir = replica.log_dir
+                if (log_dir is None or not log_dir.online or assigned.int != log_dir.directory_id.int) \
+                        and not place(replica, assigned):
+                    continue
+                if state.leader != broker_id:
+                    follow(broker_id, replica)
+                elif not led:  # (a leader already hears from the network when a follower catches up)
+                    self.serve(image, replica)
 
-    def _apply(self, image, topic_name: str, topic_id: uuid.UUID | None, state) -> int:
-        if topic_id is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        key = (topic_id, state.partition_index)
-        replica = self.replicas.get(key)
-        if replica is not None and (state.leader_epoch < replica.leader_epoch or (
-                state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch)):
-            return ErrorCode.STALE_CONTROLLER_EPOCH
-        if self.broker_id not in state.replicas:
-            if replica is not None:
-                self._delete(key)
-            return ErrorCode.NONE
-        if replica is None:
-            replica = self.replicas[key] = Replica(topic_id, topic_name, state.partition_index, state.leader,
-                                                   state.leader_epoch, state.partition_epoch, (), ())
-            if self.broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                replica.log_bytes = self._partition_size(image, topic_name, state.partition_index)
-        replica.leader, replica.leader_epoch, replica.partition_epoch = (state.leader, state.leader_epoch,
-                                                                        state.partition_epoch)
-        # decoded arrays are tuples already
-        replica.isr, replica.replicas = state.isr, state.replicas
-        replica.adding, replica.removing = state.adding_replicas, state.removing_replicas
-        if not self.broker.log_manager.place(image, replica):
-            return ErrorCode.KAFKA_STORAGE_ERROR
-        self.serve(image, replica)
-        return ErrorCode.NONE
+    def _whole_image(self, image) -> list:
+        """Every partition the image gives this broker and every replica it holds, as local changes."""
+        changes: dict[uuid.UUID, tuple] = {}
+        for topic in image.topics.values():
+            states = [(index, state) for index, state in topic.partitions.items() if self.broker_id in state.replicas]
+            if states:
+                changes[topic.topic_id] = (topic.topic_id, topic, states)
+        for topic_id, index in self.replicas:
+            entry = changes.get(topic_id)
+            topic = image.topics.get(topic_id)
+            if entry is None:
+                entry = changes[topic_id] = (topic_id, topic, [])
+            if topic is None or index not in topic.partitions or self.broker_id not in topic.partitions[index].replicas:
+                entry[2].append((index, None))
+        return list(changes.values())
 
     def serve(self, image, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
@@ -158,7 +193,7 @@ class ReplicaManager:
 
     def _partition_size(self, image, topic_name: str, partition: int) -> float:
         """A partition's size; a topic's sizes are looked up once per topic and image version (a bulk
-        LeaderAndIsr names the same topics thousands of times)."""
+        change names the same topics thousands of times)."""
         if self._sizes[0] != image.offset:
             self._sizes = (image.offset, {})
         sizes = self._sizes[1]
@@ -169,11 +204,29 @@ class ReplicaManager:
         return float(listed.get(partition, default))
 
     def on_commit(self, committed) -> None:
-        """A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
+        """Commit listener of the broker's metadata. A broker unfenced: as leader, propose it for the ISR
+        where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
+        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
         size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Commit listener of the broker's metadata."""
-        resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
-                   if type(record) is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS}
+        truncates every replica."""
+        resized = set()
+        unfenced = set()
+        for _, record in committed:
+            kind = type(record)
+            if kind not in _WATCHED:
+                continue
+            if kind is rec.ConfigRecord:
+                if record.name in configs.SIZE_CONFIGS:  # a topic config (no broker synonym)
+                    resized.add(record.resource_name)
+            elif kind is rec.UnfenceBrokerRecord:
+                unfenced.add(record.id)
+            elif record.fenced == UNFENCE if kind is rec.BrokerRegistrationChangeRecord else not record.fenced:
+                unfenced.add(record.broker_id)  # unfenced, or an amended registration
+        if unfenced and self._acting:
+            for replica in self.replicas.values():
+                if replica.leader == self.broker_id and any(b in unfenced and b not in replica.isr
+                                                            for b in replica.replicas):
+                    self._consider_isr(replica)
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size
@@ -186,6 +239,10 @@ class ReplicaManager:
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
         replica = self.replicas.pop(key)
+        hosted = self._by_topic[key[0].int]
+        del hosted[key[1]]
+        if not hosted:
+            del self._by_topic[key[0].int]
         self.network.unfollow(self.broker_id, key)
         self.broker.log_manager.forget(replica)
 
@@ -197,9 +254,13 @@ class ReplicaManager:
         if replica is not None:
             self._consider_isr(replica)
 
+    def _reconsider(self, keys) -> None:
+        for key in keys:
+            self.follower_caught_up(key)
+
     def _consider_isr(self, replica: Replica) -> None:
         """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
-        partition whose replicas are all in the ISR has none: a bulk LeaderAndIsr names thousands)."""
+        partition whose replicas are all in the ISR has none: a bulk change names thousands)."""
         if (replica.leader != self.broker_id or all(b in replica.isr for b in replica.replicas)
                 or not self.broker.log_manager.online(replica)):
             return
@@ -250,6 +311,12 @@ class ReplicaManager:
         finally:
             self._proposing -= set(sent)
         again = {key for key in self._to_propose if key in sent}  # asked for while in flight
+        if response is None or response.error_code != ErrorCode.NONE:
+            # unanswered (a controller failover, a lost connection) or refused whole: asked again after
+            # a pause, as Kafka's AlterPartitionManager retries (no later state need come to ask again)
+            if response is not None:
+                log.info("broker %d: AlterPartition refused with error %d", self.broker_id, response.error_code)
+            asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
         for topic in response.topics if response is not None else ():
             for result in topic.partitions:
                 key = (topic.topic_id, result.partition_index)
@@ -264,12 +331,3 @@ class ReplicaManager:
         for key in again:
             self.follower_caught_up(key)
 
-
-def _topic_states(image: MetadataImage, request):
-    """(topic name, topic id or None, partition states) for the partitions of a LeaderAndIsr request:
-    each topic of v2+ at once, each ungrouped partition of v0-1 alone."""
-    for topic in request.topic_states:
-        topic_id = topic.topic_id if topic.topic_id.int else image.topic_ids.get(topic.topic_name)
-        yield topic.topic_name, topic_id, topic.partition_states
-    for state in request.ungrouped_partition_states:
-        yield state.topic_name, image.topic_ids.get(state.topic_name), (state,)

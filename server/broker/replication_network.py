@@ -62,8 +62,8 @@ UNLIMITED = float(configs.LONG_MAX)
 THROUGHPUT_WINDOW_S = 300.0  # simulated seconds of per-broker throughput kept for the live view
 CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # After a change, rates are computed anew once the loop has run for this many times as long as the last
-# computation took: a bulk LeaderAndIsr arrives as many requests, and recomputing every copy's rate after
-# each of them would cost the loop quadratic time.
+# computation took: a bulk change reaches the brokers as many batches, and recomputing every copy's rate
+# after each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
 _RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
@@ -90,7 +90,7 @@ class _Member:
     on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Copy:
     """A follower replica fetching its partition from the leader. ``started_at`` and ``finished_at`` are
     the simulated times it first moved bytes and came to hold the whole partition (None until then),
@@ -321,7 +321,8 @@ class ReplicationNetwork:
 
     def follow(self, follower: int, replica: Replica) -> None:
         """``follower`` hosts ``replica`` as a follower: copy until it has the whole partition."""
-        self._before_change()
+        if not self._recompute_scheduled:
+            self._before_change()
         key = (replica.topic_id, replica.partition, follower)
         copy = self.copies.get(key)
         if copy is None:
@@ -330,13 +331,14 @@ class ReplicationNetwork:
         self._followed.append(copy)
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
-        if (key[0], key[1], follower) in self.copies:
+        copy_key = (key[0], key[1], follower)
+        if copy_key in self.copies:
             self._before_change()
-            del self.copies[(key[0], key[1], follower)]
+            del self.copies[copy_key]
 
     def _before_change(self) -> None:
         """Settle at the old rates once, then recompute the rates once, after every change made in
-        this turn of the event loop (a LeaderAndIsr request may start thousands of copies)."""
+        this turn of the event loop (one committed batch may start thousands of copies)."""
         if not self._recompute_scheduled:
             self._settle()
             self._recompute_scheduled = True

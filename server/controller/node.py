@@ -1,5 +1,5 @@
 """The controller node: the active controller's own listener, and the commit listeners that run beside it
-(LeaderAndIsr pushes to the brokers, throttle clean-up)."""
+(throttle clean-up)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping
 from kraftwire.server.wire.transport import Listener
 
 from .active_controller import Controller
-from .leader_and_isr_publisher import LeaderAndIsrPublisher
 from .throttle_cleanup import ThrottleCleaner
 
 
@@ -26,7 +25,6 @@ class ControllerNode:
         self.listener = Listener(f"controller-{self.node_id}", host, port, handlers, security)
         # every voter's controller listener, {node id: (host, port)}; the host sets it for a quorum
         self.quorum_endpoints: Callable[[], dict[int, tuple[str, int]]] = lambda: {self.node_id: (self.host, self.port)}
-        self.leader_and_isr = LeaderAndIsrPublisher(controller)
         self.throttle_cleaner = ThrottleCleaner(controller)
 
     @property
@@ -40,9 +38,7 @@ class ControllerNode:
 
     async def start(self) -> None:
         await self.listener.start()
-        self.leader_and_isr.start()
         self.throttle_cleaner.start()
 
     async def stop(self, drain_timeout: float = 5.0) -> None:
-        await self.leader_and_isr.stop()
         await self.listener.stop(drain_timeout)

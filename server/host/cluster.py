@@ -89,7 +89,7 @@ DEFAULT_HEARTBEAT_INTERVAL_MS = 500
 DEFAULT_SESSION_TIMEOUT_MS = 3000
 CONTROLLER_NODE_ID = 3000
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
-QUIET_INTERVAL_S = 0.01  # ... this far apart (the LeaderAndIsr linger is 10 ms)
+QUIET_INTERVAL_S = 0.01  # ... this far apart
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
 
 
@@ -265,7 +265,6 @@ class Cluster:
         self.security = security
         self.authorizer = security.make_authorizer() if security else None
         self.peer_security = security.controller_client() if security else None  # how controllers reach each other
-        self._brokers_started = False  # until then a newly active controller leaves the brokers to register
         self._controller_settings = dict(
             directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
             bootstrap_ids=self.voter_ids, log_config=log_config or RaftConfig(),
@@ -342,11 +341,7 @@ class Cluster:
                               settings["startup_configs"])
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self.controller_endpoints
-        node.leader_and_isr.reachable = lambda broker_id: not self.links.is_cut(broker_id, node_id)
-        node.leader_and_isr.full_on_activation = self._brokers_started
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
-        if security is not None:
-            node.leader_and_isr.client_security = security.controller_client()
         if i < len(self.logs):  # a restart: the cluster's other parts know the old objects
             self.logs[i], self.controllers[i], self.controller_nodes[i] = log, controller, node
         else:
@@ -695,9 +690,6 @@ class Cluster:
                 await node.start()
                 await self.wait_until(lambda image: self._unfenced(image, [node]), unfence_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
-        self._brokers_started = True
-        for node in self.controller_nodes:
-            node.leader_and_isr.full_on_activation = True
         if whole and self._throttle_auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
         for server in self._http_servers:
@@ -864,7 +856,7 @@ class Cluster:
 
     async def advance(self, seconds: float, timeout: float = 30.0) -> None:
         """Move simulated time ``seconds`` on, copy by copy: at each copy's end the cluster reacts (ISR
-        changes, reassignments completing, LeaderAndIsr pushes) before time moves further. Returns once
+        changes, reassignments completing, the brokers acting on them) before time moves further. Returns once
         the cluster is quiet at the new time. ValueError without a virtual clock or for negative time."""
         if not self.network.virtual_clock:
             raise ValueError("advance needs a cluster with virtual_clock=True")
@@ -891,12 +883,12 @@ class Cluster:
         return self.network.now() - started
 
     def _idle(self) -> bool:
-        return (self.network.idle and self.controller_node.leader_and_isr.idle
+        return (self.network.idle
                 and self.log.end_offset == self.log.high_watermark and self._brokers_caught_up()
                 and all(b.replica_manager.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:
-        """Wait until writes, LeaderAndIsr pushes and AlterPartition proposals are all answered and the
+        """Wait until writes and AlterPartition proposals are all answered, the brokers have the log, and the
         committed offset stayed put over a few turns (what one sets off may set off another)."""
         deadline = asyncio.get_running_loop().time() + timeout
         quiet, last = 0, None

@@ -5,9 +5,8 @@ cutting and healing the link between two nodes, and which controller is active (
 
 Every node's ``controller.quorum.voters`` names the controllers at addresses of TCP proxies the harness
 owns, one per direction of every link to a controller (``LinkProxy``), so a cut is real on the wire: the
-proxies drop their connections and close every new one at once, until the link heals. (A controller
-reaches a broker, for LeaderAndIsr, at the address the broker registered, not through a proxy: a cut
-between a broker and a controller stops the broker's requests and metadata fetches only.) Nodes listen
+proxies drop their connections and close every new one at once, until the link heals (a controller
+never connects to a broker: a cut between them stops the broker's requests and metadata fetches). Nodes listen
 on ports the kernel gives; a restarted one gets a new port and the proxies follow it. Each node's
 directory is ``<root>/<role>-<id>`` (a controller's metadata.log.dir, a broker's log.dirs), formatted
 with ``kraftwire format``, its properties file and its log beside it; after ``stop_all`` the

@@ -147,7 +147,7 @@ class Security:
         return self._client(self.controller_protocol)
 
     def controller_client(self) -> ClientSecurity:
-        """How the controller reaches the brokers' listeners (LeaderAndIsr)."""
+        """How the controllers reach each other's listeners (Cluster.peer_security)."""
         return self._client(self.broker_protocol)
 
     def _client(self, protocol: str) -> ClientSecurity:

@@ -1,6 +1,6 @@
 """The seam between the simulated brokers and the controller: what a broker may know of the metadata.
 
-A broker reads the committed metadata image, is told of each commit, and knows the cluster id; it has
+A broker reads the committed metadata image, is told of each commit and of the partitions it changed, and knows the cluster id; it has
 no other handle on the controller and reaches it only over the wire (BrokerRegistration,
 BrokerHeartbeat, AlterPartition, AssignReplicasToDirs, forwarded requests). The role of Kafka's
 ``MetadataPublisher``: something that hands committed images to the broker's components.
@@ -11,6 +11,7 @@ starts its view, waits until it has caught up with the log, and closes it when i
 """
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Protocol
 
@@ -19,6 +20,10 @@ from kraftwire.codec.message import Message
 from .image import MetadataImage
 
 CommitListener = Callable[[list[tuple[int, Message]]], None]  # told the committed (offset, record) pairs
+# told a broker's local changes of a commit, [(topic id, topic state or None, [(partition, state or
+# None)])]: each partition that lists the broker as a replica before or after, with its state after (None:
+# gone); or None when any may have changed (a snapshot loaded)
+PartitionListener = Callable[[list[tuple[uuid.UUID, object, list[tuple[int, object]]]] | None], None]
 
 
 class MetadataView(Protocol):
@@ -31,6 +36,11 @@ class MetadataView(Protocol):
 
     def subscribe(self, listener: CommitListener) -> None:
         """Call ``listener`` after each commit, once ``image`` includes it."""
+
+    def subscribe_partitions(self, listener: PartitionListener) -> None:
+        """Call ``listener`` with the broker's local changes of each commit, once ``image`` includes it
+        and before the commit listeners (Kafka's TopicsDelta.localChanges, which its brokers'
+        ReplicaManager applies)."""
 
     async def start(self) -> None:
         """Begin following the metadata log."""
