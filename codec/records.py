@@ -27,6 +27,10 @@ CONTROL_TYPES: dict[int, type[Message]] = {
     c.SPEC.control_record_type: c for c in ALL.values() if c.SPEC.control_record_type is not None
 }
 FRAME_VERSION = 1
+# record types whose body starts with the int32 partition id at every version: a bulk change's records of
+# these types differ only there, and are encoded (``metadata_batch``) and decoded (``decode_frame``) once
+_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
+_INT32 = struct.Struct(">i")
 CONTROL_KEY_VERSION = 0
 CONTROL_VALUE_VERSION = 0
 
@@ -77,7 +81,36 @@ def _frame_decoder(record_type: int, version: int, pos: int):
     cls = METADATA_TYPES.get(record_type)
     if cls is None or version not in cls.VALID_VERSIONS:
         raise UnknownRecordType(record_type, version, pos)
-    return cls._codec(version)[0]
+    decoder = cls._codec(version)[0]
+    return _decoding_alike(cls, decoder) if cls in _LEADING_PARTITION_ID else decoder
+
+
+ALIKE_DECODES = 4096  # distinct partition records remembered per (type, version) before starting afresh
+
+
+def _decoding_alike(cls, decoder):
+    """``decoder`` (of a record type whose body starts with its int32 partition id, behind a
+    three-byte frame prefix) decoding each distinct rest of the frame once: a bulk change's thousands
+    of records that differ only in their partition id (``metadata_batch`` wrote them so) are decoded
+    once, the others are that record with their own id. Records are tuples and their fields tuples,
+    UUIDs or scalars, so sharing them is safe. At most ``ALIKE_DECODES`` rests are remembered."""
+    remembered: dict[bytes, Message] = {}
+    partition_id = _INT32.unpack_from
+
+    def decode(data, pos: int):
+        if pos != 3 or type(data) is not bytes:
+            return decoder(data, pos)
+        rest = data[7:]
+        found = remembered.get(rest)
+        if found is not None:
+            return tuple.__new__(cls, (partition_id(data, 3)[0], *found[1:])), len(data)
+        record, end = decoder(data, pos)
+        if end == len(data):
+            if len(remembered) >= ALIKE_DECODES:
+                remembered.clear()
+            remembered[rest] = record
+        return record, end
+    return decode
 
 
 def decode_frame(data: bytes) -> tuple[Message, int]:
@@ -383,9 +416,6 @@ def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[t
             frames.append((None, encode_frame(record, version)))
     return encode_batch(base_offset, epoch, timestamp, frames)
 
-
-_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
-_INT32 = struct.Struct(">i")
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:
