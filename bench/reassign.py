@@ -230,7 +230,6 @@ def main() -> None:
             stats = pstats.Stats(path)
             stats.sort_stats("tottime").print_stats(args.profile)
             stats.sort_stats("cumulative").print_stats(args.profile)
-            stats.dump_stats("/tmp/alter/last.prof")
         return
     deployments = {"serve": (served, "server process"), "in-process": (in_process, "whole process (client too)")}
     for name, (deployment, cpu_of) in deployments.items():
