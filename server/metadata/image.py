@@ -3,7 +3,7 @@
 Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
-yet committed records) and both are fed the same records (``adopt_partition`` lets the committed image take
+yet committed records) and both are fed the same records (``adopt_or_apply`` lets the committed image take
 a partition state the working image already built from the same record).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
@@ -319,21 +319,23 @@ class MetadataImage:
     def apply_appended(self, records, base: int) -> dict[int, tuple]:
         """Apply a batch appended at offsets ``base``.. (the controller's working image) and return, for
         each partition record that left a partition state, offset -> (record, state before, state
-        after), what ``adopt_partition`` lets another image take. Partitions alike that a change turns
-        alike share one merge and one resulting state: a bulk change merges a handful of states."""
+        after), what ``adopt_or_apply`` lets another image take. Partitions alike that a change turns
+        alike share one merge and one resulting state (``merged_partition``)."""
         outcomes = {}
+        run = _TopicRun(self)
         for offset, record in enumerate(records, base):
             kind = type(record)
             if kind is rec.PartitionChangeRecord and self.pending_transaction is None:
-                topic = self.topics.get(record.topic_id)
-                before = topic.partitions.get(record.partition_id) if topic is not None else None
+                partitions = run.partitions(record[1])
+                before = None if partitions is None else partitions.get(record[0])
                 if before is not None:
                     after = merged_partition(before, record)
-                    self._put_partition(topic, record, after)
+                    run.put(record[0], after)
                     self.offset = offset
                     self.version += 1
                     outcomes[offset] = (record, before, after)
                     continue
+            run.end()
             if kind is rec.PartitionRecord:
                 before = self.partition_state(record.topic_id, record.partition_id)
                 self.apply(record, offset)
@@ -348,28 +350,24 @@ class MetadataImage:
         topic = self.topics.get(topic_id)
         return None if topic is None else topic.partitions.get(partition)
 
-    def adopt_partition(self, record, offset: int, before: PartitionState | None, after: PartitionState) -> bool:
-        """Apply a PartitionRecord or PartitionChangeRecord whose outcome is already known: another
-        image turned ``before`` (None: no such partition yet) into ``after`` with it. When this image
-        holds that very ``before`` (and no transaction is open), ``after`` is exactly what ``apply``
-        would build, so it is taken as it is; otherwise nothing changes and False says the record still
-        needs ``apply``."""
-        topic = self.topics.get(record.topic_id)
-        if (self.pending_transaction is not None or topic is None
-                or topic.partitions.get(record.partition_id) is not before):
-            return False
-        self._put_partition(topic, record, after)
-        self.offset = offset
-        self.version += 1
-        return True
-
-    def _put_partition(self, topic: TopicState, record, after: PartitionState) -> None:
-        """A partition's new state, known without ``apply``, kept as ``apply`` would keep it: the topic's
-        change count (the Metadata cache's key) and the index of reassigning partitions follow."""
-        topic.changes += 1
-        topic.partitions[record.partition_id] = after
-        if after.adding or after.removing or record.topic_id in self.reassigning:
-            self._track_reassignment(record.topic_id, record.partition_id, after)
+    def adopt_or_apply(self, committed, known: dict[int, tuple]) -> None:
+        """Apply committed (offset, record) pairs, taking the outcomes another image already built:
+        ``known`` maps offsets to (record, state before, state after) from that image's
+        ``apply_appended`` (each entry read is removed). Where the committed record is that very record
+        and this image holds that very state before (and no transaction is open), the state after is
+        exactly what ``apply`` would build, so it is taken as it is; any other record is applied."""
+        run = _TopicRun(self)
+        for offset, record in committed:
+            outcome = known.pop(offset, None) if known else None
+            if outcome is not None and outcome[0] is record and self.pending_transaction is None:
+                partitions = run.partitions(record[1])
+                if partitions is not None and partitions.get(record[0]) is outcome[1]:
+                    run.put(record[0], outcome[2])
+                    self.offset = offset
+                    self.version += 1
+                    continue
+            run.end()
+            self.apply(record, offset)
 
     def _begin_transaction(self, _record) -> None:
         self.pending_transaction = []
@@ -487,6 +485,42 @@ class MetadataImage:
                               r.permission_type)
 
 
+class _TopicRun:
+    """Consecutive partition records of one topic in a batch: the topic and its index of reassigning
+    partitions looked up once (records of a bulk change share their topic id object), and each new
+    state kept as ``apply`` keeps it: the topic's change count (the Metadata cache's key) and that
+    index follow. Any other record ends the run (it may add or remove topics)."""
+
+    __slots__ = ("image", "topic_id", "topic", "indexes")
+
+    def __init__(self, image: MetadataImage):
+        self.image, self.topic_id, self.topic, self.indexes = image, None, None, None
+
+    def partitions(self, topic_id: uuid.UUID) -> dict[int, PartitionState] | None:
+        if topic_id is not self.topic_id:
+            self.topic_id = topic_id
+            self.topic = self.image.topics.get(topic_id)
+            self.indexes = self.image.reassigning.get(topic_id)
+        return None if self.topic is None else self.topic.partitions
+
+    def end(self) -> None:
+        self.topic_id = None
+
+    def put(self, index: int, after: PartitionState) -> None:
+        topic = self.topic
+        topic.changes += 1
+        topic.partitions[index] = after
+        if after.adding or after.removing:
+            if self.indexes is None:
+                self.indexes = self.image.reassigning[self.topic_id] = set()
+            self.indexes.add(index)
+        elif self.indexes is not None and index in self.indexes:
+            self.indexes.discard(index)
+            if not self.indexes:
+                del self.image.reassigning[self.topic_id]
+                self.indexes = None
+
+
 _APPLY = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
     rec.UnregisterBrokerRecord: MetadataImage._unregister_broker,
@@ -510,4 +544,5 @@ _APPLY = {
     rec.AbortTransactionRecord: MetadataImage._end_transaction,
 }
 _TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
-assert rec.PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what apply_appended's merges leave out
+# what merged_partition's key leaves out, and where apply_appended and adopt_or_apply read the ids
+assert rec.PartitionChangeRecord._fields[:2] == rec.PartitionRecord._fields[:2] == ("partition_id", "topic_id")
