@@ -218,11 +218,14 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
         if value is not None:
             add(value)
         add(b"\x00")
-    body = b"".join(parts)
+    return _framed_batch(base_offset, epoch, timestamp, b"".join(parts), len(entries), control)
+
+
+def _framed_batch(base_offset: int, epoch: int, timestamp: int, body: bytes, count: int, control: bool) -> bytes:
+    """The batch header (its CRC included) before the records' ``body``."""
     attributes = ATTR_CONTROL if control else 0
-    last_delta = len(entries) - 1
-    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
-                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
+    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, count - 1,
+                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, count)
     crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
     return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + body
 
@@ -396,26 +399,52 @@ def iter_records(buf: bytes, pos: int = 0):
 
 
 def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
-    """A batch of framed metadata records, each given as (record, version or None for the latest).
+    """A batch of framed metadata records, each given as (record, version or None for the latest):
+    the bytes ``encode_batch`` makes of their frames (null keys), built without them.
 
     A bulk partition change writes thousands of records that differ only in their partition id, the
-    first field of the body (an int32, at every version): each distinct rest is encoded once and the
-    others are that frame with their own four id bytes spliced in."""
-    frames = []
-    shared: dict[tuple, tuple[bytes, bytes]] = {}  # (type, version, fields after the id) -> frame around it
-    for record, version in records:
-        if type(record) in _LEADING_PARTITION_ID:
-            key = (type(record), version, record[1:])
+    first field of the body (an int32, at every version): each distinct rest is encoded once, with the
+    record's bytes around it (the null key, the value's size, the frame prefix before the id; the rest
+    and the header count after), and each record is its size and offset delta, then that with its own
+    four id bytes spliced in."""
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    parts = []
+    add = parts.append
+    small, limit = _SMALL_VARINTS, _SMALL_LIMIT
+    pack_id = _INT32.pack
+    shared: dict[tuple, tuple[int, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
+    for delta, (record, version) in enumerate(records):
+        delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
+        kind = type(record)
+        if kind in _LEADING_PARTITION_ID:
+            key = (kind, version, record[1:])
             around = shared.get(key)
             if around is None:
                 frame = encode_frame(record, version)
                 at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
-                around = shared[key] = (frame[:at], frame[at + 4:])
-            frames.append((None, around[0] + _INT32.pack(record[0]) + around[1]))
+                head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
+                around = shared[key] = (len(head) + len(frame) - at + 3, head, frame[at + 4:] + b"\x00")
+            # attributes and timestamp delta (0), offset delta, head, the id, tail (headers count 0 last)
+            size = around[0] + len(delta_bytes)
+            add(small[size + 1] if size < limit else _varint_bytes(size))
+            add(b"\x00\x00")
+            add(delta_bytes)
+            add(around[1])
+            add(pack_id(record[0]))
+            add(around[2])
         else:
-            frames.append((None, encode_frame(record, version)))
-    return encode_batch(base_offset, epoch, timestamp, frames)
-
+            frame = encode_frame(record, version)
+            value_size = _varint_bytes(len(frame))
+            size = 4 + len(delta_bytes) + len(value_size) + len(frame)
+            add(small[size + 1] if size < limit else _varint_bytes(size))
+            add(b"\x00\x00")
+            add(delta_bytes)
+            add(b"\x01")
+            add(value_size)
+            add(frame)
+            add(b"\x00")
+    return _framed_batch(base_offset, epoch, timestamp, b"".join(parts), len(records), False)
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:
