@@ -132,3 +132,50 @@ def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
     first, unlike, last = (image.partition_state(topic_id, p) for p in (0, 1, PARTITIONS - 1))
     assert first is last  # one merge for the alike partitions, one state shared
     assert unlike.leader_epoch == first.leader_epoch + 1
+
+
+def reassigning_recomputed(image: MetadataImage) -> dict:
+    found = {}
+    for topic, index, partition in image.partitions():
+        if partition.adding or partition.removing:
+            found.setdefault(topic.topic_id, set()).add(index)
+    return found
+
+
+def test_partition_changes_follow_topics_recreated_between_them():
+    """Partition changes applied one after another reuse their topic's look-up: a topic removed and
+    created again (the same id), a partition record, a transaction in between must each be seen, by
+    ``apply``, ``apply_appended`` and ``adopt_or_apply`` alike, with the index of reassigning partitions
+    always what the partitions say."""
+    topic_id = uuid.uuid4()
+    start = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[3, 1, 2], adding_replicas=[3],
+                                      removing_replicas=[])
+    done = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[3, 1, 2], adding_replicas=[],
+                                     removing_replicas=[])
+    history = (seeded(topic_id).records
+               + [start, rec.RemoveTopicRecord(topic_id=topic_id), start]  # the second start finds no topic
+               + seeded(topic_id).records[:2]  # created again, partition 0 not reassigning
+               + [done, rec.PartitionRecord(partition_id=5, topic_id=topic_id, replicas=[3, 1], isr=[1], leader=1,
+                                            adding_replicas=[3]),  # reassigning from the start
+                  rec.PartitionChangeRecord(partition_id=5, topic_id=topic_id, adding_replicas=[]),
+                  start, rec.BeginTransactionRecord(), rec.RemoveTopicRecord(topic_id=topic_id)]
+               + seeded(topic_id).records[:3] + [start, rec.EndTransactionRecord(), done,
+                                                 rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id,
+                                                                           adding_replicas=[3])])
+    one_by_one, fresh = MetadataImage(), MetadataImage()
+    for offset, record in enumerate(history):
+        one_by_one.apply(record, offset)
+        fresh = fresh.copy()  # nothing remembered from the record before
+        fresh.apply(record, offset)
+        assert state(one_by_one) == state(fresh), offset
+        assert one_by_one.reassigning == reassigning_recomputed(one_by_one), offset
+    assert one_by_one.reassigning == {topic_id: {1}}
+    first = one_by_one.partition_state(topic_id, 0)
+    assert (first.replicas, first.adding, first.partition_epoch) == ((3, 1, 2), (), 2)
+    appended = MetadataImage()
+    known = appended.apply_appended(history, 0)
+    adopted = MetadataImage()
+    adopted.adopt_or_apply(list(enumerate(history)), known)
+    for image in (appended, adopted):
+        assert state(image) == state(one_by_one)
+        assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)

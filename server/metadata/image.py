@@ -197,6 +197,7 @@ class MetadataImage:
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
         # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
         self.pending_transaction: list | None = None
+        self._run = _TopicRun(self)  # the topic the last partition changes were applied to
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -322,7 +323,7 @@ class MetadataImage:
         after), what ``adopt_or_apply`` lets another image take. Partitions alike that a change turns
         alike share one merge and one resulting state (``merged_partition``)."""
         outcomes = {}
-        run = _TopicRun(self)
+        run = self._run
         for offset, record in enumerate(records, base):
             kind = type(record)
             if kind is rec.PartitionChangeRecord and self.pending_transaction is None:
@@ -335,7 +336,6 @@ class MetadataImage:
                     self.version += 1
                     outcomes[offset] = (record, before, after)
                     continue
-            run.end()
             if kind is rec.PartitionRecord:
                 before = self.partition_state(record.topic_id, record.partition_id)
                 self.apply(record, offset)
@@ -356,7 +356,7 @@ class MetadataImage:
         ``apply_appended`` (each entry read is removed). Where the committed record is that very record
         and this image holds that very state before (and no transaction is open), the state after is
         exactly what ``apply`` would build, so it is taken as it is; any other record is applied."""
-        run = _TopicRun(self)
+        run = self._run
         for offset, record in committed:
             outcome = known.pop(offset, None) if known else None
             if outcome is not None and outcome[0] is record and self.pending_transaction is None:
@@ -366,7 +366,6 @@ class MetadataImage:
                     self.offset = offset
                     self.version += 1
                     continue
-            run.end()
             self.apply(record, offset)
 
     def _begin_transaction(self, _record) -> None:
@@ -415,11 +414,13 @@ class MetadataImage:
         self.brokers[r.broker_id] = replace(broker, **changes)
 
     def _add_topic(self, r) -> None:
+        self._run.end()
         self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
         self.reassigning.pop(r.topic_id, None)  # a topic record again starts it without partitions
         self.topic_ids[r.name] = r.topic_id
 
     def _remove_topic(self, r) -> None:
+        self._run.end()
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
             del self.topic_ids[topic.name]
@@ -429,6 +430,7 @@ class MetadataImage:
     def _add_partition(self, r) -> None:
         """Built positionally, without the named tuple's keyword path: a snapshot's replay at restart
         is mostly these, millions of them."""
+        self._run.end()  # the index of reassigning partitions may change below
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
@@ -443,13 +445,11 @@ class MetadataImage:
             self._track_reassignment(r.topic_id, r.partition_id, state)
 
     def _change_partition(self, r) -> None:
-        topic = self.topics.get(r.topic_id)
-        state = topic.partitions.get(r.partition_id) if topic else None
+        run = self._run
+        partitions = run.partitions(r[1])
+        state = None if partitions is None else partitions.get(r[0])
         if state is not None:
-            topic.changes += 1
-            topic.partitions[r.partition_id] = state = merged_partition(state, r)
-            if r.adding_replicas is not None or r.removing_replicas is not None:
-                self._track_reassignment(r.topic_id, r.partition_id, state)
+            run.put(r[0], merged_partition(state, r))
 
     def _clear_elr(self, r) -> None:
         """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
@@ -486,10 +486,11 @@ class MetadataImage:
 
 
 class _TopicRun:
-    """Consecutive partition records of one topic in a batch: the topic and its index of reassigning
-    partitions looked up once (records of a bulk change share their topic id object), and each new
-    state kept as ``apply`` keeps it: the topic's change count (the Metadata cache's key) and that
-    index follow. Any other record ends the run (it may add or remove topics)."""
+    """Partition changes applied one after another to one topic: the topic and its index of
+    reassigning partitions are looked up once (the records of a bulk change share their topic id
+    object, so a run is told by identity), and each new state is kept with the topic's change count
+    (the Metadata cache's key) and that index following. Whatever else may add or remove a topic or
+    touch that index (topic records, partition records) ends the run first."""
 
     __slots__ = ("image", "topic_id", "topic", "indexes")
 
