@@ -88,7 +88,7 @@ from typing import Awaitable, Callable, Iterator
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFIX, PARTIAL_SNAPSHOT_SUFFIX, PARTITION_DIR,
                                         SNAPSHOT_SUFFIX, parse_base_offset, parse_snapshot_name, segment_file_name)
-from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch,
+from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, check_batch, control_batch,
                                      decode_control, decode_frame, metadata_batch, read_batch)
 
 from . import peer_wire
@@ -223,12 +223,15 @@ def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
 
 
 def batches_from(data: bytes) -> list[_Batch]:
-    """The record batches of a Fetch answer (or a log), as the log keeps them."""
+    """The record batches of a Fetch answer (or a log), as the log keeps them: each batch's framing and
+    CRC are checked here, as Kafka's follower checks what it appends; its records are read when they
+    are used (committed, or a control batch's entries)."""
     found, position = [], 0
     while position < len(data):
-        batch = read_batch(data, position)
-        found.append(_Batch(batch.base_offset, batch.last_offset, bytes(data[position:position + batch.size]),
-                            batch.partition_leader_epoch, batch.base_timestamp, batch.is_control))
+        batch = check_batch(data, position)
+        found.append(_Batch(batch.base_offset, batch.base_offset + batch.last_offset_delta,
+                            bytes(data[position:position + batch.size]), batch.partition_leader_epoch,
+                            batch.base_timestamp, bool(batch.attributes & ATTR_CONTROL)))
         position += batch.size
     return found
 
