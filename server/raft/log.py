@@ -222,6 +222,16 @@ def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
     return LeaderChangeMessage(version=0, leader_id=node_id, voters=voters, granting_voters=voters)
 
 
+def _past_batch(entries, i: int, offset: int, batch: _Batch) -> int:
+    """The index past the entries of ``batch`` from ``entries[i]`` on (``entries`` start at ``offset``):
+    a batch's entries are consecutive, so a 10,000-record batch is stepped over at once, checked by
+    the identity of its last entry's batch there (else one entry at a time)."""
+    end = min(batch.last - offset + 1, len(entries))
+    if end > i + 1 and _logged_batch(entries[end - 1]) is batch:
+        return end
+    return i + 1
+
+
 def batches_from(data: bytes) -> list[_Batch]:
     """The record batches of a Fetch answer (or a log), as the log keeps them: each batch's framing and
     CRC are checked here, as Kafka's follower checks what it appends; its records are read when they
@@ -668,7 +678,7 @@ class RaftLog:
             if batch is not None:
                 if batch.base == offset + i:
                     self._queue("write", batch)
-                i += 1
+                i = _past_batch(entries, i, offset, batch)
             else:  # the core's own control entries, written by this replica as leader
                 i += self._queue_control(offset + i, entries[i:])
 
@@ -773,11 +783,16 @@ class RaftLog:
         """The batches holding the entries, each whole (a batch cut by the core's entry limit goes out
         entire, so fetchers' logs end between batches)."""
         chunks, last = [], base_offset - 1
-        for offset, entry in enumerate(entries, base_offset):
-            batch = self._batch_at(offset, entry)
-            if batch is not None and batch.base > last:
+        i = 0
+        while i < len(entries):
+            batch = self._batch_at(base_offset + i, entries[i])
+            if batch is None:
+                i += 1
+                continue
+            if batch.base > last:
                 chunks.append(batch.data)
                 last = batch.last
+            i = _past_batch(entries, i, base_offset, batch)
         return b"".join(chunks)
 
     async def handle(self, request, version: int):
