@@ -164,6 +164,9 @@ class Record(NamedTuple):
     value: bytes | None
 
 
+_new_record = tuple.__new__  # a Record from its fields in order, without the named tuple's keyword path
+
+
 class Batch(NamedTuple):
     """One v2 record batch as read from a log: where it is, its header fields, and its records."""
 
@@ -361,7 +364,7 @@ def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch
                 headers, p = read_varint(body, p)
             if headers != 0 or p != end:
                 raise MalformedError("record headers are not supported in metadata records", batch_pos)
-            records.append(Record(base_offset + offset_delta, base_ts + ts_delta, key, value))
+            records.append(_new_record(Record, (base_offset + offset_delta, base_ts + ts_delta, key, value)))
     except MalformedError as exc:
         raise MalformedError(exc.what, batch_pos) from None
     except IndexError:
