@@ -417,12 +417,18 @@ def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[t
     small, limit = _SMALL_VARINTS, _SMALL_LIMIT
     pack_id = _INT32.pack
     shared: dict[tuple, tuple[int, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
+    last_key: tuple = (None, None, None)
+    around = None
     for delta, (record, version) in enumerate(records):
         delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
         kind = type(record)
         if kind in _LEADING_PARTITION_ID:
             key = (kind, version, record[1:])
-            around = shared.get(key)
+            # a bulk change's records come in runs with the same field objects: compared with the last
+            # record's (equality meets identical objects) before hashing
+            if key != last_key:
+                around = shared.get(key)
+                last_key = key
             if around is None:
                 frame = encode_frame(record, version)
                 at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))

@@ -139,13 +139,21 @@ _new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from
 # working and committed images, the brokers') merges each distinct case once. Emptied when it grows large.
 _MERGES: dict[tuple, PartitionState] = {}
 _MERGES_LIMIT = 1 << 12
+_last_merge: tuple = (None, None, None)  # (state, change fields, state after) of the latest merge asked for
 
 
 def merged_partition(state: PartitionState, r) -> PartitionState:
     """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge); the
-    same state object for the same state and change (``_MERGES``). Hashing the key costs a sixth of a
-    merge."""
-    key = (state, r[2:])
+    same state object for the same state and change (``_MERGES``; hashing the key costs a sixth of a
+    merge). The records of a bulk change come one after another onto one shared state, with the same
+    field objects: the latest merge is checked first, by identity and an equality that meets
+    identical fields, without hashing."""
+    global _last_merge
+    rest = r[2:]
+    last_state, last_rest, after = _last_merge
+    if state is last_state and rest == last_rest:
+        return after
+    key = (state, rest)
     try:
         after = _MERGES.get(key)
     except TypeError:  # a record built around the constructor with a list in it: unhashable
@@ -154,6 +162,7 @@ def merged_partition(state: PartitionState, r) -> PartitionState:
         if len(_MERGES) >= _MERGES_LIMIT:
             _MERGES.clear()
         after = _MERGES[key] = _merge(state, r)
+    _last_merge = (state, rest, after)
     return after
 
 
