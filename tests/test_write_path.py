@@ -176,6 +176,8 @@ def test_partition_changes_follow_topics_recreated_between_them():
     known = appended.apply_appended(history, 0)
     adopted = MetadataImage()
     adopted.adopt_or_apply(list(enumerate(history)), known)
-    for image in (appended, adopted):
+    standby = MetadataImage()  # no outcomes known: a standby controller's commit
+    standby.adopt_or_apply(list(enumerate(history)), {})
+    for image in (appended, adopted, standby):
         assert state(image) == state(one_by_one)
         assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)

@@ -362,19 +362,30 @@ class MetadataImage:
     def adopt_or_apply(self, committed, known: dict[int, tuple]) -> None:
         """Apply committed (offset, record) pairs, taking the outcomes another image already built:
         ``known`` maps offsets to (record, state before, state after) from that image's
-        ``apply_appended`` (each entry read is removed). Where the committed record is that very record
-        and this image holds that very state before (and no transaction is open), the state after is
-        exactly what ``apply`` would build, so it is taken as it is; any other record is applied."""
+        ``apply_appended`` (each entry read is removed; empty where no image did: a standby
+        controller). Where the committed record is that very record and this image holds that very
+        state before (and no transaction is open), the state after is exactly what ``apply`` would
+        build, so it is taken as it is; other partition changes are merged here as ``apply`` merges
+        them, any other record is applied."""
         run = self._run
         for offset, record in committed:
             outcome = known.pop(offset, None) if known else None
-            if outcome is not None and outcome[0] is record and self.pending_transaction is None:
+            kind = type(record)
+            if self.pending_transaction is None and (kind is rec.PartitionChangeRecord or outcome is not None):
                 partitions = run.partitions(record[1])
-                if partitions is not None and partitions.get(record[0]) is outcome[1]:
-                    run.put(record[0], outcome[2])
-                    self.offset = offset
-                    self.version += 1
-                    continue
+                if partitions is not None:
+                    before = partitions.get(record[0])
+                    if outcome is not None and outcome[0] is record and before is outcome[1]:
+                        after = outcome[2]
+                    elif kind is rec.PartitionChangeRecord and before is not None:
+                        after = merged_partition(before, record)
+                    else:
+                        after = None
+                    if after is not None:
+                        run.put(record[0], after)
+                        self.offset = offset
+                        self.version += 1
+                        continue
             self.apply(record, offset)
 
     def _begin_transaction(self, _record) -> None:
