@@ -16,10 +16,11 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
    reassigning, times the speed.
 
-``--profile N`` profiles the ``serve`` process (cProfile, its event-loop thread) during the counted
+``--controllers N`` runs both deployments with N voters (Kafka's quorum timers, as ``serve`` has them);
+with 3, the 1-voter figures to compare come from a run without it. ``--profile N`` profiles the ``serve`` process (cProfile, its event-loop thread) during the counted
 alters only and prints its N costliest functions, by own time and by cumulative time.
 
-Run: python bench/reassign.py [--runs 5] [--lists 5] [--gap 1] [--deployment both] [--profile 40]
+Run: python bench/reassign.py [--runs 5] [--lists 5] [--gap 1] [--deployment both] [--controllers 1] [--profile 40]
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import BackgroundCluster  # noqa: E402
 from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
+from kraftwire.server.raft import Timers  # noqa: E402
 
 MiB = 1024 * 1024
 HUGE = str(10 ** 15)
@@ -79,9 +81,10 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def in_process():
+def in_process(controllers: int = 1):
     """(bootstrap, pid whose CPU time is the server's): this process, client included."""
-    with BackgroundCluster(brokers=3) as bg:
+    quorum = {} if controllers == 1 else {"controllers": controllers, "quorum_timers": Timers.kafka_defaults()}
+    with BackgroundCluster(brokers=3, **quorum) as bg:
         yield bg.bootstrap, os.getpid()
 
 
@@ -103,12 +106,12 @@ def profiled_server(path: str, argv: list[str]) -> int:
 
 
 @contextmanager
-def served(profile: str | None = None):
+def served(profile: str | None = None, controllers: int = 1):
     """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory;
     with ``profile``, run by ``profiled_server`` writing its stats there."""
     data = tempfile.mkdtemp(prefix="kraftwire-bench-")
     command = ["serve", "--brokers", "3", "--port", "0", "--controller-port", "0", "--data-dir", data,
-               "--log-level", "WARNING"]
+               "--log-level", "WARNING"] + (["--controllers", str(controllers)] if controllers != 1 else [])
     launcher = ["-m", "kraftwire"] if profile is None else [__file__, "--profiled-server", profile, "--"]
     process = subprocess.Popen([sys.executable, *launcher, *command],
                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -218,6 +221,7 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=1.0, help="seconds between a cancel and the next alter")
     parser.add_argument("--deployment", choices=["in-process", "serve", "both"], default="both")
     parser.add_argument("--skip-move-time", action="store_true")
+    parser.add_argument("--controllers", type=int, default=1, help="voters of the metadata quorum")
     parser.add_argument("--profile", type=int, metavar="N",
                         help="profile the serve process's counted alters; print its N costliest functions")
     args = parser.parse_args()
@@ -225,7 +229,7 @@ def main() -> None:
     if args.profile:
         with tempfile.TemporaryDirectory() as scratch:
             path = str(Path(scratch) / "serve.prof")
-            figures = latency(lambda: served(path), args.runs, 0, args.gap, profiled=True)
+            figures = latency(lambda: served(path, args.controllers), args.runs, 0, args.gap, profiled=True)
             report("alter 10,000 partitions, quiet cluster (profiled)", figures, "alter", "server process", True)
             stats = pstats.Stats(path)
             stats.sort_stats("tottime").print_stats(args.profile)
@@ -235,8 +239,8 @@ def main() -> None:
     for name, (deployment, cpu_of) in deployments.items():
         if args.deployment not in (name, "both"):
             continue
-        figures = latency(deployment, args.runs, args.lists, args.gap)
-        print(f"{name}:")
+        figures = latency(lambda: deployment(controllers=args.controllers), args.runs, args.lists, args.gap)
+        print(f"{name}{'' if args.controllers == 1 else f', {args.controllers} voters'}:")
         separate = name == "serve"
         report("alter 10,000 partitions, quiet cluster", figures, "alter", cpu_of, separate)
         report(f"alter 10,000 partitions, {args.gap:g} s after a 10,000-partition cancel", figures,
