@@ -16,13 +16,19 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
    reassigning, times the speed.
 
-Run: python bench/reassign.py [--runs 5] [--lists 5] [--gap 1] [--deployment both]
+``--controllers N`` runs both deployments with N voters (Kafka's quorum timers, as ``serve`` has them);
+with 3, the 1-voter figures to compare come from a run without it. ``--profile N`` profiles the ``serve`` process (cProfile, its event-loop thread) during the counted
+alters only and prints its N costliest functions, by own time and by cumulative time.
+
+Run: python bench/reassign.py [--runs 5] [--lists 5] [--gap 1] [--deployment both] [--controllers 1] [--profile 40]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import pstats
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,6 +50,7 @@ from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import BackgroundCluster  # noqa: E402
 from kraftwire.server.metadata.configs import DEFAULT_BROKER_BANDWIDTH  # noqa: E402
+from kraftwire.server.raft import Timers  # noqa: E402
 
 MiB = 1024 * 1024
 HUGE = str(10 ** 15)
@@ -74,18 +81,39 @@ def cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def in_process():
+def in_process(controllers: int = 1):
     """(bootstrap, pid whose CPU time is the server's): this process, client included."""
-    with BackgroundCluster(brokers=3) as bg:
+    quorum = {} if controllers == 1 else {"controllers": controllers, "quorum_timers": Timers.kafka_defaults()}
+    with BackgroundCluster(brokers=3, **quorum) as bg:
         yield bg.bootstrap, os.getpid()
 
 
+def profiled_server(path: str, argv: list[str]) -> int:
+    """``kraftwire`` with ``argv`` in this process, profiled between SIGUSR1 and SIGUSR2 (each SIGUSR2
+    writes the stats gathered so far to ``path``)."""
+    import cProfile
+    import signal
+    from kraftwire.server.host import cli
+
+    profile = cProfile.Profile()
+
+    def stop(*_):
+        profile.disable()
+        profile.dump_stats(path)
+    signal.signal(signal.SIGUSR1, lambda *_: profile.enable())
+    signal.signal(signal.SIGUSR2, stop)
+    return cli.main(argv)
+
+
 @contextmanager
-def served():
-    """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory."""
+def served(profile: str | None = None, controllers: int = 1):
+    """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory;
+    with ``profile``, run by ``profiled_server`` writing its stats there."""
     data = tempfile.mkdtemp(prefix="kraftwire-bench-")
-    process = subprocess.Popen([sys.executable, "-m", "kraftwire", "serve", "--brokers", "3", "--port", "0",
-                                "--controller-port", "0", "--data-dir", data, "--log-level", "WARNING"],
+    command = ["serve", "--brokers", "3", "--port", "0", "--controller-port", "0", "--data-dir", data,
+               "--log-level", "WARNING"] + (["--controllers", str(controllers)] if controllers != 1 else [])
+    launcher = ["-m", "kraftwire"] if profile is None else [__file__, "--profiled-server", profile, "--"]
+    process = subprocess.Popen([sys.executable, *launcher, *command],
                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         for line in process.stdout:
@@ -112,7 +140,8 @@ def timed(pid: int, call):
             (time.process_time() - own) * 1000)
 
 
-def latency(deployment, runs: int, lists: int, gap: float) -> dict:
+def latency(deployment, runs: int, lists: int, gap: float, profiled: bool = False) -> dict:
+    """``profiled``: ``deployment`` is a ``profiled_server``, told to profile each counted alter."""
     figures = {name + suffix: [] for name in ("alter", "list", "alter_after_gap")
                for suffix in ("", "_cpu", "_client_cpu")}
     with deployment() as (bootstrap, pid):
@@ -125,7 +154,11 @@ def latency(deployment, runs: int, lists: int, gap: float) -> dict:
         cancel = {tp: None for tp in move}
 
         def alter(target, key):
+            if key and profiled:
+                os.kill(pid, signal.SIGUSR1)
             result, wall, cpu, client_cpu = timed(pid, lambda: admin.alter_partition_reassignments(target))
+            if key and profiled:
+                os.kill(pid, signal.SIGUSR2)
             assert len(result) == len(move) and not any(result.values()), result
             if key:
                 figures[key].append(wall)
@@ -188,14 +221,26 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=1.0, help="seconds between a cancel and the next alter")
     parser.add_argument("--deployment", choices=["in-process", "serve", "both"], default="both")
     parser.add_argument("--skip-move-time", action="store_true")
+    parser.add_argument("--controllers", type=int, default=1, help="voters of the metadata quorum")
+    parser.add_argument("--profile", type=int, metavar="N",
+                        help="profile the serve process's counted alters; print its N costliest functions")
     args = parser.parse_args()
     header()
+    if args.profile:
+        with tempfile.TemporaryDirectory() as scratch:
+            path = str(Path(scratch) / "serve.prof")
+            figures = latency(lambda: served(path, args.controllers), args.runs, 0, args.gap, profiled=True)
+            report("alter 10,000 partitions, quiet cluster (profiled)", figures, "alter", "server process", True)
+            stats = pstats.Stats(path)
+            stats.sort_stats("tottime").print_stats(args.profile)
+            stats.sort_stats("cumulative").print_stats(args.profile)
+        return
     deployments = {"serve": (served, "server process"), "in-process": (in_process, "whole process (client too)")}
     for name, (deployment, cpu_of) in deployments.items():
         if args.deployment not in (name, "both"):
             continue
-        figures = latency(deployment, args.runs, args.lists, args.gap)
-        print(f"{name}:")
+        figures = latency(lambda: deployment(controllers=args.controllers), args.runs, args.lists, args.gap)
+        print(f"{name}{'' if args.controllers == 1 else f', {args.controllers} voters'}:")
         separate = name == "serve"
         report("alter 10,000 partitions, quiet cluster", figures, "alter", cpu_of, separate)
         report(f"alter 10,000 partitions, {args.gap:g} s after a 10,000-partition cancel", figures,
@@ -212,4 +257,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--profiled-server"]:
+        sys.exit(profiled_server(sys.argv[2], sys.argv[4:]))
     main()

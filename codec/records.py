@@ -27,6 +27,10 @@ CONTROL_TYPES: dict[int, type[Message]] = {
     c.SPEC.control_record_type: c for c in ALL.values() if c.SPEC.control_record_type is not None
 }
 FRAME_VERSION = 1
+# record types whose body starts with the int32 partition id at every version: a bulk change's records of
+# these types differ only there, and are encoded (``metadata_batch``) and decoded (``decode_frame``) once
+_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
+_INT32 = struct.Struct(">i")
 CONTROL_KEY_VERSION = 0
 CONTROL_VALUE_VERSION = 0
 
@@ -77,7 +81,36 @@ def _frame_decoder(record_type: int, version: int, pos: int):
     cls = METADATA_TYPES.get(record_type)
     if cls is None or version not in cls.VALID_VERSIONS:
         raise UnknownRecordType(record_type, version, pos)
-    return cls._codec(version)[0]
+    decoder = cls._codec(version)[0]
+    return _decoding_alike(cls, decoder) if cls in _LEADING_PARTITION_ID else decoder
+
+
+ALIKE_DECODES = 4096  # distinct partition records remembered per (type, version) before starting afresh
+
+
+def _decoding_alike(cls, decoder):
+    """``decoder`` (of a record type whose body starts with its int32 partition id, behind a
+    three-byte frame prefix) decoding each distinct rest of the frame once: a bulk change's thousands
+    of records that differ only in their partition id (``metadata_batch`` wrote them so) are decoded
+    once, the others are that record with their own id. Records are tuples and their fields tuples,
+    UUIDs or scalars, so sharing them is safe. At most ``ALIKE_DECODES`` rests are remembered."""
+    remembered: dict[bytes, Message] = {}
+    partition_id = _INT32.unpack_from
+
+    def decode(data, pos: int):
+        if pos != 3 or type(data) is not bytes:
+            return decoder(data, pos)
+        rest = data[7:]
+        found = remembered.get(rest)
+        if found is not None:
+            return tuple.__new__(cls, (partition_id(data, 3)[0], *found[1:])), len(data)
+        record, end = decoder(data, pos)
+        if end == len(data):
+            if len(remembered) >= ALIKE_DECODES:
+                remembered.clear()
+            remembered[rest] = record
+        return record, end
+    return decode
 
 
 def decode_frame(data: bytes) -> tuple[Message, int]:
@@ -129,6 +162,9 @@ class Record(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
+
+
+_new_record = tuple.__new__  # a Record from its fields in order, without the named tuple's keyword path
 
 
 class Batch(NamedTuple):
@@ -185,11 +221,14 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
         if value is not None:
             add(value)
         add(b"\x00")
-    body = b"".join(parts)
+    return _framed_batch(base_offset, epoch, timestamp, b"".join(parts), len(entries), control)
+
+
+def _framed_batch(base_offset: int, epoch: int, timestamp: int, body: bytes, count: int, control: bool) -> bytes:
+    """The batch header (its CRC included) before the records' ``body``."""
     attributes = ATTR_CONTROL if control else 0
-    last_delta = len(entries) - 1
-    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, last_delta,
-                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, len(entries))
+    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, count - 1,
+                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, count)
     crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
     return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + body
 
@@ -325,7 +364,7 @@ def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch
                 headers, p = read_varint(body, p)
             if headers != 0 or p != end:
                 raise MalformedError("record headers are not supported in metadata records", batch_pos)
-            records.append(Record(base_offset + offset_delta, base_ts + ts_delta, key, value))
+            records.append(_new_record(Record, (base_offset + offset_delta, base_ts + ts_delta, key, value)))
     except MalformedError as exc:
         raise MalformedError(exc.what, batch_pos) from None
     except IndexError:
@@ -363,29 +402,58 @@ def iter_records(buf: bytes, pos: int = 0):
 
 
 def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
-    """A batch of framed metadata records, each given as (record, version or None for the latest).
+    """A batch of framed metadata records, each given as (record, version or None for the latest):
+    the bytes ``encode_batch`` makes of their frames (null keys), built without them.
 
     A bulk partition change writes thousands of records that differ only in their partition id, the
-    first field of the body (an int32, at every version): each distinct rest is encoded once and the
-    others are that frame with their own four id bytes spliced in."""
-    frames = []
-    shared: dict[tuple, tuple[bytes, bytes]] = {}  # (type, version, fields after the id) -> frame around it
-    for record, version in records:
-        if type(record) in _LEADING_PARTITION_ID:
-            key = (type(record), version, record[1:])
-            around = shared.get(key)
+    first field of the body (an int32, at every version): each distinct rest is encoded once, with the
+    record's bytes around it (the null key, the value's size, the frame prefix before the id; the rest
+    and the header count after), and each record is its size and offset delta, then that with its own
+    four id bytes spliced in."""
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    parts = []
+    add = parts.append
+    small, limit = _SMALL_VARINTS, _SMALL_LIMIT
+    pack_id = _INT32.pack
+    shared: dict[tuple, tuple[int, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
+    last_key: tuple = (None, None, None)
+    around = None
+    for delta, (record, version) in enumerate(records):
+        delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
+        kind = type(record)
+        if kind in _LEADING_PARTITION_ID:
+            key = (kind, version, record[1:])
+            # a bulk change's records come in runs with the same field objects: compared with the last
+            # record's (equality meets identical objects) before hashing
+            if key != last_key:
+                around = shared.get(key)
+                last_key = key
             if around is None:
                 frame = encode_frame(record, version)
                 at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
-                around = shared[key] = (frame[:at], frame[at + 4:])
-            frames.append((None, around[0] + _INT32.pack(record[0]) + around[1]))
+                head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
+                around = shared[key] = (len(head) + len(frame) - at + 3, head, frame[at + 4:] + b"\x00")
+            # attributes and timestamp delta (0), offset delta, head, the id, tail (headers count 0 last)
+            size = around[0] + len(delta_bytes)
+            add(small[size + 1] if size < limit else _varint_bytes(size))
+            add(b"\x00\x00")
+            add(delta_bytes)
+            add(around[1])
+            add(pack_id(record[0]))
+            add(around[2])
         else:
-            frames.append((None, encode_frame(record, version)))
-    return encode_batch(base_offset, epoch, timestamp, frames)
-
-
-_LEADING_PARTITION_ID = frozenset({PartitionRecord, PartitionChangeRecord})  # noqa: F405 (record_types)
-_INT32 = struct.Struct(">i")
+            frame = encode_frame(record, version)
+            value_size = _varint_bytes(len(frame))
+            size = 4 + len(delta_bytes) + len(value_size) + len(frame)
+            add(small[size + 1] if size < limit else _varint_bytes(size))
+            add(b"\x00\x00")
+            add(delta_bytes)
+            add(b"\x01")
+            add(value_size)
+            add(frame)
+            add(b"\x00")
+    return _framed_batch(base_offset, epoch, timestamp, b"".join(parts), len(records), False)
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:

@@ -28,8 +28,8 @@ async def open_log(data_dir: Path, **config) -> tuple[RaftLog, MetadataImage]:
 
 
 def state(image: MetadataImage) -> dict:
-    """Everything an image holds except its position and change counter."""
-    return {k: v for k, v in vars(image).items() if k not in ("offset", "version")}
+    """Everything an image holds except its position, change counter and private look-up caches."""
+    return {k: v for k, v in vars(image).items() if k not in ("offset", "version") and not k.startswith("_")}
 
 
 def partition_dir(data_dir: Path) -> Path:

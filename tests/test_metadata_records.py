@@ -191,6 +191,23 @@ def test_a_bulk_batch_holds_each_record_as_framed_alone():
     assert [record for _, _, _, record in rec.iter_records(batch)] == [r for r, _ in records]
 
 
+def test_records_alike_decode_as_each_framed_alone():
+    """decode_frame decodes each distinct rest of a partition record once: a frame alike but for its
+    partition id (negative included) reads as its own record, and one cut short of a remembered frame,
+    or longer, is still refused."""
+    topic = uuid.uuid4()
+    move = dict(isr=[1, 2], leader=2, replicas=[2, 1], adding_replicas=[2], removing_replicas=[1])
+    for version in (0, 1, 2):
+        for make in (lambda p: rec.PartitionChangeRecord(partition_id=p, topic_id=topic, **move),
+                     lambda p: rec.PartitionRecord(partition_id=p, topic_id=topic, replicas=[1], isr=[1], leader=1)):
+            for partition in (5, 6, -1, 2 ** 31 - 1, 5):
+                frame = rec.encode_frame(make(partition), version)
+                assert rec.decode_frame(frame) == (make(partition), version)
+                for damaged in (frame[:-1], frame + b"\x00"):
+                    with pytest.raises(rec.MalformedError):
+                        rec.decode_frame(damaged)
+
+
 def test_dump_shows_every_record_type_and_version(written):
     directory, _, unknown_offset = written
     result = kraftwire("log", "dump", "--json", str(directory))

@@ -1,5 +1,5 @@
 """The controller's write path: the committed image takes the partition states the working image built
-(server/controller/active_controller.py, MetadataImage.adopt_partition) and must end up exactly as a replay
+(server/controller/active_controller.py, MetadataImage.adopt_or_apply) and must end up exactly as a replay
 of the log would build it, also when writes touching the same partitions overlap."""
 from __future__ import annotations
 
@@ -73,19 +73,31 @@ def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
     before = image.partition_state(topic_id, 0)
     image.apply(change, 100)
     after = image.partition_state(topic_id, 0)
-    assert other.adopt_partition(change, 100, before, after)
+    known = {100: (change, before, after)}
+    other.adopt_or_apply([(100, change)], known)
     assert other.partition_state(topic_id, 0) is after and (other.offset, other.version) == (100, image.version)
+    assert not known  # read once
 
     elsewhere = other.copy()
     elsewhere.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2), 101)
-    assert not elsewhere.adopt_partition(change, 102, before, after)  # partition 0 no longer holds ``before``
-    assert elsewhere.partition_state(topic_id, 0) is after and elsewhere.offset == 101
+    # partition 0 no longer holds ``before`` but ``after``: the record is applied, not the outcome taken
+    fake = before._replace(leader=7)
+    elsewhere.adopt_or_apply([(102, change)], {102: (change, before, fake)})
+    applied = elsewhere.partition_state(topic_id, 0)
+    assert (applied.isr, applied.partition_epoch, elsewhere.offset) == ((2,), after.partition_epoch + 1, 102)
+    # an outcome of another record at that offset is not taken either
+    equal = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[2])
+    elsewhere.adopt_or_apply([(103, equal)], {103: (change, applied, fake)})
+    assert elsewhere.partition_state(topic_id, 0).partition_epoch == applied.partition_epoch + 1
     missing = rec.PartitionChangeRecord(partition_id=PARTITIONS, topic_id=topic_id, isr=[2])
-    assert not elsewhere.adopt_partition(missing, 102, before, after)
+    elsewhere.adopt_or_apply([(104, missing)], {104: (missing, before, fake)})
     assert PARTITIONS not in elsewhere.topic("t").partitions
-    elsewhere.apply(rec.BeginTransactionRecord(), 102)
-    assert not elsewhere.adopt_partition(change, 103, after, before)  # inside a transaction records wait
-    assert elsewhere.partition_state(topic_id, 0) is after
+    elsewhere.apply(rec.BeginTransactionRecord(), 105)
+    new = rec.PartitionRecord(partition_id=PARTITIONS, topic_id=topic_id, replicas=[1], isr=[1], leader=1)
+    elsewhere.adopt_or_apply([(106, new)], {106: (new, None, fake)})  # inside a transaction records wait
+    assert PARTITIONS not in elsewhere.topic("t").partitions
+    elsewhere.apply(rec.EndTransactionRecord(), 107)
+    assert elsewhere.partition_state(topic_id, PARTITIONS).replicas == (1,)
 
 
 def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
@@ -120,3 +132,52 @@ def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
     first, unlike, last = (image.partition_state(topic_id, p) for p in (0, 1, PARTITIONS - 1))
     assert first is last  # one merge for the alike partitions, one state shared
     assert unlike.leader_epoch == first.leader_epoch + 1
+
+
+def reassigning_recomputed(image: MetadataImage) -> dict:
+    found = {}
+    for topic, index, partition in image.partitions():
+        if partition.adding or partition.removing:
+            found.setdefault(topic.topic_id, set()).add(index)
+    return found
+
+
+def test_partition_changes_follow_topics_recreated_between_them():
+    """Partition changes applied one after another reuse their topic's look-up: a topic removed and
+    created again (the same id), a partition record, a transaction in between must each be seen, by
+    ``apply``, ``apply_appended`` and ``adopt_or_apply`` alike, with the index of reassigning partitions
+    always what the partitions say."""
+    topic_id = uuid.uuid4()
+    start = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[3, 1, 2], adding_replicas=[3],
+                                      removing_replicas=[])
+    done = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[3, 1, 2], adding_replicas=[],
+                                     removing_replicas=[])
+    history = (seeded(topic_id).records
+               + [start, rec.RemoveTopicRecord(topic_id=topic_id), start]  # the second start finds no topic
+               + seeded(topic_id).records[:2]  # created again, partition 0 not reassigning
+               + [done, rec.PartitionRecord(partition_id=5, topic_id=topic_id, replicas=[3, 1], isr=[1], leader=1,
+                                            adding_replicas=[3]),  # reassigning from the start
+                  rec.PartitionChangeRecord(partition_id=5, topic_id=topic_id, adding_replicas=[]),
+                  start, rec.BeginTransactionRecord(), rec.RemoveTopicRecord(topic_id=topic_id)]
+               + seeded(topic_id).records[:3] + [start, rec.EndTransactionRecord(), done,
+                                                 rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id,
+                                                                           adding_replicas=[3])])
+    one_by_one, fresh = MetadataImage(), MetadataImage()
+    for offset, record in enumerate(history):
+        one_by_one.apply(record, offset)
+        fresh = fresh.copy()  # nothing remembered from the record before
+        fresh.apply(record, offset)
+        assert state(one_by_one) == state(fresh), offset
+        assert one_by_one.reassigning == reassigning_recomputed(one_by_one), offset
+    assert one_by_one.reassigning == {topic_id: {1}}
+    first = one_by_one.partition_state(topic_id, 0)
+    assert (first.replicas, first.adding, first.partition_epoch) == ((3, 1, 2), (), 2)
+    appended = MetadataImage()
+    known = appended.apply_appended(history, 0)
+    adopted = MetadataImage()
+    adopted.adopt_or_apply(list(enumerate(history)), known)
+    standby = MetadataImage()  # no outcomes known: a standby controller's commit
+    standby.adopt_or_apply(list(enumerate(history)), {})
+    for image in (appended, adopted, standby):
+        assert state(image) == state(one_by_one)
+        assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)

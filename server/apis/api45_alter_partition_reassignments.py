@@ -117,65 +117,88 @@ class _Plans:
         self.image, self.allow_rf_change = image, allow_rf_change
         self._topics: dict = {}  # topic name -> (ChangeRules, Election, {(state, target or None): plan})
 
-    def change(self, topic, index, state, target):
-        """The record for one entry: a start (``target`` a list) or a cancel (``target`` None)."""
+    def of(self, topic) -> dict:
+        """The topic's plans: (state, target tuple or None) -> the record's fields after its two ids,
+        None (no change) or the KafkaError refusing it."""
         found = self._topics.get(topic.name)
         if found is None:
             found = self._topics[topic.name] = (rules_for(self.image, topic.name),
                                                 election_for(self.image, topic.name), {})
-        rules, election, plans = found
-        key = (state, None if target is None else tuple(target))
-        plan = plans.get(key, self)
-        if plan is self:
-            try:
-                if target is None:
-                    record = cancel(self.image, topic, index, state, election, rules)
-                else:
-                    record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
-                plan = None if record is None else record[2:]
-            except KafkaError as exc:
-                if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
-                    raise  # its message names the partition
-                plan = exc
-            plans[key] = plan
-        if isinstance(plan, KafkaError):
-            raise plan
-        # the plan's fields after the two ids: a record is a tuple, built here without keyword parsing
-        return None if plan is None else tuple.__new__(PartitionChangeRecord, (index, topic.topic_id, *plan))
+        return found[2]
+
+    def plan(self, topic, index, state, target):
+        """The plan for one entry: a start (``target`` a tuple) or a cancel (``target`` None); raises
+        the KafkaError that names the partition, which is not shared."""
+        rules, election, _ = self._topics[topic.name]
+        try:
+            if target is None:
+                record = cancel(self.image, topic, index, state, election, rules)
+            else:
+                record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
+        except KafkaError as exc:
+            if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
+                raise  # its message names the partition
+            return exc
+        return None if record is None else record[2:]
 
 
-def change_for(topic, name: str, partition, plans: _Plans):
-    """The record (or None) one request entry asks for (``topic``: the image's topic named ``name``, or
-    None); KafkaError when it is refused."""
-    if topic is None:
-        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}.")
-    state = topic.partitions.get(partition.partition_index)
-    if state is None:
-        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{partition.partition_index}.")
-    return plans.change(topic, partition.partition_index, state, partition.replicas)
+_NEW = tuple.__new__  # records and answers built from their fields in order, without keyword parsing
+_UNSET = object()
+_TOO_MANY = KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
 def decide(image, request) -> ControllerResult:
-    """The records and response for a non-empty request, every entry judged against ``image``."""
+    """The records and response for a non-empty request, every entry judged against ``image``. Per
+    topic, a run of partitions in the same state with the same target (a bulk move's partitions share
+    their state object) takes the plan of the first without looking it up again."""
     allow = request.allow_replication_factor_change
     plans = _Plans(image, allow)
     records = []
     responses = []
     for entry in request.topics:
-        partitions = []
+        answers = []
+        answer = answers.append
         topic = image.topic(entry.name)
+        if topic is None:
+            unknown = f"Unable to find a topic named {entry.name}."
+            for partition in entry.partitions:
+                answer(_NEW(PartitionResponse, (partition.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                unknown, ())))
+            responses.append(TopicResponse(name=entry.name, partitions=answers))
+            continue
+        found, states, topic_id = plans.of(topic), topic.partitions, topic.topic_id
+        last_state = last_target = last_plan = _UNSET
         for partition in entry.partitions:
-            code, message = 0, None
-            try:
-                change = change_for(topic, entry.name, partition, plans)
-                if change is not None:
-                    if len(records) >= MAX_RECORDS_PER_REQUEST:
-                        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
-                    records.append(change)
-            except KafkaError as exc:
-                code, message = exc.code, exc.message
-            partitions.append(tuple.__new__(PartitionResponse, (partition.partition_index, code, message, ())))
-        responses.append(TopicResponse(name=entry.name, partitions=partitions))
+            index, target = partition.partition_index, partition.replicas
+            if target is not None:
+                target = tuple(target)
+            state = states.get(index)
+            if state is None:
+                answer(_NEW(PartitionResponse, (index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                f"Unable to find partition {entry.name}:{index}.", ())))
+                continue
+            if state is last_state and target == last_target:
+                plan = last_plan
+            else:
+                key = (state, target)
+                plan = found.get(key, _UNSET)
+                if plan is _UNSET:
+                    try:
+                        plan = found[key] = plans.plan(topic, index, state, target)
+                    except KafkaError as exc:
+                        answer(_NEW(PartitionResponse, (index, exc.code, exc.message, ())))
+                        continue
+                last_state, last_target, last_plan = state, target, plan
+            if plan is not None:
+                if type(plan) is not tuple:
+                    answer(_NEW(PartitionResponse, (index, plan.code, plan.message, ())))
+                    continue
+                if len(records) >= MAX_RECORDS_PER_REQUEST:
+                    answer(_NEW(PartitionResponse, (index, _TOO_MANY.code, _TOO_MANY.message, ())))
+                    continue
+                records.append(_NEW(PartitionChangeRecord, (index, topic_id, *plan)))
+            answer(_NEW(PartitionResponse, (index, 0, None, ())))
+        responses.append(TopicResponse(name=entry.name, partitions=answers))
     return ControllerResult(records, AlterPartitionReassignmentsResponse(
         allow_replication_factor_change=allow, error_message=None, responses=responses))
 

@@ -135,12 +135,7 @@ class Controller:
 
     def _on_commit(self, committed: list[tuple[int, object]]) -> None:
         self.committed.kraft_version = self.log.kraft_version
-        known = self._changed_in_working
-        for offset, record in committed:
-            outcome = known.pop(offset, None) if known else None
-            if outcome is None or outcome[0] is not record or not self.committed.adopt_partition(record, offset,
-                                                                                          *outcome[1:]):
-                self.committed.apply(record, offset)
+        self.committed.adopt_or_apply(committed, self._changed_in_working)
         for listener in self._commit_listeners:
             listener(committed)
 

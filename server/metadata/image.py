@@ -3,7 +3,7 @@
 Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
-yet committed records) and both are fed the same records (``adopt_partition`` lets the committed image take
+yet committed records) and both are fed the same records (``adopt_or_apply`` lets the committed image take
 a partition state the working image already built from the same record).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
@@ -134,8 +134,39 @@ def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
 _new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from all its fields in order
 
 
+# (state before, a PartitionChangeRecord's fields after its two ids) -> state after: a bulk change turns
+# thousands of partitions alike into alike states, and every image that applies it (the controllers'
+# working and committed images, the brokers') merges each distinct case once. Emptied when it grows large.
+_MERGES: dict[tuple, PartitionState] = {}
+_MERGES_LIMIT = 1 << 12
+_last_merge: tuple = (None, None, None)  # (state, change fields, state after) of the latest merge asked for
+
+
 def merged_partition(state: PartitionState, r) -> PartitionState:
-    """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge)."""
+    """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge); the
+    same state object for the same state and change (``_MERGES``; hashing the key costs a sixth of a
+    merge). The records of a bulk change come one after another onto one shared state, with the same
+    field objects: the latest merge is checked first, by identity and an equality that meets
+    identical fields, without hashing."""
+    global _last_merge
+    rest = r[2:]
+    last_state, last_rest, after = _last_merge
+    if state is last_state and rest == last_rest:
+        return after
+    key = (state, rest)
+    try:
+        after = _MERGES.get(key)
+    except TypeError:  # a record built around the constructor with a list in it: unhashable
+        return _merge(state, r)
+    if after is None:
+        if len(_MERGES) >= _MERGES_LIMIT:
+            _MERGES.clear()
+        after = _MERGES[key] = _merge(state, r)
+    _last_merge = (state, rest, after)
+    return after
+
+
+def _merge(state: PartitionState, r) -> PartitionState:
     replicas = state.replicas if r.replicas is None else shared(r.replicas)
     directories = state.directories if r.directories is None else tuple(r.directories)
     if len(directories) != len(replicas):
@@ -175,6 +206,7 @@ class MetadataImage:
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
         # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
         self.pending_transaction: list | None = None
+        self._run = _TopicRun(self)  # the topic the last partition changes were applied to
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -297,21 +329,18 @@ class MetadataImage:
     def apply_appended(self, records, base: int) -> dict[int, tuple]:
         """Apply a batch appended at offsets ``base``.. (the controller's working image) and return, for
         each partition record that left a partition state, offset -> (record, state before, state
-        after), what ``adopt_partition`` lets another image take. Partitions alike that a change turns
-        alike share one merge and one resulting state: a bulk change merges a handful of states."""
+        after), what ``adopt_or_apply`` lets another image take. Partitions alike that a change turns
+        alike share one merge and one resulting state (``merged_partition``)."""
         outcomes = {}
-        merges: dict[tuple, PartitionState] = {}  # (state before, the change's fields after its ids) -> after
+        run = self._run
         for offset, record in enumerate(records, base):
             kind = type(record)
             if kind is rec.PartitionChangeRecord and self.pending_transaction is None:
-                topic = self.topics.get(record.topic_id)
-                before = topic.partitions.get(record.partition_id) if topic is not None else None
+                partitions = run.partitions(record[1])
+                before = None if partitions is None else partitions.get(record[0])
                 if before is not None:
-                    key = (before, record[2:])
-                    after = merges.get(key)
-                    if after is None:
-                        after = merges[key] = merged_partition(before, record)
-                    self._put_partition(topic, record, after)
+                    after = merged_partition(before, record)
+                    run.put(record[0], after)
                     self.offset = offset
                     self.version += 1
                     outcomes[offset] = (record, before, after)
@@ -330,28 +359,34 @@ class MetadataImage:
         topic = self.topics.get(topic_id)
         return None if topic is None else topic.partitions.get(partition)
 
-    def adopt_partition(self, record, offset: int, before: PartitionState | None, after: PartitionState) -> bool:
-        """Apply a PartitionRecord or PartitionChangeRecord whose outcome is already known: another
-        image turned ``before`` (None: no such partition yet) into ``after`` with it. When this image
-        holds that very ``before`` (and no transaction is open), ``after`` is exactly what ``apply``
-        would build, so it is taken as it is; otherwise nothing changes and False says the record still
-        needs ``apply``."""
-        topic = self.topics.get(record.topic_id)
-        if (self.pending_transaction is not None or topic is None
-                or topic.partitions.get(record.partition_id) is not before):
-            return False
-        self._put_partition(topic, record, after)
-        self.offset = offset
-        self.version += 1
-        return True
-
-    def _put_partition(self, topic: TopicState, record, after: PartitionState) -> None:
-        """A partition's new state, known without ``apply``, kept as ``apply`` would keep it: the topic's
-        change count (the Metadata cache's key) and the index of reassigning partitions follow."""
-        topic.changes += 1
-        topic.partitions[record.partition_id] = after
-        if after.adding or after.removing or record.topic_id in self.reassigning:
-            self._track_reassignment(record.topic_id, record.partition_id, after)
+    def adopt_or_apply(self, committed, known: dict[int, tuple]) -> None:
+        """Apply committed (offset, record) pairs, taking the outcomes another image already built:
+        ``known`` maps offsets to (record, state before, state after) from that image's
+        ``apply_appended`` (each entry read is removed; empty where no image did: a standby
+        controller). Where the committed record is that very record and this image holds that very
+        state before (and no transaction is open), the state after is exactly what ``apply`` would
+        build, so it is taken as it is; other partition changes are merged here as ``apply`` merges
+        them, any other record is applied."""
+        run = self._run
+        for offset, record in committed:
+            outcome = known.pop(offset, None) if known else None
+            kind = type(record)
+            if self.pending_transaction is None and (kind is rec.PartitionChangeRecord or outcome is not None):
+                partitions = run.partitions(record[1])
+                if partitions is not None:
+                    before = partitions.get(record[0])
+                    if outcome is not None and outcome[0] is record and before is outcome[1]:
+                        after = outcome[2]
+                    elif kind is rec.PartitionChangeRecord and before is not None:
+                        after = merged_partition(before, record)
+                    else:
+                        after = None
+                    if after is not None:
+                        run.put(record[0], after)
+                        self.offset = offset
+                        self.version += 1
+                        continue
+            self.apply(record, offset)
 
     def _begin_transaction(self, _record) -> None:
         self.pending_transaction = []
@@ -399,11 +434,13 @@ class MetadataImage:
         self.brokers[r.broker_id] = replace(broker, **changes)
 
     def _add_topic(self, r) -> None:
+        self._run.end()
         self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
         self.reassigning.pop(r.topic_id, None)  # a topic record again starts it without partitions
         self.topic_ids[r.name] = r.topic_id
 
     def _remove_topic(self, r) -> None:
+        self._run.end()
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
             del self.topic_ids[topic.name]
@@ -413,6 +450,7 @@ class MetadataImage:
     def _add_partition(self, r) -> None:
         """Built positionally, without the named tuple's keyword path: a snapshot's replay at restart
         is mostly these, millions of them."""
+        self._run.end()  # the index of reassigning partitions may change below
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
@@ -427,13 +465,11 @@ class MetadataImage:
             self._track_reassignment(r.topic_id, r.partition_id, state)
 
     def _change_partition(self, r) -> None:
-        topic = self.topics.get(r.topic_id)
-        state = topic.partitions.get(r.partition_id) if topic else None
+        run = self._run
+        partitions = run.partitions(r[1])
+        state = None if partitions is None else partitions.get(r[0])
         if state is not None:
-            topic.changes += 1
-            topic.partitions[r.partition_id] = state = merged_partition(state, r)
-            if r.adding_replicas is not None or r.removing_replicas is not None:
-                self._track_reassignment(r.topic_id, r.partition_id, state)
+            run.put(r[0], merged_partition(state, r))
 
     def _clear_elr(self, r) -> None:
         """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
@@ -469,6 +505,43 @@ class MetadataImage:
                               r.permission_type)
 
 
+class _TopicRun:
+    """Partition changes applied one after another to one topic: the topic and its index of
+    reassigning partitions are looked up once (the records of a bulk change share their topic id
+    object, so a run is told by identity), and each new state is kept with the topic's change count
+    (the Metadata cache's key) and that index following. Whatever else may add or remove a topic or
+    touch that index (topic records, partition records) ends the run first."""
+
+    __slots__ = ("image", "topic_id", "topic", "indexes")
+
+    def __init__(self, image: MetadataImage):
+        self.image, self.topic_id, self.topic, self.indexes = image, None, None, None
+
+    def partitions(self, topic_id: uuid.UUID) -> dict[int, PartitionState] | None:
+        if topic_id is not self.topic_id:
+            self.topic_id = topic_id
+            self.topic = self.image.topics.get(topic_id)
+            self.indexes = self.image.reassigning.get(topic_id)
+        return None if self.topic is None else self.topic.partitions
+
+    def end(self) -> None:
+        self.topic_id = None
+
+    def put(self, index: int, after: PartitionState) -> None:
+        topic = self.topic
+        topic.changes += 1
+        topic.partitions[index] = after
+        if after.adding or after.removing:
+            if self.indexes is None:
+                self.indexes = self.image.reassigning[self.topic_id] = set()
+            self.indexes.add(index)
+        elif self.indexes is not None and index in self.indexes:
+            self.indexes.discard(index)
+            if not self.indexes:
+                del self.image.reassigning[self.topic_id]
+                self.indexes = None
+
+
 _APPLY = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
     rec.UnregisterBrokerRecord: MetadataImage._unregister_broker,
@@ -492,4 +565,5 @@ _APPLY = {
     rec.AbortTransactionRecord: MetadataImage._end_transaction,
 }
 _TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
-assert rec.PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what apply_appended's merges leave out
+# what merged_partition's key leaves out, and where apply_appended and adopt_or_apply read the ids
+assert rec.PartitionChangeRecord._fields[:2] == rec.PartitionRecord._fields[:2] == ("partition_id", "topic_id")

@@ -90,7 +90,7 @@ from typing import Awaitable, Callable, Iterator
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFIX, PARTIAL_SNAPSHOT_SUFFIX, PARTITION_DIR,
                                         SNAPSHOT_SUFFIX, parse_base_offset, parse_snapshot_name, segment_file_name)
-from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, control_batch,
+from kraftwire.codec.records import (ATTR_CONTROL, LeaderChangeMessage, UnknownRecordType, check_batch, control_batch,
                                      decode_control, decode_frame, metadata_batch, read_batch)
 
 from . import peer_wire
@@ -165,7 +165,7 @@ class _Batch:
     epoch: int
     timestamp: int
     control: bool
-    records: list | None = None  # [(offset, record)] of a local append; others are decoded when read
+    records: list | None = None  # [(offset, record)] of a local append until committed; else decoded when read
     future: asyncio.Future | None = None  # a local append's, resolved once committed
 
     def decoded(self) -> list:
@@ -227,15 +227,26 @@ def _control_record(data, voter_ids: tuple[int, ...], node_id: int):
 def _voters_of(path: Path) -> SnapshotVoters:
     """The voter records a checked snapshot holds after its header."""
     return SnapshotVoters.of_records(snapshot_control(path))
+def _past_batch(entries, i: int, offset: int, batch: _Batch) -> int:
+    """The index past the entries of ``batch`` from ``entries[i]`` on (``entries`` start at ``offset``):
+    a batch's entries are consecutive, so a 10,000-record batch is stepped over at once, checked by
+    the identity of its last entry's batch there (else one entry at a time)."""
+    end = min(batch.last - offset + 1, len(entries))
+    if end > i + 1 and _logged_batch(entries[end - 1]) is batch:
+        return end
+    return i + 1
 
 
 def batches_from(data: bytes) -> list[_Batch]:
-    """The record batches of a Fetch answer (or a log), as the log keeps them."""
+    """The record batches of a Fetch answer (or a log), as the log keeps them: each batch's framing and
+    CRC are checked here, as Kafka's follower checks what it appends; its records are read when they
+    are used (committed, or a control batch's entries)."""
     found, position = [], 0
     while position < len(data):
-        batch = read_batch(data, position)
-        found.append(_Batch(batch.base_offset, batch.last_offset, bytes(data[position:position + batch.size]),
-                            batch.partition_leader_epoch, batch.base_timestamp, batch.is_control))
+        batch = check_batch(data, position)
+        found.append(_Batch(batch.base_offset, batch.base_offset + batch.last_offset_delta,
+                            bytes(data[position:position + batch.size]), batch.partition_leader_epoch,
+                            batch.base_timestamp, bool(batch.attributes & ATTR_CONTROL)))
         position += batch.size
     return found
 
@@ -685,7 +696,7 @@ class RaftLog:
             if batch is not None:
                 if batch.base == offset + i:
                     self._queue("write", batch)
-                i += 1
+                i = _past_batch(entries, i, offset, batch)
             else:  # the core's own control entries, written by this replica as leader
                 i += self._queue_control(offset + i, entries[i:])
 
@@ -791,11 +802,16 @@ class RaftLog:
         """The batches holding the entries, each whole (a batch cut by the core's entry limit goes out
         entire, so fetchers' logs end between batches)."""
         chunks, last = [], base_offset - 1
-        for offset, entry in enumerate(entries, base_offset):
-            batch = self._batch_at(offset, entry)
-            if batch is not None and batch.base > last:
+        i = 0
+        while i < len(entries):
+            batch = self._batch_at(base_offset + i, entries[i])
+            if batch is None:
+                i += 1
+                continue
+            if batch.base > last:
                 chunks.append(batch.data)
                 last = batch.last
+            i = _past_batch(entries, i, base_offset, batch)
         return b"".join(chunks)
 
     async def handle(self, request, version: int):
@@ -977,6 +993,9 @@ class RaftLog:
         for batch in done:
             if batch.future is not None and not batch.future.done():
                 batch.future.set_result(batch.last)
+            # a local append's records were for its commit: from now on they are read from its bytes
+            # (a replay), not kept alive (a 10,000-record batch holds 20,000 objects)
+            batch.records = None
         self._maybe_snapshot()
 
     def _write_and_sync(self, group: list[tuple[str, object]]) -> int:
