@@ -32,7 +32,7 @@ from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import LEADER_AND_ISR_FULL
 from kraftwire.server.metadata.image import MetadataImage
-from .replication_network import ReplicationNetwork, partition_size, topic_sizes
+from .replication_network import ReplicationNetwork, topic_sizes
 
 log = logging.getLogger("kraftwire.replication")
 
@@ -43,7 +43,7 @@ assert _Error._fields == ("topic_name", "partition_index", "error_code", "unknow
 _new = tuple.__new__
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: every broker holds one per replica (millions at scale)
 class Replica:
     """One partition replica hosted by a broker, as the last LeaderAndIsr described it."""
 
@@ -171,18 +171,23 @@ class ReplicaManager:
     def on_commit(self, committed) -> None:
         """A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
         size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Commit listener of the broker's metadata."""
+        truncates every replica. Commit listener of the broker's metadata; it looks at the resized
+        topics' partitions only (a CreateTopics sets the size of every topic it creates)."""
         resized = {record.resource_name for _, record in committed  # a topic config only (no broker synonym)
                    if type(record) is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS}
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size
         image = self.broker.image
-        for replica in self.replicas.values():
-            if replica.topic_id in image.topics and replica.topic_name in resized:
-                size = float(partition_size(image, replica.topic_name, replica.partition))
-                replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
-        self.network.changed()
+        topics = [topic for name in resized if (topic := image.topic(name)) is not None]
+        for topic in topics:
+            listed, default = topic_sizes(image, topic.name)
+            for partition in topic.partitions:
+                replica = self.replicas.get((topic.topic_id, partition))
+                if replica is not None:
+                    size = float(listed.get(partition, default))
+                    replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
+        self.network.changed(topic.topic_id for topic in topics)
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
         replica = self.replicas.pop(key)
