@@ -414,17 +414,19 @@ class ReplicationNetwork:
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
         the old rates and compute them anew. The copies of ``topics`` (whose partition sizes changed,
-        or which are gone) and of every broker that started or stopped since the last call are looked at
-        again, and the leader of each that has caught up is told."""
-        self._examine(self._copies_of_topics(topics) + self._copies_of_flipped_brokers())
+        or which are gone) are looked at again, and the leader of each of those and of the copies to or
+        from a broker that started or stopped since the last call is told if the copy has caught up."""
+        self._examine(self._copies_of_topics(topics), self._copies_of_flipped_brokers())
 
-    def _examine(self, copies: list[Copy]) -> None:
-        copies = list(dict.fromkeys(copies))
+    def _examine(self, resized: list[Copy], retold: list[Copy] = ()) -> None:
+        """Settle, compute rates anew with the ``resized`` copies looked at again (whether they still
+        have bytes to copy), then tell the leader of each of these and the ``retold`` that has caught up
+        (a broker's start or stop changes no copy's bytes: only whether it can be reported)."""
         self._settle()
-        for copy in copies:
+        for copy in resized:
             self._copying[copy] = None
         self._reschedule()
-        for copy in copies:
+        for copy in dict.fromkeys(resized + list(retold)):
             if self.caught_up(*_key(copy)):
                 self._tell_leader(copy)
 
@@ -463,7 +465,7 @@ class ReplicationNetwork:
                     topics.add(topic_id)
         if self._remote_brokers:
             created = self._follow_remote_followers()
-            self._examine(self._copies_of_topics(topics) + self._copies_of_flipped_brokers() + created)
+            self._examine(self._copies_of_topics(topics), self._copies_of_flipped_brokers() + created)
         elif any(type(record) in _RATE_RECORDS for _, record in committed):
             self.changed(topics)
 
