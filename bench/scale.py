@@ -105,6 +105,11 @@ class Server:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=600)
 
+    def check_running(self) -> None:
+        """Raise if the server process has exited (e.g. a restart that could not start)."""
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the server exited with {self.process.returncode}")
+
     def memory(self) -> dict[str, int]:
         """VmRSS and VmHWM in bytes."""
         fields = {}
@@ -131,13 +136,15 @@ class Server:
         return {b["id"]: b for b in (listed["brokers"] if isinstance(listed, dict) else listed)}
 
 
-async def connect(host: str, port: int, deadline: float) -> KafkaClient:
+async def connect(host: str, port: int, deadline: float, server: Server | None = None) -> KafkaClient:
     while True:
         client = KafkaClient(host, port, "scale-bench")
         try:
             await client.connect()
             return client
         except KafkaClientError:
+            if server is not None:
+                server.check_running()
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.02)
@@ -257,7 +264,7 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
     began = time.perf_counter()
     server.start()
     deadline = time.monotonic() + 1800
-    client = await connect("127.0.0.1", server.port, deadline)
+    client = await connect("127.0.0.1", server.port, deadline, server)
     # Until the served metadata is the restarted cluster's: every broker registered again (a new epoch)
     # and unfenced, every partition listed with a leader. The first answers still show the image read
     # from disk, with the old registrations; while the brokers re-register, partitions lose their leaders.
@@ -266,8 +273,7 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
             brokers = await asyncio.to_thread(server.brokers)
         except urllib.error.URLError:  # the control plane starts after the brokers' listeners
             brokers = {0: {"epoch": None, "fenced": True}}
-        if server.process.poll() is not None:
-            raise RuntimeError(f"the restarted server exited with {server.process.returncode}")
+        server.check_running()
         if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
             metadata = await client.send(MetadataRequest(topics=None), 12)
             leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
