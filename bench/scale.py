@@ -20,7 +20,9 @@ of each growth stretch and of its last ten requests). At each checkpoint it meas
   re-registers them all); the number of partitions it led is printed beside the time.
 
 Per-partition costs (RSS, restart, snapshot bytes) are printed for every checkpoint so that flatness
-can be judged. Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...]
+can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at each
+checkpoint, no restart or requests): it goes further where a restart cannot pass yet.
+Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--grow-only]
 """
 from __future__ import annotations
 
@@ -258,6 +260,8 @@ async def controlled_shutdown(server: Server, metadata) -> dict:
 async def checkpoint(server: Server, client: KafkaClient, partitions: int, args) -> dict:
     figures = {"partitions": partitions, **server.memory(), **server.disk()}
     progress(f"RSS {figures['VmRSS'] / 2**20:,.0f} MiB, snapshot {figures['snapshot'] / 2**20:,.1f} MiB")
+    if args.grow_only:
+        return figures, client
     old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
     await client.close()
     server.stop()
@@ -301,14 +305,17 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
 
 def show(f: dict) -> None:
     n = f["partitions"]
-    r = f["reassign"]
     print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
     print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); server CPU per "
           f"CreateTopics of 9,980 partitions: median {statistics.median(f['grow_cpu']) * 1000:,.0f} ms over this "
           f"stretch, {statistics.median(f['grow_cpu'][-10:]) * 1000:,.0f} ms over its last 10")
-    print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB; "
-          f"after restart {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
-    print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB")
+    print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
+    print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
+          flush=True)
+    if "restart" not in f:  # --grow-only
+        return
+    r = f["reassign"]
+    print(f"after restart RSS {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
     print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
@@ -358,7 +365,7 @@ async def main(args) -> None:
               f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}")
         for label, key in (("RSS", "VmRSS"), ("RSS after restart", "restart_rss"), ("restart", "restart"),
                            ("snapshot", "snapshot")):
-            if first[key]:
+            if first.get(key):
                 ratio = (last[key] / last["partitions"]) / (first[key] / first["partitions"])
                 print(f"{label}: {ratio - 1:+.0%}")
 
@@ -370,4 +377,6 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=3, help="timed alter/list runs after one warm-up (default 3)")
     parser.add_argument("--settle", type=float, default=2.0,
                         help="seconds after each alter and cancel for the brokers' follow-up work (default 2)")
+    parser.add_argument("--grow-only", action="store_true",
+                        help="at checkpoints measure memory and disk only: no restart, Metadata, alters or shutdown")
     asyncio.run(main(parser.parse_args()))
