@@ -17,9 +17,9 @@ are four million copies, nearly all caught up). Copies are kept per topic, and t
 have bytes to copy (``_copying``) apart from those that have caught up: only the former can get a rate,
 so settling, rate computation and timing look at those alone. A caught-up copy is looked at again only
 when something that can change its standing does: its topic's partition sizes change or the topic goes
-(a commit names the topic), it is followed again, or one of its two brokers starts or stops (found by
-comparing each broker's running state with the one the last ``changed`` saw). Only such copies, once
-found caught up, are reported to their leader again.
+(a commit names the topic), or it is followed again; and it is reported to its leader again when
+one of its two brokers starts (found by comparing each broker's running state with the one the last
+``changed`` saw). Only such copies, once found caught up, are reported to their leader again.
 
 The network knows brokers only through what each registers with ``register_broker``: whether it is
 running, and the callback that tells it, as a partition's leader, that one of its followers has caught
@@ -415,8 +415,8 @@ class ReplicationNetwork:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
         the old rates and compute them anew. The copies of ``topics`` (whose partition sizes changed,
         or which are gone) are looked at again, and the leader of each of those and of the copies to or
-        from a broker that started or stopped since the last call is told if the copy has caught up."""
-        self._examine(self._copies_of_topics(topics), self._copies_of_flipped_brokers())
+        from a broker that started since the last call is told if the copy has caught up."""
+        self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers())
 
     def _examine(self, resized: list[Copy], retold: list[Copy] = ()) -> None:
         """Settle, compute rates anew with the ``resized`` copies looked at again (whether they still
@@ -433,19 +433,20 @@ class ReplicationNetwork:
     def _copies_of_topics(self, topic_ids: Iterable[uuid.UUID]) -> list[Copy]:
         return [copy for topic_id in set(topic_ids) for copy in self._topics.get(topic_id, {}).values()]
 
-    def _copies_of_flipped_brokers(self) -> list[Copy]:
-        """The copies to or from a broker whose running state differs from the one the last call saw
-        (every copy is walked, but only when a broker started or stopped)."""
+    def _copies_of_started_brokers(self) -> list[Copy]:
+        """The copies to or from a broker that runs now and did not when the last call looked (every copy
+        is walked, but only then). A broker that stopped needs none: a copy to it has not caught up,
+        and one from it has nobody to tell."""
         brokers = set(self._members)
         if self._remote_brokers:
             brokers |= set(self._image().brokers)
         now = {b: self._running(b) for b in brokers}
-        flipped = {b for b, running in now.items() if self._running_seen.get(b) != running}
+        started = {b for b, running in now.items() if running and not self._running_seen.get(b)}
         self._running_seen = now
-        if not flipped:
+        if not started:
             return []
         return [copy for copies in self._topics.values() for copy in copies.values()
-                if copy.follower in flipped or copy.replica.leader in flipped]
+                if copy.follower in started or copy.replica.leader in started]
 
     def on_commit(self, committed) -> None:
         """Controller commit listener: configs and topic removals change rates; partition sizes and
@@ -465,7 +466,7 @@ class ReplicationNetwork:
                     topics.add(topic_id)
         if self._remote_brokers:
             created = self._follow_remote_followers()
-            self._examine(self._copies_of_topics(topics), self._copies_of_flipped_brokers() + created)
+            self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
         elif any(type(record) in _RATE_RECORDS for _, record in committed):
             self.changed(topics)
 
