@@ -450,7 +450,7 @@ class ReplicationNetwork:
 
     def on_commit(self, committed) -> None:
         """Controller commit listener: configs and topic removals change rates; partition sizes and
-        removals change which copies have caught up (a snapshot taken in changes them all)."""
+        removals change which copies have caught up (a snapshot loaded in place of the image, all of them)."""
         image = self._image()
         replaced, self._image_seen = image is not self._image_seen and self._image_seen is not None, image
         if replaced:
