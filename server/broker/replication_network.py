@@ -215,10 +215,13 @@ class _Limits:
         return self._topics[topic_name]
 
     def size(self, topic_name: str, partition: int) -> float:
+        """A partition's size; the topic's default is one float object, shared by the copies that keep it."""
         if topic_name not in self._sizes:
-            self._sizes[topic_name] = topic_sizes(self.image, topic_name)
+            listed, default = topic_sizes(self.image, topic_name)
+            self._sizes[topic_name] = listed, float(default)
         listed, default = self._sizes[topic_name]
-        return float(listed.get(partition, default))
+        size = listed.get(partition)
+        return default if size is None else float(size)
 
     @staticmethod
     def throttled(listed, partition: int, broker_id: int) -> bool:
