@@ -3,7 +3,9 @@
 The server runs in its own process (4 brokers, a temporary data directory removed afterwards); this
 process grows it through CreateTopics requests of 9,980 partitions each (10 topics x 998 partitions, the
 most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
-every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. At each checkpoint it measures:
+every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. While growing it takes the server's CPU time
+of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
+of each growth stretch and of its last ten requests). At each checkpoint it measures:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
 - restart: SIGTERM, start again, time until every broker has registered again and is unfenced and a
@@ -18,7 +20,9 @@ every topic 1 PB large so no reassignment completes), sent with kraftwire's own 
   re-registers them all); the number of partitions it led is printed beside the time.
 
 Per-partition costs (RSS, restart, snapshot bytes) are printed for every checkpoint so that flatness
-can be judged. Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...]
+can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at each
+checkpoint, no restart or requests): it goes further where a restart cannot pass yet.
+Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--grow-only]
 """
 from __future__ import annotations
 
@@ -103,6 +107,11 @@ class Server:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=600)
 
+    def check_running(self) -> None:
+        """Raise if the server process has exited (e.g. a restart that could not start)."""
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the server exited with {self.process.returncode}")
+
     def memory(self) -> dict[str, int]:
         """VmRSS and VmHWM in bytes."""
         fields = {}
@@ -129,13 +138,15 @@ class Server:
         return {b["id"]: b for b in (listed["brokers"] if isinstance(listed, dict) else listed)}
 
 
-async def connect(host: str, port: int, deadline: float) -> KafkaClient:
+async def connect(host: str, port: int, deadline: float, server: Server | None = None) -> KafkaClient:
     while True:
         client = KafkaClient(host, port, "scale-bench")
         try:
             await client.connect()
             return client
         except KafkaClientError:
+            if server is not None:
+                server.check_running()
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.02)
@@ -153,22 +164,27 @@ def partition_count(metadata) -> int:
     return sum(len(t.partitions) for t in metadata.topics if t.error_code == ErrorCode.NONE)
 
 
-async def grow(client: KafkaClient, first_topic: int, partitions: int) -> tuple[float, int]:
+async def grow(client: KafkaClient, first_topic: int, partitions: int,
+               server: Server | None = None) -> tuple[float, int, list[float]]:
     """Create ``partitions`` partitions as topics of TOPIC_PARTITIONS (the last one possibly smaller)
-    numbered from ``first_topic``, TOPICS_PER_REQUEST topics a request; returns seconds and the next
-    topic number."""
+    numbered from ``first_topic``, TOPICS_PER_REQUEST topics a request; returns seconds, the next
+    topic number and, given the ``server``, its CPU seconds during each request."""
     Topic, Config = CreateTopicsRequest.CreatableTopic, CreateTopicsRequest.CreatableTopicConfig
     sizes = [min(TOPIC_PARTITIONS, partitions - done) for done in range(0, partitions, TOPIC_PARTITIONS)]
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), []
     for batch in range(0, len(sizes), TOPICS_PER_REQUEST):
         topics = [Topic(name=f"scale-{first_topic + index:05d}", num_partitions=sizes[index],
                         replication_factor=REPLICATION,
                         configs=[Config(name="kraftwire.partition.size.bytes", value=HUGE)])
                   for index in range(batch, min(batch + TOPICS_PER_REQUEST, len(sizes)))]
-        answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
+        if server is None:
+            answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
+        else:
+            answer, _, seconds = await timed(server, client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics)))
+            cpu.append(seconds)
         bad = [(t.name, t.error_code, t.error_message) for t in answer.topics if t.error_code != ErrorCode.NONE]
         assert not bad, bad[:3]
-    return time.perf_counter() - began, first_topic + len(sizes)
+    return time.perf_counter() - began, first_topic + len(sizes), cpu
 
 
 def moves(metadata) -> tuple[list, list]:
@@ -244,13 +260,15 @@ async def controlled_shutdown(server: Server, metadata) -> dict:
 async def checkpoint(server: Server, client: KafkaClient, partitions: int, args) -> dict:
     figures = {"partitions": partitions, **server.memory(), **server.disk()}
     progress(f"RSS {figures['VmRSS'] / 2**20:,.0f} MiB, snapshot {figures['snapshot'] / 2**20:,.1f} MiB")
+    if args.grow_only:
+        return figures, client
     old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
     await client.close()
     server.stop()
     began = time.perf_counter()
     server.start()
     deadline = time.monotonic() + 1800
-    client = await connect("127.0.0.1", server.port, deadline)
+    client = await connect("127.0.0.1", server.port, deadline, server)
     # Until the served metadata is the restarted cluster's: every broker registered again (a new epoch)
     # and unfenced, every partition listed with a leader. The first answers still show the image read
     # from disk, with the old registrations; while the brokers re-register, partitions lose their leaders.
@@ -259,6 +277,7 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
             brokers = await asyncio.to_thread(server.brokers)
         except urllib.error.URLError:  # the control plane starts after the brokers' listeners
             brokers = {0: {"epoch": None, "fenced": True}}
+        server.check_running()
         if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
             metadata = await client.send(MetadataRequest(topics=None), 12)
             leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
@@ -286,12 +305,17 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
 
 def show(f: dict) -> None:
     n = f["partitions"]
-    r = f["reassign"]
     print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
-    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall)")
-    print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB; "
-          f"after restart {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
-    print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB")
+    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); server CPU per "
+          f"CreateTopics of 9,980 partitions: median {statistics.median(f['grow_cpu']) * 1000:,.0f} ms over this "
+          f"stretch, {statistics.median(f['grow_cpu'][-10:]) * 1000:,.0f} ms over its last 10")
+    print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
+    print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
+          flush=True)
+    if "restart" not in f:  # --grow-only
+        return
+    r = f["reassign"]
+    print(f"after restart RSS {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
     print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
@@ -321,12 +345,12 @@ async def main(args) -> None:
         client = await connect("127.0.0.1", server.port, deadline)
         await until_brokers_unfenced(client, deadline)
         for target in checkpoints:
-            seconds, next_topic = await grow(client, next_topic, target - created)
+            seconds, next_topic, cpu = await grow(client, next_topic, target - created, server)
             progress(f"grown to {target:,} partitions in {seconds:.1f} s")
             grown += seconds
             created = target
             figures, client = await checkpoint(server, client, target, args)
-            figures.update(grow=seconds, grow_total=grown)
+            figures.update(grow=seconds, grow_total=grown, grow_cpu=cpu)
             show(figures)
             results.append(figures)
         await client.close()
@@ -337,9 +361,11 @@ async def main(args) -> None:
     if len(results) > 1:
         first, last = results[0], results[-1]
         print("--- per-partition cost, last checkpoint against the first")
+        print(f"CreateTopics server CPU (median of the last 10 requests): "
+              f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}")
         for label, key in (("RSS", "VmRSS"), ("RSS after restart", "restart_rss"), ("restart", "restart"),
                            ("snapshot", "snapshot")):
-            if first[key]:
+            if first.get(key):
                 ratio = (last[key] / last["partitions"]) / (first[key] / first["partitions"])
                 print(f"{label}: {ratio - 1:+.0%}")
 
@@ -351,4 +377,6 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=3, help="timed alter/list runs after one warm-up (default 3)")
     parser.add_argument("--settle", type=float, default=2.0,
                         help="seconds after each alter and cancel for the brokers' follow-up work (default 2)")
+    parser.add_argument("--grow-only", action="store_true",
+                        help="at checkpoints measure memory and disk only: no restart, Metadata, alters or shutdown")
     asyncio.run(main(parser.parse_args()))

@@ -118,6 +118,36 @@ async def test_isr_heals_after_a_broker_restart(cluster_of):
                                 timeout=30)
 
 
+async def test_a_resize_mid_move_acts_on_that_topic_alone():
+    """A size change re-examines its topic's copies: shrunk below what the new replica holds, the copy
+    has caught up and the move completes without time passing; the other topic's copy keeps its bytes and
+    finishes when they say, alone on the leader's bandwidth from then on (virtual clock: exact times)."""
+    async with Cluster(brokers=4, virtual_clock=True) as cluster:
+        size = {"kraftwire.partition.size.bytes": str(100 * MiB)}
+        await create(cluster, "shrunk", [[1, 2]], size)
+        other_id = await create(cluster, "other", [[1, 2]], size)
+        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
+        try:
+            await reassign(client, "shrunk", {0: [1, 3]})
+            await reassign(client, "other", {0: [1, 4]})
+        finally:
+            await client.close()
+        await cluster.advance(0)
+        started = cluster.network.now()
+        await cluster.advance(1)  # two copies share broker 1's 100 MiB/s
+        assert {t: p["bytes_moved"] for (t, _), p in cluster.reassignment_progress().items()} == {
+            "shrunk": 50 * MiB, "other": 50 * MiB}
+        await set_configs(cluster, TOPIC, "shrunk", {"kraftwire.partition.size.bytes": str(40 * MiB)})
+        await cluster.wait_until(lambda image: not reassigning(cluster, "shrunk"))
+        assert cluster.network.now() == started + 1
+        assert reassigning(cluster, "other")
+        await cluster.advance(1)
+        assert not reassigning(cluster, "other")
+        copy = cluster.network.copies[(other_id, 0, 4)]
+        assert (copy.started_at, copy.finished_at) == (started, pytest.approx(started + 1.5, abs=1e-9))
+        assert copy.replica.log_bytes == 100 * MiB
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 async def test_throttle_auto_removal(cluster_of, client, enabled):
     await set_configs(cluster_of, BROKER, "", {"kraftwire.throttle.auto.remove.enable": str(enabled).lower()})

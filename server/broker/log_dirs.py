@@ -43,7 +43,7 @@ import asyncio
 import logging
 import random
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse

@@ -42,7 +42,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import UNFENCE
-from .replication_network import ReplicationNetwork, partition_size, topic_sizes
+from .replication_network import ReplicationNetwork, topic_sizes
 
 log = logging.getLogger("kraftwire.replication")
 
@@ -53,7 +53,7 @@ _WATCHED = frozenset({rec.ConfigRecord, rec.UnfenceBrokerRecord, rec.BrokerRegis
                       rec.RegisterBrokerRecord})
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True)  # slots: every broker holds one per replica (millions at scale)
 class Replica:
     """One partition replica hosted by a broker, as the last partition state it acted on described it."""
 
@@ -208,7 +208,8 @@ class ReplicaManager:
         where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
         fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
         size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica."""
+        truncates every replica. Only the resized topics' partitions are looked at (a CreateTopics sets
+        the size of every topic it creates)."""
         resized = set()
         unfenced = set()
         for _, record in committed:
@@ -231,11 +232,15 @@ class ReplicaManager:
             return
         self.network.settle()  # bytes copied so far count at the old size
         image = self.broker.image
-        for replica in self.replicas.values():
-            if replica.topic_id in image.topics and replica.topic_name in resized:
-                size = float(partition_size(image, replica.topic_name, replica.partition))
-                replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
-        self.network.changed()
+        topics = [topic for name in resized if (topic := image.topic(name)) is not None]
+        for topic in topics:
+            listed, default = topic_sizes(image, topic.name)
+            for partition in topic.partitions:
+                replica = self.replicas.get((topic.topic_id, partition))
+                if replica is not None:
+                    size = float(listed.get(partition, default))
+                    replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
+        self.network.changed(topic.topic_id for topic in topics)
 
     def _delete(self, key: tuple[uuid.UUID, int]) -> None:
         replica = self.replicas.pop(key)

@@ -12,6 +12,15 @@ Rates are max-min fair over those shared limits (``allocate_rates``) and are rec
 starts or ends or a config changes; between those events they are constant, so a copy's end is known in
 advance and timed exactly. Simulated time runs ``speed`` times faster than the wall clock.
 
+Work per change is proportional to the change, not to the cluster (issue 18: two million partitions
+are four million copies, nearly all caught up). Copies are kept per topic, and the copies that may still
+have bytes to copy (``_copying``) apart from those that have caught up: only the former can get a rate,
+so settling, rate computation and timing look at those alone. A caught-up copy is looked at again only
+when something that can change its standing does: its topic's partition sizes change or the topic goes
+(a commit names the topic), or it is followed again; and it is reported to its leader again when
+one of its two brokers starts (found by comparing each broker's running state with the one the last
+``changed`` saw). Only such copies, once found caught up, are reported to their leader again.
+
 The network knows brokers only through what each registers with ``register_broker``: whether it is
 running, and the callback that tells it, as a partition's leader, that one of its followers has caught
 up. The replica managers (server/broker/replica_manager.py) call ``follow``/``unfollow``; the network
@@ -47,6 +56,7 @@ import math
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -68,7 +78,7 @@ RECOMPUTE_SPACING = 10
 _RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RemoteFollower:
     """A follower replica of another process, as a local leader's copy to it is simulated here."""
     topic_id: uuid.UUID
@@ -102,6 +112,28 @@ class Copy:
     rate: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+
+
+class _Copies(Mapping):
+    """Every copy, keyed by (topic id, partition, follower): a read-only view of the per-topic tables."""
+
+    def __init__(self, topics: dict[uuid.UUID, dict[tuple[int, int], Copy]]):
+        self._topics = topics
+
+    def __getitem__(self, key: tuple[uuid.UUID, int, int]) -> Copy:
+        return self._topics[key[0]][key[1], key[2]]
+
+    def __iter__(self):
+        for topic_id, copies in self._topics.items():
+            for partition, follower in copies:
+                yield topic_id, partition, follower
+
+    def __len__(self) -> int:
+        return sum(map(len, self._topics.values()))
+
+
+def _key(copy: Copy) -> tuple[uuid.UUID, int, int]:
+    return copy.replica.topic_id, copy.replica.partition, copy.follower
 
 
 def allocate_rates(demands: dict, capacities: dict) -> dict:
@@ -183,10 +215,13 @@ class _Limits:
         return self._topics[topic_name]
 
     def size(self, topic_name: str, partition: int) -> float:
+        """A partition's size; the topic's default is one float object, shared by the copies that keep it."""
         if topic_name not in self._sizes:
-            self._sizes[topic_name] = topic_sizes(self.image, topic_name)
+            listed, default = topic_sizes(self.image, topic_name)
+            self._sizes[topic_name] = listed, float(default)
         listed, default = self._sizes[topic_name]
-        return float(listed.get(partition, default))
+        size = listed.get(partition)
+        return default if size is None else float(size)
 
     @staticmethod
     def throttled(listed, partition: int, broker_id: int) -> bool:
@@ -216,7 +251,13 @@ class ReplicationNetwork:
         self._image = image_source
         self._remote_brokers = remote_brokers
         self._members: dict[int, _Member] = {}
-        self.copies: dict[tuple[uuid.UUID, int, int], Copy] = {}
+        self._topics: dict[uuid.UUID, dict[tuple[int, int], Copy]] = {}  # topic id -> (partition, follower) -> copy
+        self.copies: Mapping[tuple[uuid.UUID, int, int], Copy] = _Copies(self._topics)
+        # the copies that may have bytes left (the others have caught up): an insertion-ordered set, so
+        # that rates are computed in the same order on every run
+        self._copying: dict[Copy, None] = {}
+        self._running_seen: dict[int, bool] = {}  # each broker's running state as the last changed() saw it
+        self._image_seen = None  # the image the last commit was applied to (a snapshot replaces it)
         self._settled_at: float | None = None
         self._timer = None
         self._recompute_scheduled = False
@@ -321,20 +362,31 @@ class ReplicationNetwork:
 
     def follow(self, follower: int, replica: Replica) -> None:
         """``follower`` hosts ``replica`` as a follower: copy until it has the whole partition."""
-        if not self._recompute_scheduled:
-            self._before_change()
-        key = (replica.topic_id, replica.partition, follower)
-        copy = self.copies.get(key)
+        self._before_change()
+        copies = self._topics.setdefault(replica.topic_id, {})
+        copy = copies.get((replica.partition, follower))
         if copy is None:
-            copy = self.copies[key] = Copy(replica, follower)
+            copy = copies[replica.partition, follower] = Copy(replica, follower)
         copy.replica = replica
+        self._copying[copy] = None  # looked at by the next rate computation, whatever it holds
         self._followed.append(copy)
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
-        copy_key = (key[0], key[1], follower)
-        if copy_key in self.copies:
+        copies = self._topics.get(key[0])
+        if copies is not None and (key[1], follower) in copies:
             self._before_change()
-            del self.copies[copy_key]
+            self._drop(copies.pop((key[1], follower)))
+
+    def _drop(self, copy: Copy) -> None:
+        """Forget a copy (already taken out of its topic's table, or to be taken out here)."""
+        self._copying.pop(copy, None)
+        topic_id = copy.replica.topic_id
+        copies = self._topics.get(topic_id)
+        if copies is not None:
+            if copies.get((copy.replica.partition, copy.follower)) is copy:
+                del copies[copy.replica.partition, copy.follower]
+            if not copies:
+                del self._topics[topic_id]
 
     def _before_change(self) -> None:
         """Settle at the old rates once, then recompute the rates once, after every change made in
@@ -357,26 +409,69 @@ class ReplicationNetwork:
                 self._tell_leader(copy)
 
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
-        copy = self.copies.get((topic_id, partition, follower))
+        copies = self._topics.get(topic_id)
+        copy = copies.get((partition, follower)) if copies is not None else None
         return (copy is not None and self._running(follower)
                 and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK)
 
-    def changed(self) -> None:
-        """Something rates depend on changed (configs, topics, a broker stopped or started)."""
+    def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
+        """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
+        the old rates and compute them anew. The copies of ``topics`` (whose partition sizes changed,
+        or which are gone) are looked at again, and the leader of each of those and of the copies to or
+        from a broker that started since the last call is told if the copy has caught up."""
+        self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers())
+
+    def _examine(self, resized: list[Copy], retold: list[Copy] = ()) -> None:
+        """Settle, compute rates anew with the ``resized`` copies looked at again (whether they still
+        have bytes to copy), then tell the leader of each of these and the ``retold`` that has caught up
+        (a broker's start or stop changes no copy's bytes: only whether it can be reported)."""
         self._settle()
+        for copy in resized:
+            self._copying[copy] = None
         self._reschedule()
-        for copy in list(self.copies.values()):
-            if self.caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower):
+        for copy in dict.fromkeys(resized + list(retold)):
+            if self.caught_up(*_key(copy)):
                 self._tell_leader(copy)
 
-    def on_commit(self, committed) -> None:
-        """Controller commit listener: configs and topic removals change rates."""
+    def _copies_of_topics(self, topic_ids: Iterable[uuid.UUID]) -> list[Copy]:
+        return [copy for topic_id in set(topic_ids) for copy in self._topics.get(topic_id, {}).values()]
+
+    def _copies_of_started_brokers(self) -> list[Copy]:
+        """The copies to or from a broker that runs now and did not when the last call looked (every copy
+        is walked, but only then). A broker that stopped needs none: a copy to it has not caught up,
+        and one from it has nobody to tell."""
+        brokers = set(self._members)
         if self._remote_brokers:
-            self._follow_remote_followers()
-            self.changed()
-            return
-        if any(type(record) in _RATE_RECORDS for _, record in committed):
-            self.changed()
+            brokers |= set(self._image().brokers)
+        now = {b: self._running(b) for b in brokers}
+        started = {b for b, running in now.items() if running and not self._running_seen.get(b)}
+        self._running_seen = now
+        if not started:
+            return []
+        return [copy for copies in self._topics.values() for copy in copies.values()
+                if copy.follower in started or copy.replica.leader in started]
+
+    def on_commit(self, committed) -> None:
+        """Controller commit listener: configs and topic removals change rates; partition sizes and
+        removals change which copies have caught up (a snapshot loaded in place of the image, all of them)."""
+        image = self._image()
+        replaced, self._image_seen = image is not self._image_seen and self._image_seen is not None, image
+        if replaced:
+            self._examine([copy for copies in self._topics.values() for copy in copies.values()])
+        topics = set()
+        for _, record in committed:
+            kind = type(record)
+            if kind is rec.RemoveTopicRecord:
+                topics.add(record.topic_id)
+            elif kind is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS:
+                topic_id = image.topic_ids.get(record.resource_name)  # size configs are topic configs only
+                if topic_id is not None:
+                    topics.add(topic_id)
+        if self._remote_brokers:
+            created = self._follow_remote_followers()
+            self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
+        elif any(type(record) in _RATE_RECORDS for _, record in committed):
+            self.changed(topics)
 
     # --- progress -----------------------------------------------------------------------------
 
@@ -387,7 +482,7 @@ class ReplicationNetwork:
         return [{"topic": c.replica.topic_name, "partition": c.replica.partition, "follower": c.follower,
                  "leader": c.replica.leader, "bytes_moved": int(c.replica.log_bytes),
                  "bytes_left": max(int(c.size or 0) - int(c.replica.log_bytes), 0), "rate": c.rate}
-                for c in self.copies.values()]
+                for copies in self._topics.values() for c in copies.values()]
 
     def throughput(self) -> dict:
         """Each broker's replication throughput over the last ``THROUGHPUT_WINDOW_S`` simulated seconds:
@@ -398,7 +493,7 @@ class ReplicationNetwork:
 
     def _record_throughput(self) -> None:
         rates: dict[int, tuple[float, float]] = {}
-        for copy in self.copies.values():
+        for copy in self._copying:
             if copy.rate > 0:
                 received, sent = rates.get(copy.follower, (0.0, 0.0))
                 rates[copy.follower] = (received + copy.rate, sent)
@@ -421,7 +516,7 @@ class ReplicationNetwork:
             return
         if self._settled_at is not None:
             elapsed = now - self._settled_at
-            for copy in self.copies.values():
+            for copy in self._copying:
                 if copy.rate:
                     left = copy.size - copy.replica.log_bytes
                     if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
@@ -436,10 +531,10 @@ class ReplicationNetwork:
         broker = self._image().brokers.get(broker_id) if self._remote_brokers else None
         return broker is not None and broker.active
 
-    def _follow_remote_followers(self) -> None:
+    def _follow_remote_followers(self) -> list[Copy]:
         """Keep a copy to every out-of-sync follower of another process whose partition a local broker
-        leads, and drop the others (in sync, moved away, or no longer led here)."""
-        wanted = set()
+        leads, and drop the others (in sync, moved away, or no longer led here); returns the new copies."""
+        wanted, created = set(), []
         for topic, index, state in self._image().partitions():
             if state.leader not in self._members:
                 continue
@@ -450,12 +545,17 @@ class ReplicationNetwork:
                     copy = self.copies.get(key)
                     if copy is None or copy.replica.leader != state.leader:
                         self._before_change()
+                        if copy is not None:
+                            self._drop(copy)
                         remote = RemoteFollower(topic.topic_id, topic.name, index, state.leader)
-                        self.copies[key] = Copy(remote, follower)
+                        copy = self._topics.setdefault(topic.topic_id, {})[index, follower] = Copy(remote, follower)
+                        self._copying[copy] = None
+                        created.append(copy)
         for key, copy in list(self.copies.items()):
             if isinstance(copy.replica, RemoteFollower) and key not in wanted:
                 self._before_change()
-                del self.copies[key]
+                self._drop(copy)
+        return created
 
     def _reschedule(self) -> None:
         image = self._image()
@@ -468,16 +568,18 @@ class ReplicationNetwork:
         capacities = {}
         routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
         topics = image.topics
-        for key, copy in list(self.copies.items()):
+        for copy in list(self._copying):
             replica = copy.replica
             if replica.topic_id not in topics:
-                del self.copies[key]
+                self._drop(copy)
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
             copy.rate = 0.0
+            if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
+                del self._copying[copy]  # caught up: looked at again only when its standing may change
+                continue
             leader, follower = replica.leader, copy.follower
-            if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK or leader == follower \
-                    or leader not in moving or follower not in moving:
+            if leader == follower or leader not in moving or follower not in moving:
                 continue
             leader_listed, follower_listed = limits_of.topic(replica.topic_name)
             route = (leader, follower,
@@ -497,7 +599,7 @@ class ReplicationNetwork:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self.copies.values() if c.rate > 0]
+        finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self._copying if c.rate > 0]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
 
@@ -524,7 +626,7 @@ class ReplicationNetwork:
     def _tick(self) -> None:
         self._timer = None
         self._settle()
-        done = [c for c in self.copies.values() if c.rate > 0 and c.replica.log_bytes >= c.size - CAUGHT_UP_SLACK]
+        done = [c for c in self._copying if c.rate > 0 and c.replica.log_bytes >= c.size - CAUGHT_UP_SLACK]
         for copy in done:
             copy.replica.log_bytes = copy.size
         self._reschedule()
