@@ -271,7 +271,7 @@ async def test_a_dynamic_quorums_snapshots_carry_the_voter_set_so_its_log_can_go
     shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), "ls", "/image/topics/byName")
     assert shown.returncode == 0, shown.stderr
     assert sorted(shown.stdout.split()) == sorted(r.name for r in read_snapshot(snapshot)
-                                                  if isinstance(r, rec.TopicRecord)) != []
+                                                  if isinstance(r, rec.TopicRecord)) != [], shown.stderr
     # It notes each control record it skips, the voter records too, and nothing else.
     assert re.findall(r"ERROR Ignoring control record with type (\w+) at offset (\d+)", shown.stderr)[:3] == [
         ("SNAPSHOT_HEADER", "0"), ("KRAFT_VERSION", "1"), ("KRAFT_VOTERS", "2")]
