@@ -417,7 +417,7 @@ class _Connection(asyncio.Protocol):
         self.out: list = []  # answers (each a whole frame, bytes or bytearray) to write at the end of this read
         self.out_bytes = 0  # their size (give or take their size fields)
         # Answers that must wait for an earlier, still running one, in request order:
-        # [done, route, correlation id, response, arrival perf_counter()]
+        # [done, route, correlation id, response, arrival (_monotonic(), of the read)]
         self.pending: deque[list] = deque()
         self.peer = None
         self.ip = None
