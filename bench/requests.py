@@ -20,8 +20,8 @@ bytes to the answer handed to the transport (``sys.settrace`` with opcode events
 connection and the echo's protocol fed the same frame through a transport that drops what it is given).
 
 With ``--instructions`` (valgrind installed; a few minutes) a figure that no load moves either: the CPU
-instructions of that same in-process path per request, counted by cachegrind over a whole process fed
-12,000 and one fed 2,000 requests (their difference leaves start-up and warm-up out). Under load the
+instructions of that same in-process path per request, counted by callgrind over 2,000 requests fed
+from within one C function that it alone counts (start-up and warm-up left out). Under load the
 server's CPU time per request scatters; the instructions do not.
 
 With ``--against REV`` a third server runs in every round: the same cluster from an exported copy of
@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import itertools
 import json
 import os
 import re
@@ -393,8 +395,9 @@ def python_path(requests: int = 50) -> dict:
 
 
 def feed(kind: str, case: int, requests: int) -> None:
-    """In-process, for ``instructions``: ``requests`` frames of ``CASES[case]`` (and 100 more, the warm-up)
-    fed to a broker's connection (``kind`` "kraftwire") or the echo's protocol, through ``_Discard``."""
+    """In-process, for ``instructions``: after a warm-up, ``requests`` frames of ``CASES[case]`` fed to a
+    broker's connection (``kind`` "kraftwire") or the echo's protocol, through ``_Discard``, from within
+    one C function (``deque`` consuming an iterator) that callgrind counts alone."""
     from kraftwire.server.host.cluster import Cluster
     from kraftwire.server.wire.transport import _Connection
 
@@ -404,23 +407,22 @@ def feed(kind: str, case: int, requests: int) -> None:
             frame = request_frame(request, version)
             protocol = _Connection(cluster.broker(1).listener) if kind == "kraftwire" else _Echo()
             protocol.connection_made(_Discard())
-            for _ in range(100 + requests):
+            for _ in range(100):
                 protocol.data_received(frame)
+            collections.deque(map(protocol.data_received, itertools.repeat(frame, requests)), maxlen=0)
             assert protocol.transport.writes == 100 + requests, "every request answered"
     uvloop.run(run())
 
 
-def instructions(env, low: int = 2_000, high: int = 12_000) -> dict:
-    """{case: (kraftwire's, the echo's) instructions per request}: cachegrind counts every instruction of a
-    ``feed`` process, for ``high`` and for ``low`` requests; start-up, warm-up and shutdown cancel out of
-    the difference, which no load from elsewhere moves."""
-    def count(kind: str, case: int, requests: int) -> int:
-        run = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                              sys.executable, __file__, "--feed", kind, str(case), str(requests)],
-                             env=env, capture_output=True, text=True, check=True)
-        return int(re.search(r"I\s+refs:\s+([\d,]+)", run.stderr).group(1).replace(",", ""))
-    return {name: tuple((count(kind, case, high) - count(kind, case, low)) / (high - low)
-                        for kind in ("kraftwire", "echo")) for case, (name, *_) in enumerate(CASES)}
+def instructions(env, requests: int = 2_000) -> dict:
+    """{case: (kraftwire's, the echo's) instructions per request}: callgrind counts the instructions run
+    within ``feed``'s loop only (``--toggle-collect``), the same in every run and under any load."""
+    def count(kind: str, case: int) -> float:
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=consume_iterator",
+                              "--callgrind-out-file=/dev/null", sys.executable, __file__, "--feed", kind, str(case),
+                              str(requests)], env=env, capture_output=True, text=True, check=True)
+        return int(re.search(r"Collected\s*:\s*(\d+)", run.stderr).group(1)) / requests
+    return {name: (count("kraftwire", case), count("echo", case)) for case, (name, *_) in enumerate(CASES)}
 
 
 def summarize(results: list[dict]) -> dict:
@@ -524,7 +526,7 @@ def main() -> int:
         if args.instructions and shutil.which("valgrind") is None:
             print("\nInstructions per request: not counted, valgrind is not installed")
         elif args.instructions:
-            print("\nInstructions per request, socket bytes to answer written (cachegrind, in-process as above):")
+            print("\nInstructions per request, socket bytes to answer written (callgrind, in-process as above):")
             for label, imports in runs:
                 env = None if imports is None else {**os.environ, "PYTHONPATH": str(imports)}
                 for name, (ours, echo) in instructions(env).items():

@@ -417,7 +417,7 @@ class _Connection(asyncio.Protocol):
         self.out: list = []  # answers (each a whole frame, bytes or bytearray) to write at the end of this read
         self.out_bytes = 0  # their size (give or take their size fields)
         # Answers that must wait for an earlier, still running one, in request order:
-        # [done, route, correlation id, response, arrival perf_counter()]
+        # [done, route, correlation id, response, arrival (_monotonic(), of the read)]
         self.pending: deque[list] = deque()
         self.peer = None
         self.ip = None
@@ -529,7 +529,6 @@ class _Connection(asyncio.Protocol):
             held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         length = len(data)
         start = 0
-        out = self.out
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
         session = self.session
         while not held and length - start >= 4:
@@ -553,7 +552,7 @@ class _Connection(asyncio.Protocol):
             self._expect_frame()
         else:
             self.wanted = 4
-        if out:
+        if self.out:
             self._write()  # may pause writing
         if held or self.write_paused or self.waiting_for_memory or not self.reading:
             self._read_while_free()
