@@ -216,6 +216,25 @@ def test_failed_authentication_gets_58_with_a_generic_message_then_a_close(sasl_
         raw.close()
 
 
+def test_credentials_are_not_kept_by_the_listener(sasl_plaintext):
+    """The listener keeps what small repeated requests decode to (server/wire/transport.py); a PLAIN
+    password and SCRAM's messages are not among them once their login is over."""
+    from kafka import KafkaAdminClient
+
+    for mechanism in ("PLAIN", "SCRAM-SHA-256"):
+        user, secret = USERS[mechanism]
+        admin = KafkaAdminClient(bootstrap_servers=sasl_plaintext.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                 sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password=secret)
+        try:
+            assert [b["broker_id"] for b in admin.describe_cluster()["brokers"]] == [1]
+        finally:
+            admin.close()
+    listener = sasl_plaintext.cluster.broker(1).listener
+    kept = b"".join(tail for route in listener.routes.values() for tail in route.decoded)
+    assert kept  # ApiVersions and Metadata were kept
+    assert b"alice" not in kept and b"n=bob" not in kept
+
+
 def test_a_wrong_scram_proof_gets_58(sasl_plaintext):
     import scramp
 

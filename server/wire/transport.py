@@ -83,6 +83,9 @@ WRITE_BUFFER_HIGH = 1 << 20  # answers waiting on a socket before its connection
 MAX_IN_FLIGHT = 64  # requests of one connection being worked on before it stops being read
 LARGE_REQUEST_BYTES = 1 << 20  # decoded in a worker thread
 KEPT_FRAME_BYTES = 256  # frames up to this size have what they decode to kept by their route (_Route.keep)
+# ... except frames that carry secrets, which are not kept past their request: SaslAuthenticate (PLAIN's
+# password, SCRAM's proofs) and AlterUserScramCredentials (salted passwords)
+NEVER_KEPT = frozenset({36, 51})
 KEPT_PER_ROUTE = 8  # at most ~4 KiB a route; a listener has a route per served (api key, version)
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
@@ -135,7 +138,10 @@ class _Route:
         """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
         same request again and again (ApiVersions, Metadata, heartbeats, the same fetch) and its header
         and body are then read once. The request is immutable (tuples all the way down), so one object
-        serves every frame of those bytes. Up to ``KEPT_PER_ROUTE`` frames; past that it starts afresh."""
+        serves every frame of those bytes. Up to ``KEPT_PER_ROUTE`` frames; past that it starts afresh.
+        Nothing is kept for the APIs whose requests carry secrets (``NEVER_KEPT``)."""
+        if self.api_key in NEVER_KEPT:
+            return
         decoded_ = self.decoded
         if len(decoded_) >= KEPT_PER_ROUTE:
             decoded_.clear()
