@@ -50,6 +50,18 @@ def run_tool(main_class: str, *args: str, timeout: float = 180, input: str | Non
                           input=input, stdin=None if input is not None else subprocess.DEVNULL)
 
 
+def metadata_shell(snapshot, *command: str, attempts: int = 5) -> subprocess.CompletedProcess:
+    """``kafka-metadata-shell --snapshot SNAPSHOT COMMAND...``, asked again while it prints nothing. Kafka's
+    shell runs the command once its loader has applied any offset above 0 (MetadataShell.waitUntilCaughtUp):
+    a snapshot that opens with kraft.version 1's control batch (header, KRaftVersion, Voters at offsets
+    0-2), Kafka's own included, can be listed before its data batches are applied."""
+    for _ in range(attempts):
+        shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), *command)
+        if shown.returncode != 0 or shown.stdout.strip():
+            break
+    return shown
+
+
 # Main classes of Kafka's scripts (bin/kafka-*.sh), as of Kafka 4.
 STORAGE_TOOL = "kafka.tools.StorageTool"
 REASSIGN_PARTITIONS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from apache_kafka import DUMP_LOG, METADATA_SHELL, run_tool
+from apache_kafka import DUMP_LOG, metadata_shell as kafka_metadata_shell, run_tool
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, CreateTopicsRequest,
                                       IncrementalAlterConfigsRequest)
 from kraftwire.server.host.cluster import Cluster
@@ -96,7 +96,7 @@ SNAPSHOT_CONTROL_NOTICE = re.compile(r"^\[[^]]*\] ERROR Ignoring control record 
 
 
 def metadata_shell(snapshot, *command) -> str:
-    shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), *command)
+    shown = kafka_metadata_shell(snapshot, *command)
     assert shown.returncode == 0, shown.stderr
     assert [line for line in shown.stderr.splitlines() if not SNAPSHOT_CONTROL_NOTICE.match(line)] == []
     return shown.stdout

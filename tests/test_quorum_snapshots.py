@@ -24,7 +24,7 @@ from kraftwire.server.raft.core import Timers
 from kraftwire.server.raft.snapshots import read_snapshot, snapshot_control
 from kraftwire.server.raft.voters import SnapshotVoters
 from kraftwire.server.wire.client import KafkaClient
-from apache_kafka import DUMP_LOG, METADATA_SHELL, run_tool
+from apache_kafka import DUMP_LOG, metadata_shell, run_tool
 from raft_helpers import open_log, partition_dir, segments, state
 from served import Served
 
@@ -268,7 +268,7 @@ async def test_a_dynamic_quorums_snapshots_carry_the_voter_set_so_its_log_can_go
     first_batch = dumped.stdout.split("baseOffset: ")[1]
     assert "isControl: true" in first_batch and "lastOffset: 2 count: 3" in first_batch, first_batch
     assert "SnapshotHeader" in first_batch and "KRaftVersion" in first_batch and "KRaftVoters" in first_batch
-    shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), "ls", "/image/topics/byName")
+    shown = metadata_shell(snapshot, "ls", "/image/topics/byName")
     assert shown.returncode == 0, shown.stderr
     assert sorted(shown.stdout.split()) == sorted(r.name for r in read_snapshot(snapshot)
                                                   if isinstance(r, rec.TopicRecord)) != [], shown.stderr

@@ -13,6 +13,7 @@ from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.raft import LogFailedError, RaftConfig, RaftLog, StorageError
 from kraftwire.server.raft.snapshots import read_snapshot, snapshot_control, write_snapshot
 from kraftwire.server.raft.voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet
+from kraftwire.server.raft.storage import kafka_uuid
 from kraftwire.codec.log_layout import index_entries
 from tests.raft_helpers import NODE_ID, RandomHistory, batches, open_log, partition_dir, segments, state
 
@@ -268,3 +269,16 @@ async def test_a_log_started_with_static_voters_stays_static_when_opened_at_kraf
     await fresh.open()
     assert fresh.kraft_version == 1
     await fresh.close()
+
+
+async def test_a_dynamic_quorums_quorum_state_is_kafkas_version_1(tmp_path):
+    """With kraft.version 1 quorum-state is written in Kafka's version 1 shape: no currentVoters (they are
+    in the log), the vote's directory id beside its node id."""
+    for expected in (1, 2):
+        log = dynamic_log(tmp_path, NODE_ID)
+        await log.open()
+        assert log.epoch == expected
+        await log.close()
+    quorum_state = json.loads((partition_dir(tmp_path) / "quorum-state").read_text())
+    assert quorum_state == {"leaderId": NODE_ID, "leaderEpoch": 2, "votedId": NODE_ID,
+                            "votedDirectoryId": kafka_uuid(uuid.UUID(int=NODE_ID)), "data_version": 1}

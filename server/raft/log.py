@@ -681,8 +681,13 @@ class RaftLog:
 
     def _persist(self, action: PersistState) -> None:
         try:
-            write_quorum_state(self.directory, QuorumState(action.leader_id, action.epoch, action.voted_id,
-                                                           self.voters))
+            if self.kraft_version >= 1:  # Kafka's quorum-state version 1: the vote names a directory too
+                voted = next((v.key.directory_id for v in self.core.voter_set.voters if v.key.id == action.voted_id),
+                             None)
+                state = QuorumState(action.leader_id, action.epoch, action.voted_id, (), 1, voted)
+            else:
+                state = QuorumState(action.leader_id, action.epoch, action.voted_id, self.voters)
+            write_quorum_state(self.directory, state)
         except OSError as exc:
             self._fail(exc)
 
