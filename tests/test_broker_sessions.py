@@ -52,3 +52,38 @@ async def test_brokers_that_do_not_come_back_after_a_restart_are_fenced(tmp_path
         await cluster.wait_until(lambda image: image.topic("orders").partitions[0].leader == 1)
         assert list(cluster.controller.committed.topic("orders").partitions[0].isr) == [1]
         assert not cluster.controller.committed.brokers[1].fenced and not cluster.controller.committed.brokers[2].fenced
+
+
+async def test_a_cluster_stopped_and_restarted_fences_none_of_its_brokers(tmp_path):
+    """The process stops as a whole, so its controller lets no session of its brokers lapse as they stop;
+    restarted, the controller gives each broker the log holds a session from its activation (Kafka's
+    ClusterControlManager.activate), and brokers back within it are not fenced: no BrokerRegistrationChangeRecord
+    fences anyone, in the stop or the restart (a restarted broker's registration takes it out of ISRs,
+    eligible leader replicas being on, without a fence)."""
+    sessions = {"heartbeat_interval_ms": 100, "session_timeout_ms": 1000}
+    fences = []
+
+    def note_fences(committed):
+        fences.extend(r.broker_id for _, r in committed
+                      if isinstance(r, rec.BrokerRegistrationChangeRecord) and r.fenced == FENCE)
+
+    async with Cluster(brokers=3, data_dir=tmp_path, **sessions) as cluster:
+        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
+        try:
+            answer = await client.send(CreateTopicsRequest(timeout_ms=10000, topics=[
+                CreateTopicsRequest.CreatableTopic(name="kept", num_partitions=6, replication_factor=3)]))
+        finally:
+            await client.close()
+        assert answer.topics[0].error_code == 0
+        cluster.controller.add_commit_listener(note_fences)
+    assert fences == []
+    restarted = Cluster(brokers=3, data_dir=tmp_path, **sessions)
+    restarted.controller.add_commit_listener(note_fences)
+    await restarted.start()  # returns once every broker is registered again and unfenced
+    try:
+        await restarted.wait_until(lambda image: all(state.leader >= 0 for _, _, state in image.partitions()))
+        assert fences == []
+        assert not any(broker.fenced for broker in restarted.controller.committed.brokers.values())
+    finally:
+        await restarted.stop()
+    assert fences == []
