@@ -8,7 +8,8 @@ of every CreateTopics (the per-change cost, which must not grow with the cluster
 of each growth stretch and of its last ten requests). At each checkpoint it measures:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
-- restart: SIGTERM, start again, time until every broker has registered again and is unfenced and a
+- stop: SIGTERM until the process has exited;
+- restart: start again, time until every broker has registered again and is unfenced and a
   Metadata answer lists every partition with a leader;
 - Metadata for all topics: the first answer after the restart (built) and the next (cached);
 - AlterPartitionReassignments moving 10,000 partitions (one request, answered once committed, that is
@@ -264,7 +265,10 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
         return figures, client
     old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
     await client.close()
+    began = time.perf_counter()
     server.stop()
+    figures["stop"] = time.perf_counter() - began
+    progress(f"stopped (SIGTERM until the process exited) in {figures['stop']:.1f} s")
     began = time.perf_counter()
     server.start()
     deadline = time.monotonic() + 1800
@@ -316,6 +320,7 @@ def show(f: dict) -> None:
         return
     r = f["reassign"]
     print(f"after restart RSS {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
+    print(f"stop (SIGTERM until the process exited): {f['stop']:.2f} s")
     print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))

@@ -5,6 +5,7 @@ new active controller after a failover."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 import uuid
 
@@ -207,3 +208,20 @@ async def test_a_restarted_cluster_with_snapshots_has_its_brokers_fetch_the_log_
         for broker in restarted.brokers:  # a broker opens its listener once caught up
             assert {"kept-0", "kept-1", "kept-2"} <= await topics_on(broker)
         assert same_metadata(restarted.brokers[0].image, restarted.controller.committed)
+
+
+async def test_a_starting_follower_that_makes_no_progress_gives_up_saying_where_it_stood():
+    """A broker waits at start as long as its metadata log makes progress; with no controller to answer
+    (a port the kernel gave, bound but not listening) it gives up after the stall timeout, saying so."""
+    with socket.socket() as unanswered:
+        unanswered.bind(("127.0.0.1", 0))
+        address = unanswered.getsockname()
+        view = FollowerView(99, uuid.uuid4(), lambda: [address], "no-cluster")
+        try:
+            await view.start()
+            with pytest.raises(TimeoutError, match=r"broker 99: the metadata log made no progress for 0.5 s "
+                                                   r"\(applied below offset 0, high watermark not known yet"):
+                await view.wait_caught_up(0.5)
+            assert view.failed_fetches > 0
+        finally:
+            await view.close()

@@ -133,3 +133,28 @@ async def _equal(value, expected) -> bool:
 
 async def _true(value) -> bool:
     return value
+
+
+async def test_a_restarted_process_loads_the_snapshot_once_for_all_its_brokers(tmp_path):
+    """Restarted on a log retained only from a snapshot on, a process's 3 brokers (one shared image, each
+    fetching for itself, each pointed at the snapshot by its first fetch) download and load it once
+    between them, and each ends with the replicas that image gives it, no more."""
+    config = RaftConfig(segment_bytes=1500, retention_bytes=1)
+    async with Cluster(brokers=3, data_dir=tmp_path, log_config=config) as cluster:
+        first = cluster.broker(1)
+        await create(first, "spread", [[1, 2], [2, 3], [3, 1]])
+        await create(first, "gone", [[1, 3]])
+        await move(first, "spread", [2, 3])
+        await delete(first, "gone")
+        await cluster.wait_until(lambda image: image.topic("spread").partitions[0].replicas == (2, 3))
+        for i in range(8):  # enough records that whole segments fall below the snapshot
+            await create(first, f"filler-{i}", [[2]])
+        await cluster.log.snapshot()
+        assert cluster.log._log_start_offset() > 0
+    async with Cluster(brokers=3, data_dir=tmp_path, log_config=config) as restarted:
+        assert restarted.metadata.loaded_snapshots == 1
+        assert sorted(b.metadata.loaded_snapshots for b in restarted.brokers) == [0, 0, 1]
+        image = restarted.controller.committed
+        assert image.topic("spread").partitions[0].replicas == (2, 3) and image.topic("gone") is None
+        for broker in restarted.brokers:
+            assert await hosted(broker) == assigned(image, broker.broker_id)

@@ -38,8 +38,16 @@ per broker would multiply the process's largest structure by the broker count. T
 of one process see the same image, as fresh as the most advanced of them, where Kafka's brokers each
 lag on their own (README, differences).
 
+A snapshot is likewise downloaded and loaded once per process: the follower whose fetch is pointed at
+it first fetches and loads it, and the process's other followers pointed at it meanwhile wait for that
+load (``MetadataReplica.loading``) instead of fetching their own; they continue from its end, or, if it
+failed, fetch it themselves. At 1,000,000 partitions a snapshot is about 110 MB and its load tens of
+seconds: once per broker, it kept the event loop blocked for minutes.
+
 ``start()`` begins fetching; ``wait_caught_up()`` returns once the replica holds everything below the
-high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced;
+high watermark of the first answer, as a Kafka broker catches up before it asks to be unfenced; it
+gives up only when the replica made no progress (no batch applied, no snapshot chunk received or
+loaded) for its ``stall_timeout``, so a large snapshot takes the time it needs;
 ``sync()`` returns once it holds what the leader has committed by then (its high watermark, asked with
 DescribeQuorum; the broker answers forwarded requests only after it, README: differences); ``close()`` stops.
 
@@ -106,6 +114,9 @@ class MetadataReplica:
         # {partition: its state before, None for a new one})
         self._changed: dict[int, tuple[uuid.UUID, dict]] = {}
         self._waiting: list[tuple[int, asyncio.Future]] = []  # (end offset, resolved once reached)
+        self.loading: asyncio.Future | None = None  # done when the snapshot a follower is loading is in
+        self.progress = 0  # counts batches applied, snapshot chunks received and snapshots loaded
+        self.loaded_snapshots = 0
 
     async def reached(self, end_offset: int) -> None:
         """Return once every batch below ``end_offset`` is applied."""
@@ -157,6 +168,7 @@ class MetadataReplica:
                     if isinstance(control, KRaftVersionRecord):
                         self.image.kraft_version = control.k_raft_version
             self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
+            self.progress += 1
         if changed and image.pending_transaction is None:
             self._changed = {}
             self._tell_partitions(self._local_changes(changed))
@@ -167,6 +179,8 @@ class MetadataReplica:
     def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
         """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
         self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
+        self.progress += 1
+        self.loaded_snapshots += 1
         self._changed = {}
         self._tell_partitions(None)
         self._tell([(end_offset - 1, record) for record, _version in image.to_records()])
@@ -331,9 +345,22 @@ class FollowerView:
             self._catch_up_to = None
             self._task = asyncio.create_task(self._follow(), name=f"metadata-follower-{self.broker_id}")
 
-    async def wait_caught_up(self, timeout: float) -> None:
-        """Return once everything below the first answer's high watermark is applied; TimeoutError otherwise."""
-        await asyncio.wait_for(self._caught_up.wait(), timeout)
+    async def wait_caught_up(self, stall_timeout: float) -> None:
+        """Return once everything below the first answer's high watermark is applied; TimeoutError once
+        the replica made no progress for ``stall_timeout`` seconds."""
+        caught_up = asyncio.ensure_future(self._caught_up.wait())
+        try:
+            seen = -1
+            while seen != self.replica.progress:
+                seen = self.replica.progress
+                if (await asyncio.wait([caught_up], timeout=stall_timeout))[0]:
+                    return
+        finally:
+            caught_up.cancel()
+        raise TimeoutError(f"broker {self.broker_id}: the metadata log made no progress for {stall_timeout:g} s "
+                           f"(applied below offset {self.replica.end_offset}, high watermark "
+                           f"{self._catch_up_to if self._catch_up_to is not None else 'not known yet'}, "
+                           f"{self.failed_fetches} fetches failed)")
 
     async def sync(self, timeout: float = SYNC_TIMEOUT_S) -> None:
         """Return once the image holds everything the leader had committed when this was called, as far
@@ -459,11 +486,34 @@ class FollowerView:
 
     async def fetch_snapshot(self, end_offset: int, epoch: int) -> None:
         """Fetch the leader's snapshot ``end_offset``-``epoch`` (one a Fetch answer named) chunk by chunk
-        and replace the image with it; the next fetch continues from its end."""
-        if self.replica.end_offset >= end_offset:  # another follower of the process loaded it already
+        and replace the image with it; the next fetch continues from its end. While another follower of
+        the process loads a snapshot, wait for it instead (module docstring)."""
+        replica = self.replica
+        while replica.loading is not None:
+            await asyncio.shield(replica.loading)
+        if replica.end_offset >= end_offset:  # another follower of the process loaded it already
             self._tail = []
-            self._committed_end, self._committed_epoch = self.replica.end_offset, self.replica.last_epoch
+            self._committed_end, self._committed_epoch = replica.end_offset, replica.last_epoch
             return
+        replica.loading = asyncio.get_running_loop().create_future()
+        try:
+            data = await self._download_snapshot(end_offset, epoch)
+            if data is None:
+                return  # the next fetch says again where to start
+            image = load_snapshot(data, end_offset)
+            self._tail = []
+            self._committed_end, self._committed_epoch = end_offset, epoch
+            if replica.end_offset < end_offset:
+                replica.replace(image, end_offset, epoch)
+            self.loaded_snapshots += 1
+            log.info("broker %d: loaded the metadata snapshot %d-%d (%d bytes)", self.broker_id, end_offset,
+                     epoch, len(data))
+        finally:
+            loading, replica.loading = replica.loading, None
+            loading.set_result(None)
+
+    async def _download_snapshot(self, end_offset: int, epoch: int) -> bytes | None:
+        """The snapshot's bytes, fetched in chunks; None when the leader refused it."""
         data = bytearray()
         while True:
             request = FetchSnapshotRequest(
@@ -481,15 +531,8 @@ class FollowerView:
                 log.info("broker %d: snapshot %d-%d not fetched: %s", self.broker_id, end_offset, epoch,
                          ErrorCode(answer.error_code or (chunk.error_code if chunk else 0)).name)
                 await asyncio.sleep(RETRY_BACKOFF_S)
-                return  # the next fetch says again where to start
+                return None
             data += chunk.unaligned_records
+            self.replica.progress += 1
             if not chunk.unaligned_records or len(data) >= chunk.size:
-                break
-        image = load_snapshot(bytes(data), end_offset)
-        self._tail = []
-        self._committed_end, self._committed_epoch = end_offset, epoch
-        if self.replica.end_offset < end_offset:
-            self.replica.replace(image, end_offset, epoch)
-        self.loaded_snapshots += 1
-        log.info("broker %d: loaded the metadata snapshot %d-%d (%d bytes)", self.broker_id, end_offset, epoch,
-                 len(data))
+                return bytes(data)

@@ -40,7 +40,7 @@ log = logging.getLogger("kraftwire.broker")
 
 LISTENER_NAME = "PLAINTEXT"
 PLAINTEXT = 0
-CATCH_UP_TIMEOUT_S = 30.0  # how long a starting broker waits for the metadata log before giving up
+CATCH_UP_STALL_S = 30.0  # how long a starting broker waits for its metadata log to make progress before giving up
 
 
 class BrokerNode:
@@ -139,7 +139,7 @@ class BrokerNode:
         """Catch up with the metadata log, open the listener, register with the controller, take up the
         replicas the image gives it and start heartbeating (which asks to be unfenced)."""
         await self._metadata.start()
-        await self._metadata.wait_caught_up(CATCH_UP_TIMEOUT_S)
+        await self._metadata.wait_caught_up(CATCH_UP_STALL_S)
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
         # A controller silent for two heartbeat intervals is given up on, well within the session timeout.

@@ -92,7 +92,7 @@ class Controller:
 
     async def stop(self, *, killed: bool = False) -> None:
         """Stop; ``killed``: as a killed process, losing what the log had not fsync'd."""
-        self._stop_sessions()
+        self.stop_sessions()
         self.active = False
         await (self.log.kill() if killed else self.log.close())
 
@@ -107,7 +107,7 @@ class Controller:
             self._expiry_task = asyncio.create_task(self._expire_sessions())
             self._bootstrap_writes = asyncio.ensure_future(self._bootstrap())
         else:
-            self._stop_sessions()
+            self.stop_sessions()
         for listener in self._leadership_listeners:
             listener(active)
 
@@ -118,7 +118,8 @@ class Controller:
             except NotControllerError:
                 pass  # the next active controller writes it
 
-    def _stop_sessions(self) -> None:
+    def stop_sessions(self) -> None:
+        """Stop keeping broker sessions (they start afresh when this controller next becomes active)."""
         if self._expiry_task is not None:
             self._expiry_task.cancel()
             self._expiry_task = None
