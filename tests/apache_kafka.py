@@ -10,12 +10,10 @@ starts a real cluster: node 1 a combined controller+broker, the others plain bro
 from __future__ import annotations
 
 import asyncio
-import base64
 import shutil
 import subprocess
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ import pytest
 from kraftwire.codec.messages import MetadataRequest
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.host.cluster import CONTROLLER_NODE_ID
+from kraftwire.server.raft.storage import kafka_uuid, random_kafka_uuid
 from served import free_ports
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
@@ -236,8 +235,9 @@ class KafkaCluster:
 
 
 def _cluster_id() -> str:
-    """A cluster id as Kafka writes them: 16 random bytes, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as Kafka draws them (16 random bytes, URL-safe base64 without padding, never starting
+    with "-", which Kafka's own format command would take for an option)."""
+    return kafka_uuid(random_kafka_uuid())
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, 
 from kraftwire.server.raft import StorageError, Timers
 from kraftwire.server.raft.snapshots import SnapshotId, write_snapshot
 from kraftwire.server.raft.storage import (META_PROPERTIES, kafka_uuid, load_meta_properties, parse_kafka_uuid,
-                                           read_properties)
+                                           random_kafka_uuid, read_properties)
 from kraftwire.server.raft.voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet
 from .cluster import DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, Cluster
 
@@ -248,7 +248,7 @@ def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
 
 
 def random_uuid() -> int:
-    print(kafka_uuid(uuid.uuid4()))
+    print(kafka_uuid(random_kafka_uuid()))
     return 0
 
 
@@ -291,7 +291,7 @@ def initial_quorum(args: argparse.Namespace, config: NodeConfig) -> tuple[Snapsh
         return None, None
     if args.standalone:
         host = config.advertised[0] if config.advertised[0] not in ("", "0.0.0.0") else "localhost"
-        voters = VoterSet((VoterNode(ReplicaKey(config.node_id, uuid.uuid4()),
+        voters = VoterSet((VoterNode(ReplicaKey(config.node_id, random_kafka_uuid()),
                                      ((config.listener_name, host, config.advertised[1]),)),))
     else:
         voters = parse_initial_controllers(args.initial_controllers, config.listener_name)
@@ -324,7 +324,7 @@ def format_storage(args: argparse.Namespace) -> int:
             if formatted and not args.ignore_formatted:
                 raise StorageError(f"{directory} is already formatted (use --ignore-formatted to accept that)")
             ids = iter([] if directory_id is None else [directory_id])
-            load_meta_properties(directory, args.cluster_id, config.node_id, lambda: next(ids, None) or uuid.uuid4())
+            load_meta_properties(directory, args.cluster_id, config.node_id, lambda: next(ids, None) or random_kafka_uuid())
             if checkpoint is not None and config.role == "controller" and not formatted:
                 write_bootstrap_checkpoint(directory, checkpoint)
     except (ValueError, StorageError, OSError) as exc:

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR
 from kraftwire.codec.messages import DescribeQuorumRequest
 from kraftwire.server.raft.segments import mapped, walk
-from kraftwire.server.raft.storage import kafka_uuid
+from kraftwire.server.raft.storage import kafka_uuid, random_kafka_uuid
 from kraftwire.server.raft.tools import segment_paths
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 
@@ -108,7 +107,7 @@ class ProcessCluster:
         self.root.mkdir(parents=True, exist_ok=True)
         self.ids = [first_id + i for i in range(count)]  # the controllers
         self.broker_ids = list(range(1, brokers + 1))
-        self.cluster_id = kafka_uuid(uuid.uuid4())
+        self.cluster_id = kafka_uuid(random_kafka_uuid())
         self._python, self._timers = python, quorum_timers
         self.addresses: dict[int, Address] = {}  # the running nodes' listeners
         self.processes: dict[int, subprocess.Popen] = {}

@@ -52,6 +52,16 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def random_kafka_uuid() -> uuid.UUID:
+    """A random id drawn as Kafka's Uuid.randomUuid draws one: never the zero id or the metadata topic's
+    (1), and never one whose text starts with "-", which a command line takes for an option
+    (``kraftwire format -t $(kraftwire random-uuid)``)."""
+    while True:
+        value = uuid.uuid4()
+        if value.int > 1 and not kafka_uuid(value).startswith("-"):
+            return value
+
+
 def kafka_uuid(value: uuid.UUID) -> str:
     """Kafka's text form of a Uuid: URL-safe base64 of the 16 bytes, without padding."""
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
