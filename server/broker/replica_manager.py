@@ -162,8 +162,13 @@ class ReplicaManager:
                     continue
                 if state.leader != broker_id:
                     follow(broker_id, replica)
-                elif not led:  # (a leader already hears from the network when a follower catches up)
+                elif not led:
                     self.serve(image, replica)
+                else:  # a new state of a partition it leads: a follower that caught up and whose proposal
+                    # was refused (a stale partition epoch) or lost in a controller failover is proposed
+                    # again; the network tells of a catch-up only once (Kafka's leader sees it at the
+                    # follower's next fetch)
+                    self._consider_isr(replica)
 
     def _whole_image(self, image) -> list:
         """Every partition the image gives this broker and every replica it holds, as local changes."""
