@@ -6,7 +6,6 @@ DeleteTopics, AlterPartitionReassignments to a broker's listener); replicas are 
 DescribeLogDirs from the broker itself."""
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
@@ -15,6 +14,7 @@ from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, Create
 from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.raft import RaftConfig
 from kraftwire.server.wire.client import KafkaClient
+from test_metadata_followers import eventually
 
 Alter = AlterPartitionReassignmentsRequest
 
@@ -52,14 +52,6 @@ async def hosted(broker) -> set[tuple[str, int]]:
     return {(t.name, p.partition_index) for result in answer.results for t in result.topics for p in t.partitions}
 
 
-async def eventually(predicate, what: str, timeout: float = 30.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (value := await predicate()):
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
-    return value
-
-
 def assigned(image, broker_id: int) -> set[tuple[str, int]]:
     return {(topic.name, index) for topic, index, state in image.partitions() if broker_id in state.replicas}
 
@@ -71,7 +63,7 @@ async def test_a_restarted_broker_ends_with_the_replicas_the_log_gives_it():
         await create(first, "deleted", [[3, 1], [1, 3]])
         await create(first, "kept", [[3, 2]])
         want = {("moved", 0), ("deleted", 0), ("deleted", 1), ("kept", 0)}
-        await eventually(lambda: _equal(hosted(third), want), "broker 3 to host its replicas")
+        await eventually(lambda: _equal(hosted(third), want), 30, "broker 3 to host its replicas")
         await third.stop()
         await move(first, "moved", [1, 2])
         await delete(first, "deleted")
@@ -103,7 +95,7 @@ async def test_a_broker_of_another_process_catches_up_from_the_snapshot(tmp_path
             await create(first, "deleted", [[1, 3]])
             await create(first, "kept", [[3, 1]])
             await eventually(lambda: _equal(hosted(third), {("moved", 0), ("deleted", 0), ("kept", 0)}),
-                             "broker 3 to host its replicas")
+                             30, "broker 3 to host its replicas")
             if away == "stopped":
                 await third.stop()
             else:
@@ -122,7 +114,7 @@ async def test_a_broker_of_another_process_catches_up_from_the_snapshot(tmp_path
                 await third.start()
             else:
                 other.heal_link(3, controller.node_id)
-                await eventually(lambda: _true(third.metadata.loaded_snapshots > loaded), "the snapshot")
+                await eventually(lambda: _true(third.metadata.loaded_snapshots > loaded), 30, "the snapshot")
             assert third.metadata.loaded_snapshots == loaded + 1
             assert await hosted(third) == {("kept", 0)} == assigned(cluster.controller.committed, 3)
 
