@@ -457,7 +457,11 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
     return b"".join(parts)
 
 
-def metadata_bodies(records, max_records: int, max_bytes: int):
+SNAPSHOT_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
+SNAPSHOT_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
+
+
+def metadata_bodies(records, max_records: int = SNAPSHOT_BATCH_RECORDS, max_bytes: int = SNAPSHOT_BATCH_BYTES):
     """(record count, ``metadata_records`` bytes) of consecutive batches holding ``records`` ((record,
     version) pairs) in order, each of at most ``max_records`` records and, header included,
     ``max_bytes`` bytes (a batch over it is split in halves; a record over it alone has a batch of its

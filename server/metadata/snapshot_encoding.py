@@ -39,8 +39,6 @@ from kraftwire.codec import records as rec
 
 from .record_versions import version_for
 
-MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
-MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 ALONE = 256  # a topic of this many records or more is a group of its own
 GROUP_RECORDS = 1024  # a run of smaller topics is cut every ~this many records
 
@@ -61,8 +59,7 @@ def topic_records(name: str, topic_id, partitions: dict) -> Iterator:
 
 def encode(records, level: int) -> list[tuple[int, bytes]]:
     """``records`` at metadata.version ``level``, as (record count, records' bytes) of snapshot batches."""
-    return list(rec.metadata_bodies(((r, version_for(r, level)) for r in records),
-                                    MAX_BATCH_RECORDS, MAX_BATCH_BYTES))
+    return list(rec.metadata_bodies((r, version_for(r, level)) for r in records))
 
 
 def groups(topics) -> Iterator[list]:

@@ -24,9 +24,6 @@ from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, Snapsho
 from .segments import Damage, UnknownRecordError, mapped, walk
 from .storage import StorageError, fsync_dir
 
-MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
-MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
-
 
 class SnapshotId(NamedTuple):
     end_offset: int  # exclusive: the first log offset not folded in
@@ -64,7 +61,7 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
     """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``, with the
     ``control`` records after the header in its batch; returns its path."""
     return write_snapshot_batches(directory, snapshot, last_timestamp, now_ms,
-                                  metadata_bodies(records, MAX_BATCH_RECORDS, MAX_BATCH_BYTES), control)
+                                  metadata_bodies(records), control)
 
 
 def write_snapshot_batches(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
