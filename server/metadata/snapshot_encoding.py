@@ -2,7 +2,7 @@
 what changed since the last one, not the whole image.
 
 A snapshot holds the whole image (``MetadataImage.to_records``); written from scratch, its encoding
-holds the GIL for seconds at millions of partitions (~5 µs a partition), every 20 MiB of log. Kafka
+holds the GIL for seconds at millions of partitions (2.5-7 µs a partition), every 20 MiB of log. Kafka
 writes its snapshots from the immutable image on a thread of their own, in parallel with its
 controller; kraftwire's snapshot thread shares the interpreter with the event loop, so it keeps the
 bytes instead: the image's topics are cut into groups, each group's records are encoded into whole
@@ -18,10 +18,10 @@ credentials after them are encoded every time (a few records a broker, topic con
 Groups: a topic of ``ALONE`` records or more (its TopicRecord and PartitionRecords) is a group of its
 own; a run of smaller topics is cut after a topic with a chance of its records in ``GROUP_RECORDS``,
 drawn from its topic id (so ~``GROUP_RECORDS`` records a group, a handful of batches). A cut depends on
-the topic before and the topic after it only, so a topic created, grown or deleted moves no other
-cut: one change re-encodes one group, whatever else the image holds. A data batch never spans two
-groups: against one stream of 1,024-record batches that is one batch header (61 bytes) more for every
-group, under 0.3 % of a snapshot's bytes.
+the topic before and the topic after it only, so a topic created, grown or deleted moves no cut but
+its own: a change re-encodes its group (or the two its cut joined, or the one it split), whatever else
+the image holds. A data batch never spans two groups: against one stream of 1,024-record batches that
+is one batch header (61 bytes) more for every group, under 0.3 % of a snapshot's bytes.
 
 Consistency: ``capture`` runs on the thread that applies records (the event loop), at the offset the
 snapshot is taken at: it takes the kept bytes of the unchanged groups and copies the partitions of the
