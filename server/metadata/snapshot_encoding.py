@@ -44,6 +44,11 @@ GROUP_RECORDS = 1024  # a run of smaller topics is cut every ~this many records
 
 _new = tuple.__new__
 _NO_TAGS = rec.PartitionRecord().unknown_tagged_fields
+# the field order topic_records builds PartitionRecords in
+assert rec.PartitionRecord._fields == (
+    "partition_id", "topic_id", "replicas", "isr", "removing_replicas", "adding_replicas", "leader",
+    "leader_recovery_state", "leader_epoch", "partition_epoch", "directories", "eligible_leader_replicas",
+    "last_known_elr", "unknown_tagged_fields")
 
 
 def topic_records(name: str, topic_id, partitions: dict) -> Iterator:
