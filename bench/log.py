@@ -117,7 +117,7 @@ async def write_log(directory: Path, batches, snapshot: bool = False) -> RaftLog
     await log.open()
     image = MetadataImage()
     log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
-    log.snapshot_source = image.copy
+    log.snapshot_source = image.snapshot_batches
     pending = []
     for batch in batches:
         pending.append(log.append(batch)[1])

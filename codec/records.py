@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 from typing import NamedTuple
@@ -225,12 +226,7 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
 
 
 def _framed_batch(base_offset: int, epoch: int, timestamp: int, body: bytes, count: int, control: bool) -> bytes:
-    """The batch header (its CRC included) before the records' ``body``."""
-    attributes = ATTR_CONTROL if control else 0
-    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, count - 1,
-                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, count)
-    crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
-    return header[:17] + struct.pack(">I", crc) + header[CRC_START:] + body
+    return batch_header(base_offset, epoch, timestamp, body, count, control) + body
 
 
 def _varint_bytes(value: int) -> bytes:
@@ -403,7 +399,12 @@ def iter_records(buf: bytes, pos: int = 0):
 
 def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
     """A batch of framed metadata records, each given as (record, version or None for the latest):
-    the bytes ``encode_batch`` makes of their frames (null keys), built without them.
+    the bytes ``encode_batch`` makes of their frames (null keys), built without them."""
+    return _framed_batch(base_offset, epoch, timestamp, metadata_records(records), len(records), False)
+
+
+def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
+    """The records part of ``metadata_batch`` (what follows the batch header; offset deltas from 0).
 
     A bulk partition change writes thousands of records that differ only in their partition id, the
     first field of the body (an int32, at every version): each distinct rest is encoded once, with the
@@ -453,7 +454,42 @@ def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[t
             add(value_size)
             add(frame)
             add(b"\x00")
-    return _framed_batch(base_offset, epoch, timestamp, b"".join(parts), len(records), False)
+    return b"".join(parts)
+
+
+SNAPSHOT_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
+SNAPSHOT_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
+
+
+def metadata_bodies(records, max_records: int = SNAPSHOT_BATCH_RECORDS, max_bytes: int = SNAPSHOT_BATCH_BYTES):
+    """(record count, ``metadata_records`` bytes) of consecutive batches holding ``records`` ((record,
+    version) pairs) in order, each of at most ``max_records`` records and, header included,
+    ``max_bytes`` bytes (a batch over it is split in halves; a record over it alone has a batch of its
+    own), as a snapshot's data batches are cut."""
+    records = iter(records)
+    while chunk := list(itertools.islice(records, max_records)):
+        yield from _bodies_within(chunk, max_bytes)
+
+
+def _bodies_within(records: list, max_bytes: int):
+    body = metadata_records(records)
+    if HEADER_SIZE + len(body) <= max_bytes or len(records) == 1:
+        yield len(records), body
+    else:
+        half = len(records) // 2
+        yield from _bodies_within(records[:half], max_bytes)
+        yield from _bodies_within(records[half:], max_bytes)
+
+
+def batch_header(base_offset: int, epoch: int, timestamp: int, body: bytes, count: int,
+                 control: bool = False) -> bytes:
+    """The v2 batch header (its CRC included) that goes before ``body``, the batch's ``count`` records
+    (``metadata_records``): a batch is the two concatenated."""
+    attributes = ATTR_CONTROL if control else 0
+    header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, count - 1,
+                         timestamp, timestamp, NO_PRODUCER_ID, -1, -1, count)
+    crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
+    return header[:17] + struct.pack(">I", crc) + header[CRC_START:]
 
 
 def control_batch(base_offset: int, epoch: int, timestamp: int, records: list[Message]) -> bytes:

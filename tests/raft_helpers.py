@@ -23,7 +23,7 @@ async def open_log(data_dir: Path, **config) -> tuple[RaftLog, MetadataImage]:
     for offset, record in log.replay():
         image.apply(record, offset)
     log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
-    log.snapshot_source = image.copy
+    log.snapshot_source = image.snapshot_batches
     return log, image
 
 

@@ -213,7 +213,7 @@ async def test_a_dynamic_quorums_snapshot_holds_its_voter_set_and_a_restart_need
     await log.open()
     image = MetadataImage()
     log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
-    log.snapshot_source = image.copy
+    log.snapshot_source = image.snapshot_batches
     for i in range(60):
         await log.append(topic_write(f"d{i:02d}", 2))[1]
     snapshot = await log.snapshot()
@@ -235,7 +235,7 @@ async def test_a_snapshot_without_voter_records_from_an_older_kraftwire_takes_th
     await log.open()
     image = MetadataImage()
     log.add_commit_listener(lambda committed: [image.apply(r, o) for o, r in committed])
-    log.snapshot_source = image.copy
+    log.snapshot_source = image.snapshot_batches
     for i in range(5):
         await log.append(topic_write(f"old{i}"))[1]
     snapshot = await log.snapshot()

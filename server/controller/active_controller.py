@@ -70,7 +70,7 @@ class Controller:
         self.log.add_commit_listener(self._on_commit)
         self.log.add_snapshot_listener(self._on_snapshot_installed)
         self.log.add_leadership_listener(self._leadership_changed)
-        self.log.snapshot_source = lambda: self.committed.copy()
+        self.log.snapshot_source = lambda: self.committed.snapshot_batches()
         if self.log.active:
             self._leadership_changed(True)
             await self._bootstrap_writes

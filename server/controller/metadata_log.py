@@ -9,7 +9,7 @@ already committed at start-up (a snapshot's records, then the log after it). The
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, Protocol
 
 from kraftwire.codec.message import Message
 
@@ -29,8 +29,9 @@ class MetadataLog(Protocol):
     high_watermark: int  # offset of the first record not yet committed
     end_offset: int  # offset the next appended record gets
     kraft_version: int  # 1 when the log's voter set can change (KIP-853), else 0
-    # Called when a snapshot is due: returns an image copy (``to_records()``) as of the high watermark.
-    snapshot_source: Callable[[], object] | None
+    # Called when a snapshot is due: returns the committed image's data batches as of the high watermark,
+    # (record count, records' bytes), iterable on another thread (``MetadataImage.snapshot_batches``).
+    snapshot_source: Callable[[], Iterable[tuple[int, bytes]]] | None
 
     async def open(self) -> None: ...
 

@@ -1,5 +1,6 @@
 """The metadata: what the log's records mean, for whoever replays them. ``image`` (the state built by
-applying records, and nothing else), ``record_versions`` (which version of each record is written),
+applying records, and nothing else), ``snapshot_encoding`` (its snapshot's batches, encoded again only
+where topics changed), ``record_versions`` (which version of each record is written),
 ``configs`` (the catalogue of topic and broker configs), ``config_values`` (parsing and rendering their
 values), ``config_describe`` (DescribeConfigs' rows), ``view`` (``MetadataView``, what a broker may
 know of the metadata) and ``acls`` (access control entries and the authorizer's rules, which brokers and

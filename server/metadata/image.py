@@ -24,6 +24,7 @@ from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_
 
 from .acls import Acl
 from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
+from .snapshot_encoding import SnapshotEncodings, topic_records
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +208,7 @@ class MetadataImage:
         # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
         self.pending_transaction: list | None = None
         self._run = _TopicRun(self)  # the topic the last partition changes were applied to
+        self._encodings = SnapshotEncodings()  # the snapshot batches last encoded from this image's topics
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -275,7 +277,21 @@ class MetadataImage:
         level = self.metadata_version_level
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
+    def snapshot_batches(self):
+        """The snapshot of the image as it is now: its ``to_records`` as data batches (record count,
+        records' bytes) for ``raft.snapshots.write_snapshot_batches``, to be iterated on any thread.
+        Called on the thread that applies records; the topics unchanged since the last call are not
+        encoded again (server/metadata/snapshot_encoding.py)."""
+        return self._encodings.capture(self)
+
     def _snapshot_records(self):
+        yield from self.head_records()
+        for topic in self.topics.values():
+            yield from topic_records(topic.name, topic.topic_id, topic.partitions)
+        yield from self.tail_records()
+
+    def head_records(self):
+        """The snapshot's records before the topics: features, then brokers."""
         # metadata.version first, as Kafka's FeaturesImage writes it: a reader needs it before the rest
         for name, level in sorted(self.features.items(), key=lambda item: (item[0] != METADATA_VERSION_FEATURE, item[0])):
             yield rec.FeatureLevelRecord(name=name, feature_level=level)
@@ -289,15 +305,9 @@ class MetadataImage:
                                                                  max_supported_version=hi)
                           for n, lo, hi in b.features],
                 log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
-        for topic in self.topics.values():
-            yield rec.TopicRecord(name=topic.name, topic_id=topic.topic_id)
-            for index, p in topic.partitions.items():
-                yield rec.PartitionRecord(
-                    partition_id=index, topic_id=topic.topic_id, replicas=p.replicas, isr=p.isr,
-                    removing_replicas=p.removing, adding_replicas=p.adding, leader=p.leader,
-                    leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
-                    partition_epoch=p.partition_epoch, directories=p.directories,
-                    eligible_leader_replicas=p.elr or None, last_known_elr=p.last_known_elr or None)
+
+    def tail_records(self):
+        """The snapshot's records after the topics: configs, ACLs, SCRAM credentials."""
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,

@@ -56,7 +56,8 @@ and the committed part of the log after it; a record of a type or version kraftw
 stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
-committed, from an image copy given by ``snapshot_source``, and written in a thread. Retention of the
+committed, from the data batches ``snapshot_source`` captures at the high watermark (the image encodes
+only what changed since its last snapshot: server/metadata/snapshot_encoding.py), and written in a thread. Retention of the
 files is off by default (the audit reads the whole history); with ``retention_bytes`` or
 ``retention_ms``, segments wholly below the newest snapshot are deleted, or moved to ``archive_dir``.
 
@@ -85,7 +86,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Awaitable, Callable, Iterator
+from typing import Awaitable, Callable, Iterable, Iterator
 
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFIX, PARTIAL_SNAPSHOT_SUFFIX, PARTITION_DIR,
@@ -103,7 +104,7 @@ from .core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQu
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
-    snapshot_control, write_snapshot
+    snapshot_control, write_snapshot_batches
 from .storage import StorageError, fsync_dir
 from .voters import NO_DIRECTORY, SnapshotVoters, VoterSet
 
@@ -276,7 +277,8 @@ class RaftLog:
         self.core: RaftCore | None = None
         self.high_watermark = 0
         self.active = False
-        self.snapshot_source: Callable[[], object] | None = None  # -> image copy with to_records()
+        # -> the committed image's data batches, (record count, bytes): ``MetadataImage.snapshot_batches``
+        self.snapshot_source: Callable[[], Iterable[tuple[int, bytes]]] | None = None
         self.fsync_count = 0
         self.commit_count = 0  # batches committed
         self._listeners: list[Callable] = []
@@ -1109,13 +1111,13 @@ class RaftLog:
         snapshot = SnapshotId(self.high_watermark, self._committed_epoch)
         if self._snapshot is not None and self._snapshot[0].end_offset >= snapshot.end_offset:
             return self._snapshot[0]
-        image = self.snapshot_source()  # a copy, taken now, consistent with the high watermark
+        batches = self.snapshot_source()  # captured now, consistent with the high watermark
         voters = self.core.voters_at(snapshot.end_offset).control_records()
         self._since_snapshot_records = self._since_snapshot_bytes = 0
         loop = asyncio.get_running_loop()
         try:
-            path = await loop.run_in_executor(self._snapshot_io, write_snapshot, self.directory, snapshot,
-                                              self._committed_timestamp, _wall_ms(), image.to_records(), voters)
+            path = await loop.run_in_executor(self._snapshot_io, write_snapshot_batches, self.directory, snapshot,
+                                              self._committed_timestamp, _wall_ms(), batches, voters)
         except Exception:  # the log goes on without this snapshot; the next one is due as usual
             log.exception("could not write snapshot %s", snapshot.file_name)
             return None

@@ -18,14 +18,11 @@ from typing import Iterable, Iterator, NamedTuple
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
 from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
-                                     control_batch, decode_control, decode_frame, decode_value, encode_batch,
-                                     encode_frame, read_batch)
+                                     batch_header, control_batch, decode_control, decode_frame, decode_value,
+                                     metadata_bodies, read_batch)
 
 from .segments import Damage, UnknownRecordError, mapped, walk
 from .storage import StorageError, fsync_dir
-
-MAX_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
-MAX_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 
 
 class SnapshotId(NamedTuple):
@@ -63,6 +60,17 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
                    records: Iterable, control: list = ()) -> Path:
     """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``, with the
     ``control`` records after the header in its batch; returns its path."""
+    return write_snapshot_batches(directory, snapshot, last_timestamp, now_ms,
+                                  metadata_bodies(records), control)
+
+
+def write_snapshot_batches(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
+                           batches: Iterable[tuple[int, bytes]], control: list = ()) -> Path:
+    """Write the snapshot ``snapshot`` whose data batches are ``batches``: (record count, records'
+    bytes from ``codec.records.metadata_records``), each framed here at its offset with the snapshot's
+    epoch and ``now_ms`` (the header's CRC covers both bytes and time, so bytes kept from an earlier
+    snapshot make the same batch a fresh encoding would). ``control`` records follow the header in its
+    batch; returns the path."""
     final = directory / snapshot.file_name
     part = directory / f"{final.name[: -len(SNAPSHOT_SUFFIX)]}-{secrets.token_hex(8)}{PARTIAL_SNAPSHOT_SUFFIX}"
     epoch = snapshot.epoch
@@ -70,19 +78,10 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
         out.write(control_batch(0, epoch, now_ms, [SnapshotHeaderRecord(
             version=0, last_contained_log_timestamp=last_timestamp), *control]))
         offset = 1 + len(control)
-        pending: list[tuple[None, bytes]] = []
-        pending_bytes = 0
-        for record, version in records:
-            frame = encode_frame(record, version)
-            if len(pending) == MAX_BATCH_RECORDS or (pending and pending_bytes + len(frame) > MAX_BATCH_BYTES):
-                out.write(encode_batch(offset, epoch, now_ms, pending))
-                offset += len(pending)
-                pending, pending_bytes = [], 0
-            pending.append((None, frame))
-            pending_bytes += len(frame) + 8  # and the record's own framing, roughly
-        if pending:
-            out.write(encode_batch(offset, epoch, now_ms, pending))
-            offset += len(pending)
+        for count, body in batches:
+            out.write(batch_header(offset, epoch, now_ms, body, count))
+            out.write(body)
+            offset += count
         out.write(control_batch(offset, epoch, now_ms, [SnapshotFooterRecord(version=0)]))
         out.flush()
         os.fsync(out.fileno())
