@@ -115,7 +115,7 @@ def voters(controllers: int):
     """bench/reassign.py's in-process deployment, with ``controllers`` voters on Kafka's timers (the
     short test timers time out while a 10,000-partition change holds the one event loop)."""
     with BackgroundCluster(brokers=3, controllers=controllers, quorum_timers=Timers.kafka_defaults()) as bg:
-        yield bg.bootstrap, os.getpid()
+        yield bg.bootstrap, os.getpid(), None  # (bootstrap, pid, no metrics URL), as reassign.latency takes
 
 
 def main() -> None:

@@ -16,6 +16,12 @@ through kafka-python 3.0.12, and simulated move times against the throttle model
    bytes / min(throttle, bandwidth); measured is real time from the alter call until no partition is
    reassigning, times the speed.
 
+For ``serve`` each alter's wall time is split with the server's own request metrics (scraped from
+``--metrics-port`` before and after it, outside the timed call): "broker" is the receiving broker's
+listener's time from the request's arrival to its answer written, "controller" the controller
+listener's for the forwarded request, "commit" the write's time from append to commit (the fsync);
+the rest of the wall time is kafka-python's and the sockets'.
+
 ``--controllers N`` runs both deployments with N voters (Kafka's quorum timers, as ``serve`` has them);
 with 3, the 1-voter figures to compare come from a run without it. ``--profile N`` profiles the ``serve`` process (cProfile, its event-loop thread) during the counted
 alters only and prints its N costliest functions, by own time and by cumulative time.
@@ -29,11 +35,13 @@ import os
 import pstats
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from kafka import KafkaAdminClient, TopicPartition  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import ErrorCode  # noqa: E402
@@ -82,10 +91,10 @@ def cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def in_process(controllers: int = 1):
-    """(bootstrap, pid whose CPU time is the server's): this process, client included."""
+    """(bootstrap, pid whose CPU time is the server's, no metrics URL): this process, client included."""
     quorum = {} if controllers == 1 else {"controllers": controllers, "quorum_timers": Timers.kafka_defaults()}
     with BackgroundCluster(brokers=3, **quorum) as bg:
-        yield bg.bootstrap, os.getpid()
+        yield bg.bootstrap, os.getpid(), None
 
 
 def profiled_server(path: str, argv: list[str]) -> int:
@@ -107,11 +116,16 @@ def profiled_server(path: str, argv: list[str]) -> int:
 
 @contextmanager
 def served(profile: str | None = None, controllers: int = 1):
-    """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory;
-    with ``profile``, run by ``profiled_server`` writing its stats there."""
+    """A separate ``kraftwire serve`` process on ephemeral ports, its data in a temporary directory:
+    (bootstrap, its pid, its metrics URL); with ``profile``, run by ``profiled_server`` writing its
+    stats there."""
     data = tempfile.mkdtemp(prefix="kraftwire-bench-")
+    with socket.socket() as probe:  # a free port from the kernel for the metrics (serve logs, not prints, its URL)
+        probe.bind(("127.0.0.1", 0))
+        metrics_port = probe.getsockname()[1]
     command = ["serve", "--brokers", "3", "--port", "0", "--controller-port", "0", "--data-dir", data,
-               "--log-level", "WARNING"] + (["--controllers", str(controllers)] if controllers != 1 else [])
+               "--metrics-port", str(metrics_port), "--log-level", "WARNING"] + (
+                   ["--controllers", str(controllers)] if controllers != 1 else [])
     launcher = ["-m", "kraftwire"] if profile is None else [__file__, "--profiled-server", profile, "--"]
     process = subprocess.Popen([sys.executable, *launcher, *command],
                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -121,7 +135,7 @@ def served(profile: str | None = None, controllers: int = 1):
                 break
         else:
             raise RuntimeError("kraftwire serve did not start")
-        yield line.split()[-1], process.pid
+        yield line.split()[-1], process.pid, f"http://127.0.0.1:{metrics_port}/metrics"
     finally:
         process.terminate()
         try:
@@ -140,11 +154,29 @@ def timed(pid: int, call):
             (time.process_time() - own) * 1000)
 
 
+def server_seconds(url: str | None) -> dict[str, float]:
+    """The server's seconds so far (from its metrics): "broker" and "controller", the listeners' summed
+    times on AlterPartitionReassignments; "commit", the metadata writes' summed append-to-commit times."""
+    if url is None:
+        return {}
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        text = answer.read().decode()
+    seconds = {"broker": 0.0, "controller": 0.0, "commit": 0.0}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "kraftwire_metadata_commit_latency_seconds_sum":
+                seconds["commit"] += sample.value
+            elif (sample.name == "kraftwire_request_latency_seconds_sum"
+                  and sample.labels["api"] == "AlterPartitionReassignments"):
+                seconds["controller" if sample.labels["listener"].startswith("controller") else "broker"] += sample.value
+    return seconds
+
+
 def latency(deployment, runs: int, lists: int, gap: float, profiled: bool = False) -> dict:
     """``profiled``: ``deployment`` is a ``profiled_server``, told to profile each counted alter."""
     figures = {name + suffix: [] for name in ("alter", "list", "alter_after_gap")
-               for suffix in ("", "_cpu", "_client_cpu")}
-    with deployment() as (bootstrap, pid):
+               for suffix in ("", "_cpu", "_client_cpu", "_broker", "_controller", "_commit")}
+    with deployment() as (bootstrap, pid, metrics):
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=120000)
         names = ["bench-a", "bench-b"]
         for name in names:
@@ -154,6 +186,7 @@ def latency(deployment, runs: int, lists: int, gap: float, profiled: bool = Fals
         cancel = {tp: None for tp in move}
 
         def alter(target, key):
+            before = server_seconds(metrics) if key else {}
             if key and profiled:
                 os.kill(pid, signal.SIGUSR1)
             result, wall, cpu, client_cpu = timed(pid, lambda: admin.alter_partition_reassignments(target))
@@ -164,6 +197,8 @@ def latency(deployment, runs: int, lists: int, gap: float, profiled: bool = Fals
                 figures[key].append(wall)
                 figures[key + "_cpu"].append(cpu)
                 figures[key + "_client_cpu"].append(client_cpu)
+                for part, seconds in server_seconds(metrics).items():
+                    figures[f"{key}_{part}"].append((seconds - before[part]) * 1000)
 
         for run in range(runs + 1):
             counted = run > 0  # the first run warms up
@@ -191,8 +226,11 @@ def report(name: str, figures: dict, key: str, cpu_of: str, separate_client: boo
     client's (kafka-python building the request and reading the answer: part of the wall time)."""
     values = figures[key]
     client = f"; client process CPU p50 {statistics.median(figures[key + '_client_cpu']):.0f} ms" if separate_client else ""
+    parts = ", ".join(f"{part} {statistics.median(figures[f'{key}_{part}']):.0f}"
+                      for part in ("broker", "controller", "commit") if figures.get(f"{key}_{part}"))
+    parts = f"; server's parts p50 (ms): {parts}" if parts else ""
     print(f"  {name}: p50 {statistics.median(values):.0f} ms (min {min(values):.0f}, max {max(values):.0f}, "
-          f"n={len(values)}); {cpu_of} CPU p50 {statistics.median(figures[key + '_cpu']):.0f} ms{client}; "
+          f"n={len(values)}); {cpu_of} CPU p50 {statistics.median(figures[key + '_cpu']):.0f} ms{client}{parts}; "
           f"load {load_average()}", flush=True)
 
 

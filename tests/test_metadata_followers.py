@@ -1,7 +1,8 @@
 """Brokers follow the metadata log as KRaft observers (server/broker/metadata_follower.py): each fetches
 ``__cluster_metadata`` from the active controller, shows in DescribeQuorum with its directory and log
-end offset, answers Metadata from what it fetched (so it lags while it cannot fetch), and follows the
-new active controller after a failover."""
+end offset, answers Metadata from what it fetched (so it lags while it cannot fetch; a forwarded
+CreateTopics is answered once it has the topic, a forwarded reassignment as the controller answers),
+and follows the new active controller after a failover."""
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +11,7 @@ import time
 import uuid
 
 import pytest
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
 
 from kraftwire.codec.messages import CreateTopicsRequest, DescribeQuorumRequest, MetadataRequest
@@ -79,6 +80,42 @@ def test_kafka_python_lists_every_broker_as_an_observer_with_its_directory(bg_cl
     assert all(end >= hw for end in ends)
     for broker in brokers:  # ... and every broker's Metadata names it once it has fetched it
         bg_cluster.run(eventually(lambda: _names(broker, "through-broker-1"), what=f"broker {broker.broker_id}"))
+
+
+def test_a_forwarded_reassignment_is_answered_as_the_controller_answers_and_a_create_once_the_broker_has_it(
+        bg_cluster):
+    """A broker waits for its metadata to hold what the controller committed (asking the controller's
+    high watermark with DescribeQuorum) before it answers a forwarded CreateTopics, whose topic a client
+    reads back from the broker's Metadata; AlterPartitionReassignments and ListPartitionReassignments,
+    read back from the controller, are answered as the controller answers them, as Kafka's brokers do,
+    and the listing still shows the client's own change."""
+    controller = bg_cluster.cluster.controller_node
+
+    def probes() -> int:
+        counts = bg_cluster.call(lambda: controller.listener.request_stats()[0])
+        return sum(count for (api_key, _, _), count in counts.items() if api_key == 55)
+
+    admin = KafkaAdminClient(bootstrap_servers=bg_cluster.bootstrap.split(",")[0], client_id="followers-test")
+    try:
+        before = probes()
+        created = admin.create_topics({"read-back": {"assignments": {i: [1] for i in range(4)},
+                                                     "configs": {"kraftwire.partition.size.bytes": str(10 ** 15)}}})
+        assert created["topics"][0]["error_code"] == 0, created
+        assert probes() > before  # the broker asked where the committed log ends before it answered ...
+        assert bg_cluster.call(lambda: [b.image.topic("read-back") is not None for b in bg_cluster.cluster.brokers]) \
+            == [True, True, True]  # ... and every broker's image has the topic by then
+        described = admin.describe_topics(["read-back"])
+        assert [(t["name"], t["error_code"], len(t["partitions"])) for t in described] == [("read-back", 0, 4)]
+
+        before = probes()
+        moves = {TopicPartition("read-back", i): [2] for i in range(4)}
+        assert not any(admin.alter_partition_reassignments(moves).values())
+        listed = admin.list_partition_reassignments()
+        assert {tp: (r["replicas"], r["adding_replicas"], r["removing_replicas"]) for tp, r in listed.items()} == {
+            tp: ([2, 1], [2], [1]) for tp in moves}
+        assert probes() == before  # neither waited for a broker's metadata
+    finally:
+        admin.close()
 
 
 async def test_brokers_cut_off_from_the_controller_show_older_metadata_until_they_fetch(cluster):

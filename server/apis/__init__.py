@@ -44,14 +44,25 @@ async def forward_to_controller(broker, context, request):
     return await broker.forward(request, context.api_version)
 
 
-async def relay_to_controller(broker, context, request):
+async def relay_to_controller(broker, context, request, *, synced: bool = True):
     """Forward a request the broker has parsed (and authorized) but need not change, as the bytes it
     came in, and hand back the controller's answer undecoded: a 10,000-partition reassignment's request
-    and its listing are neither encoded nor decoded again on the broker."""
+    and its listing are neither encoded nor decoded again on the broker. The answer waits until the
+    broker's metadata holds what the controller had committed (``BrokerNode.relay``) unless ``synced``
+    is False."""
     key, version = context.api_key, context.api_version
-    body = await broker.relay(key, version, context.body, getattr(request, "timeout_ms", None))
+    body = await broker.relay(key, version, context.body, getattr(request, "timeout_ms", None), synced=synced)
     at = codec.api(key)[1].fixed_offset("error_code", version)
     return Encoded(body, _INT16.unpack_from(body, at)[0] if at is not None else ErrorCode.NONE)
+
+
+async def relay_answered_at_once(broker, context, request):
+    """``relay_to_controller`` for a request that is read back from the controller, not from the
+    broker's metadata (reassignments are listed by ListPartitionReassignments, the quorum described by
+    DescribeQuorum, both forwarded): the controller's answer, once it has committed, is handed back at
+    once, as Kafka's broker does, without waiting for the broker's metadata to hold the commit (for a
+    10,000-partition reassignment that wait was the brokers' applying of 10,000 records)."""
+    return await relay_to_controller(broker, context, request, synced=False)
 
 
 _INT16 = struct.Struct(">h")
@@ -77,11 +88,11 @@ BROKER_APIS: dict[int, Handler] = {
     api43_elect_leaders.API_KEY: on_cluster(ALTER, relay_to_controller),
     api44_incremental_alter_configs.API_KEY: per_resource(api44_incremental_alter_configs.on_broker,
                                                           INCREMENTAL_ALTER_CONFIGS),
-    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, relay_to_controller),
-    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, relay_to_controller),
+    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, relay_answered_at_once),
+    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, relay_answered_at_once),
     api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
-    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, relay_to_controller),
+    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, relay_answered_at_once),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,

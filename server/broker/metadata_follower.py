@@ -49,7 +49,7 @@ high watermark of the first answer, as a Kafka broker catches up before it asks 
 gives up only when the replica made no progress (no batch applied, no snapshot chunk received or
 loaded) for its ``stall_timeout``, so a large snapshot takes the time it needs;
 ``sync()`` returns once it holds what the leader has committed by then (its high watermark, asked with
-DescribeQuorum; the broker answers forwarded requests only after it, README: differences); ``close()`` stops.
+DescribeQuorum; the broker answers most forwarded requests only after it, README: differences); ``close()`` stops.
 
 A fetch at the leader's log end waits up to ``max_wait_ms`` for new records or a new high watermark
 (the leader answers at once when the high watermark moved since its last answer to this observer:

@@ -123,10 +123,14 @@ class BrokerNode:
         await self.sync_metadata()
         return answer
 
-    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
-        """``forward`` for a request body relayed as it came; the answer's bytes."""
+    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None, *,
+                    synced: bool = True) -> bytes:
+        """``forward`` for a request body relayed as it came; the answer's bytes. ``synced`` False: the
+        answer as soon as the controller gives it (after its commit), as Kafka's ForwardingManager
+        hands it back, for requests a client reads back from the controller anyway (README: differences)."""
         answer = await self.client.relay(api_key, version, body, timeout_ms)
-        await self.sync_metadata()
+        if synced:
+            await self.sync_metadata()
         return answer
 
     async def sync_metadata(self) -> None:
