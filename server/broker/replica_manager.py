@@ -49,7 +49,7 @@ log = logging.getLogger("kraftwire.replication")
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
 ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
 # the records ``on_commit`` looks at (a bulk change commits thousands of others)
-_WATCHED = frozenset({rec.ConfigRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
+_WATCHED = frozenset({rec.ConfigRecord, rec.TopicRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
                       rec.RegisterBrokerRecord})
 
 
@@ -213,15 +213,19 @@ class ReplicaManager:
         where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
         fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
         size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Only the resized topics' partitions are looked at (a CreateTopics sets
-        the size of every topic it creates)."""
+        truncates every replica. Only the resized topics' partitions are looked at; a topic created in
+        the same commit is not (a CreateTopics sets the size of every topic it creates, and its replicas
+        took that size when ``apply_changes`` made them, before this listener runs)."""
         resized = set()
+        created = set()
         unfenced = set()
         for _, record in committed:
             kind = type(record)
             if kind not in _WATCHED:
                 continue
-            if kind is rec.ConfigRecord:
+            if kind is rec.TopicRecord:
+                created.add(record.name)
+            elif kind is rec.ConfigRecord:
                 if record.name in configs.SIZE_CONFIGS:  # a topic config (no broker synonym)
                     resized.add(record.resource_name)
             elif kind is rec.UnfenceBrokerRecord:
@@ -233,6 +237,7 @@ class ReplicaManager:
                 if replica.leader == self.broker_id and any(b in unfenced and b not in replica.isr
                                                             for b in replica.replicas):
                     self._consider_isr(replica)
+        resized -= created
         if not resized:
             return
         self.network.settle()  # bytes copied so far count at the old size

@@ -458,15 +458,18 @@ class ReplicationNetwork:
         replaced, self._image_seen = image is not self._image_seen and self._image_seen is not None, image
         if replaced:
             self._examine([copy for copies in self._topics.values() for copy in copies.values()])
-        topics = set()
+        topics, new_topics = set(), set()
         for _, record in committed:
             kind = type(record)
-            if kind is rec.RemoveTopicRecord:
+            if kind is rec.TopicRecord:  # its copies are new: looked at when followed
+                new_topics.add(record.topic_id)
+            elif kind is rec.RemoveTopicRecord:
                 topics.add(record.topic_id)
             elif kind is rec.ConfigRecord and record.name in configs.SIZE_CONFIGS:
                 topic_id = image.topic_ids.get(record.resource_name)  # size configs are topic configs only
                 if topic_id is not None:
                     topics.add(topic_id)
+        topics -= new_topics
         if self._remote_brokers:
             created = self._follow_remote_followers()
             self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
