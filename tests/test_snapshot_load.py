@@ -44,15 +44,20 @@ async def test_a_controller_restarted_from_its_snapshot_keeps_its_brokers_and_wr
         host, port = cluster.bootstrap.split(",")[0].split(":")
         client = KafkaClient(host, int(port), "snapshot-load-test")
         try:
-            for t in range(TOPICS):
+            async def create(name: str, partitions: int) -> None:
                 answer = await client.send(CreateTopicsRequest(timeout_ms=30000, topics=[
-                    CreateTopicsRequest.CreatableTopic(name=f"t{t}", num_partitions=PARTITIONS, replication_factor=2)]))
+                    CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=2)]))
                 assert answer.topics[0].error_code == 0, answer
-            log = cluster.log
-            await eventually(lambda: log.latest_snapshot and log.latest_snapshot[0].end_offset > TOPICS * PARTITIONS,
-                             "a snapshot holding most partitions")
+
+            for t in range(TOPICS):
+                await create(f"t{t}", PARTITIONS)
+            log, created = cluster.log, TOPICS * PARTITIONS
+            held = log.high_watermark
+            while not (log.latest_snapshot and log.latest_snapshot[0].end_offset >= held):
+                await create(f"more{created}", 1)  # until a snapshot holds the topics above
+                created += 1
             before = served(await client.send(MetadataRequest(topics=None)))
-            assert len(before) == TOPICS * PARTITIONS and all(leader >= 0 for leader, _, _ in before.values())
+            assert len(before) == created and all(leader >= 0 for leader, _, _ in before.values())
             image, high_watermark = cluster.controller.committed, log.high_watermark
             registered = {b.broker_id: (b.epoch, b.incarnation_id) for b in image.brokers.values() if not b.fenced}
             assert sorted(registered) == [1, 2, 3]
