@@ -5,25 +5,44 @@ process grows it through CreateTopics requests of 9,980 partitions each (10 topi
 most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
 every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. While growing it takes the server's CPU time
 of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
-of each growth stretch and of its last ten requests). At each checkpoint it measures:
+of each growth stretch and of its last ten requests). At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
-- stop: SIGTERM until the process has exited;
-- restart: start again, time until every broker has registered again and is unfenced and a
-  Metadata answer lists every partition with a leader;
-- Metadata for all topics: the first answer after the restart (built) and the next (cached);
+- controller restart from snapshot: the controller stops and starts again inside the running ``serve``
+  (the control plane's ``POST /api/controllers/{id}/stop`` and ``.../start``) while the 4 brokers keep
+  running, timed from the start until the controller is active with its image loaded (its snapshot,
+  then the log after it), every broker is unfenced at the epoch it had (none registered again), and a
+  Metadata answer through a broker lists every partition with a leader. After a broker session's time
+  more, it checks on disk that the restart wrote nothing but its LeaderChange (no fencing, no
+  registration, no partition record). This is what KRaft promises at millions of partitions: a
+  controller restarts (or fails over) by loading its snapshot, the brokers keep their sessions
+  (Kafka's newly active controller gives every registered broker one, ClusterControlManager.activate).
+  The control plane's restart is chosen over separate ``kraftwire controller`` and ``broker``
+  processes (bench/chaos.py) because it restarts the same data directory and code path (RaftLog.open,
+  Controller.start) without a second way of deploying the bench's cluster; the brokers it keeps
+  running share the process, so the figures include whatever they do meanwhile (they cannot reach a
+  controller: their fetches and heartbeats retry);
+- Metadata for all topics, 4 in a row (served from the brokers' cache unless the image moved);
 - AlterPartitionReassignments moving 10,000 partitions (one request, answered once committed, that is
   fsync'd), then ListPartitionReassignments of all ongoing; ``--runs`` runs after one warm-up run, a
   cancel of all 10,000 and ``--settle`` seconds of rest between runs, p50 shown;
 - controlled shutdown: a BrokerHeartbeat with WantShutDown for one broker, sent to the controller as
   the broker sends it; the answer comes once the records moving the broker's leaderships and ISR
-  memberships are committed. The broker chosen is the one leading the most partitions (the restart
-  re-registers them all); the number of partitions it led is printed beside the time.
+  memberships are committed. The broker chosen is the one leading the most partitions; the number of
+  partitions it led is printed beside the time. The broker stays in controlled shutdown until the
+  process restarts, so this runs only where a whole-process restart follows, and at the last checkpoint;
+- whole-process restart (at checkpoints up to ``--process-restarts-up-to`` partitions): SIGTERM until
+  the process has exited, then start again, time until every broker has registered again (a new
+  incarnation, which Kafka's controller handles as a shutdown of the old one: out of every ISR and ELR,
+  O(partitions) records) and is unfenced and a Metadata answer lists every partition with a leader.
+  After it leaderships are skewed (README, differences: no automatic rebalance) and later growth
+  slows; at 1M it took minutes (bench/README.md), so a run to 2M skips it there.
 
-Per-partition costs (RSS, restart, snapshot bytes) are printed for every checkpoint so that flatness
-can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at each
-checkpoint, no restart or requests): it goes further where a restart cannot pass yet.
-Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--grow-only]
+Per-partition costs (RSS, both restarts, snapshot bytes) are printed for every checkpoint so that
+flatness can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at
+each checkpoint, no restart or requests).
+Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--process-restarts-up-to N]
+     [--grow-only]
 """
 from __future__ import annotations
 
@@ -304,10 +323,12 @@ async def served_in_full(client: KafkaClient, partitions: int):
 async def controller_restart(server: Server, client: KafkaClient, partitions: int, settle: float) -> dict:
     """Stop the controller and start it again inside the running ``serve`` (the control plane's
     controller stop and start) while the brokers keep running; see the module docstring."""
+    # Served before: every partition with a leader (this also warms the brokers' cache of the answer,
+    # as a serving cluster's is warm: its first all-topics answer after growth encodes every topic)
+    assert await served_in_full(client, partitions) is not None
     before = await asyncio.to_thread(server.brokers)
     controller = await asyncio.to_thread(server.controller)
-    snapshot_end = server.snapshot_end()
-    figures = {"offset": controller["high_watermark"], "snapshot_end": snapshot_end}
+    figures = {"offset": controller["high_watermark"], "snapshot_end": server.snapshot_end()}
     began = time.perf_counter()
     await asyncio.to_thread(server.api, "POST", f"/api/controllers/{controller['id']}/stop")
     figures["stop"] = time.perf_counter() - began
@@ -327,13 +348,14 @@ async def controller_restart(server: Server, client: KafkaClient, partitions: in
         if time.monotonic() > deadline:
             raise TimeoutError(f"the brokers did not stay as they were: {brokers}")
         await asyncio.sleep(0.02)
-    asked = time.perf_counter()
+    asked, cpu = time.perf_counter(), server.cpu()
     while (metadata := await served_in_full(client, partitions)) is None:
         if time.monotonic() > deadline:
             raise TimeoutError("the brokers did not serve every partition with a leader")
         await asyncio.sleep(0.05)
     figures["restart"] = time.perf_counter() - began
     figures["metadata"] = time.perf_counter() - asked
+    figures["metadata_cpu"] = server.cpu() - cpu
     # Past a broker session (3 s in serve) and the heartbeats after it: no broker fenced or registered
     # again, no partition record written; what the restart wrote is on disk after the old high watermark.
     await asyncio.sleep(max(settle, 4.0))
@@ -421,7 +443,7 @@ def show(f: dict) -> None:
     print(f"controller restart from snapshot (snapshot ends at offset {c['snapshot_end']:,}, log at {c['offset']:,}): "
           f"stop {c['stop']:.2f} s; start answered {c['started']:.2f} s, active {c['active']:.2f} s, every partition "
           f"served {c['restart']:.2f} s ({c['restart'] / n * 1e6:.2f} us/partition; of which the Metadata answer "
-          f"{c['metadata']:.2f} s); records written: {c['written']}; RSS then {f['controller_rss'] / 2**20:,.0f} MiB")
+          f"{c['metadata']:.2f} s, {c['metadata_cpu']:.2f} s of it server CPU); records written: {c['written']}; RSS then {f['controller_rss'] / 2**20:,.0f} MiB")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
     r = f["reassign"]
