@@ -4,7 +4,9 @@ Brokers, topics with their partitions, dynamic configs, feature levels, access c
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
 yet committed records) and both are fed the same records (``adopt_or_apply`` lets the committed image take
-a partition state the working image already built from the same record).
+a partition state the working image already built from the same record). A snapshot's load goes through
+``apply_frames``, which takes the framed records and builds the state of each distinct PartitionRecord
+once (a restart at millions of partitions is mostly these).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
 PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
