@@ -2,16 +2,25 @@
 
 Builds ``--partitions`` PartitionRecords (topics of 1,000, RF 3 over 4 brokers, each replica in its
 broker's one log directory, as a JBOD-less kraftwire broker registers), each through its on-disk frame:
-times decoding them and applying them to an empty image (a snapshot's replay at restart), then applying
-one PartitionChangeRecord (a reassignment's start) to each of ``--changes`` partitions, and measures the
-image's memory per partition with tracemalloc (a separate build, so tracing does not slow the timings).
+times decoding them and applying them to an empty image, then applying one PartitionChangeRecord (a
+reassignment's start) to each of ``--changes`` partitions, and measures the image's memory per
+partition with tracemalloc (a separate build, so tracing does not slow the timings).
+
+Then a controller's snapshot load: the image is written as a snapshot with the snapshot writer
+(``write_snapshot`` of ``to_records``, in a temporary directory) and loaded back both ways, timed: the
+records read and decoded (``read_snapshot``) and applied one by one, and the frames handed undecoded
+to ``MetadataImage.apply_frames`` as a controller's start does (``RaftLog.replay(frames=...)``); both
+images must equal the one written. The garbage collector runs with the thresholds a running cluster
+sets (server/host/collector.py).
 
 Run: python bench/image.py [--partitions 200000] [--changes 20000]
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
+import tempfile
 import time
 import tracemalloc
 import uuid
@@ -25,6 +34,8 @@ from provenance import header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 from kraftwire.server.metadata.record_versions import METADATA_VERSIONS, version_for  # noqa: E402
+from kraftwire.server.host import collector  # noqa: E402
+from kraftwire.server.raft.snapshots import SnapshotId, load_snapshot_frames, read_snapshot, write_snapshot  # noqa: E402
 
 BROKERS = 4
 TOPIC_PARTITIONS = 1000
@@ -86,7 +97,31 @@ def main() -> int:
     print(f"PartitionChangeRecord apply: {(changed - start_changes) / args.changes * 1e6:.1f} us/record "
           f"({args.changes:,})")
     print(f"image memory: {traced / args.partitions:,.0f} B/partition (tracemalloc)")
+    snapshot_load(args.partitions, encoded)
     print(f"load average at the end: {load_average()}")
+
+
+def snapshot_load(partitions: int, encoded: list[bytes]) -> None:
+    image = built(rec.decode_frame(frame)[0] for frame in encoded)
+    gc.collect()
+    gc.set_threshold(*collector.THRESHOLDS)
+    with tempfile.TemporaryDirectory(prefix="kraftwire-image-") as directory:
+        path = write_snapshot(Path(directory), SnapshotId(len(encoded), 1), 0, 0, image.to_records())
+        start = time.perf_counter()
+        decoded = MetadataImage()
+        for record in read_snapshot(path):
+            decoded.apply(record, len(encoded) - 1)
+        one_by_one = time.perf_counter()
+        framed = MetadataImage()
+        load_snapshot_frames(path, lambda frames: framed.apply_frames(frames, len(encoded) - 1))
+        frames_done = time.perf_counter()
+        size = path.stat().st_size
+    for loaded in (decoded, framed):
+        assert loaded.topics == image.topics and loaded.brokers == image.brokers
+    print(f"snapshot of {partitions:,} partitions ({size / 2**20:,.1f} MiB) loaded, wall: records decoded and "
+          f"applied {one_by_one - start:.2f} s ({(one_by_one - start) / partitions * 1e6:.2f} us/partition); "
+          f"frames (apply_frames) {frames_done - one_by_one:.2f} s "
+          f"({(frames_done - one_by_one) / partitions * 1e6:.2f} us/partition)")
     return 0
 
 

@@ -5,25 +5,44 @@ process grows it through CreateTopics requests of 9,980 partitions each (10 topi
 most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
 every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. While growing it takes the server's CPU time
 of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
-of each growth stretch and of its last ten requests). At each checkpoint it measures:
+of each growth stretch and of its last ten requests). At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
-- stop: SIGTERM until the process has exited;
-- restart: start again, time until every broker has registered again and is unfenced and a
-  Metadata answer lists every partition with a leader;
-- Metadata for all topics: the first answer after the restart (built) and the next (cached);
+- controller restart from snapshot: the controller stops and starts again inside the running ``serve``
+  (the control plane's ``POST /api/controllers/{id}/stop`` and ``.../start``) while the 4 brokers keep
+  running, timed from the start until the controller is active with its image loaded (its snapshot,
+  then the log after it), every broker is unfenced at the epoch it had (none registered again), and a
+  Metadata answer through a broker lists every partition with a leader. After a broker session's time
+  more, it checks on disk that the restart wrote nothing but its LeaderChange (no fencing, no
+  registration, no partition record). This is what KRaft promises at millions of partitions: a
+  controller restarts (or fails over) by loading its snapshot, the brokers keep their sessions
+  (Kafka's newly active controller gives every registered broker one, ClusterControlManager.activate).
+  The control plane's restart is chosen over separate ``kraftwire controller`` and ``broker``
+  processes (bench/chaos.py) because it restarts the same data directory and code path (RaftLog.open,
+  Controller.start) without a second way of deploying the bench's cluster; the brokers it keeps
+  running share the process, so the figures include whatever they do meanwhile (they cannot reach a
+  controller: their fetches and heartbeats retry);
+- Metadata for all topics, 4 in a row (served from the brokers' cache unless the image moved);
 - AlterPartitionReassignments moving 10,000 partitions (one request, answered once committed, that is
   fsync'd), then ListPartitionReassignments of all ongoing; ``--runs`` runs after one warm-up run, a
   cancel of all 10,000 and ``--settle`` seconds of rest between runs, p50 shown;
 - controlled shutdown: a BrokerHeartbeat with WantShutDown for one broker, sent to the controller as
   the broker sends it; the answer comes once the records moving the broker's leaderships and ISR
-  memberships are committed. The broker chosen is the one leading the most partitions (the restart
-  re-registers them all); the number of partitions it led is printed beside the time.
+  memberships are committed. The broker chosen is the one leading the most partitions; the number of
+  partitions it led is printed beside the time. The broker stays in controlled shutdown until the
+  process restarts, so this runs only where a whole-process restart follows, and at the last checkpoint;
+- whole-process restart (at checkpoints up to ``--process-restarts-up-to`` partitions): SIGTERM until
+  the process has exited, then start again, time until every broker has registered again (a new
+  incarnation, which Kafka's controller handles as a shutdown of the old one: out of every ISR and ELR,
+  O(partitions) records) and is unfenced and a Metadata answer lists every partition with a leader.
+  After it leaderships are skewed (README, differences: no automatic rebalance) and later growth
+  slows; at 1M it took minutes (bench/README.md), so a run to 2M skips it there.
 
-Per-partition costs (RSS, restart, snapshot bytes) are printed for every checkpoint so that flatness
-can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at each
-checkpoint, no restart or requests): it goes further where a restart cannot pass yet.
-Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--grow-only]
+Per-partition costs (RSS, both restarts, snapshot bytes) are printed for every checkpoint so that
+flatness can be judged. ``--grow-only`` measures growth alone (CreateTopics CPU, RSS, snapshot size at
+each checkpoint, no restart or requests).
+Run: python bench/scale.py [--partitions 2000000] [--checkpoints 100000,500000,...] [--process-restarts-up-to N]
+     [--grow-only]
 """
 from __future__ import annotations
 
@@ -51,6 +70,8 @@ sys.path.insert(0, str(ROOT))
 from kraftwire.codec import ErrorCode  # noqa: E402
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, BrokerHeartbeatRequest,  # noqa: E402
                                       CreateTopicsRequest, ListPartitionReassignmentsRequest, MetadataRequest)
+from kraftwire.codec.log_layout import parse_snapshot_name  # noqa: E402
+from kraftwire.codec.records import CONTROL_TYPES, batch_size_at, check_batch, decode_value, read_batch  # noqa: E402
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError  # noqa: E402
 
 BROKERS = 4
@@ -62,6 +83,7 @@ TOPICS_PER_REQUEST = 10
 ALTER_PARTITIONS = 10_000
 HUGE = str(10 ** 15)
 TOKEN = "scale-bench"
+CONTROL_RECORDS = {cls.__name__ for cls in CONTROL_TYPES.values()}  # what a controller's restart may write
 
 
 def free_port_run(count: int) -> int:
@@ -127,6 +149,10 @@ class Server:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def snapshot_end(self) -> int:
+        """The end offset of the newest snapshot on disk (0 for none)."""
+        return max((parse_snapshot_name(p.name)[0] for p in self.data_dir.rglob("*.checkpoint")), default=0)
+
     def disk(self) -> dict[str, int]:
         snapshots = sorted(self.data_dir.rglob("*.checkpoint"), key=lambda p: p.stat().st_mtime)
         return {"snapshot": snapshots[-1].stat().st_size if snapshots else 0,
@@ -134,9 +160,37 @@ class Server:
 
     def brokers(self) -> dict[int, dict]:
         """The control plane's view of every broker (epoch, fenced, ...)."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.control_port}/api/brokers", timeout=60) as answer:
-            listed = json.load(answer)
+        listed = self.api("GET", "/api/brokers")
         return {b["id"]: b for b in (listed["brokers"] if isinstance(listed, dict) else listed)}
+
+    def controller(self) -> dict:
+        """The control plane's view of the (one) controller: running, active, offsets."""
+        return self.api("GET", "/api/controllers")[0]
+
+    def api(self, method: str, path: str, timeout: float = 600):
+        request = urllib.request.Request(f"http://127.0.0.1:{self.control_port}{path}", method=method,
+                                         headers={"Authorization": f"Bearer {TOKEN}"},
+                                         data=b"" if method == "POST" else None)
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return json.load(answer)
+
+    def records_from(self, offset: int) -> collections.Counter:
+        """The metadata log's records at ``offset`` and after, counted by type, read from the segment
+        files on disk (control records by their control type's name)."""
+        counted = collections.Counter()
+        for segment in sorted(self.data_dir.rglob("__cluster_metadata-0/*.log")):
+            try:
+                data = segment.read_bytes()
+            except FileNotFoundError:  # retired meanwhile: below the offsets asked for
+                continue
+            position = 0
+            while (size := batch_size_at(data, position)) is not None and position + size <= len(data):
+                header = check_batch(data, position)
+                if header.base_offset + header.last_offset_delta >= offset:
+                    batch = read_batch(data, position)
+                    counted.update(type(decode_value(batch, r)).__name__ for r in batch.records if r.offset >= offset)
+                position += size
+        return counted
 
 
 async def connect(host: str, port: int, deadline: float, server: Server | None = None) -> KafkaClient:
@@ -258,11 +312,91 @@ async def controlled_shutdown(server: Server, metadata) -> dict:
     return {"broker": broker_id, "led": led, "seconds": seconds, "cpu": cpu}
 
 
-async def checkpoint(server: Server, client: KafkaClient, partitions: int, args) -> dict:
+async def served_in_full(client: KafkaClient, partitions: int):
+    """A Metadata answer (all topics) through a broker if it lists ``partitions`` partitions, each with a
+    leader; else None."""
+    metadata = await client.send(MetadataRequest(topics=None), 12)
+    leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
+    return metadata if partition_count(metadata) == partitions and not leaderless else None
+
+
+async def controller_restart(server: Server, client: KafkaClient, partitions: int, settle: float) -> dict:
+    """Stop the controller and start it again inside the running ``serve`` (the control plane's
+    controller stop and start) while the brokers keep running; see the module docstring."""
+    # Served before: every partition with a leader (this also warms the brokers' cache of the answer,
+    # as a serving cluster's is warm: its first all-topics answer after growth encodes every topic)
+    assert await served_in_full(client, partitions) is not None
+    before = await asyncio.to_thread(server.brokers)
+    controller = await asyncio.to_thread(server.controller)
+    figures = {"offset": controller["high_watermark"], "snapshot_end": server.snapshot_end()}
+    began = time.perf_counter()
+    await asyncio.to_thread(server.api, "POST", f"/api/controllers/{controller['id']}/stop")
+    figures["stop"] = time.perf_counter() - began
+    began = time.perf_counter()
+    await asyncio.to_thread(server.api, "POST", f"/api/controllers/{controller['id']}/start")
+    figures["started"] = time.perf_counter() - began  # the answer comes once its image is loaded
+    deadline = time.monotonic() + 600
+    while not (await asyncio.to_thread(server.controller))["active"]:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the restarted controller did not become active")
+        await asyncio.sleep(0.02)
+    figures["active"] = time.perf_counter() - began
+    while True:  # the controller's view: every broker registered as before (same epoch) and unfenced
+        brokers = await asyncio.to_thread(server.brokers)
+        if all(b["epoch"] == before[i]["epoch"] and not b["fenced"] for i, b in brokers.items()):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the brokers did not stay as they were: {brokers}")
+        await asyncio.sleep(0.02)
+    asked, cpu = time.perf_counter(), server.cpu()
+    while (metadata := await served_in_full(client, partitions)) is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the brokers did not serve every partition with a leader")
+        await asyncio.sleep(0.05)
+    figures["restart"] = time.perf_counter() - began
+    figures["metadata"] = time.perf_counter() - asked
+    figures["metadata_cpu"] = server.cpu() - cpu
+    # Past a broker session (3 s in serve) and the heartbeats after it: no broker fenced or registered
+    # again, no partition record written; what the restart wrote is on disk after the old high watermark.
+    await asyncio.sleep(max(settle, 4.0))
+    after = await asyncio.to_thread(server.brokers)
+    figures["written"] = dict(await asyncio.to_thread(server.records_from, figures["offset"]))
+    unchanged = all(b["epoch"] == before[i]["epoch"] and not b["fenced"] for i, b in after.items())
+    # its LeaderChange (read from disk: the reading works) and nothing else
+    assert unchanged and "LeaderChangeMessage" in figures["written"] \
+        and not set(figures["written"]) - CONTROL_RECORDS, (after, figures["written"])
+    return figures, metadata
+
+
+async def checkpoint(server: Server, client: KafkaClient, partitions: int, args, last: bool) -> dict:
     figures = {"partitions": partitions, **server.memory(), **server.disk()}
     progress(f"RSS {figures['VmRSS'] / 2**20:,.0f} MiB, snapshot {figures['snapshot'] / 2**20:,.1f} MiB")
     if args.grow_only:
         return figures, client
+    figures["controller"], metadata = await controller_restart(server, client, partitions, args.settle)
+    c = figures["controller"]
+    progress(f"controller restarted: active {c['active']:.1f} s, every partition served {c['restart']:.1f} s; "
+             f"written {c['written']}")
+    figures["controller_rss"] = server.memory()["VmRSS"]
+    # Whether an answer was built or cached shows in the server CPU it took.
+    figures["metadata"] = []
+    for _ in range(4):
+        metadata, *times = await timed(server, client.send(MetadataRequest(topics=None), 12))
+        figures["metadata"].append(times)
+    progress("Metadata ms wall/server CPU: " + ", ".join(f"{w * 1000:,.0f}/{c * 1000:,.0f}" for w, c in figures["metadata"]))
+    figures["reassign"] = await reassignments(server, client, metadata, args.runs, args.settle)
+    progress(f"alter, list (wall s, server CPU s): {figures['reassign']['alter']}, {figures['reassign']['list']}")
+    restart = partitions <= args.process_restarts_up_to
+    if restart or last:  # the broker stays in controlled shutdown until the process restarts
+        figures["shutdown"] = await controlled_shutdown(server, metadata)
+    figures["rss_after"] = server.memory()["VmRSS"]
+    if restart:
+        client = await process_restart(server, client, partitions, figures)
+    return figures, client
+
+
+async def process_restart(server: Server, client: KafkaClient, partitions: int, figures: dict) -> KafkaClient:
+    """Stop the whole ``serve`` process (SIGTERM) and start it again on its data directory."""
     old_epochs = {b: state["epoch"] for b, state in (await asyncio.to_thread(server.brokers)).items()}
     await client.close()
     began = time.perf_counter()
@@ -282,29 +416,16 @@ async def checkpoint(server: Server, client: KafkaClient, partitions: int, args)
         except urllib.error.URLError:  # the control plane starts after the brokers' listeners
             brokers = {0: {"epoch": None, "fenced": True}}
         server.check_running()
-        if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()):
-            metadata = await client.send(MetadataRequest(topics=None), 12)
-            leaderless = sum(1 for t in metadata.topics for p in t.partitions if p.leader_id < 0)
-            if partition_count(metadata) == partitions and not leaderless:
-                break
+        if all(b["epoch"] != old_epochs.get(i) and not b["fenced"] for i, b in brokers.items()) \
+                and await served_in_full(client, partitions) is not None:
+            break
         if time.monotonic() > deadline:
             raise TimeoutError("the restarted cluster did not serve every partition")
         await asyncio.sleep(0.05)
     figures["restart"] = time.perf_counter() - began
     progress(f"restarted in {figures['restart']:.1f} s")
     figures["restart_rss"] = server.memory()["VmRSS"]
-    # Whether an answer was built or cached shows in the server CPU it took (the image changes while the
-    # restarted brokers catch up, so the first of these may be cached or built).
-    figures["metadata"] = []
-    for _ in range(4):
-        metadata, *times = await timed(server, client.send(MetadataRequest(topics=None), 12))
-        figures["metadata"].append(times)
-    progress("Metadata ms wall/server CPU: " + ", ".join(f"{w * 1000:,.0f}/{c * 1000:,.0f}" for w, c in figures["metadata"]))
-    figures["reassign"] = await reassignments(server, client, metadata, args.runs, args.settle)
-    progress(f"alter, list (wall s, server CPU s): {figures['reassign']['alter']}, {figures['reassign']['list']}")
-    figures["shutdown"] = await controlled_shutdown(server, metadata)
-    figures["rss_after"] = server.memory()["VmRSS"]
-    return figures, client
+    return client
 
 
 def show(f: dict) -> None:
@@ -316,21 +437,29 @@ def show(f: dict) -> None:
     print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
     print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
           flush=True)
-    if "restart" not in f:  # --grow-only
+    if "controller" not in f:  # --grow-only
         return
-    r = f["reassign"]
-    print(f"after restart RSS {f['restart_rss'] / 2**20:,.0f} MiB ({f['restart_rss'] / n:,.0f} B/partition)")
-    print(f"stop (SIGTERM until the process exited): {f['stop']:.2f} s")
-    print(f"restart until every partition is served with a leader: {f['restart']:.2f} s ({f['restart'] / n * 1e6:.2f} us/partition)")
+    c = f["controller"]
+    print(f"controller restart from snapshot (snapshot ends at offset {c['snapshot_end']:,}, log at {c['offset']:,}): "
+          f"stop {c['stop']:.2f} s; start answered {c['started']:.2f} s, active {c['active']:.2f} s, every partition "
+          f"served {c['restart']:.2f} s ({c['restart'] / n * 1e6:.2f} us/partition; of which the Metadata answer "
+          f"{c['metadata']:.2f} s, {c['metadata_cpu']:.2f} s of it server CPU); records written: {c['written']}; RSS then {f['controller_rss'] / 2**20:,.0f} MiB")
     print("Metadata all topics, 4 in a row, ms wall/server CPU: "
           + ", ".join(f"{wall * 1000:,.1f}/{cpu * 1000:,.0f}" for wall, cpu in f["metadata"]))
+    r = f["reassign"]
     for label, key in (("alter 10,000", "alter"), ("list 10,000 ongoing", "list")):
         walls, cpus = zip(*r[key])
         print(f"{label}: p50 {statistics.median(walls) * 1000:,.0f} ms wall "
               f"({', '.join(f'{s * 1000:,.0f}' for s in walls)}), server CPU p50 {statistics.median(cpus) * 1000:,.0f} ms")
-    s = f["shutdown"]
-    print(f"controlled shutdown of broker {s['broker']} leading {s['led']:,} ({s['led'] / n:.0%}): "
-          f"{s['seconds'] * 1000:,.0f} ms wall, {s['cpu'] * 1000:,.0f} ms server CPU; RSS then {f['rss_after'] / 2**20:,.0f} MiB", flush=True)
+    if "shutdown" in f:
+        s = f["shutdown"]
+        print(f"controlled shutdown of broker {s['broker']} leading {s['led']:,} ({s['led'] / n:.0%}): "
+              f"{s['seconds'] * 1000:,.0f} ms wall, {s['cpu'] * 1000:,.0f} ms server CPU")
+    print(f"RSS after the requests {f['rss_after'] / 2**20:,.0f} MiB", flush=True)
+    if "restart" in f:
+        print(f"whole process: stop (SIGTERM until the process exited) {f['stop']:.2f} s; restart until every broker "
+              f"registered again and every partition is served with a leader: {f['restart']:.2f} s "
+              f"({f['restart'] / n * 1e6:.2f} us/partition); RSS then {f['restart_rss'] / 2**20:,.0f} MiB", flush=True)
 
 
 async def main(args) -> None:
@@ -354,7 +483,7 @@ async def main(args) -> None:
             progress(f"grown to {target:,} partitions in {seconds:.1f} s")
             grown += seconds
             created = target
-            figures, client = await checkpoint(server, client, target, args)
+            figures, client = await checkpoint(server, client, target, args, target == checkpoints[-1])
             figures.update(grow=seconds, grow_total=grown, grow_cpu=cpu)
             show(figures)
             results.append(figures)
@@ -368,10 +497,12 @@ async def main(args) -> None:
         print("--- per-partition cost, last checkpoint against the first")
         print(f"CreateTopics server CPU (median of the last 10 requests): "
               f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}")
-        for label, key in (("RSS", "VmRSS"), ("RSS after restart", "restart_rss"), ("restart", "restart"),
-                           ("snapshot", "snapshot")):
-            if first.get(key):
-                ratio = (last[key] / last["partitions"]) / (first[key] / first["partitions"])
+        for label, get in (("RSS", lambda f: f["VmRSS"]), ("RSS after restart", lambda f: f.get("restart_rss")),
+                           ("restart", lambda f: f.get("restart")), ("snapshot", lambda f: f["snapshot"]),
+                           ("controller restart", lambda f: f.get("controller", {}).get("restart")),
+                           ("controller active", lambda f: f.get("controller", {}).get("active"))):
+            if get(first) and get(last):
+                ratio = (get(last) / last["partitions"]) / (get(first) / first["partitions"])
                 print(f"{label}: {ratio - 1:+.0%}")
 
 
@@ -382,6 +513,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=3, help="timed alter/list runs after one warm-up (default 3)")
     parser.add_argument("--settle", type=float, default=2.0,
                         help="seconds after each alter and cancel for the brokers' follow-up work (default 2)")
+    parser.add_argument("--process-restarts-up-to", type=int, default=10 ** 9, metavar="PARTITIONS",
+                        help="restart the whole serve process only at checkpoints up to this size (default: all)")
     parser.add_argument("--grow-only", action="store_true",
                         help="at checkpoints measure memory and disk only: no restart, Metadata, alters or shutdown")
     asyncio.run(main(parser.parse_args()))

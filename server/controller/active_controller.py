@@ -78,8 +78,8 @@ class Controller:
     def _replay_into(self, image: MetadataImage) -> None:
         """Build the committed image from what the log replays: its snapshot, then the committed records after it."""
         self.committed = image
-        for offset, record in self.log.replay():
-            self.committed.apply(record, offset)
+        for offset, record in self.log.replay(frames=image.apply_frames):
+            image.apply(record, offset)
         # Images sit just before the next offset, whatever non-metadata (control) records took.
         self.committed.offset = self.log.high_watermark - 1
         self.committed.kraft_version = self.log.kraft_version

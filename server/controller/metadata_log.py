@@ -35,8 +35,10 @@ class MetadataLog(Protocol):
 
     async def open(self) -> None: ...
 
-    def replay(self) -> Iterator[tuple[int, Message]]:
-        """Committed (offset, record) pairs to rebuild the image from at start-up."""
+    def replay(self, frames: Callable[[list[bytes], int], None] | None = None) -> Iterator[tuple[int, Message]]:
+        """Committed (offset, record) pairs to rebuild the image from at start-up. With ``frames``, the
+        snapshot's records go to ``frames(framed records, offset)`` undecoded instead, before the rest
+        is yielded (``MetadataImage.apply_frames``)."""
 
     def append(self, records: list[VersionedRecord]) -> tuple[int, asyncio.Future]:
         """Append one atomic batch on the active controller; returns (base offset, future resolved with the

@@ -4,7 +4,9 @@ Brokers, topics with their partitions, dynamic configs, feature levels, access c
 users' SCRAM credentials. ``apply`` is the one way the
 image changes; the controller keeps two images (committed, and working = committed + appended but not
 yet committed records) and both are fed the same records (``adopt_or_apply`` lets the committed image take
-a partition state the working image already built from the same record).
+a partition state the working image already built from the same record). A snapshot's load goes through
+``apply_frames``, which takes the framed records and builds the state of each distinct PartitionRecord
+once (a restart at millions of partitions is mostly these).
 
 Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
 PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
@@ -13,6 +15,7 @@ missing are MIGRATING for every replica.
 """
 from __future__ import annotations
 
+import struct
 import uuid
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -133,6 +136,27 @@ def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
 
 
 _new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from all its fields in order
+
+
+def _partition_state(r) -> PartitionState:
+    """The state a PartitionRecord ``r`` registers, built positionally (not by the named tuple's
+    keywords): a snapshot's replay at restart is mostly these, millions of them."""
+    replicas = shared(r.replicas)
+    return _new_partition((
+        replicas, shared(r.isr), tuple(r.removing_replicas), tuple(r.adding_replicas), r.leader,
+        r.leader_recovery_state, r.leader_epoch, r.partition_epoch, _directories(r.directories, replicas),
+        tuple(r.eligible_leader_replicas or ()), tuple(r.last_known_elr or ())))
+
+
+# A PartitionRecord's frame: three one-byte varints (frame version, type 3, record version), then the
+# int32 partition id. (bytes after the id) -> (topic id, state) for ``MetadataImage.apply_frames``; the
+# state is immutable, so partitions may share it. Emptied when it grows large.
+_PARTITION_FRAME_PREFIXES = frozenset(
+    bytes((rec.FRAME_VERSION, rec.PartitionRecord.API_KEY, version))
+    for version in range(rec.PartitionRecord.VALID_VERSIONS.low, rec.PartitionRecord.VALID_VERSIONS.high + 1))
+_PARTITION_ID = struct.Struct(">i").unpack_from
+_PARTITION_FRAMES: dict[bytes, tuple[uuid.UUID, PartitionState]] = {}
+_PARTITION_FRAMES_LIMIT = 1 << 12
 
 
 # (state before, a PartitionChangeRecord's fields after its two ids) -> state after: a bulk change turns
@@ -458,21 +482,53 @@ class MetadataImage:
             self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
     def _add_partition(self, r) -> None:
-        """Built positionally, without the named tuple's keyword path: a snapshot's replay at restart
-        is mostly these, millions of them."""
         self._run.end()  # the index of reassigning partitions may change below
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
-        replicas = shared(r.replicas)
-        removing, adding = tuple(r.removing_replicas), tuple(r.adding_replicas)
         topic.changes += 1
-        topic.partitions[r.partition_id] = state = _new_partition((
-            replicas, shared(r.isr), removing, adding, r.leader, r.leader_recovery_state, r.leader_epoch,
-            r.partition_epoch, _directories(r.directories, replicas), tuple(r.eligible_leader_replicas or ()),
-            tuple(r.last_known_elr or ())))
-        if removing or adding or r.topic_id in self.reassigning:
+        topic.partitions[r.partition_id] = state = _partition_state(r)
+        if state.removing or state.adding or r.topic_id in self.reassigning:
             self._track_reassignment(r.topic_id, r.partition_id, state)
+
+    def apply_frames(self, frames: list[bytes], offset: int) -> None:
+        """Apply framed metadata records (a snapshot's, every one at ``offset``) as ``apply`` applies
+        them decoded, without decoding most of them: a snapshot is mostly PartitionRecords, and those of
+        partitions alike (a topic's replica lists, ISRs, epochs and directories repeat) differ only in
+        the partition id that starts their body. The state a PartitionRecord builds depends only on
+        its bytes after that id, so each distinct rest is decoded and built once (``_PARTITION_FRAMES``)
+        and the other partitions take that state. Codec errors (``UnknownRecordType``,
+        ``MalformedError``) are raised as ``decode_frame`` raises them; the frames before stay applied."""
+        self._run.end()
+        known = _PARTITION_FRAMES
+        partition_id = _PARTITION_ID
+        topic_id, topic, tracked = None, None, False
+        for frame in frames:
+            if frame[:3] not in _PARTITION_FRAME_PREFIXES or self.pending_transaction is not None:
+                self.apply(rec.decode_frame(frame)[0], offset)
+                topic_id = None  # the record may have added or removed a topic
+                continue
+            found = known.get(rest := frame[7:])
+            if found is None:
+                record = rec.decode_frame(frame)[0]
+                if len(known) >= _PARTITION_FRAMES_LIMIT:
+                    known.clear()
+                found = known[rest] = (record.topic_id, _partition_state(record))
+            if found[0] is not topic_id:
+                topic_id = found[0]
+                topic = self.topics.get(topic_id)
+                tracked = topic_id in self.reassigning
+            if topic is None:
+                continue
+            state = found[1]
+            index = partition_id(frame, 3)[0]
+            topic.changes += 1
+            topic.partitions[index] = state
+            if tracked or state.removing or state.adding:
+                self._track_reassignment(topic_id, index, state)
+                tracked = topic_id in self.reassigning
+        self.offset = offset
+        self.version += 1
 
     def _change_partition(self, r) -> None:
         run = self._run

@@ -103,8 +103,8 @@ from .core import (AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQu
                    VoteResponse, WriteSnapshotChunk)
 from .quorum_state import NO_ID, QuorumState, read_quorum_state, write_quorum_state
 from .segments import Damage, Segment, UnknownRecordError, judge_damage, mapped, walk
-from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, read_snapshot, remove_partial, \
-    snapshot_control, write_snapshot_batches
+from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, load_snapshot_frames, read_snapshot, \
+    remove_partial, snapshot_control, write_snapshot_batches
 from .storage import StorageError, fsync_dir
 from .voters import NO_DIRECTORY, SnapshotVoters, VoterSet
 
@@ -526,15 +526,20 @@ class RaftLog:
 
     # --- reading ------------------------------------------------------------------------------------
 
-    def replay(self) -> Iterator[tuple[int, object]]:
+    def replay(self, frames: Callable[[list[bytes], int], None] | None = None) -> Iterator[tuple[int, object]]:
         """Committed metadata records: the snapshot's (at offset end - 1), then the log's up to the high
-        watermark (everything, once a sole voter has opened the log)."""
+        watermark (everything, once a sole voter has opened the log). With ``frames``, the snapshot's
+        records are not yielded but handed to ``frames(framed records, end - 1)`` undecoded, a batch at
+        a time, before the first record is yielded (``MetadataImage.apply_frames``: a snapshot's load)."""
         start = 0
         if self._snapshot is not None:
             snapshot, path = self._snapshot
             start = snapshot.end_offset
-            for record in read_snapshot(path):
-                yield start - 1, record
+            if frames is not None:
+                load_snapshot_frames(path, lambda values: frames(values, start - 1))
+            else:
+                for record in read_snapshot(path):
+                    yield start - 1, record
         for batch in self._batches(start, self.high_watermark):
             try:
                 records = batch.decoded()

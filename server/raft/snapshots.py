@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
@@ -120,19 +120,47 @@ def _is_control(buf, position: int, cls, alone: bool = True) -> bool:
 def read_snapshot(path: Path) -> Iterator:
     """The metadata records of a checked snapshot, in order."""
     with mapped(path) as buf:
-        position = 0
-        while position < len(buf):
-            batch = read_batch(buf, position)
-            position += batch.size
-            if batch.attributes & ATTR_CONTROL:
-                continue
+        for batch in _data_batches(buf):
             for record in batch.records:
                 try:
-                    yield decode_frame(record.value)[0]
-                except UnknownRecordType as exc:
-                    raise UnknownRecordError(path, record.offset, exc) from None
+                    yield decode_frame(record.value or b"")[0]
                 except MalformedError as exc:
-                    raise SnapshotError(f"{path.name}: record {record.offset}: {exc.what}") from None
+                    raise _refusal(path, record.offset, exc) from None
+
+
+def load_snapshot_frames(path: Path, apply_frames: Callable[[list[bytes]], None]) -> None:
+    """Hand the framed metadata records of a checked snapshot to ``apply_frames``, undecoded, a batch
+    at a time (the controller's image decodes only what it needs: ``MetadataImage.apply_frames``). A
+    record it cannot decode is refused as ``read_snapshot`` refuses it."""
+    with mapped(path) as buf:
+        for batch in _data_batches(buf):
+            frames = [record.value for record in batch.records]
+            try:
+                if None in frames:
+                    raise MalformedError("a record without a value", 0)
+                apply_frames(frames)
+            except MalformedError as exc:
+                for record in batch.records:  # which record: the refusal names it
+                    try:
+                        decode_frame(record.value or b"")
+                    except MalformedError as record_exc:
+                        raise _refusal(path, record.offset, record_exc) from None
+                raise SnapshotError(f"{path.name}: the batch at offset {batch.base_offset}: {exc.what}") from None
+
+
+def _data_batches(buf) -> Iterator:
+    position = 0
+    while position < len(buf):
+        batch = read_batch(buf, position)
+        position += batch.size
+        if not batch.attributes & ATTR_CONTROL:
+            yield batch
+
+
+def _refusal(path: Path, offset: int, exc: MalformedError) -> StorageError:
+    if isinstance(exc, UnknownRecordType):
+        return UnknownRecordError(path, offset, exc)
+    return SnapshotError(f"{path.name}: record {offset}: {exc.what}")
 
 
 def snapshot_control(path: Path) -> list:
