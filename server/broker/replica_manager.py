@@ -120,11 +120,12 @@ class ReplicaManager:
 
     def apply_changes(self, changes) -> None:
         """Act on this broker's local changes, [(topic id, topic or None, [(partition, state or
-        None)])] in log order, or with None on every partition the image gives this broker and every
+        None)])] (each partition once), or with None on every partition the image gives this broker and every
         replica it holds."""
         image = self.broker.image
         broker_id, replicas, by_topic = self.broker_id, self.replicas, self._by_topic
-        if changes is None:
+        whole = changes is None
+        if whole:
             changes = self._whole_image(image)
         place, follow = self.broker.log_manager.place, self.network.follow
         for topic_id, topic, states in changes:
@@ -144,11 +145,12 @@ class ReplicaManager:
                     hosted[index] = replica
                     if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
                         replica.log_bytes = self._partition_size(image, topic.name, index)
-                    led = False
+                    led = kept = False
                 elif state.leader_epoch < replica.leader_epoch or (
                         state.leader_epoch == replica.leader_epoch and state.partition_epoch < replica.partition_epoch):
                     continue  # the replica already has a newer state (an AlterPartition answer)
                 else:
+                    kept = replica.leader == state.leader
                     led = replica.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
                     replica.leader, replica.leader_epoch, replica.partition_epoch = (
                         state.leader, state.leader_epoch, state.partition_epoch)
@@ -161,7 +163,11 @@ class ReplicaManager:
                         and not place(replica, assigned):
                     continue
                 if state.leader != broker_id:
-                    follow(broker_id, replica)
+                    # an in-sync follower of the same leader has nothing new to copy or to report (the two
+                    # of every partition a bulk change keeps): it was followed when it got that leader or
+                    # its directory (which it had before this state) came back; a start follows anew
+                    if whole or not (kept and log_dir is not None and broker_id in state.isr):
+                        follow(broker_id, replica)
                 elif not led:
                     self.serve(image, replica)
                 else:  # a new state of a partition it leads: a follower that caught up and whose proposal
@@ -274,10 +280,14 @@ class ReplicaManager:
             self.follower_caught_up(key)
 
     def _consider_isr(self, replica: Replica) -> None:
-        """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads (a
-        partition whose replicas are all in the ISR has none: a bulk change names thousands)."""
-        if (replica.leader != self.broker_id or all(b in replica.isr for b in replica.replicas)
-                or not self.broker.log_manager.online(replica)):
+        """Propose, soon, the replicas outside the ISR that have caught up, if this broker leads. Only a
+        partition with such a replica now is queued (a bulk change names thousands whose new replicas
+        have not caught up): the network tells the leader when one catches up later."""
+        if replica.leader != self.broker_id:
+            return
+        isr, caught_up = replica.isr, self.network.caught_up
+        if not any(b not in isr and caught_up(replica.topic_id, replica.partition, b) for b in replica.replicas) \
+                or not self.broker.log_manager.online(replica):
             return
         self._to_propose.add(replica.key)
         if not self._flush_scheduled:
