@@ -225,10 +225,8 @@ class ReplicaManager:
         resized = set()
         created = set()
         unfenced = set()
-        for _, record in committed:
+        for record in [record for _, record in committed if type(record) in _WATCHED]:
             kind = type(record)
-            if kind not in _WATCHED:
-                continue
             if kind is rec.TopicRecord:
                 created.add(record.name)
             elif kind is rec.ConfigRecord:
