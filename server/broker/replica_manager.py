@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import operator
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,33 +74,14 @@ class Replica:
     def key(self) -> tuple[uuid.UUID, int]:
         return self.topic_id, self.partition
 
-    @property
-    def leader(self) -> int:
-        return self.state.leader
-
-    @property
-    def leader_epoch(self) -> int:
-        return self.state.leader_epoch
-
-    @property
-    def partition_epoch(self) -> int:
-        return self.state.partition_epoch
-
-    @property
-    def isr(self) -> tuple[int, ...]:
-        return self.state.isr
-
-    @property
-    def replicas(self) -> tuple[int, ...]:
-        return self.state.replicas
-
-    @property
-    def adding(self) -> tuple[int, ...]:
-        return self.state.adding
-
-    @property
-    def removing(self) -> tuple[int, ...]:
-        return self.state.removing
+    # the state's fields, read through it: leader, leader_epoch, partition_epoch, isr, replicas, adding, removing
+    leader = property(operator.attrgetter("state.leader"))
+    leader_epoch = property(operator.attrgetter("state.leader_epoch"))
+    partition_epoch = property(operator.attrgetter("state.partition_epoch"))
+    isr = property(operator.attrgetter("state.isr"))
+    replicas = property(operator.attrgetter("state.replicas"))
+    adding = property(operator.attrgetter("state.adding"))
+    removing = property(operator.attrgetter("state.removing"))
 
 
 class _Replicas(Mapping):
