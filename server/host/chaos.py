@@ -111,19 +111,26 @@ def wait_for(predicate, timeout: float, what: str):
     return value
 
 
-def wait_for_moves(harness: ProcessCluster, writes: Writes, timeout: float = 60.0) -> int:
+def wait_for_moves(harness: ProcessCluster, writes: Writes, timeout: float = 150.0) -> int:
     """Wait until every acknowledged move has finished (the partition's replicas are just the target:
     the follower, in another broker process than the leader, caught up and joined the ISR); returns
-    how many."""
+    how many. The bound covers a broker's requests waiting out two controller-channel timeouts (30 s
+    each, Kafka's request.timeout.ms) after the last fault; a timeout names the unfinished moves."""
     moves = dict(key for kind, key in writes.acknowledged if kind == "move")
     admin = KafkaAdminClient(bootstrap_servers=harness.bootstrap, client_id="kraftwire-chaos-check",
                              request_timeout_ms=REQUEST_TIMEOUT_MS)
+    unfinished: list = []
     try:
         def finished() -> bool:
             described = admin.describe_topics(list(moves))
-            return all(t["partitions"] and t["partitions"][0]["replica_nodes"] == [moves[t["name"]]]
-                       for t in described)
-        wait_for(finished, timeout, "every acknowledged reassignment to finish")
+            unfinished[:] = [(t["name"], moves[t["name"]], t["partitions"]) for t in described
+                             if not (t["partitions"] and t["partitions"][0]["replica_nodes"] == [moves[t["name"]]])]
+            return not unfinished
+        try:
+            wait_for(finished, timeout, "every acknowledged reassignment to finish")
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}: {len(unfinished)} of {len(moves)} unfinished (topic, target, partitions): "
+                               f"{unfinished[:5]}") from None
     finally:
         admin.close()
     return len(moves)
