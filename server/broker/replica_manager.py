@@ -51,7 +51,7 @@ from .replication_network import ReplicationNetwork, topic_sizes
 log = logging.getLogger("kraftwire.replication")
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
-ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or refused AlterPartition (whole or per partition) is asked again
+ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
 # the records ``on_commit`` looks at (a bulk change commits thousands of others)
 _WATCHED = frozenset({rec.ConfigRecord, rec.TopicRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
                       rec.RegisterBrokerRecord})
@@ -376,7 +376,6 @@ class ReplicaManager:
             if response is not None:
                 log.info("broker %d: AlterPartition refused with error %d", self.broker_id, response.error_code)
             asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
-        refused = []
         for topic in response.topics if response is not None else ():
             for result in topic.partitions:
                 key = (topic.topic_id, result.partition_index)
@@ -388,12 +387,6 @@ class ReplicaManager:
                                                            partition_epoch=result.partition_epoch)
                 if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
                     again.add(key)  # more may have caught up, or newer state arrived meanwhile
-                else:  # e.g. NOT_CONTROLLER from a new controller whose image lags the leader's: Kafka's
-                    # leader proposes again at the follower's next fetch; no later state need come here
-                    refused.append(key)
-        if refused:
-            log.debug("broker %d: AlterPartition refused %d partitions; asked again", self.broker_id, len(refused))
-            asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, refused)
         for key in again:
             self.follower_caught_up(key)
 
