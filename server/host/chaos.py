@@ -74,8 +74,8 @@ class AdminWorkload:
             answer = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
                                                          configs={"retention.ms": value})],
                                         raise_on_unknown=False)
-            if any(result not in (None, ) and getattr(result, "errno", 0) for by_name in answer.values()
-                   for result in by_name.values()):
+            # kafka-python 3 answers {type: {name: "OK" or the error's text}}: anything but "OK" is a refusal.
+            if [result for by_name in answer.values() for result in by_name.values()] != ["OK"]:
                 raise RuntimeError(f"alter_configs refused: {answer}")
             return "config", (topic, value)
         topic = self._topics.pop(0)
