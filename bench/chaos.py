@@ -63,6 +63,8 @@ def main() -> int:
     print(f"{sum(faults.values())} faults {faults}: {kills} kills -9, {pauses} SIGSTOPs, {cuts} link cuts, "
           f"in {time.monotonic() - started:.0f} s (load average {os.getloadavg()[0]:.1f} at the end)")
     print(f"acknowledged writes: {verdict.acknowledged} {kinds}; failed or unanswered: {len(writes.failed)}")
+    for _kind, failure in writes.failed[:10]:
+        print("  ", failure[:200])
     print(f"every acknowledged move finished ({moves}, between broker processes), {moved:.1f} s after the last fault")
     print(f"committed log: {verdict.high_watermark} offsets on each of {len(harness.ids)} controllers")
     print(f"lost: {len(verdict.lost)}, duplicated: {len(verdict.duplicated)}, diverged batches: "
