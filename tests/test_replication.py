@@ -237,3 +237,26 @@ async def test_brokers_no_longer_serve_leader_and_isr(cluster_of):
         await broker.close()
     replica = cluster_of.broker(2).replica_manager.replicas[(topic_id, 0)]
     assert (replica.leader, replica.leader_epoch) == (1, 0)  # the log's state, not the request's
+
+
+async def test_a_kept_follower_still_copies_a_growth_made_mid_move():
+    """A reassignment's new state reaches the follower it keeps (in the ISR, same leader), which the
+    manager does not follow again: its copy is still the network's, so when the partition grows mid-move
+    that follower copies the difference, beside the new replica copying the whole (virtual clock)."""
+    async with Cluster(brokers=3, virtual_clock=True) as cluster:
+        topic_id = await create(cluster, "grown", [[1, 2]], {"kraftwire.partition.size.bytes": str(100 * MiB)})
+        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
+        try:
+            await reassign(client, "grown", {0: [1, 2, 3]})
+        finally:
+            await client.close()
+        await cluster.wait_until(lambda image: image.topic("grown").partitions[0].replicas == (1, 2, 3))
+        kept = cluster.broker(2).replica_manager.replicas[(topic_id, 0)]
+        assert kept.replicas == (1, 2, 3) and kept.log_bytes == 100 * MiB  # the new state, its bytes kept
+        await set_configs(cluster, TOPIC, "grown", {"kraftwire.partition.size.bytes": str(150 * MiB)})
+        await cluster.advance(0)
+        assert {p["follower"]: p["bytes_left"] for p in cluster.network.progress()} == {2: 50 * MiB, 3: 150 * MiB}
+        await cluster.advance(10)
+        await cluster.wait_until(lambda image: not reassigning(cluster, "grown")
+                                 and image.topic("grown").partitions[0].isr == (1, 2, 3))
+        assert kept.log_bytes == 150 * MiB

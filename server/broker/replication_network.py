@@ -373,9 +373,12 @@ class ReplicationNetwork:
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
         copies = self._topics.get(key[0])
-        if copies is not None and (key[1], follower) in copies:
+        copy = copies.pop((key[1], follower), None) if copies is not None else None
+        if copy is not None:
             self._before_change()
-            self._drop(copies.pop((key[1], follower)))
+            self._copying.pop(copy, None)
+            if not copies:
+                del self._topics[key[0]]
 
     def _drop(self, copy: Copy) -> None:
         """Forget a copy (already taken out of its topic's table, or to be taken out here)."""
@@ -411,8 +414,8 @@ class ReplicationNetwork:
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
         copies = self._topics.get(topic_id)
         copy = copies.get((partition, follower)) if copies is not None else None
-        return (copy is not None and self._running(follower)
-                and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK)
+        return (copy is not None and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK
+                and self._running(follower))
 
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
@@ -458,9 +461,11 @@ class ReplicationNetwork:
         replaced, self._image_seen = image is not self._image_seen and self._image_seen is not None, image
         if replaced:
             self._examine([copy for copies in self._topics.values() for copy in copies.values()])
-        topics, new_topics = set(), set()
+        topics, new_topics, rates = set(), set(), False
         for _, record in committed:
             kind = type(record)
+            if kind in _RATE_RECORDS:
+                rates = True
             if kind is rec.TopicRecord:  # its copies are new: looked at when followed
                 new_topics.add(record.topic_id)
             elif kind is rec.RemoveTopicRecord:
@@ -473,7 +478,7 @@ class ReplicationNetwork:
         if self._remote_brokers:
             created = self._follow_remote_followers()
             self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
-        elif any(type(record) in _RATE_RECORDS for _, record in committed):
+        elif rates:
             self.changed(topics)
 
     # --- progress -----------------------------------------------------------------------------
