@@ -260,3 +260,31 @@ async def test_a_kept_follower_still_copies_a_growth_made_mid_move():
         await cluster.wait_until(lambda image: not reassigning(cluster, "grown")
                                  and image.topic("grown").partitions[0].isr == (1, 2, 3))
         assert kept.log_bytes == 150 * MiB
+
+
+async def test_a_copy_ending_before_another_change_is_still_reported_to_its_leader():
+    """A copy's end is timed, but another change of the data plane can come first and settle the copy
+    past its end (in a broker process every commit does): its leader must still hear that the follower
+    caught up, or the follower never joins the ISR and the move never finishes (issue 18: the moves
+    test_chaos_processes waited 150 s for). Here a speed raised so high that the copy's end is due at
+    once, and a pause of the follower made before the loop runs its timer, settle past that end."""
+    async with Cluster(brokers=2) as cluster:
+        topic_id = await create(cluster, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
+        await cluster.pause_replication(2)
+        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
+        try:
+            await reassign(client, "t", {0: [2]})
+        finally:
+            await client.close()
+        key = (topic_id, 0, 2)
+        await cluster.wait_until(lambda image: key in cluster.network.copies
+                                 and cluster.network.copies[key].size == MiB)
+        # no await yields to the loop between these three: the copy's timer cannot run before the pause
+        await cluster.resume_replication(2)
+        await cluster.set_speed(10 ** 9)  # 1 MiB at 100 MiB/s: due 10 ps of the wall clock from now
+        await cluster.pause_replication(2)
+        assert cluster.network.copies[key].replica.log_bytes == MiB  # the pause's settling ended it
+        await cluster.resume_replication(2)
+        await cluster.set_speed(1)
+        await cluster.wait_until(lambda image: not reassigning(cluster, "t"), timeout=10)
+        assert cluster.controller.committed.topic("t").partitions[0].replicas == (2,)

@@ -19,7 +19,11 @@ so settling, rate computation and timing look at those alone. A caught-up copy i
 when something that can change its standing does: its topic's partition sizes change or the topic goes
 (a commit names the topic), or it is followed again; and it is reported to its leader again when
 one of its two brokers starts (found by comparing each broker's running state with the one the last
-``changed`` saw). Only such copies, once found caught up, are reported to their leader again.
+``changed`` saw). Only such copies, once found caught up, are reported to their leader again. A
+copy's end is timed (one timer, for the first end due), but a change handled before that timer runs
+may settle the copy past its end (in a broker process every commit settles): so the rate computation
+that finds a copy that was moving caught up tells its leader, whoever called it; the timer only makes
+sure one runs (issue 18: moves whose follower never joined the ISR because that end went unreported).
 
 The network knows brokers only through what each registers with ``register_broker``: whether it is
 running, and the callback that tells it, as a partition's leader, that one of its followers has caught
@@ -576,15 +580,19 @@ class ReplicationNetwork:
         capacities = {}
         routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
         topics = image.topics
+        ended = []  # copies that moved and now hold everything: their leaders are told below
         for copy in list(self._copying):
             replica = copy.replica
             if replica.topic_id not in topics:
                 self._drop(copy)
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
-            copy.rate = 0.0
+            moved, copy.rate = copy.rate, 0.0
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
                 del self._copying[copy]  # caught up: looked at again only when its standing may change
+                if moved:
+                    replica.log_bytes = copy.size
+                    ended.append(copy)
                 continue
             leader, follower = replica.leader, copy.follower
             if leader == follower or leader not in moving or follower not in moving:
@@ -610,6 +618,8 @@ class ReplicationNetwork:
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self._copying if c.rate > 0]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
+        for copy in ended:
+            self._tell_leader(copy)
 
     @staticmethod
     def _limits(limits_of: _Limits, capacities: dict, leader: int, follower: int, leader_throttled: bool,
@@ -632,14 +642,10 @@ class ReplicationNetwork:
         return tuple(limits)
 
     def _tick(self) -> None:
+        """The first copy's end is due: settle, and compute rates anew (which tells the ended copies' leaders)."""
         self._timer = None
         self._settle()
-        done = [c for c in self._copying if c.rate > 0 and c.replica.log_bytes >= c.size - CAUGHT_UP_SLACK]
-        for copy in done:
-            copy.replica.log_bytes = copy.size
         self._reschedule()
-        for copy in done:
-            self._tell_leader(copy)
 
     def _tell_leader(self, copy: Copy) -> None:
         member = self._members.get(copy.replica.leader)  # a leader of another process hears it there
