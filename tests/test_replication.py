@@ -16,6 +16,7 @@ from kraftwire.server.host.cluster import Cluster
 from topic_records import BROKER, TOPIC, set_configs
 
 MiB = 1024 * 1024
+BANDWIDTH = "kraftwire.replication.bandwidth.bytes.per.second"
 Request = AlterPartitionReassignmentsRequest
 LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
 LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
@@ -288,3 +289,37 @@ async def test_a_copy_ending_before_another_change_is_still_reported_to_its_lead
         await cluster.set_speed(1)
         await cluster.wait_until(lambda image: not reassigning(cluster, "t"), timeout=10)
         assert cluster.controller.committed.topic("t").partitions[0].replicas == (2,)
+
+
+async def test_a_move_between_broker_processes_finishes_after_its_leader_was_fenced(tmp_path):
+    """Brokers of separate processes (a controller's, two brokers', each a ``Cluster`` as ``kraftwire
+    controller``/``broker`` compose them, here in one event loop, over TCP): the leader's process
+    copies to the other process's follower in simulation (``RemoteFollower``). A move's leader fenced
+    while the move waits (its follower's bandwidth at 1 byte/s) leaves the partition leaderless, and its
+    process drops that copy; unfenced, it leads again and makes a new copy, which must get a rate and
+    tell it when the follower has caught up, so that the move finishes (issue 18's stalled moves had
+    this history; the cause was the unreported end above)."""
+    async with Cluster(0, voters={3000: ("127.0.0.1", 0)}, local_controllers=[3000],
+                       data_dir=tmp_path / "controller") as quorum:
+        voters = {3000: quorum.controller_endpoints()[3000]}
+        cluster_id = quorum.metadata.cluster_id
+        async with Cluster(1, node_ids=[1], voters=voters, cluster_id=cluster_id, data_dir=tmp_path / "b1") as one, \
+                Cluster(1, node_ids=[2], voters=voters, cluster_id=cluster_id, data_dir=tmp_path / "b2") as two:
+            topic_id = await create(one, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
+            await set_configs(quorum, BROKER, "2", {BANDWIDTH: "1"})
+            client = KafkaClient(two.brokers[0].host, two.brokers[0].port, "test")
+            try:
+                await reassign(client, "t", {0: [2]})
+            finally:
+                await client.close()
+            key = (topic_id, 0, 2)
+            await one.wait_until(lambda image: key in one.network.copies)
+            await one.fence_broker(1)
+            await one.wait_until(lambda image: image.topic("t").partitions[0].leader == -1)
+            assert key not in one.network.copies
+            await one.unfence_broker(1)
+            await one.wait_until(lambda image: image.topic("t").partitions[0].leader == 1 and key in one.network.copies)
+            assert reassigning(quorum, "t")
+            await set_configs(quorum, BROKER, "2", {BANDWIDTH: None})
+            await quorum.wait_until(lambda image: not reassigning(quorum, "t"), timeout=10)
+            assert quorum.controller.committed.topic("t").partitions[0].replicas == (2,)
