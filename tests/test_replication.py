@@ -43,6 +43,15 @@ async def reassign(client, topic, targets: dict):
     assert [p.error_code for t in response.responses for p in t.partitions] == [0] * len(targets)
 
 
+async def reassign_through(broker, topic, targets: dict):
+    """``reassign`` over a connection of its own to ``broker``."""
+    client = KafkaClient(broker.host, broker.port, "test")
+    try:
+        await reassign(client, topic, targets)
+    finally:
+        await client.close()
+
+
 def reassigning(cluster, topic, index=0) -> bool:
     return cluster.controller.committed.topic(topic).partitions[index].reassigning
 
@@ -246,11 +255,7 @@ async def test_a_kept_follower_still_copies_a_growth_made_mid_move():
     that follower copies the difference, beside the new replica copying the whole (virtual clock)."""
     async with Cluster(brokers=3, virtual_clock=True) as cluster:
         topic_id = await create(cluster, "grown", [[1, 2]], {"kraftwire.partition.size.bytes": str(100 * MiB)})
-        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
-        try:
-            await reassign(client, "grown", {0: [1, 2, 3]})
-        finally:
-            await client.close()
+        await reassign_through(cluster.brokers[0], "grown", {0: [1, 2, 3]})
         await cluster.wait_until(lambda image: image.topic("grown").partitions[0].replicas == (1, 2, 3))
         kept = cluster.broker(2).replica_manager.replicas[(topic_id, 0)]
         assert kept.replicas == (1, 2, 3) and kept.log_bytes == 100 * MiB  # the new state, its bytes kept
@@ -272,11 +277,7 @@ async def test_a_copy_ending_before_another_change_is_still_reported_to_its_lead
     async with Cluster(brokers=2) as cluster:
         topic_id = await create(cluster, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
         await cluster.pause_replication(2)
-        client = KafkaClient(cluster.brokers[0].host, cluster.brokers[0].port, "test")
-        try:
-            await reassign(client, "t", {0: [2]})
-        finally:
-            await client.close()
+        await reassign_through(cluster.brokers[0], "t", {0: [2]})
         key = (topic_id, 0, 2)
         await cluster.wait_until(lambda image: key in cluster.network.copies
                                  and cluster.network.copies[key].size == MiB)
@@ -307,11 +308,7 @@ async def test_a_move_between_broker_processes_finishes_after_its_leader_was_fen
                 Cluster(1, node_ids=[2], voters=voters, cluster_id=cluster_id, data_dir=tmp_path / "b2") as two:
             topic_id = await create(one, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
             await set_configs(quorum, BROKER, "2", {BANDWIDTH: "1"})
-            client = KafkaClient(two.brokers[0].host, two.brokers[0].port, "test")
-            try:
-                await reassign(client, "t", {0: [2]})
-            finally:
-                await client.close()
+            await reassign_through(two.brokers[0], "t", {0: [2]})
             key = (topic_id, 0, 2)
             await one.wait_until(lambda image: key in one.network.copies)
             await one.fence_broker(1)
