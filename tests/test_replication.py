@@ -16,6 +16,7 @@ from kraftwire.server.host.cluster import Cluster
 from topic_records import BROKER, TOPIC, set_configs
 
 MiB = 1024 * 1024
+BANDWIDTH = "kraftwire.replication.bandwidth.bytes.per.second"
 Request = AlterPartitionReassignmentsRequest
 LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
 LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
@@ -40,6 +41,15 @@ async def reassign(client, topic, targets: dict):
     response = await client.send(Request(topics=[Request.ReassignableTopic(name=topic, partitions=[
         Request.ReassignablePartition(partition_index=p, replicas=r) for p, r in targets.items()])]))
     assert [p.error_code for t in response.responses for p in t.partitions] == [0] * len(targets)
+
+
+async def reassign_through(broker, topic, targets: dict):
+    """``reassign`` over a connection of its own to ``broker``."""
+    client = KafkaClient(broker.host, broker.port, "test")
+    try:
+        await reassign(client, topic, targets)
+    finally:
+        await client.close()
 
 
 def reassigning(cluster, topic, index=0) -> bool:
@@ -237,3 +247,76 @@ async def test_brokers_no_longer_serve_leader_and_isr(cluster_of):
         await broker.close()
     replica = cluster_of.broker(2).replica_manager.replicas[(topic_id, 0)]
     assert (replica.leader, replica.leader_epoch) == (1, 0)  # the log's state, not the request's
+
+
+async def test_a_kept_follower_still_copies_a_growth_made_mid_move():
+    """A reassignment's new state reaches the follower it keeps (in the ISR, same leader), which the
+    manager does not follow again: its copy is still the network's, so when the partition grows mid-move
+    that follower copies the difference, beside the new replica copying the whole (virtual clock)."""
+    async with Cluster(brokers=3, virtual_clock=True) as cluster:
+        topic_id = await create(cluster, "grown", [[1, 2]], {"kraftwire.partition.size.bytes": str(100 * MiB)})
+        await reassign_through(cluster.brokers[0], "grown", {0: [1, 2, 3]})
+        await cluster.wait_until(lambda image: image.topic("grown").partitions[0].replicas == (1, 2, 3))
+        kept = cluster.broker(2).replica_manager.replicas[(topic_id, 0)]
+        assert kept.replicas == (1, 2, 3) and kept.log_bytes == 100 * MiB  # the new state, its bytes kept
+        await set_configs(cluster, TOPIC, "grown", {"kraftwire.partition.size.bytes": str(150 * MiB)})
+        await cluster.advance(0)
+        assert {p["follower"]: p["bytes_left"] for p in cluster.network.progress()} == {2: 50 * MiB, 3: 150 * MiB}
+        await cluster.advance(10)
+        await cluster.wait_until(lambda image: not reassigning(cluster, "grown")
+                                 and image.topic("grown").partitions[0].isr == (1, 2, 3))
+        assert kept.log_bytes == 150 * MiB
+
+
+async def test_a_copy_ending_before_another_change_is_still_reported_to_its_leader():
+    """A copy's end is timed, but another change of the data plane can come first and settle the copy
+    past its end (in a broker process every commit does): its leader must still hear that the follower
+    caught up, or the follower never joins the ISR and the move never finishes (issue 18: the moves
+    test_chaos_processes waited 150 s for). Here a speed raised so high that the copy's end is due at
+    once, and a pause of the follower made before the loop runs its timer, settle past that end."""
+    async with Cluster(brokers=2) as cluster:
+        topic_id = await create(cluster, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
+        await cluster.pause_replication(2)
+        await reassign_through(cluster.brokers[0], "t", {0: [2]})
+        key = (topic_id, 0, 2)
+        await cluster.wait_until(lambda image: key in cluster.network.copies
+                                 and cluster.network.copies[key].size == MiB)
+        # no await yields to the loop between these three: the copy's timer cannot run before the pause
+        await cluster.resume_replication(2)
+        await cluster.set_speed(10 ** 9)  # 1 MiB at 100 MiB/s: due 10 ps of the wall clock from now
+        await cluster.pause_replication(2)
+        assert cluster.network.copies[key].replica.log_bytes == MiB  # the pause's settling ended it
+        await cluster.resume_replication(2)
+        await cluster.set_speed(1)
+        await cluster.wait_until(lambda image: not reassigning(cluster, "t"), timeout=10)
+        assert cluster.controller.committed.topic("t").partitions[0].replicas == (2,)
+
+
+async def test_a_move_between_broker_processes_finishes_after_its_leader_was_fenced(tmp_path):
+    """Brokers of separate processes (a controller's, two brokers', each a ``Cluster`` as ``kraftwire
+    controller``/``broker`` compose them, here in one event loop, over TCP): the leader's process
+    copies to the other process's follower in simulation (``RemoteFollower``). A move's leader fenced
+    while the move waits (its follower's bandwidth at 1 byte/s) leaves the partition leaderless, and its
+    process drops that copy; unfenced, it leads again and makes a new copy, which must get a rate and
+    tell it when the follower has caught up, so that the move finishes (issue 18's stalled moves had
+    this history; the cause was the unreported end above)."""
+    async with Cluster(0, voters={3000: ("127.0.0.1", 0)}, local_controllers=[3000],
+                       data_dir=tmp_path / "controller") as quorum:
+        voters = {3000: quorum.controller_endpoints()[3000]}
+        cluster_id = quorum.metadata.cluster_id
+        async with Cluster(1, node_ids=[1], voters=voters, cluster_id=cluster_id, data_dir=tmp_path / "b1") as one, \
+                Cluster(1, node_ids=[2], voters=voters, cluster_id=cluster_id, data_dir=tmp_path / "b2") as two:
+            topic_id = await create(one, "t", [[1]], {"kraftwire.partition.size.bytes": str(MiB)})
+            await set_configs(quorum, BROKER, "2", {BANDWIDTH: "1"})
+            await reassign_through(two.brokers[0], "t", {0: [2]})
+            key = (topic_id, 0, 2)
+            await one.wait_until(lambda image: key in one.network.copies)
+            await one.fence_broker(1)
+            await one.wait_until(lambda image: image.topic("t").partitions[0].leader == -1)
+            assert key not in one.network.copies
+            await one.unfence_broker(1)
+            await one.wait_until(lambda image: image.topic("t").partitions[0].leader == 1 and key in one.network.copies)
+            assert reassigning(quorum, "t")
+            await set_configs(quorum, BROKER, "2", {BANDWIDTH: None})
+            await quorum.wait_until(lambda image: not reassigning(quorum, "t"), timeout=10)
+            assert quorum.controller.committed.topic("t").partitions[0].replicas == (2,)

@@ -24,7 +24,7 @@ every partition of a topic a RemoveTopicRecord removes and of the topics a Clear
 partition epochs may rise), each with its state before the commit (read before the first record of
 the commit touching it is applied); a partition concerns the brokers its replicas list before or
 after, and each of them is told its state after (None: the topic is gone). Partitions alike (the same
-shared replica tuples before and after, as in a bulk change) have their brokers worked out once.
+replicas before and after, as in a bulk change) have their brokers worked out once.
 Records of a metadata transaction count once it ends. After a snapshot is loaded the subscribers are
 told ``None``: every partition may have changed.
 
@@ -190,26 +190,32 @@ class MetadataReplica:
         """Each subscribed broker's changes: [(topic id, topic or None, [(partition, state after or
         None)])] (module docstring)."""
         local: dict[int, list] = {broker_id: [] for broker_id in self._partition_listeners}
-        concerned: dict[tuple[int, int], list[int]] = {}  # (id of replicas before, after) -> brokers
+        concerned: dict[tuple, list[int]] = {}  # (replicas before, after) -> the subscribed brokers they list
         topics = self.image.topics
         for topic_id, befores in changed.values():
             topic = topics.get(topic_id)
             afters = topic.partitions if topic is not None else {}
-            per_broker: dict[int, list] = {}
+            # a topic's partitions grouped by their replicas before and after (by value: a bulk change's
+            # partitions list a handful of distinct replica sets, not always in shared tuples), so that
+            # each group is handed to its brokers at once instead of partition by partition
+            groups: dict[tuple, list] = {}
             for index, before in befores.items():
                 after = afters.get(index)
-                replicas_before = before.replicas if before is not None else ()
-                replicas_after = after.replicas if after is not None else ()
-                # both tuples live on (in ``changed`` and the image) while ids are compared
-                brokers = concerned.get((id(replicas_before), id(replicas_after)))
+                pair = (before.replicas if before is not None else (), after.replicas if after is not None else ())
+                states = groups.get(pair)
+                if states is None:
+                    states = groups[pair] = []
+                states.append((index, after))
+            per_broker: dict[int, list] = {}
+            for pair, states in groups.items():
+                brokers = concerned.get(pair)
                 if brokers is None:
-                    brokers = concerned[(id(replicas_before), id(replicas_after))] = [
-                        b for b in dict.fromkeys(replicas_before + replicas_after) if b in local]
+                    brokers = concerned[pair] = [b for b in dict.fromkeys(pair[0] + pair[1]) if b in local]
                 for broker_id in brokers:
-                    states = per_broker.get(broker_id)
-                    if states is None:
-                        states = per_broker[broker_id] = []
-                    states.append((index, after))
+                    if broker_id in per_broker:
+                        per_broker[broker_id] += states
+                    else:
+                        per_broker[broker_id] = list(states)
             for broker_id, states in per_broker.items():
                 local[broker_id].append((topic_id, topic, states))
         return local

@@ -19,7 +19,11 @@ so settling, rate computation and timing look at those alone. A caught-up copy i
 when something that can change its standing does: its topic's partition sizes change or the topic goes
 (a commit names the topic), or it is followed again; and it is reported to its leader again when
 one of its two brokers starts (found by comparing each broker's running state with the one the last
-``changed`` saw). Only such copies, once found caught up, are reported to their leader again.
+``changed`` saw). Only such copies, once found caught up, are reported to their leader again. A
+copy's end is timed (one timer, for the first end due), but a change handled before that timer runs
+may settle the copy past its end (in a broker process every commit settles): so the rate computation
+that finds a copy that was moving caught up tells its leader, whoever called it; the timer only makes
+sure one runs (issue 18: moves whose follower never joined the ISR because that end went unreported).
 
 The network knows brokers only through what each registers with ``register_broker``: whether it is
 running, and the callback that tells it, as a partition's leader, that one of its followers has caught
@@ -373,9 +377,12 @@ class ReplicationNetwork:
 
     def unfollow(self, follower: int, key: tuple[uuid.UUID, int]) -> None:
         copies = self._topics.get(key[0])
-        if copies is not None and (key[1], follower) in copies:
+        copy = copies.pop((key[1], follower), None) if copies is not None else None
+        if copy is not None:
             self._before_change()
-            self._drop(copies.pop((key[1], follower)))
+            self._copying.pop(copy, None)
+            if not copies:
+                del self._topics[key[0]]
 
     def _drop(self, copy: Copy) -> None:
         """Forget a copy (already taken out of its topic's table, or to be taken out here)."""
@@ -411,8 +418,8 @@ class ReplicationNetwork:
     def caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> bool:
         copies = self._topics.get(topic_id)
         copy = copies.get((partition, follower)) if copies is not None else None
-        return (copy is not None and self._running(follower)
-                and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK)
+        return (copy is not None and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK
+                and self._running(follower))
 
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
@@ -458,9 +465,11 @@ class ReplicationNetwork:
         replaced, self._image_seen = image is not self._image_seen and self._image_seen is not None, image
         if replaced:
             self._examine([copy for copies in self._topics.values() for copy in copies.values()])
-        topics, new_topics = set(), set()
+        topics, new_topics, rates = set(), set(), False
         for _, record in committed:
             kind = type(record)
+            if kind in _RATE_RECORDS:
+                rates = True
             if kind is rec.TopicRecord:  # its copies are new: looked at when followed
                 new_topics.add(record.topic_id)
             elif kind is rec.RemoveTopicRecord:
@@ -473,7 +482,7 @@ class ReplicationNetwork:
         if self._remote_brokers:
             created = self._follow_remote_followers()
             self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
-        elif any(type(record) in _RATE_RECORDS for _, record in committed):
+        elif rates:
             self.changed(topics)
 
     # --- progress -----------------------------------------------------------------------------
@@ -571,15 +580,19 @@ class ReplicationNetwork:
         capacities = {}
         routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
         topics = image.topics
+        ended = []  # copies that moved and now hold everything: their leaders are told below
         for copy in list(self._copying):
             replica = copy.replica
             if replica.topic_id not in topics:
                 self._drop(copy)
                 continue
             copy.size = limits_of.size(replica.topic_name, replica.partition)
-            copy.rate = 0.0
+            moved, copy.rate = copy.rate, 0.0
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
                 del self._copying[copy]  # caught up: looked at again only when its standing may change
+                if moved:
+                    replica.log_bytes = copy.size
+                    ended.append(copy)
                 continue
             leader, follower = replica.leader, copy.follower
             if leader == follower or leader not in moving or follower not in moving:
@@ -605,6 +618,8 @@ class ReplicationNetwork:
         finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self._copying if c.rate > 0]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
+        for copy in ended:
+            self._tell_leader(copy)
 
     @staticmethod
     def _limits(limits_of: _Limits, capacities: dict, leader: int, follower: int, leader_throttled: bool,
@@ -627,14 +642,10 @@ class ReplicationNetwork:
         return tuple(limits)
 
     def _tick(self) -> None:
+        """The first copy's end is due: settle, and compute rates anew (which tells the ended copies' leaders)."""
         self._timer = None
         self._settle()
-        done = [c for c in self._copying if c.rate > 0 and c.replica.log_bytes >= c.size - CAUGHT_UP_SLACK]
-        for copy in done:
-            copy.replica.log_bytes = copy.size
         self._reschedule()
-        for copy in done:
-            self._tell_leader(copy)
 
     def _tell_leader(self, copy: Copy) -> None:
         member = self._members.get(copy.replica.leader)  # a leader of another process hears it there
