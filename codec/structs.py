@@ -325,7 +325,7 @@ class KafkaStruct(Construct):
             if fixed:
                 e.line(f"pos += {fixed}")
             if self.flexible:
-                self._emit_tagged_skip(e)
+                self._emit_tagged_decode(e, None)
             elif not self.plain:
                 e.line("pass")
         e.line("except MalformedError:")
@@ -333,39 +333,13 @@ class KafkaStruct(Construct):
         e.line("except (struct_error, IndexError, ValueError) as exc:")
         e.line(f"    raise MalformedError(f'cannot read {self.label}: {{exc}}', pos) from None")
 
-    def _emit_tagged_skip(self, e: Emitter) -> None:
-        """Past the tagged-field section: a known tag's value is checked as it is decoded."""
-        count, tag, size, end = (e.var(name) for name in ("count", "tag", "size", "tend"))
-        e.line("if buf[pos] == 0:")
-        e.line("    pos += 1")
-        e.line("else:")
-        with e.block():
-            emit_read_uvarint(e, count)
-            e.line(f"for _ in range({count}):")
-            with e.block():
-                emit_read_uvarint(e, tag)
-                emit_read_uvarint(e, size)
-                e.line(f"{end} = pos + {size}")
-                e.line(f"if {end} > _blen: raise MalformedError('tagged field beyond the buffer in {self.label}', pos)")
-                keyword = "if"
-                for slot in self.tagged:
-                    e.line(f"{keyword} {tag} == {slot.spec.tag}:")
-                    with e.block():
-                        slot.construct.emit_skip(e)
-                        e.line(f"if pos != {end}: raise MalformedError('tagged field {slot.spec.name} of "
-                               f"{self.label} does not fill its size', pos)")
-                    keyword = "elif"
-                if self.tagged:
-                    e.line("else:")
-                    e.line(f"    pos = {end}")
-                else:
-                    e.line(f"pos = {end}")
-
-    def _emit_tagged_decode(self, e: Emitter, values: dict) -> str:
-        """The tagged-field section; returns the name of the unknown tags' tuple."""
+    def _emit_tagged_decode(self, e: Emitter, values: dict | None) -> str:
+        """The tagged-field section; returns the name of the unknown tags' tuple. With ``values`` None
+        (a validator) it only moves past the section, checking a known tag's value as it is decoded."""
         module = e.module
+        decoding = values is not None
         unknown, count, tag, size, end = (e.var(name) for name in ("unknown", "count", "tag", "size", "tend"))
-        for slot in self.tagged:
+        for slot in self.tagged if decoding else ():
             values[slot.index] = e.var(f"f{slot.index}")
             e.line(f"{values[slot.index]} = {module.const(slot.default)}")
         e.line("if buf[pos] == 0:")  # the usual case: no tagged fields at all
@@ -384,14 +358,18 @@ class KafkaStruct(Construct):
             for slot in self.tagged:
                 e.line(f"{keyword} {tag} == {slot.spec.tag}:")
                 with e.block():
-                    slot.construct.emit_decode(e, values[slot.index])
+                    if decoding:
+                        slot.construct.emit_decode(e, values[slot.index])
+                    else:
+                        slot.construct.emit_skip(e)
                     e.line(f"if pos != {end}: raise MalformedError('tagged field {slot.spec.name} of "
                            f"{self.label} does not fill its size', pos)")
                 keyword = "elif"
             if self.tagged:
                 e.line("else:")
                 e.indent()
-            e.line(f"{unknown} += (({tag}, buf[pos:{end}]),)")
+            if decoding:
+                e.line(f"{unknown} += (({tag}, buf[pos:{end}]),)")
             e.line(f"pos = {end}")
             if self.tagged:
                 e.dedent()
