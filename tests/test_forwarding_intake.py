@@ -8,11 +8,14 @@ building it (server/wire/transport.py, ``Undecoded``), over raw TCP against a ru
   from the bytes) and, when no controller answers by then, the REQUEST_TIMED_OUT answer listing every
   partition the request named.
 * An error injected for one topic (the injector swaps the handler) sees the request decoded.
+* With several controllers, a standby's NOT_CONTROLLER answer (read from the answer's bytes) sends the
+  request on to the active controller.
 """
 from __future__ import annotations
 
 import asyncio
 
+from kraftwire import Cluster
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse,
                                       CreateTopicsRequest, CreateTopicsResponse, RequestHeader)
@@ -119,3 +122,19 @@ async def test_a_refused_relay_leaves_the_requests_before_it_answered(cluster):
     assert correlation_id == 21 and answer.error_code == ErrorCode.NONE
     await assert_closed(reader)
     writer.close()
+
+
+async def test_a_relayed_answer_refused_by_a_standby_is_retried_at_the_active_controller():
+    """With several controllers the broker reads a relayed answer's top-level error code from its bytes:
+    a standby's NOT_CONTROLLER (every error code of its answer) sends the request on to the active one."""
+    async with Cluster(brokers=3, controllers=3) as cluster:
+        await create(cluster, "orders")
+        standby = next(node for node, controller in zip(cluster.controller_nodes, cluster.controllers)
+                       if not controller.active)
+        assert cluster.broker(1).client.use((standby.host, standby.port))
+        answer = await reassign(cluster, reassignment("orders"))
+        assert {p.error_code for t in answer.responses for p in t.partitions} == {ErrorCode.NONE}
+        refused = standby.listener.request_stats()[0]
+        assert refused.get((AR.API_KEY, 0, ErrorCode.NOT_CONTROLLER)) == 1
+        await cluster.wait_until(lambda image: all(
+            state.replicas[0] == 2 for state in image.topic("orders").partitions.values()))
