@@ -20,7 +20,8 @@ For ``serve`` each alter's wall time is split with the server's own request metr
 ``--metrics-port`` before and after it, outside the timed call): "broker" is the receiving broker's
 listener's time from the request's arrival to its answer written, "controller" the controller
 listener's for the forwarded request, "commit" the write's time from append to commit (the fsync);
-the rest of the wall time is kafka-python's and the sockets'.
+"broker's own" is broker less controller, per alter (the broker's intake, the relay both ways); the
+rest of the wall time is kafka-python's and the sockets'.
 
 ``--controllers N`` runs both deployments with N voters (Kafka's quorum timers, as ``serve`` has them);
 with 3, the 1-voter figures to compare come from a run without it. ``--profile N`` profiles the ``serve`` process (cProfile, its event-loop thread) during the counted
@@ -228,6 +229,9 @@ def report(name: str, figures: dict, key: str, cpu_of: str, separate_client: boo
     client = f"; client process CPU p50 {statistics.median(figures[key + '_client_cpu']):.0f} ms" if separate_client else ""
     parts = ", ".join(f"{part} {statistics.median(figures[f'{key}_{part}']):.0f}"
                       for part in ("broker", "controller", "commit") if figures.get(f"{key}_{part}"))
+    if figures.get(f"{key}_broker"):
+        own = [b - c for b, c in zip(figures[f"{key}_broker"], figures[f"{key}_controller"])]
+        parts += f", broker's own {statistics.median(own):.1f}"
     parts = f"; server's parts p50 (ms): {parts}" if parts else ""
     print(f"  {name}: p50 {statistics.median(values):.0f} ms (min {min(values):.0f}, max {max(values):.0f}, "
           f"n={len(values)}); {cpu_of} CPU p50 {statistics.median(figures[key + '_cpu']):.0f} ms{client}{parts}; "

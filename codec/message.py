@@ -11,7 +11,8 @@ import struct
 from .errors import EncodeError, MalformedError, UnsupportedVersionError
 from .model import Struct, bind_struct_class
 from .schema import MessageSpec, Versions
-from .structs import KafkaStruct, compile_struct
+from .primitives import FIXED
+from .structs import KafkaStruct, compile_struct, compile_validator
 
 
 _FIXED_WIDTHS = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
@@ -27,6 +28,7 @@ class Message(Struct):
     VALID_VERSIONS: Versions
     FLEXIBLE_VERSIONS: Versions
     _codecs: dict
+    _validators: dict
 
     @classmethod
     def construct(cls, version: int) -> KafkaStruct:
@@ -88,6 +90,25 @@ class Message(Struct):
         return None
 
     @classmethod
+    def fixed_value(cls, attr: str, version: int, buf, pos: int = 0):
+        """Top-level number or bool ``attr`` of the body at ``pos`` of ``buf``, read where
+        ``fixed_offset`` puts it; ``LookupError`` when it has no such place (or is not such a field)."""
+        at = cls.fixed_offset(attr, version)
+        field = next((f for f in cls.SPEC.root.fields if f.attr == attr), None)
+        if at is None or field is None or field.type not in FIXED:
+            raise LookupError(f"{cls.__name__} v{version} has no {attr} at a fixed offset")
+        return struct.unpack_from(">" + FIXED[field.type].code, buf, pos + at)[0]
+
+    @classmethod
+    def validator(cls, version: int):
+        """The generated ``validate(buf, pos) -> next position`` at ``version``: refuses (MalformedError)
+        exactly the bodies the decoder refuses, and builds nothing."""
+        validate = cls._validators.get(version)
+        if validate is None:
+            validate = cls._validators[version] = compile_validator(cls.construct(version))
+        return validate
+
+    @classmethod
     def decoder(cls, version: int):
         """The generated ``decode(buf, pos) -> (object, next position)`` at ``version``, for callers that
         decode one version often (the transport, per route)."""
@@ -131,6 +152,7 @@ def _bind_message_class(root: type[Message], spec: MessageSpec) -> type[Message]
     root.FLEXIBLE_VERSIONS = spec.flexible
     root._classes = classes
     root._codecs = {}
+    root._validators = {}
     return root
 
 

@@ -3,7 +3,8 @@
 Each class works as an ordinary construct (``_parse``/``_build`` over a stream), which is the
 straightforward reference implementation, and also knows how to emit inline Python for the compiled
 codec (``emit_decode``/``emit_encode``), which reads with ``unpack_from`` over one bytes buffer and
-appends to one bytearray. construct's own varint and adapters do not compile, hence these.
+appends to one bytearray, and for a validator (``emit_skip``: past the value, refusing what the decoder
+refuses, building nothing). construct's own varint and adapters do not compile, hence these.
 
 Emitted code works on the local names ``buf``/``pos`` (decoding) and an output bytearray (encoding);
 ``Emitter`` (in ``codec.structs``) provides indentation, fresh variable names and module constants.
@@ -137,6 +138,9 @@ class Fixed(Construct):
     def emit_encode(self, e, expr, out):
         emit_fixed_group_encode(e, [(expr, self)], out)
 
+    def emit_skip(self, e):
+        e.line(f"pos += {self.size}")
+
 
 FIXED = {
     "bool": Fixed("?"),
@@ -216,6 +220,9 @@ class Uuid(Construct):
     def emit_encode(self, e, expr, out):
         e.line(f"{out} += {expr}.bytes")
 
+    def emit_skip(self, e):
+        e.line("pos += 16")
+
 
 # --- length-prefixed strings and bytes -----------------------------------------------------------
 
@@ -260,6 +267,19 @@ class Sized(Construct):
             e.line("_end = pos + _n")
             e.line(f"if _end > _blen: raise MalformedError({self.what + ' length beyond the buffer'!r}, pos)")
             e.line(f"{target} = buf[pos:_end]{'.decode()' if self.is_string else ''}; pos = _end")
+
+    def emit_skip(self, e):
+        """Past the value: a string is still decoded (bytes that are not UTF-8 are refused as by the
+        decoder), a byte string only counted."""
+        emit_read_length(e, self.compact, self.prefix, self.nullable, "_", self.what)
+        e.line("else:")
+        with e.block():
+            if self.is_string:
+                e.line("_end = pos + _n")
+                e.line(f"if _end > _blen: raise MalformedError({self.what + ' length beyond the buffer'!r}, pos)")
+                e.line("buf[pos:_end].decode(); pos = _end")
+            else:
+                e.line("pos += _n")
 
     def emit_encode(self, e, expr, out):
         handle_none = emit_check_null(e, expr, self.nullable, self.what)
@@ -322,6 +342,18 @@ class Array(Construct):
                     self.element.emit_decode(e, item)
                     e.line(f"{append}({item})")
                 e.line(f"{target} = tuple({items})")
+
+    def emit_skip(self, e):
+        emit_read_length(e, self.compact, "i", self.nullable, "_", self.what)
+        e.line(f"elif _n > _blen - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
+        if isinstance(self.element, (Fixed, Uuid)):
+            e.line(f"else: pos += {16 if isinstance(self.element, Uuid) else self.element.size} * _n")
+            return
+        e.line("else:")
+        with e.block():
+            e.line("for _ in range(_n):")
+            with e.block():
+                self.element.emit_skip(e)
 
     def emit_encode(self, e, expr, out):
         arr = e.var("arr")

@@ -65,6 +65,15 @@ async def relay_answered_at_once(broker, context, request):
     return await relay_to_controller(broker, context, request, synced=False)
 
 
+def relaying(handler):
+    """Mark a broker handler that relays the request's bytes and reads nothing of the request but
+    top-level numbers (``timeout_ms``): the broker's listener then checks such a request's structure
+    without building it (server/wire/transport.py, ``Undecoded``). Kafka's broker parses a request it
+    forwards; so does this check, which refuses what the decoder refuses (the connection is closed)."""
+    handler.relays_request = True
+    return handler
+
+
 _INT16 = struct.Struct(">h")
 ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION
 
@@ -88,11 +97,11 @@ BROKER_APIS: dict[int, Handler] = {
     api43_elect_leaders.API_KEY: on_cluster(ALTER, relay_to_controller),
     api44_incremental_alter_configs.API_KEY: per_resource(api44_incremental_alter_configs.on_broker,
                                                           INCREMENTAL_ALTER_CONFIGS),
-    api45_alter_partition_reassignments.API_KEY: on_cluster(ALTER, relay_answered_at_once),
-    api46_list_partition_reassignments.API_KEY: on_cluster(DESCRIBE, relay_answered_at_once),
+    api45_alter_partition_reassignments.API_KEY: relaying(on_cluster(ALTER, relay_answered_at_once)),
+    api46_list_partition_reassignments.API_KEY: relaying(on_cluster(DESCRIBE, relay_answered_at_once)),
     api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
-    api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, relay_answered_at_once),
+    api55_describe_quorum.API_KEY: relaying(on_cluster(DESCRIBE, relay_answered_at_once)),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,

@@ -83,7 +83,8 @@ class BrokerNode:
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
         handlers: dict[int, Handler] = {key: functools.partial(handler, self) for key, handler in apis.items()}
-        self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security)
+        relaying = [key for key, handler in apis.items() if getattr(handler, "relays_request", False)]
+        self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security, relaying)
 
     # --- what handlers read --------------------------------------------------------------------
 

@@ -10,7 +10,11 @@ Bad input gets Kafka's answer (SocketServer / RequestContext), always on that co
   ApiVersions, which gets an UNSUPPORTED_VERSION (35) answer in a v0 body (response header v0) that
   lists ApiVersions' own served range, as Kafka's ``ApiVersionsRequest.getErrorResponse`` does
   (KIP-511), so the client can retry at the highest version offered;
-* a header or body that does not parse: closed.
+* a header or body that does not parse: closed. A request whose handler only relays its bytes
+  (``Listener(relaying=...)``: a broker forwarding to the controller) is checked by the message's
+  generated validator, which refuses exactly what its decoder refuses but builds nothing, and reaches
+  the handler as an ``Undecoded``: decoding a 10,000-partition reassignment the broker does not read
+  cost ~4.5 ms on the broker, the check ~1.6 ms.
 
 Requests after a refused one are not read; those before it are answered, then the connection closes
 (Kafka works through one request of a connection at a time, so it has answered them before it reads
@@ -116,15 +120,15 @@ class _Route:
     It also counts what its listener answered there (``Listener.request_stats``): kept on the route,
     counting costs the answer a few additions and no call."""
 
-    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "decoded",
-                 "errors", "latency", "seconds")
+    __slots__ = ("api_key", "version", "request_cls", "header_version", "flexible", "decode", "validate",
+                 "decoded", "errors", "latency", "seconds")
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
         self.request_cls = codec.api(api_key)[0]
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
-        self.decode = None
+        self.decode = self.validate = None
         self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
         self.errors: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written with it
         self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # every answer, by LATENCY_BUCKETS bucket (last: +Inf)
@@ -133,6 +137,10 @@ class _Route:
     def decoder(self):
         self.decode = self.request_cls.decoder(self.version)
         return self.decode
+
+    def validator(self):
+        self.validate = self.request_cls.validator(self.version)
+        return self.validate
 
     def keep(self, tail: bytes, decoded: tuple) -> None:
         """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
@@ -169,6 +177,35 @@ class RequestContext(NamedTuple):
 
 
 Handler = Callable[[RequestContext, object], object | Awaitable[object]]
+
+
+class Undecoded:
+    """A request its listener checked but did not decode, for a handler that relays its bytes
+    (``RequestContext.body``). A top-level number the body has at a fixed place (``timeout_ms``) is
+    read from the bytes; any other field decodes the request, once; an attribute the request does not
+    have raises AttributeError. ``decode()`` is the request itself (for an error answer in its shape)."""
+
+    __slots__ = ("_route", "_frame", "_pos", "_request")
+
+    def __init__(self, route: "_Route", frame: bytes, pos: int):
+        self._route, self._frame, self._pos, self._request = route, frame, pos, None
+
+    def decode(self):
+        if self._request is None:
+            route = self._route
+            self._request = (route.decode or route.decoder())(self._frame, self._pos)[0]
+        return self._request
+
+    def __getattr__(self, name: str):
+        route = self._route
+        if name not in route.request_cls._fields:
+            raise AttributeError(name)
+        if self._request is None:
+            try:
+                return route.request_cls.fixed_value(name, route.version, self._frame, self._pos)
+            except LookupError:
+                pass
+        return getattr(self.decode(), name)
 
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
@@ -261,12 +298,17 @@ class Listener:
     it before ``start``).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None,
+                 relaying=()):
         self.name = name
         self.security = security  # a security.ListenerSecurity (TLS, SASL), consulted per connection
         self.host = host
         self.port = port
         self.handlers = handlers
+        # api key -> its handler, when that handler relays the request's bytes and reads nothing of it
+        # but top-level numbers: while it is the one serving (a swapped one, such as the error
+        # injector's, gets the request decoded), such a request is only checked (``Undecoded``)
+        self.relaying = {key: handlers[key] for key in relaying}
         self.versions = {key: _schema_versions(key) for key in handlers}  # api key -> (min, max) served here
         self.routes = {route_key(key, version): _Route(key, version)  # the served keys only
                        for key, (low, high) in self.versions.items() for version in range(low, high + 1)}
@@ -385,9 +427,10 @@ async def _encode_aside(result, version: int) -> Encoded:
     return Encoded(data, getattr(response, "error_code", 0))
 
 
-def _decode(route: _Route, frame: bytes) -> tuple:
+def _decode(route: _Route, frame: bytes, relayed: bool = False) -> tuple:
     """(client id, request, where its body starts in ``frame``): everything a request holds but its
-    correlation id (bytes 4-8 of every header version, read apart).
+    correlation id (bytes 4-8 of every header version, read apart). ``relayed``: the body is only
+    checked, and the request is an ``Undecoded``.
 
     A request header v1, or v2 without tagged fields (what clients send), is read with one
     ``unpack_from``; any other header goes through the generated decoder (which refuses a malformed one
@@ -409,6 +452,9 @@ def _decode(route: _Route, frame: bytes) -> tuple:
     if not pos:
         header, pos = RequestHeader.decode_from(frame, 0, header_version)
         client_id = header.client_id
+    if relayed:
+        (route.validate or route.validator())(frame, pos)
+        return client_id, Undecoded(route, frame, pos), pos
     return client_id, (route.decode or route.decoder())(frame, pos)[0], pos
 
 
@@ -629,7 +675,7 @@ class _Connection(asyncio.Protocol):
                         return
                     route.keep(frame[8:], decoded)
             elif size < LARGE_REQUEST_BYTES:
-                decoded = self._decode(route, frame)
+                decoded = self._decode(route, frame, self._relayed(route))
                 if decoded is None:
                     return
             else:
@@ -638,6 +684,8 @@ class _Connection(asyncio.Protocol):
         else:
             route, client_id, request, body_start = aside
             correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
+            if request.__class__ is Undecoded and not self._relayed(route):  # its handler was swapped meanwhile
+                request = request.decode()
         listener = self.listener
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
@@ -668,7 +716,7 @@ class _Connection(asyncio.Protocol):
     def _decode_aside(self, route: _Route, frame: bytes, arrived: float) -> None:
         """Decode a large request in a worker thread; the connection waits for it (``_decoded``)."""
         self.decoding = True
-        decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame)
+        decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame, self._relayed(route))
         decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
 
     def _await(self, result, route: _Route, correlation_id: int, arrived: float, context: RequestContext,
@@ -678,10 +726,16 @@ class _Connection(asyncio.Protocol):
         self.pending.append(entry)
         asyncio.ensure_future(result).add_done_callback(lambda task: self._completed(entry, task, context, request))
 
-    def _decode(self, route: _Route, frame: bytes) -> tuple | None:
-        """``_decode``, or None once the connection is refused for a request that does not parse."""
+    def _relayed(self, route: _Route) -> bool:
+        """Whether the request goes to a handler that relays its bytes (``Listener.relaying``)."""
+        handler = self.listener.relaying.get(route.api_key)
+        return handler is not None and handler is self.listener.handlers.get(route.api_key)
+
+    def _decode(self, route: _Route, frame: bytes, relayed: bool = False) -> tuple | None:
+        """``_decode``, or None once the connection is refused for a request that does not parse. (A
+        small frame is decoded even for a relay: what it decodes to is kept for its route.)"""
         try:
-            return _decode(route, frame)
+            return _decode(route, frame, relayed)
         except codec.MalformedError as exc:
             self._refuse(f"unparsable api key {route.api_key} v{route.version} request: {exc}")
             return None
@@ -718,6 +772,8 @@ class _Connection(asyncio.Protocol):
 
     def _error_answer(self, context: RequestContext, request, exc: BaseException):
         """The listener's answer to a handler's exception, or None (logged) to close the connection."""
+        if request.__class__ is Undecoded:  # the answer lists what the request names
+            request = request.decode()
         if self.listener.error_answer is not None:
             answer = self.listener.error_answer(context, request, exc)
             if answer is not None:
