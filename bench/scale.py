@@ -7,7 +7,7 @@ every topic 1 PB large so no reassignment completes), sent with kraftwire's own 
 of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
 of each growth stretch and of its last ten requests, with the mean of it spent in the server's threads
 other than the event loop's: the snapshot writer and the log's I/O; ten requests are a noisy figure at
-2M, where a snapshot's writing spans about ten of them). At each checkpoint it measures, in this order:
+2M, where a snapshot's writing spans 10-15 of them). At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
 - controller restart from snapshot: the controller stops and starts again inside the running ``serve``
