@@ -56,8 +56,9 @@ and the committed part of the log after it; a record of a type or version kraftw
 stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
-committed, the bytes being at least ``snapshot_fraction`` of the latest snapshot's size (below), from the data batches ``snapshot_source`` captures at the high watermark (the image encodes
-only what changed since its last snapshot: server/metadata/snapshot_encoding.py), and written in a thread. Retention of the
+committed, the bytes being at least ``snapshot_fraction`` of the latest snapshot's size (below), from
+the data batches ``snapshot_source`` captures at the high watermark (the image encodes only what changed
+since its last snapshot: server/metadata/snapshot_encoding.py), and written in a thread. Retention of the
 files is off by default (the audit reads the whole history); with ``retention_bytes`` or
 ``retention_ms``, segments wholly below the newest snapshot are deleted, or moved to ``archive_dir``.
 
@@ -75,12 +76,12 @@ there; ``synced-lengths.json`` is kraftwire's own file; the bytes between snapsh
 metadata.log.max.record.bytes.between.snapshots (20 MiB) whatever the image's size. A snapshot writes
 the whole image, so with a fixed interval the snapshot thread's share of every change grows with the
 image (at 2,000,000 partitions a 210 MiB snapshot every ~20 CreateTopics of 10,000 partitions; writing
-it, CRCs and fsync, cost the snapshot thread 0.18 s of CPU on a quiet machine, 0.5-0.8 s in loaded runs,
-in the interpreter the event loop shares: bench/README.md, Scale); with the interval
-a fraction of the snapshot, what snapshots cost per byte of log stays bounded (at most 4 bytes written
-per byte logged) at any size. The price: up to that quarter of a snapshot's bytes of log to replay after
-it at a restart (52 MiB at 2,000,000 partitions rather than 20). As in Kafka, snapshots are deleted only once the
-log start moves past them, so with retention off they accumulate (one per 20 MiB of records, or a quarter
+it, CRCs and fsync, cost the snapshot thread 0.2 s of CPU on a quiet machine, 0.5-0.8 s in loaded runs,
+in the interpreter the event loop shares: bench/README.md, Scale); with the interval a fraction of the
+snapshot, what snapshots cost per byte of log stays bounded (at most 4 bytes written per byte logged)
+at any size. The price: up to that quarter of a snapshot's bytes of log to replay after it at a restart
+(52 MiB at 2,000,000 partitions rather than 20). As in Kafka, snapshots are deleted only once the log
+start moves past them, so with retention off they accumulate (one per 20 MiB of records, or a quarter
 of the latest snapshot, by default).
 """
 from __future__ import annotations
