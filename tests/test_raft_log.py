@@ -162,32 +162,6 @@ async def test_snapshots_are_taken_by_record_count_and_restart_replays_only_the_
     await log.close()
 
 
-async def test_snapshots_by_bytes_wait_for_a_fraction_of_the_latest_snapshot(tmp_path):
-    """Snapshot k+1 is taken only once the log after snapshot k holds ``snapshot_every_bytes`` and
-    ``snapshot_fraction`` of snapshot k's bytes (so what snapshots cost per byte of log is bounded
-    whatever the image's size); with the fraction at 0 the bytes alone decide, as in Kafka."""
-    async def grow(data_dir, fraction: float) -> list[tuple[int, int]]:
-        log, _ = await open_log(data_dir, snapshot_every_bytes=1_000, snapshot_fraction=fraction)
-        for i in range(150):
-            await log.append(topic_write(f"t{i:03d}", 4))[1]
-        await log.close()
-        return sorted((int(p.stem.split("-")[0]), p.stat().st_size) for p in partition_dir(data_dir).glob("*.checkpoint"))
-
-    def log_bytes(data_dir, start: int, end: int) -> int:
-        """Bytes of the batches holding the offsets from ``start`` to ``end`` (exclusive)."""
-        return sum(size for segment in segments(data_dir) for _, size, base, count in batches(segment)
-                   if start <= base and base + count <= end)
-
-    fraction = 2.0
-    taken = await grow(tmp_path / "fraction", fraction)
-    assert len(taken) >= 2
-    for (end, size), (next_end, _) in zip(taken, taken[1:]):
-        between = log_bytes(tmp_path / "fraction", end, next_end)
-        assert between >= max(1_000, fraction * size), (end, next_end, between, size)
-    # the snapshots grow with the image, so the bytes alone would have taken them much more often
-    assert len(await grow(tmp_path / "bytes", 0.0)) >= 2 * len(taken)
-
-
 async def test_retention_archives_segments_wholly_below_the_newest_snapshot(tmp_path):
     archive = tmp_path / "archive"
     log, image = await open_log(tmp_path / "data", segment_bytes=8_000, retention_bytes=1, archive_dir=archive)

@@ -123,9 +123,6 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="snapshot the metadata image after this many records (default: by bytes only)")
     p.add_argument("--snapshot-every-bytes", type=int, default=defaults.snapshot_every_bytes,
                    help="snapshot the metadata image after this many bytes of records (default 20 MiB)")
-    p.add_argument("--snapshot-fraction", type=float, default=defaults.snapshot_fraction,
-                   help="and only once the bytes since the latest snapshot are this fraction of its size "
-                        "(default 0.25; 0: the bytes alone, as Kafka)")
     p.add_argument("--log-retention-bytes", type=int, default=None,
                    help="retire the oldest segments below the newest snapshot while the log is larger "
                         "(default: keep every segment)")
@@ -269,8 +266,7 @@ async def _serve(args) -> int:
         return 1
     _raise_descriptor_limit()
     log_config = RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
-                            snapshot_every_bytes=args.snapshot_every_bytes, snapshot_fraction=args.snapshot_fraction,
-                            retention_bytes=args.log_retention_bytes,
+                            snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
                             retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
     try:
         security = _security(args)

@@ -56,9 +56,8 @@ and the committed part of the log after it; a record of a type or version kraftw
 stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).
 
 Snapshots are taken every ``snapshot_every_records`` records or ``snapshot_every_bytes`` bytes
-committed, the bytes being at least ``snapshot_fraction`` of the latest snapshot's size (below), from
-the data batches ``snapshot_source`` captures at the high watermark (the image encodes only what changed
-since its last snapshot: server/metadata/snapshot_encoding.py), and written in a thread. Retention of the
+committed, from the data batches ``snapshot_source`` captures at the high watermark (the image encodes
+only what changed since its last snapshot: server/metadata/snapshot_encoding.py), and written in a thread. Retention of the
 files is off by default (the audit reads the whole history); with ``retention_bytes`` or
 ``retention_ms``, segments wholly below the newest snapshot are deleted, or moved to ``archive_dir``.
 
@@ -71,18 +70,8 @@ could wait in vain to learn that what it holds is committed; Kafka 4.1's Fetch v
 fetcher's high watermark for this, the controllers speak v17); no ``.timeindex`` files; index files are
 not pre-allocated, and are fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
 only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
-there; ``synced-lengths.json`` is kraftwire's own file; the bytes between snapshots are at least
-``snapshot_fraction`` (a quarter) of the latest snapshot's size, where Kafka takes one every
-metadata.log.max.record.bytes.between.snapshots (20 MiB) whatever the image's size. A snapshot writes
-the whole image, so with a fixed interval the snapshot thread's share of every change grows with the
-image (at 2,000,000 partitions a 210 MiB snapshot every ~20 CreateTopics of 10,000 partitions; writing
-it, CRCs and fsync, cost the snapshot thread 0.2 s of CPU on a quiet machine, 0.5-0.8 s in loaded runs,
-in the interpreter the event loop shares: bench/README.md, Scale); with the interval a fraction of the
-snapshot, what snapshots cost per byte of log stays bounded (at most 4 bytes written per byte logged)
-at any size. The price: up to that quarter of a snapshot's bytes of log to replay after it at a restart
-(52 MiB at 2,000,000 partitions rather than 20). As in Kafka, snapshots are deleted only once the log
-start moves past them, so with retention off they accumulate (one per 20 MiB of records, or a quarter
-of the latest snapshot, by default).
+there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
+log start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
 """
 from __future__ import annotations
 
@@ -142,7 +131,6 @@ class RaftConfig:
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
     snapshot_every_records: int | None = None
     snapshot_every_bytes: int | None = 20 << 20  # metadata.log.max.record.bytes.between.snapshots
-    snapshot_fraction: float = 0.25  # and at least this fraction of the latest snapshot's bytes (module docstring)
     retention_bytes: int | None = None  # None: keep every segment
     retention_ms: int | None = None
     archive_dir: Path | None = None  # move retired segments and snapshots here instead of deleting them
@@ -326,7 +314,6 @@ class RaftLog:
         self.on_failure: Callable[[str], None] | None = None  # told once, after the pending appends failed
         self._segments: list[Segment] = []
         self._snapshot: tuple[SnapshotId, Path] | None = None
-        self._snapshot_size = 0  # bytes of the latest snapshot's file
         self._snapshot_voters = SnapshotVoters()  # the voter records the snapshot the log started from holds
         self._since_snapshot_records = 0
         self._since_snapshot_bytes = 0
@@ -418,7 +405,6 @@ class RaftLog:
         for path in remove_partial(directory):
             log.info("deleted the interrupted snapshot %s", path.name)
         self._snapshot = self._newest_valid_snapshot()
-        self._snapshot_size = self._snapshot[1].stat().st_size if self._snapshot else 0
         start = self._snapshot[0].end_offset if self._snapshot else 0
         self._snapshot_voters = _voters_of(self._snapshot[1]) if self._snapshot else SnapshotVoters()
         # An older kraftwire kept a dynamic quorum's whole log and wrote its snapshots without voter records.
@@ -1113,8 +1099,7 @@ class RaftLog:
     def _maybe_snapshot(self) -> None:
         every_records, every_bytes = self.config.snapshot_every_records, self.config.snapshot_every_bytes
         due = ((every_records is not None and self._since_snapshot_records >= every_records)
-               or (every_bytes is not None and self._since_snapshot_bytes >= max(
-                   every_bytes, self.config.snapshot_fraction * self._snapshot_size)))
+               or (every_bytes is not None and self._since_snapshot_bytes >= every_bytes))
         if due and self.snapshot_source is not None and (self._snapshotting is None or self._snapshotting.done()):
             self._snapshotting = asyncio.get_running_loop().create_task(self._take_snapshot())
 
@@ -1143,9 +1128,9 @@ class RaftLog:
             return None
         if self._closed or self.core.log_start >= snapshot.end_offset:
             return snapshot  # a snapshot downloaded meanwhile already covers it
-        self._snapshot, self._snapshot_size = (snapshot, path), path.stat().st_size
+        self._snapshot = (snapshot, path)
         log.info("wrote snapshot %s", path.name)
-        self._run(self.core.snapshot_taken(self._now(), snapshot.end_offset, self._snapshot_size))
+        self._run(self.core.snapshot_taken(self._now(), snapshot.end_offset, path.stat().st_size))
         if self._retirable and (self.config.retention_bytes is not None or self.config.retention_ms is not None):
             await loop.run_in_executor(self._io, self._retire, self._retirable)
         return snapshot
@@ -1199,7 +1184,7 @@ class RaftLog:
         installed, self._installed = self._installed, []
         for snapshot_id, final in installed:
             log.info("installed snapshot %s from the leader", final.name)
-            self._snapshot, self._snapshot_size = (snapshot_id, final), final.stat().st_size
+            self._snapshot = (snapshot_id, final)
             for listener in self._snapshot_listeners:
                 try:
                     listener(snapshot_id, final)
