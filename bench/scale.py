@@ -5,7 +5,9 @@ process grows it through CreateTopics requests of 9,980 partitions each (10 topi
 most within Kafka's 10,000-record limit of one controller operation; RF 3, placed by the controller;
 every topic 1 PB large so no reassignment completes), sent with kraftwire's own wire client. While growing it takes the server's CPU time
 of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
-of each growth stretch and of its last ten requests). At each checkpoint it measures, in this order:
+of each growth stretch and of its last ten requests, with the mean of it spent in the server's threads
+other than the event loop's: the snapshot writer and the log's I/O; ten requests are a noisy figure at
+2M, where a snapshot's writing spans 10-15 of them). At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
 - controller restart from snapshot: the controller stops and starts again inside the running ``serve``
@@ -149,6 +151,19 @@ class Server:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def other_threads_cpu(self) -> float:
+        """User + system CPU seconds so far of the server's threads other than the event loop's (the
+        snapshot writer, the log's I/O): counted since they started, so only differences are meaningful."""
+        total = 0
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            if task.name != str(self.process.pid):
+                try:
+                    fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                except FileNotFoundError:  # the thread ended meanwhile
+                    continue
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
     def snapshot_end(self) -> int:
         """The end offset of the newest snapshot on disk (0 for none)."""
         return max((parse_snapshot_name(p.name)[0] for p in self.data_dir.rglob("*.checkpoint")), default=0)
@@ -220,10 +235,11 @@ def partition_count(metadata) -> int:
 
 
 async def grow(client: KafkaClient, first_topic: int, partitions: int,
-               server: Server | None = None) -> tuple[float, int, list[float]]:
+               server: Server | None = None, others: list[float] | None = None) -> tuple[float, int, list[float]]:
     """Create ``partitions`` partitions as topics of TOPIC_PARTITIONS (the last one possibly smaller)
     numbered from ``first_topic``, TOPICS_PER_REQUEST topics a request; returns seconds, the next
-    topic number and, given the ``server``, its CPU seconds during each request."""
+    topic number and, given the ``server``, its CPU seconds during each request (and those of its threads
+    other than the event loop's appended to ``others``, if given)."""
     Topic, Config = CreateTopicsRequest.CreatableTopic, CreateTopicsRequest.CreatableTopicConfig
     sizes = [min(TOPIC_PARTITIONS, partitions - done) for done in range(0, partitions, TOPIC_PARTITIONS)]
     began, cpu = time.perf_counter(), []
@@ -235,8 +251,11 @@ async def grow(client: KafkaClient, first_topic: int, partitions: int,
         if server is None:
             answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
         else:
+            threads = server.other_threads_cpu() if others is not None else 0
             answer, _, seconds = await timed(server, client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics)))
             cpu.append(seconds)
+            if others is not None:
+                others.append(server.other_threads_cpu() - threads)
         bad = [(t.name, t.error_code, t.error_message) for t in answer.topics if t.error_code != ErrorCode.NONE]
         assert not bad, bad[:3]
     return time.perf_counter() - began, first_topic + len(sizes), cpu
@@ -433,7 +452,8 @@ def show(f: dict) -> None:
     print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
     print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); server CPU per "
           f"CreateTopics of 9,980 partitions: median {statistics.median(f['grow_cpu']) * 1000:,.0f} ms over this "
-          f"stretch, {statistics.median(f['grow_cpu'][-10:]) * 1000:,.0f} ms over its last 10")
+          f"stretch, {statistics.median(f['grow_cpu'][-10:]) * 1000:,.0f} ms over its last 10; of it in threads "
+          f"other than the event loop's (snapshot writing, log I/O), mean {statistics.mean(f['grow_threads']) * 1000:,.0f} ms")
     print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
     print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
           flush=True)
@@ -479,12 +499,13 @@ async def main(args) -> None:
         client = await connect("127.0.0.1", server.port, deadline)
         await until_brokers_unfenced(client, deadline)
         for target in checkpoints:
-            seconds, next_topic, cpu = await grow(client, next_topic, target - created, server)
+            others: list[float] = []
+            seconds, next_topic, cpu = await grow(client, next_topic, target - created, server, others)
             progress(f"grown to {target:,} partitions in {seconds:.1f} s")
             grown += seconds
             created = target
             figures, client = await checkpoint(server, client, target, args, target == checkpoints[-1])
-            figures.update(grow=seconds, grow_total=grown, grow_cpu=cpu)
+            figures.update(grow=seconds, grow_total=grown, grow_cpu=cpu, grow_threads=others)
             show(figures)
             results.append(figures)
         await client.close()
@@ -496,7 +517,8 @@ async def main(args) -> None:
         first, last = results[0], results[-1]
         print("--- per-partition cost, last checkpoint against the first")
         print(f"CreateTopics server CPU (median of the last 10 requests): "
-              f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}")
+              f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}; "
+              f"(median of the stretch): {statistics.median(last['grow_cpu']) / statistics.median(first['grow_cpu']) - 1:+.0%}")
         for label, get in (("RSS", lambda f: f["VmRSS"]), ("RSS after restart", lambda f: f.get("restart_rss")),
                            ("restart", lambda f: f.get("restart")), ("snapshot", lambda f: f["snapshot"]),
                            ("controller restart", lambda f: f.get("controller", {}).get("restart")),
