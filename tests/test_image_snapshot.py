@@ -8,7 +8,9 @@ snapshot writes it at.
 """
 from __future__ import annotations
 
+import gc
 import uuid
+import weakref
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -168,6 +170,27 @@ def test_equal_replica_lists_are_one_shared_tuple():
         first, second = kept.topic("a").partitions[0], kept.topic("a").partitions[1]
         assert first.replicas == (1, 2) and first.replicas is second.replicas is second.isr
         assert first.directories == (MIGRATING, MIGRATING) and first.directories is second.directories
+
+
+def test_a_dropped_image_is_freed_at_once_not_by_the_cyclic_collector():
+    """An image let go (a restarted controller's, a snapshot's copy) is freed by reference counting: with
+    millions of partitions, waiting for a full pass of the cyclic collector held the interpreter for
+    seconds and kept the old image's memory meanwhile."""
+    a = TOPICS["a"]
+    image = build(TOPICS_FIRST + [
+        rec.PartitionRecord(partition_id=p, topic_id=a, replicas=[1, 2], isr=[1, 2], leader=1) for p in (0, 1)])
+    image.apply(rec.PartitionChangeRecord(partition_id=0, topic_id=a, replicas=[1, 2, 3], adding_replicas=[3]),
+                image.offset + 1)
+    copy = image.copy()
+    copy.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=a, isr=[1]), copy.offset + 1)
+    list(copy.snapshot_batches())
+    gc.disable()
+    try:
+        dropped = [weakref.ref(image), weakref.ref(copy)]
+        del image, copy
+        assert [ref() for ref in dropped] == [None, None]
+    finally:
+        gc.enable()
 
 
 def test_one_history_of_every_record_type_round_trips():
