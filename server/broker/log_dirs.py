@@ -458,6 +458,17 @@ class LogDirManager:
 
     # --- DescribeLogDirs ---------------------------------------------------------------------------
 
+    def offsets(self) -> dict[LogDir, list[tuple[str, int, int]]]:
+        """Each online directory's logs as (topic, partition, log end offset), for its checkpoint
+        (server/broker/checkpoints.py)."""
+        self.network.settle()
+        entries: dict[LogDir, list] = {d: [] for d in self.directories if d.online}
+        for replica in self._replicas.values():
+            listed = entries.get(replica.log_dir)
+            if listed is not None:
+                listed.append((replica.topic_name, replica.partition, int(replica.log_bytes)))
+        return entries
+
     def describe(self, wanted: set[tuple[str, int]] | None) -> list:
         """One result per directory: its replicas (those in ``wanted``, every one for None) and future
         replicas with sizes and lags, its capacity and free bytes; an offline one KAFKA_STORAGE_ERROR."""
