@@ -275,7 +275,8 @@ class BrokerNode:
             await self._register()
 
     async def _heartbeat_loop(self) -> None:
-        while True:
+        me = asyncio.current_task()
+        while self._heartbeats is me:  # also ends a loop whose cancel asyncio.wait_for swallowed (Python 3.11)
             try:
                 await self.heartbeat()
             except KafkaClientError as exc:
