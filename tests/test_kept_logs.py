@@ -131,3 +131,32 @@ async def test_after_kill_9_a_replica_starts_from_its_last_checkpoint(tmp_path):
         await eventually(done, 60, "broker 3 to copy the rest")
     finally:
         served.stop()
+
+
+async def placed(broker) -> dict[tuple[str, int], tuple[str, int]]:
+    """(topic, partition) -> (log directory, size) as the broker's DescribeLogDirs lists them."""
+    answer = await ask(broker, DescribeLogDirsRequest(topics=None), 4)
+    return {(t.name, p.partition_index): (result.log_dir, p.partition_size)
+            for result in answer.results for t in result.topics for p in t.partitions}
+
+
+async def test_each_log_directory_keeps_its_own_logs(tmp_path):
+    """JBOD: each directory's checkpoint lists the logs it holds, and after a clean restart every replica
+    is in the same directory with its size, and back in its ISR at 1 byte a second."""
+    async with Cluster(brokers=2, log_dirs=2, data_dir=tmp_path) as cluster:
+        first = cluster.broker(1)
+        await create(first, "spread", [[1, 2], [2, 1], [1, 2], [2, 1]], SIZE)
+        await cluster.wait_until(lambda image: all(len(s.isr) == 2 for s in image.topic("spread").partitions.values()))
+        await slow_down(first, 1)
+        before = {b.broker_id: await placed(b) for b in cluster.brokers}
+    for broker_id, logs in before.items():
+        assert len({directory for directory, _ in logs.values()}) == 2  # both directories hold logs
+        for k in range(2):
+            directory = tmp_path / f"broker-{broker_id}" / f"logs-{k}"
+            assert checkpoint(directory)[1] == {key: size for key, (path, size) in logs.items()
+                                                if Path(path) == directory.resolve()}
+    async with Cluster(brokers=2, log_dirs=2, data_dir=tmp_path) as restarted:
+        await restarted.wait_until(lambda image: all(len(s.isr) == 2 for s in image.topic("spread").partitions.values()),
+                                   timeout=30)
+        for broker in restarted.brokers:
+            assert await placed(broker) == before[broker.broker_id]

@@ -13,9 +13,10 @@ are bytes), so that size is what a broker keeps. Each log directory holds, as Ka
   has it, with the same epoch: Kafka's readBrokerEpochFromCleanShutdownFiles), deletes it (so a crash
   while starting counts as unclean) and sends the epoch as PreviousBrokerEpoch in its registration.
 
-A replica a restarted broker learns of starts with the size its directory's checkpoint gave it (at
-most the partition's size): after a clean stop that is all it had, so an in-sync follower copies
-nothing; after kill -9 it is the last periodic checkpoint, and the follower copies the difference.
+A replica a restarted broker learns of starts in the directory whose checkpoint lists it (JBOD: its
+log is there), with the size that checkpoint gave it (at most the partition's size): after a clean
+stop that is all it had, so an in-sync follower copies nothing; after kill -9 it is the last periodic
+checkpoint, and the follower copies the difference.
 Deliberate differences from Kafka: the log itself is not on disk, so nothing past the checkpoint
 survives a crash (Kafka's log recovery reads past its recovery point); no
 ``replication-offset-checkpoint`` (high watermarks are not simulated apart from log sizes); a log is

@@ -191,12 +191,12 @@ class BrokerNode:
             await self.client.close()
             self.client = None
 
-    def _read_kept(self) -> tuple[int, dict[tuple[str, int], int]]:
-        paths = [d.path for d in self.log_manager.directories]
-        sizes: dict[tuple[str, int], int] = {}
-        for path in paths:
-            sizes.update(checkpoints.read_offsets(path))
-        return checkpoints.take_clean_shutdown_epoch(paths), sizes
+    def _read_kept(self) -> tuple[int, dict[tuple[str, int], tuple[int, LogDir]]]:
+        """The clean-shutdown epoch and each kept log's (size, directory)."""
+        kept: dict[tuple[str, int], tuple[int, LogDir]] = {}
+        for directory in self.log_manager.directories:
+            kept.update((key, (size, directory)) for key, size in checkpoints.read_offsets(directory.path).items())
+        return checkpoints.take_clean_shutdown_epoch([d.path for d in self.log_manager.directories]), kept
 
     async def write_checkpoints(self, clean_epoch: int | None = None) -> None:
         """Write every online log directory's checkpoint (and, given the epoch, its clean-shutdown

@@ -129,7 +129,7 @@ class ReplicaManager:
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
         self._sizes: tuple[int, dict[str, float]] = (-2, {})  # (image offset, topic -> partition size)
-        self._kept: dict[tuple[str, int], int] = {}  # the checkpointed log sizes, while it starts
+        self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -146,10 +146,11 @@ class ReplicaManager:
 
     # --- the metadata log's changes ---------------------------------------------------------------
 
-    def start(self, kept: dict[tuple[str, int], int] | None = None) -> None:
+    def start(self, kept: dict | None = None) -> None:
         """The broker is up: act on every partition of the image, then on each commit's changes.
-        ``kept``: the log sizes its directories' checkpoints kept, {(topic, partition): bytes}, which the
-        replicas it did not hold yet start with (those the image no longer gives it are gone)."""
+        ``kept``: the logs its directories' checkpoints kept, {(topic, partition): (bytes, LogDir)}: a
+        replica it did not hold yet starts with that size in that directory (those the image no longer
+        gives it are gone)."""
         self._acting = True
         self._kept = kept or {}
         self.apply_changes(None)
@@ -187,10 +188,12 @@ class ReplicaManager:
                         hosted = by_topic[topic_id.int] = {}
                     hosted[index] = replica
                     kept = self._kept.pop((topic.name, index), None) if self._kept else None
+                    if kept is not None:  # its log directory's checkpoint kept it (server/broker/checkpoints.py)
+                        self.broker.log_manager.keep_in(replica, kept[1])
                     if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
                         replica.log_bytes = self._partition_size(image, topic.name, index)
-                    elif kept:  # what its log directory's checkpoint kept of it (server/broker/checkpoints.py)
-                        replica.log_bytes = min(float(kept), self._partition_size(image, topic.name, index))
+                    elif kept is not None:
+                        replica.log_bytes = min(float(kept[0]), self._partition_size(image, topic.name, index))
                     led = kept = False
                 else:
                     had = replica.state
