@@ -218,7 +218,7 @@ class LogDirManager:
         self.directories = directories
         self.network = network
         self.futures: dict[Key, FutureReplica] = {}
-        self.preferred: dict[tuple[str, int], LogDir] = {}  # asked for before the replica existed here
+        self.preferred: dict[tuple[str, int], LogDir] = {}  # asked for (or kept there) before the replica existed here
         self._current_logs = {d: 0 for d in directories}  # replicas (not futures) in each directory
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
@@ -275,6 +275,11 @@ class LogDirManager:
         if assigned.int != replica.log_dir.directory_id.int and not (self.futures and replica.key in self.futures):
             self.assignments.assign(replica.key, replica.log_dir.directory_id)
         return True
+
+    def keep_in(self, replica: Replica, directory: LogDir) -> None:
+        """A new replica whose log a directory kept across a restart is placed there, as Kafka's log
+        stays in the directory on disk that holds it (and is reported if the metadata names another)."""
+        self.preferred.setdefault((replica.topic_name, replica.partition), directory)
 
     def _directory_for_new(self, replica: Replica, assigned: uuid.UUID | None) -> LogDir | None:
         if len(self.directories) == 1 and not self.preferred:  # the one choice (a bulk change places thousands)
@@ -457,6 +462,17 @@ class LogDirManager:
         self._reschedule()
 
     # --- DescribeLogDirs ---------------------------------------------------------------------------
+
+    def offsets(self) -> dict[LogDir, list[tuple[str, int, int]]]:
+        """Each online directory's logs as (topic, partition, log end offset), for its checkpoint
+        (server/broker/checkpoints.py)."""
+        self.network.settle()
+        entries: dict[LogDir, list] = {d: [] for d in self.directories if d.online}
+        for replica in self._replicas.values():
+            listed = entries.get(replica.log_dir)
+            if listed is not None:
+                listed.append((replica.topic_name, replica.partition, int(replica.log_bytes)))
+        return entries
 
     def describe(self, wanted: set[tuple[str, int]] | None) -> list:
         """One result per directory: its replicas (those in ``wanted``, every one for None) and future

@@ -31,6 +31,7 @@ from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
 from kraftwire.server.wire.transport import Handler, Listener
+from . import checkpoints
 from .controller_channel import ControllerChannel
 from .log_dirs import LogDir, LogDirManager
 from .replica_manager import ReplicaManager
@@ -57,7 +58,8 @@ class BrokerNode:
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
                  controller_security: ClientSecurity | None = None, authorizer=None,
                  startup_configs: dict[str, str] | None = None,
-                 controller_reachable: Callable[[int], bool] = lambda index: True):
+                 controller_reachable: Callable[[int], bool] = lambda index: True,
+                 checkpoint_interval_ms: int = checkpoints.CHECKPOINT_INTERVAL_MS):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -77,6 +79,10 @@ class BrokerNode:
         self.want_fence = False  # set by the control plane: ask to stay fenced in every heartbeat
         self.client: ControllerChannel | None = None
         self._heartbeats: asyncio.Task | None = None
+        self.checkpoint_interval_ms = checkpoint_interval_ms  # Kafka's log.flush.offset.checkpoint.interval.ms
+        self._checkpoints: asyncio.Task | None = None
+        self._writing: asyncio.Future | None = None  # the checkpoint files being written (in a thread)
+        self.previous_epoch = checkpoints.NO_EPOCH  # from the clean-shutdown files read at start
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
@@ -142,9 +148,13 @@ class BrokerNode:
 
     async def start(self) -> None:
         """Catch up with the metadata log, open the listener, register with the controller, take up the
-        replicas the image gives it and start heartbeating (which asks to be unfenced)."""
+        replicas the image gives it and start heartbeating (which asks to be unfenced). What its log
+        directories kept (server/broker/checkpoints.py) is read meanwhile: the clean-shutdown epoch it
+        registers with (PreviousBrokerEpoch) and the log sizes its new replicas start with."""
+        kept = asyncio.ensure_future(asyncio.to_thread(self._read_kept))
         await self._metadata.start()
         await self._metadata.wait_caught_up(CATCH_UP_STALL_S)
+        self.previous_epoch, sizes = await kept
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
         # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
@@ -153,24 +163,63 @@ class BrokerNode:
                                         reachable=self._controller_reachable)
         await self._register()
         await self.sync_metadata()  # its first heartbeat then reports the image past its registration: unfenced
-        self.replica_manager.start()
+        self.replica_manager.start(sizes)
         self._heartbeats = asyncio.create_task(self._heartbeat_loop())
+        self._checkpoints = asyncio.create_task(self._checkpoint_loop())
         self.replica_manager.network.changed()
         self.log_manager.changed()
 
-    async def stop(self) -> None:
-        """Stop as if the process died: no goodbye, the controller fences it when its session expires."""
+    async def stop(self, clean: bool = False) -> None:
+        """Stop as if the process died: no goodbye, the controller fences it when its session expires.
+        ``clean``: its process stops cleanly, so it writes its checkpoints and clean-shutdown files
+        (without a controlled shutdown: README, differences)."""
         if self._heartbeats is not None:
             self._heartbeats.cancel()
             self._heartbeats = None
+        if self._checkpoints is not None:
+            self._checkpoints.cancel()
+            self._checkpoints = None
         self.replica_manager.stop()
         await self.listener.stop()
         await self._metadata.close()
+        if self._writing is not None:  # a periodic write under way ends before any other starts
+            await asyncio.wait([self._writing])
+        if clean and self.epoch >= 0:
+            await self.write_checkpoints(self.epoch)
         self.replica_manager.network.changed()
         self.log_manager.changed()
         if self.client is not None:
             await self.client.close()
             self.client = None
+
+    def _read_kept(self) -> tuple[int, dict[tuple[str, int], tuple[int, LogDir]]]:
+        """The clean-shutdown epoch and each kept log's (size, directory)."""
+        kept: dict[tuple[str, int], tuple[int, LogDir]] = {}
+        for directory in self.log_manager.directories:
+            kept.update((key, (size, directory)) for key, size in checkpoints.read_offsets(directory.path).items())
+        return checkpoints.take_clean_shutdown_epoch([d.path for d in self.log_manager.directories]), kept
+
+    async def write_checkpoints(self, clean_epoch: int | None = None) -> None:
+        """Write every online log directory's checkpoint (and, given the epoch, its clean-shutdown
+        file), in a thread; a directory that cannot be written is logged and left as it was."""
+        entries = self.log_manager.offsets()
+
+        def write() -> None:
+            for directory, listed in entries.items():
+                try:
+                    checkpoints.write_offsets(directory.path, listed)
+                    if clean_epoch is not None:
+                        checkpoints.write_clean_shutdown(directory.path, clean_epoch)
+                except OSError as exc:
+                    log.warning("broker %d: cannot write the checkpoints of %s: %s", self.broker_id, directory.path, exc)
+
+        self._writing = asyncio.ensure_future(asyncio.to_thread(write))
+        await asyncio.shield(self._writing)
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_ms / 1000)
+            await self.write_checkpoints()
 
     async def _register(self) -> None:
         request = BrokerRegistrationRequest(
@@ -180,7 +229,8 @@ class BrokerNode:
             features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
                                                         min_supported_version=MIN_METADATA_VERSION,
                                                         max_supported_version=METADATA_VERSION_LEVEL)],
-            rack=self.rack, log_dirs=[d.directory_id for d in self.log_manager.directories if d.online])
+            rack=self.rack, log_dirs=[d.directory_id for d in self.log_manager.directories if d.online],
+            previous_broker_epoch=self.previous_epoch)
         delay = 0.05
         while True:
             try:
@@ -226,7 +276,8 @@ class BrokerNode:
             await self._register()
 
     async def _heartbeat_loop(self) -> None:
-        while True:
+        me = asyncio.current_task()
+        while self._heartbeats is me:  # also ends a loop whose cancel asyncio.wait_for swallowed (Python 3.11)
             try:
                 await self.heartbeat()
             except KafkaClientError as exc:

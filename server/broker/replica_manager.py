@@ -21,8 +21,9 @@ follower replica is handed to it with ``follow``, and the manager registers the 
 network tells it, as leader, that a follower caught up.
 
 A replica that was in the ISR when its broker learnt of it holds the whole partition (a new topic's
-replicas, a restarted broker's replicas); one that was not starts empty, or keeps what it had already
-copied.
+replicas, a restarted broker's replicas); one that was not starts with what its log directory's
+checkpoint kept of it when its broker's process restarted (server/broker/checkpoints.py), else empty,
+or keeps what it had already copied.
 
 Each replica lives in one of its broker's log directories (server/broker/log_dirs.py places it,
 KIP-858); a replica whose directory is offline is not served: it copies nothing and, as a leader,
@@ -128,6 +129,7 @@ class ReplicaManager:
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
         self._sizes: tuple[int, dict[str, float]] = (-2, {})  # (image offset, topic -> partition size)
+        self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -144,10 +146,15 @@ class ReplicaManager:
 
     # --- the metadata log's changes ---------------------------------------------------------------
 
-    def start(self) -> None:
-        """The broker is up: act on every partition of the image, then on each commit's changes."""
+    def start(self, kept: dict | None = None) -> None:
+        """The broker is up: act on every partition of the image, then on each commit's changes.
+        ``kept``: the logs its directories' checkpoints kept, {(topic, partition): (bytes, LogDir)}: a
+        replica it did not hold yet starts with that size in that directory (those the image no longer
+        gives it are gone)."""
         self._acting = True
+        self._kept = kept or {}
         self.apply_changes(None)
+        self._kept = {}
 
     def stop(self) -> None:
         self._acting = False
@@ -180,8 +187,13 @@ class ReplicaManager:
                     if hosted is None:
                         hosted = by_topic[topic_id.int] = {}
                     hosted[index] = replica
+                    kept = self._kept.pop((topic.name, index), None) if self._kept else None
+                    if kept is not None:  # its log directory's checkpoint kept it (server/broker/checkpoints.py)
+                        self.broker.log_manager.keep_in(replica, kept[1])
                     if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
                         replica.log_bytes = self._partition_size(image, topic.name, index)
+                    elif kept is not None:
+                        replica.log_bytes = min(float(kept[0]), self._partition_size(image, topic.name, index))
                     led = kept = False
                 else:
                     had = replica.state

@@ -26,15 +26,34 @@ def election_for(image: MetadataImage, topic_name: str) -> Election:
     return Election.UNCLEAN if value.lower() == "true" else Election.ONLINE
 
 
+class _TopicRules(dict):
+    """A topic's change rules and election, worked out once per topic of a bulk change (they depend on
+    its configs only, and a broker's fencing or restart changes every partition it holds)."""
+
+    def __init__(self, image: MetadataImage):
+        super().__init__()
+        self.image = image
+
+    def __missing__(self, topic_name: str) -> tuple:
+        value = self[topic_name] = rules_for(self.image, topic_name), election_for(self.image, topic_name)
+        return value
+
+
 def fence_broker(image: MetadataImage, broker_id: int) -> list:
     broker = image.brokers.get(broker_id)
     if broker is None or broker.fenced:
         return []
     records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=FENCE)]
-    brokers = {**image.brokers, broker_id: replace(broker, fenced=True)}
+    return records + _leave_isrs(image, broker_id)
+
+
+def _leave_isrs(image: MetadataImage, broker_id: int) -> list:
+    """Take a broker being fenced out of the ISRs and leaderships it holds."""
+    broker = image.brokers.get(broker_id)
+    brokers = image.brokers if broker is None else {**image.brokers, broker_id: replace(broker, fenced=True)}
     led_or_in_sync = [(topic.topic_id, index) for topic, index, state in image.partitions()
                       if broker_id in state.isr or state.leader == broker_id]
-    return records + move_off_broker(image, broker_id, led_or_in_sync, brokers)
+    return move_off_broker(image, broker_id, led_or_in_sync, brokers)
 
 
 def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=None, *,
@@ -46,10 +65,12 @@ def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=No
     from ``image``."""
     records = []
     removed = frozenset({broker_id})
+    topic_rules = _TopicRules(image)
     for topic_id, index in partitions:
         topic = image.topics[topic_id]
+        rules, election = topic_rules[topic.name]
         change = build_change(brokers or image.brokers, topic_id, index, topic.partitions[index],
-                              rules=rules_for(image, topic.name), election=election_for(image, topic.name),
+                              rules=rules, election=election,
                               **({"unclean_shutdown": removed} if unclean_shutdown else {"ineligible": removed}))
         if change is not None:
             records.append(change)
@@ -59,10 +80,11 @@ def move_off_broker(image: MetadataImage, broker_id: int, partitions, brokers=No
 def restart_records(image: MetadataImage, broker_id: int, clean: bool) -> list:
     """What a new incarnation of a registered broker changes before it registers again (Kafka's
     handleBrokerShutdown): with eligible leader replicas on and no clean shutdown, the broker leaves
-    every ISR and ELR it is in, since its log may have lost acknowledged records; otherwise it is
-    fenced (if it is not already) and leaves ISRs and leaderships."""
+    every ISR and ELR it is in, since its log may have lost acknowledged records; otherwise it leaves
+    the ISRs it is in (and so its leaderships), as a fenced broker does, but no fencing is written: the
+    new registration is fenced itself."""
     if clean or not elr_enabled(image.features):
-        return fence_broker(image, broker_id)
+        return _leave_isrs(image, broker_id)
     in_isr_or_elr = [(topic.topic_id, index) for topic, index, state in image.partitions()
                      if broker_id in state.isr or broker_id in state.elr]
     return move_off_broker(image, broker_id, in_isr_or_elr, unclean_shutdown=True)
@@ -74,10 +96,11 @@ def unfence_broker(image: MetadataImage, broker_id: int) -> list:
         return []
     records = [rec.BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=broker.epoch, fenced=UNFENCE)]
     brokers = {**image.brokers, broker_id: replace(broker, fenced=False)}
+    topic_rules = _TopicRules(image)
     for topic, index, state in image.partitions():
         if state.leader == NO_LEADER and broker_id in state.replicas:
-            change = build_change(brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name),
-                                  election=election_for(image, topic.name))
+            rules, election = topic_rules[topic.name]
+            change = build_change(brokers, topic.topic_id, index, state, rules=rules, election=election)
             if change is not None:
                 records.append(change)
     return records

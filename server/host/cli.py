@@ -26,6 +26,7 @@ from .security_settings import Security
 from .twin import read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
+from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
@@ -84,6 +85,9 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
     p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
                    help="simulated capacity of each log directory (default 1 TiB)")
+    p.add_argument("--log-flush-offset-checkpoint-interval-ms", type=int, default=CHECKPOINT_INTERVAL_MS,
+                   help="how often each broker writes its logs' sizes to its log directories' "
+                        "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, default 60000)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
     p.add_argument("--from-log", default=None, metavar="DIR",
                    help="production twin: boot a new --data-dir from a copy of a real cluster's metadata log "
@@ -281,6 +285,7 @@ async def _serve(args) -> int:
                           num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
                           metadata_version=args.metadata_version, security=security, control_token=args.control_token,
                           from_log=twin, sizes=args.sizes,
+                          checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms,
                           controllers=args.controllers, kraft_version=args.kraft_version,
                           quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate

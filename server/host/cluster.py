@@ -59,6 +59,7 @@ from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
 from kraftwire.server.broker.controller_channel import ForwardTimedOut
+from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
@@ -158,7 +159,8 @@ class Cluster:
                  controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
-                 bootstrap_servers: Sequence[tuple[str, int]] = ()):
+                 bootstrap_servers: Sequence[tuple[str, int]] = (),
+                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS):
         """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
         at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
         see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
@@ -193,7 +195,9 @@ class Cluster:
         ``<data_dir>/broker-<id>/logs-<k>``. ``bootstrap_servers`` instead of ``voters`` (Kafka's
         ``controller.quorum.bootstrap.servers``) makes the process part of a dynamic quorum whose voters
         its controller reads from its log (``kraftwire format``'s bootstrap checkpoint first) and reaches
-        at the listeners logged there; the bootstrap servers are asked for the leader."""
+        at the listeners logged there; the bootstrap servers are asked for the leader.
+        ``checkpoint_interval_ms`` is Kafka's log.flush.offset.checkpoint.interval.ms: how often each
+        broker writes its logs' sizes to its log directories (server/broker/checkpoints.py)."""
         twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
         if twin is not None:
             node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
@@ -231,6 +235,8 @@ class Cluster:
             startup_configs.update(security.static_configs())
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
+        if checkpoint_interval_ms < 1:
+            raise ValueError(f"the offset checkpoint interval must be at least 1 ms, not {checkpoint_interval_ms}")
         self.host = host
         self._throttle_auto_remove = throttle_auto_remove
         self.seed = seed
@@ -301,7 +307,8 @@ class Cluster:
                        log_dirs=broker_log_dirs[i], rack=racks[i],
                        heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
-                       controller_reachable=self._broker_link(broker_id))
+                       controller_reachable=self._broker_link(broker_id),
+                       checkpoint_interval_ms=checkpoint_interval_ms)
             for i, broker_id in enumerate(node_ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
@@ -709,11 +716,12 @@ class Cluster:
         # The process stops as a whole: its controllers fence none of its brokers as these go (at
         # 2,000,000 partitions each fencing wrote every leadership move, minutes of a stop), and none of
         # them asks for a controlled shutdown (README: differences). A controller of another process
-        # that takes over fences them once their sessions run out, as after a crash.
+        # that takes over fences them once their sessions run out, as after a crash. Each broker writes
+        # its checkpoints and clean-shutdown files, which its next start reads (checkpoints.py).
         for controller in self.controllers:
             controller.stop_sessions()
         for broker in self.brokers:
-            await broker.stop()
+            await broker.stop(clean=not self._temporary_data_dir)
         for node in self.controller_nodes:
             await node.stop()
         await self.links.close()
