@@ -296,6 +296,7 @@ async def _serve(args) -> int:
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
         logger.critical("cannot start: %s", exc)
+        await cluster.stop()  # what had started (listeners, controllers, brokers' loops) stops: the process exits
         return 1
     logger.info("kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
                 cluster.bootstrap, args.host, cluster.controller_node.port)
