@@ -419,27 +419,27 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
     small, limit = _SMALL_VARINTS, _SMALL_LIMIT
     pack_id = _INT32.pack
     shared: dict[tuple, tuple[tuple, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
-    last_key: tuple = (None, None, None)
-    around = None
+    last_kind = last_version = last_rest = around = None
     for delta, (record, version) in enumerate(records):
         delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
         kind = type(record)
         if kind in _LEADING_PARTITION_ID:
-            key = (kind, version, record[1:])
+            rest = record[1:]
             # a bulk change's records come in runs with the same field objects: compared with the last
             # record's (equality meets identical objects) before hashing
-            if key != last_key:
+            if rest != last_rest or kind is not last_kind or version != last_version:
+                key = (kind, version, rest)
+                last_kind, last_version, last_rest = key
                 around = shared.get(key)
-                last_key = key
-            if around is None:
-                frame = encode_frame(record, version)
-                at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
-                head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
-                size = len(head) + len(frame) - at + 3  # without the offset delta
-                # by the offset delta's length (1 to 3 bytes): the record's size, attributes and
-                # timestamp delta (0)
-                starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3)))
-                around = shared[key] = (starts, head, frame[at + 4:] + b"\x00")
+                if around is None:
+                    frame = encode_frame(record, version)
+                    at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
+                    head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
+                    size = len(head) + len(frame) - at + 3  # without the offset delta
+                    # by the offset delta's length (1 to 3 bytes): the record's size, attributes and
+                    # timestamp delta (0)
+                    starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3)))
+                    around = shared[key] = (starts, head, frame[at + 4:] + b"\x00")
             # start, offset delta, head, the id, tail (headers count 0 last)
             add(around[0][len(delta_bytes)])
             add(delta_bytes)
