@@ -146,6 +146,9 @@ class _Plans:
 _NEW = tuple.__new__  # records and answers built from their fields in order, without keyword parsing
 _UNSET = object()
 _TOO_MANY = KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
+# partition index -> its answer without error: immutable, so the answers of every request share them
+# (only indexes of existing partitions are kept: at most the largest topic's partition count)
+_ACCEPTED: dict[int, PartitionResponse] = {}
 
 
 def decide(image, request) -> ControllerResult:
@@ -198,7 +201,10 @@ def decide(image, request) -> ControllerResult:
                     answer(_NEW(PartitionResponse, (index, _TOO_MANY.code, _TOO_MANY.message, ())))
                     continue
                 records.append(_NEW(PartitionChangeRecord, (index,) + plan))
-            answer(_NEW(PartitionResponse, (index, 0, None, ())))
+            accepted = _ACCEPTED.get(index)
+            if accepted is None:
+                accepted = _ACCEPTED[index] = _NEW(PartitionResponse, (index, 0, None, ()))
+            answer(accepted)
         responses.append(TopicResponse(name=entry.name, partitions=answers))
     return ControllerResult(records, AlterPartitionReassignmentsResponse(
         allow_replication_factor_change=allow, error_message=None, responses=responses))
