@@ -240,14 +240,15 @@ def _varint_bytes(value: int) -> bytes:
 
 def _make_small_varints() -> list[bytes]:
     made = []
-    for value in range(-1, 4096):
+    for value in range(-1, 1 << 14):
         out = bytearray()
         write_varint(out, value)
         made.append(bytes(out))
     return made
 
 
-_SMALL_VARINTS = _make_small_varints()  # -1 (null) .. 4094
+# -1 (null) .. 16382: every offset delta of a 10,000-record batch (QuorumController.MAX_RECORDS_PER_USER_OP)
+_SMALL_VARINTS = _make_small_varints()
 _SMALL_LIMIT = len(_SMALL_VARINTS) - 1  # values below it are in _SMALL_VARINTS at value + 1
 
 
@@ -417,28 +418,30 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
     add = parts.append
     small, limit = _SMALL_VARINTS, _SMALL_LIMIT
     pack_id = _INT32.pack
-    shared: dict[tuple, tuple[int, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
-    last_key: tuple = (None, None, None)
-    around = None
+    shared: dict[tuple, tuple[tuple, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
+    last_kind = last_version = last_rest = around = None
     for delta, (record, version) in enumerate(records):
         delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
         kind = type(record)
         if kind in _LEADING_PARTITION_ID:
-            key = (kind, version, record[1:])
+            rest = record[1:]
             # a bulk change's records come in runs with the same field objects: compared with the last
             # record's (equality meets identical objects) before hashing
-            if key != last_key:
+            if rest != last_rest or kind is not last_kind or version != last_version:
+                key = (kind, version, rest)
+                last_kind, last_version, last_rest = key
                 around = shared.get(key)
-                last_key = key
-            if around is None:
-                frame = encode_frame(record, version)
-                at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
-                head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
-                around = shared[key] = (len(head) + len(frame) - at + 3, head, frame[at + 4:] + b"\x00")
-            # attributes and timestamp delta (0), offset delta, head, the id, tail (headers count 0 last)
-            size = around[0] + len(delta_bytes)
-            add(small[size + 1] if size < limit else _varint_bytes(size))
-            add(b"\x00\x00")
+                if around is None:
+                    frame = encode_frame(record, version)
+                    at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
+                    head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
+                    size = len(head) + len(frame) - at + 3  # without the offset delta
+                    # by the offset delta's length (1 to 3 bytes): the record's size, attributes and
+                    # timestamp delta (0)
+                    starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3)))
+                    around = shared[key] = (starts, head, frame[at + 4:] + b"\x00")
+            # start, offset delta, head, the id, tail (headers count 0 last)
+            add(around[0][len(delta_bytes)])
             add(delta_bytes)
             add(around[1])
             add(pack_id(record[0]))

@@ -48,7 +48,7 @@ API_KEY = 45
 
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
-assert PartitionChangeRecord._fields[:2] == ("partition_id", "topic_id")  # what a plan leaves out
+assert PartitionChangeRecord._fields[0] == "partition_id"  # what a plan leaves out
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
@@ -118,7 +118,7 @@ class _Plans:
         self._topics: dict = {}  # topic name -> (ChangeRules, Election, {(state, target or None): plan})
 
     def of(self, topic) -> dict:
-        """The topic's plans: (state, target tuple or None) -> the record's fields after its two ids,
+        """The topic's plans: (state, target tuple or None) -> the record's fields after its id,
         None (no change) or the KafkaError refusing it."""
         found = self._topics.get(topic.name)
         if found is None:
@@ -128,7 +128,8 @@ class _Plans:
 
     def plan(self, topic, index, state, target):
         """The plan for one entry: a start (``target`` a tuple) or a cancel (``target`` None); raises
-        the KafkaError that names the partition, which is not shared."""
+        the KafkaError that names the partition, which is not shared. A plan is the record's fields
+        after the partition id, to follow the id of each partition that takes it."""
         rules, election, _ = self._topics[topic.name]
         try:
             if target is None:
@@ -139,12 +140,15 @@ class _Plans:
             if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
                 raise  # its message names the partition
             return exc
-        return None if record is None else record[2:]
+        return None if record is None else record[1:]
 
 
 _NEW = tuple.__new__  # records and answers built from their fields in order, without keyword parsing
 _UNSET = object()
 _TOO_MANY = KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
+# partition index -> its answer without error: immutable, so the answers of every request share them
+# (only indexes of existing partitions are kept: at most the largest topic's partition count)
+_ACCEPTED: dict[int, PartitionResponse] = {}
 
 
 def decide(image, request) -> ControllerResult:
@@ -166,7 +170,7 @@ def decide(image, request) -> ControllerResult:
                                                 unknown, ())))
             responses.append(TopicResponse(name=entry.name, partitions=answers))
             continue
-        found, states, topic_id = plans.of(topic), topic.partitions, topic.topic_id
+        found, states = plans.of(topic), topic.partitions
         last_state = last_target = last_plan = _UNSET
         for partition in entry.partitions:
             index, target = partition.partition_index, partition.replicas
@@ -196,8 +200,11 @@ def decide(image, request) -> ControllerResult:
                 if len(records) >= MAX_RECORDS_PER_REQUEST:
                     answer(_NEW(PartitionResponse, (index, _TOO_MANY.code, _TOO_MANY.message, ())))
                     continue
-                records.append(_NEW(PartitionChangeRecord, (index, topic_id, *plan)))
-            answer(_NEW(PartitionResponse, (index, 0, None, ())))
+                records.append(_NEW(PartitionChangeRecord, (index,) + plan))
+            accepted = _ACCEPTED.get(index)
+            if accepted is None:
+                accepted = _ACCEPTED[index] = _NEW(PartitionResponse, (index, 0, None, ()))
+            answer(accepted)
         responses.append(TopicResponse(name=entry.name, partitions=answers))
     return ControllerResult(records, AlterPartitionReassignmentsResponse(
         allow_replication_factor_change=allow, error_message=None, responses=responses))
