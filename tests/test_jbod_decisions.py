@@ -289,9 +289,13 @@ def test_same_incarnation_amends_the_registration_and_replaces_the_online_direct
     assert image.topic("a").partitions[0].isr == (102,)  # the replica comes back through AlterPartition
 
 
-def test_new_incarnation_fences_first_and_takes_a_new_epoch():
+def test_new_incarnation_leaves_its_isrs_first_and_takes_a_new_epoch():
+    """Kafka's handleBrokerShutdown for a new incarnation (no ELR here): the old one leaves every ISR it
+    is in, with no fencing record of its own (the new registration is fenced itself)."""
     image, _topics, (d1, d2, _d3, _d4) = directories_example()
     records, response = register(image, registration_request(101, [d1, d2]))
-    assert isinstance(records[0], rec.BrokerRegistrationChangeRecord) and records[0].fenced == 1
+    *changes, registration = records
+    assert changes and all(isinstance(r, rec.PartitionChangeRecord) and 101 not in r.isr for r in changes)
+    assert isinstance(registration, rec.RegisterBrokerRecord) and registration.fenced
     assert response.broker_epoch == image.offset + len(records)
     assert register(image, registration_request(101, [d1, d2]), session_alive=True)[1].error_code == 101
