@@ -436,9 +436,10 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
                     at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
                     head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
                     size = len(head) + len(frame) - at + 3  # without the offset delta
-                    # by the offset delta's length (1 to 3 bytes): the record's size, attributes and
+                    # by the offset delta's length (1 to 5 bytes: a controlled shutdown at millions of
+                    # partitions writes batches of over 2^20 records): the record's size, attributes and
                     # timestamp delta (0)
-                    starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3)))
+                    starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3, 4, 5)))
                     around = shared[key] = (starts, head, frame[at + 4:] + b"\x00")
             # start, offset delta, head, the id, tail (headers count 0 last)
             add(around[0][len(delta_bytes)])

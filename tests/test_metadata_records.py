@@ -191,6 +191,21 @@ def test_a_bulk_batch_holds_each_record_as_framed_alone():
     assert [record for _, _, _, record in rec.iter_records(batch)] == [r for r, _ in records]
 
 
+def test_a_batch_of_over_a_million_records_has_offset_deltas_of_four_bytes():
+    """A controlled shutdown at millions of partitions writes one batch of over 2^20 records, whose last
+    offset deltas take four varint bytes: each such record reads back at its own offset."""
+    topic = uuid.uuid4()
+    count = 2 ** 20 + 3
+    shrink = dict(isr=[2], leader=2)
+    batch = rec.metadata_batch(0, 1, 1000, [(rec.PartitionChangeRecord(partition_id=p, topic_id=topic, **shrink), 1)
+                                            for p in range(count)])
+    records = rec.read_batch(batch, 0).records
+    assert len(records) == count
+    for offset, _timestamp, key, value in records[-5:]:
+        assert key is None and rec.decode_frame(value)[0] == rec.PartitionChangeRecord(
+            partition_id=offset, topic_id=topic, **shrink)
+
+
 def test_records_alike_decode_as_each_framed_alone():
     """decode_frame decodes each distinct rest of a partition record once: a frame alike but for its
     partition id (negative included) reads as its own record, and one cut short of a remembered frame,
