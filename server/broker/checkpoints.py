@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TextIO
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -41,20 +42,23 @@ CHECKPOINT_INTERVAL_MS = 60_000  # log.flush.offset.checkpoint.interval.ms's def
 NO_EPOCH = -1  # PreviousBrokerEpoch when the last shutdown was not clean
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def _write_atomically(path: Path, write: Callable[[TextIO], object]) -> None:
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as file:
-        file.write(text)
+        write(file)
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
 
 
-def write_offsets(directory: str | Path, entries: Iterable[tuple[str, int, int]]) -> None:
-    """Write ``(topic, partition, offset)`` entries as the directory's recovery-point checkpoint."""
-    lines = [f"{topic} {partition} {offset}" for topic, partition, offset in entries]
-    _write_atomically(Path(directory) / RECOVERY_POINT_FILE,
-                      f"{CHECKPOINT_VERSION}\n{len(lines)}\n" + "".join(line + "\n" for line in lines))
+def write_offsets(directory: str | Path, count: int, entries: Iterable[tuple[str, int, int]]) -> None:
+    """Write ``count`` ``(topic, partition, offset)`` entries as the directory's recovery-point
+    checkpoint, line by line (at millions of logs, no list of lines or whole text is built)."""
+    def write(file: TextIO) -> None:
+        file.write(f"{CHECKPOINT_VERSION}\n{count}\n")
+        file.writelines(f"{topic} {partition} {offset}\n" for topic, partition, offset in entries)
+
+    _write_atomically(Path(directory) / RECOVERY_POINT_FILE, write)
 
 
 def read_offsets(directory: str | Path) -> dict[tuple[str, int], int]:
@@ -82,8 +86,8 @@ def read_offsets(directory: str | Path) -> dict[tuple[str, int], int]:
 
 
 def write_clean_shutdown(directory: str | Path, broker_epoch: int) -> None:
-    _write_atomically(Path(directory) / CLEAN_SHUTDOWN_FILE,
-                      json.dumps({"version": CLEAN_SHUTDOWN_VERSION, "brokerEpoch": broker_epoch}, separators=(",", ":")))
+    text = json.dumps({"version": CLEAN_SHUTDOWN_VERSION, "brokerEpoch": broker_epoch}, separators=(",", ":"))
+    _write_atomically(Path(directory) / CLEAN_SHUTDOWN_FILE, lambda file: file.write(text))
 
 
 def take_clean_shutdown_epoch(directories: list[str | Path]) -> int:

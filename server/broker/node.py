@@ -205,9 +205,10 @@ class BrokerNode:
         entries = self.log_manager.offsets()
 
         def write() -> None:
-            for directory, listed in entries.items():
+            for directory, (replicas, offsets) in entries.items():
                 try:
-                    checkpoints.write_offsets(directory.path, listed)
+                    checkpoints.write_offsets(directory.path, len(replicas), (
+                        (replica.topic_name, replica.partition, offset) for replica, offset in zip(replicas, offsets)))
                     if clean_epoch is not None:
                         checkpoints.write_clean_shutdown(directory.path, clean_epoch)
                 except OSError as exc:
