@@ -217,12 +217,18 @@ class ProcessCluster:
         proxies = [p for p in (self.proxies.get((a, b)), self.proxies.get((b, a))) if p is not None]
         if not proxies:
             raise KeyError(f"no link between {a} and {b} goes through the harness")
-        for proxy in proxies:
-            proxy.set_cut(cut)
+        self._set_cuts(proxies, cut)
 
     def heal_all(self) -> None:
-        for proxy in self.proxies.values():
-            proxy.set_cut(False)
+        self._set_cuts(list(self.proxies.values()), False)
+
+    def _set_cuts(self, proxies: list[LinkProxy], cut: bool) -> None:
+        """Cut or heal on the proxies' own loop: aborting their connections from this thread raced with
+        the loop closing one (a transport already detached from its loop failed in ``abort``)."""
+        async def apply() -> None:
+            for proxy in proxies:
+                proxy.set_cut(cut)
+        self._run(apply())
 
     def stop_all(self, timeout: float = 30.0) -> None:
         """SIGCONT the paused, then SIGTERM every controller (a clean stop) and wait; kill -9 after ``timeout``."""
