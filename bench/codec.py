@@ -18,11 +18,8 @@ Run: python bench/codec.py [--runs N] [--against REV]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -34,7 +31,7 @@ from kafka.protocol.admin import AlterPartitionReassignmentsRequest as KpAlter  
 from kafka.protocol.metadata import MetadataResponse as KpMetadata  # noqa: E402
 
 import kraftwire.codec.messages as m  # noqa: E402
-from provenance import export_commit, header  # noqa: E402
+from provenance import header, rerun_at  # noqa: E402
 
 try:
     import kio.serial
@@ -178,11 +175,7 @@ def main() -> int:
               (f"; kraftwire/kio {fastest[('kraftwire', 'decode')] / fastest[('kio', 'decode')]:.2f}x"
                if "kio" in peers else ""))
     if args.against:
-        with tempfile.TemporaryDirectory(prefix="kraftwire-codec-") as scratch:
-            short, imports = export_commit(args.against, Path(scratch))
-            sys.stdout.flush()
-            return subprocess.run([sys.executable, __file__, "--runs", str(args.runs), "--label", short],
-                                  env={**os.environ, "PYTHONPATH": str(imports)}).returncode
+        return rerun_at(args.against, __file__, ["--runs", str(args.runs)])
     return 0
 
 

@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -35,7 +32,7 @@ from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Reque
 from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 from kraftwire.server.metadata.record_versions import version_for  # noqa: E402
-from provenance import export_commit, header  # noqa: E402
+from provenance import header, rerun_at  # noqa: E402
 
 TOPICS = {"a": uuid.UUID(int=1), "b": uuid.UUID(int=2)}
 PARTITIONS = 5000
@@ -100,11 +97,7 @@ def main() -> int:
         print(f"  {name:<7}" + "".join(f"{step} {ms:6.2f}   " for step, ms in medians.items()) +
               f"sum {sum(medians.values()):6.2f}   batch {digests[name]}")
     if args.against:
-        with tempfile.TemporaryDirectory(prefix="kraftwire-write-") as scratch:
-            short, imports = export_commit(args.against, Path(scratch))
-            sys.stdout.flush()
-            return subprocess.run([sys.executable, __file__, "--runs", str(args.runs), "--label", short],
-                                  env={**os.environ, "PYTHONPATH": str(imports)}).returncode
+        return rerun_at(args.against, __file__, ["--runs", str(args.runs)])
     return 0
 
 

@@ -53,3 +53,15 @@ def export_commit(rev: str, into: Path) -> tuple[str, Path]:
         else:
             target.symlink_to(tree / folder)
     return short, imports
+
+
+def rerun_at(rev: str, script: str, argv: list[str]) -> int:
+    """Run ``script`` again with ``argv`` on an exported copy of commit ``rev`` (``export_commit``), in a
+    process of its own; its exit code."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kraftwire-bench-") as scratch:
+        short, imports = export_commit(rev, Path(scratch))
+        sys.stdout.flush()
+        return subprocess.run([sys.executable, script, *argv, "--label", short],
+                              env={**os.environ, "PYTHONPATH": str(imports)}).returncode
