@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, CreateTopicsRequest, DescribeLogDirsRequest,
-                                     IncrementalAlterConfigsRequest)
+from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterReplicaLogDirsRequest, CreateTopicsRequest,
+                                     DeleteTopicsRequest, DescribeLogDirsRequest, IncrementalAlterConfigsRequest)
 from kraftwire.server.broker.checkpoints import CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE
 from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.metadata.configs import PARTITION_SIZE_BYTES, REPLICATION_BANDWIDTH
@@ -21,7 +21,7 @@ from test_replicas_from_the_log import ask
 from tests.served import Served
 
 SIZE = 10 ** 9
-BROKER_RESOURCE, SET = 4, 0
+TOPIC_RESOURCE, BROKER_RESOURCE, SET = 2, 4, 0
 
 
 async def create(broker, name: str, assignment: list[list[int]], size: int) -> None:
@@ -160,3 +160,46 @@ async def test_each_log_directory_keeps_its_own_logs(tmp_path):
                                    timeout=30)
         for broker in restarted.brokers:
             assert await placed(broker) == before[broker.broker_id]
+
+
+def checkpoints_of(data: Path, broker_id: int) -> dict[int, dict[tuple[str, int], int]] | None:
+    """Each of a broker's two directories' checkpoint entries (None before both are written)."""
+    try:
+        return {k: checkpoint(data / f"broker-{broker_id}" / f"logs-{k}")[1] for k in range(2)}
+    except FileNotFoundError:
+        return None
+
+
+async def test_each_periodic_checkpoint_follows_deletions_resizes_and_directory_moves(tmp_path):
+    """A broker writes a topic's lines again only while its logs are unchanged (CheckpointedTopic): after a
+    deletion, a smaller partition size and a move to the other directory, the next checkpoints list
+    exactly the logs as they are."""
+    async with Cluster(brokers=2, log_dirs=2, data_dir=tmp_path, checkpoint_interval_ms=50) as cluster:
+        first = cluster.broker(1)
+        await create(first, "stays", [[1, 2], [2, 1]], SIZE)
+        await create(first, "gone", [[1, 2]], SIZE)
+        everything = {("stays", 0): SIZE, ("stays", 1): SIZE, ("gone", 0): SIZE}
+
+        async def listed(wanted: dict) -> bool:
+            found = checkpoints_of(tmp_path, 1)
+            return found is not None and found[0] | found[1] == wanted and not found[0].keys() & found[1].keys()
+        await eventually(lambda: listed(everything), 30, "broker 1's checkpoints to list every log")
+        where = 0 if ("stays", 0) in checkpoints_of(tmp_path, 1)[0] else 1
+        other = tmp_path / "broker-1" / f"logs-{1 - where}"
+
+        answer = await ask(first, DeleteTopicsRequest(topic_names=["gone"], timeout_ms=10000), 5)
+        assert answer.responses[0].error_code == 0, answer
+        answer = await ask(first, IncrementalAlterConfigsRequest(validate_only=False, resources=[
+            IncrementalAlterConfigsRequest.AlterConfigsResource(resource_type=TOPIC_RESOURCE, resource_name="stays", configs=[
+                IncrementalAlterConfigsRequest.AlterableConfig(name=PARTITION_SIZE_BYTES, config_operation=SET,
+                                                               value=str(SIZE // 2))])]))
+        assert [r.error_code for r in answer.responses] == [0], answer
+        answer = await ask(first, AlterReplicaLogDirsRequest(dirs=[AlterReplicaLogDirsRequest.AlterReplicaLogDir(
+            path=str(other), topics=[AlterReplicaLogDirsRequest.AlterReplicaLogDirTopic(name="stays", partitions=[0])])]))
+        assert [p.error_code for t in answer.results for p in t.partitions] == [0], answer
+
+        async def moved() -> bool:
+            found = checkpoints_of(tmp_path, 1)
+            return found is not None and found[1 - where].get(("stays", 0)) == SIZE // 2 and await listed(
+                {("stays", 0): SIZE // 2, ("stays", 1): SIZE // 2})
+        await eventually(moved, 30, "broker 1's checkpoints to list the logs as they are now")

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from array import array
 import random
 import uuid
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
+from .checkpoints import CheckpointedTopic
 from .replica_manager import Replica
 from .replication_network import CAUGHT_UP_SLACK, partition_size
 
@@ -224,6 +224,7 @@ class LogDirManager:
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._checkpointed: dict[int, CheckpointedTopic] = {}  # by topic id's int, as of the last checkpoint
         network.add_pace_listener(self._changed)
 
     def directory(self, path_or_index) -> LogDir:
@@ -464,20 +465,22 @@ class LogDirManager:
 
     # --- DescribeLogDirs ---------------------------------------------------------------------------
 
-    def offsets(self) -> dict[LogDir, tuple[list[Replica], array]]:
-        """Each online directory's logs, for its checkpoint (server/broker/checkpoints.py): its replicas
-        and, at the same index, their log end offsets now. Replicas (whose topic and partition never
-        change) and a C array of offsets rather than a tuple per log: at millions of partitions the
-        brokers' tuples, taken every minute, grew the process by over a GB (bench/README.md)."""
+    def checkpoint(self) -> list[CheckpointedTopic]:
+        """Every topic's logs for the checkpoints (server/broker/checkpoints.py), as they are now: the
+        entry of the last checkpoint where the topic's replicas, sizes and directories are all the same
+        (its lines are written again), a new one where not."""
         self.network.settle()
-        entries: dict[LogDir, tuple[list[Replica], array]] = {d: ([], array("q")) for d in self.directories
-                                                               if d.online}
-        for replica in self._replicas.values():
-            listed = entries.get(replica.log_dir)
-            if listed is not None:
-                listed[0].append(replica)
-                listed[1].append(int(replica.log_bytes))
-        return entries
+        last, kept = self._checkpointed, {}
+        for topic, hosted in self.broker.replica_manager.tables():
+            replicas = list(hosted.values())
+            sizes = [replica.log_bytes for replica in replicas]
+            directories = [replica.log_dir for replica in replicas]
+            entry = last.get(topic)
+            if entry is None or not entry.unchanged(replicas, sizes, directories):
+                entry = CheckpointedTopic(replicas, sizes, directories)
+            kept[topic] = entry
+        self._checkpointed = kept
+        return list(kept.values())
 
     def describe(self, wanted: set[tuple[str, int]] | None) -> list:
         """One result per directory: its replicas (those in ``wanted``, every one for None) and future

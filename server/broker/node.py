@@ -202,13 +202,15 @@ class BrokerNode:
     async def write_checkpoints(self, clean_epoch: int | None = None) -> None:
         """Write every online log directory's checkpoint (and, given the epoch, its clean-shutdown
         file), in a thread; a directory that cannot be written is logged and left as it was."""
-        entries = self.log_manager.offsets()
+        topics = self.log_manager.checkpoint()
+        directories = [d for d in self.log_manager.directories if d.online]
 
         def write() -> None:
-            for directory, (replicas, offsets) in entries.items():
+            failed = checkpoints.write_directories(directories, topics)
+            for directory in directories:
                 try:
-                    checkpoints.write_offsets(directory.path, len(replicas), (
-                        (replica.topic_name, replica.partition, offset) for replica, offset in zip(replicas, offsets)))
+                    if directory in failed:
+                        raise failed[directory]
                     if clean_epoch is not None:
                         checkpoints.write_clean_shutdown(directory.path, clean_epoch)
                 except OSError as exc:
