@@ -17,7 +17,8 @@ A replica a restarted broker learns of starts in the directory whose checkpoint 
 log is there), with the size that checkpoint gave it (at most the partition's size): after a clean
 stop that is all it had, so an in-sync follower copies nothing; after kill -9 it is the last periodic
 checkpoint, and the follower copies the difference.
-Deliberate differences from Kafka: the log itself is not on disk, so nothing past the checkpoint
+Deliberate differences from Kafka: the first periodic checkpoint comes after a fraction of the
+interval set by the broker's id (``first_delay``), not 30 s after start; the log itself is not on disk, so nothing past the checkpoint
 survives a crash (Kafka's log recovery reads past its recovery point); no
 ``replication-offset-checkpoint`` (high watermarks are not simulated apart from log sizes); a log is
 matched by topic name and partition only (Kafka also checks the topic id in ``partition.metadata``);
@@ -27,9 +28,9 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -43,6 +44,15 @@ CHECKPOINT_INTERVAL_MS = 60_000  # log.flush.offset.checkpoint.interval.ms's def
 NO_EPOCH = -1  # PreviousBrokerEpoch when the last shutdown was not clean
 
 
+def first_delay(broker_id: int, interval_ms: int) -> float:
+    """How long after its start a broker writes its first checkpoint, in ms: a fraction of the interval
+    set by its id in golden-ratio steps (1: 0.62, 2: 0.24, 3: 0.85, 4: 0.47), so that the brokers of one
+    process, which start together, spread their writes over the interval. Kafka's brokers start their
+    schedules on their own (the first 30 s after start, then every interval); at 2M partitions the four
+    brokers' writes in the same second held the event loop ~3 s (bench/README.md, ninth round)."""
+    return (broker_id * 0.6180339887498949) % 1.0 * interval_ms
+
+
 def _write_atomically(path: Path, write: Callable[[TextIO], object]) -> None:
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as file:
@@ -54,8 +64,7 @@ def _write_atomically(path: Path, write: Callable[[TextIO], object]) -> None:
 
 def write_offsets(directory: str | Path, count: int, lines: Iterable[str]) -> None:
     """Write a directory's recovery-point checkpoint: ``count`` entries, given as texts of whole
-    ``topic partition offset`` lines (a broker keeps each topic's text from one checkpoint to the next:
-    ``CheckpointedTopic``)."""
+    ``topic partition offset`` lines."""
     def write(file: TextIO) -> None:
         file.write(f"{CHECKPOINT_VERSION}\n{count}\n")
         file.writelines(lines)
@@ -63,48 +72,48 @@ def write_offsets(directory: str | Path, count: int, lines: Iterable[str]) -> No
     _write_atomically(Path(directory) / RECOVERY_POINT_FILE, write)
 
 
-@dataclass(eq=False, slots=True)
-class CheckpointedTopic:
-    """One topic's logs on a broker as a checkpoint saw them: its replicas and, at the same index, their
-    sizes and directories then; and, once a writing thread has formatted them, their checkpoint lines by
-    directory, ``{directory: (count, text)}``. A topic whose logs are the same at the next checkpoint
-    (compared by identity and value, a few list comparisons) is written from the same text: formatting
-    every line every minute cost each broker ~0.75 s of CPU at 2M partitions (bench/README.md, ninth
-    round), where Kafka's broker rewrites each file whole too but formats in the JVM. The same lines
-    are written either way."""
-    replicas: list
-    sizes: list[float]
-    directories: list
-    lines: dict | None = None
-
-    def unchanged(self, replicas: list, sizes: list[float], directories: list) -> bool:
-        return self.replicas == replicas and self.sizes == sizes and self.directories == directories
-
-    def formatted(self) -> dict:
-        """The lines, formatted on first use (in the writing thread: the lists above are never changed)."""
-        if self.lines is None:
-            by_directory: dict = {}
-            for replica, size, directory in zip(self.replicas, self.sizes, self.directories):
-                if directory is not None:
-                    by_directory.setdefault(directory, []).append(f"{replica.topic_name} {replica.partition} {int(size)}\n")
-            self.lines = {directory: (len(lines), "".join(lines)) for directory, lines in by_directory.items()}
-        return self.lines
+_PARTITION, _SIZE, _DIRECTORY = (operator.attrgetter(name) for name in ("partition", "log_bytes", "log_dir"))
 
 
-def write_directories(directories: list, topics: list[CheckpointedTopic]) -> dict:
-    """Write each directory's checkpoint (objects with a ``path``) from the topics' lines; the
-    directories that could not be written, ``{directory: error}``, are left as they were."""
-    texts: dict = {directory: [0, []] for directory in directories}
-    for topic in topics:
-        for directory, (count, text) in topic.formatted().items():
-            entry = texts.get(directory)
-            if entry is not None:
-                entry[0] += count
-                entry[1].append(text)
+def _groups(replicas: list) -> Iterator[tuple[object, list, float | None]]:
+    """One topic's replicas (objects with ``topic_name``, ``partition``, ``log_bytes`` and ``log_dir``)
+    by directory, each directory read once (so that a group's count is its number of lines): ``(directory,
+    replicas, the size they all have or None)``; those without a directory are left out."""
+    directories = set(map(_DIRECTORY, replicas))
+    if len(directories) == 1:
+        groups = [(directories.pop(), replicas)]
+    else:
+        by_directory: dict = {}
+        for replica in replicas:
+            by_directory.setdefault(replica.log_dir, []).append(replica)
+        groups = by_directory.items()
+    for directory, members in groups:
+        if directory is not None:
+            sizes = set(map(_SIZE, members))
+            yield directory, members, sizes.pop() if len(sizes) == 1 else None
+
+
+def _lines(replicas: list, size: float | None) -> str:
+    """The checkpoint lines of one topic's replicas; where they have one size, one join of their partition
+    numbers (a few C-level passes, about a third of the CPU of formatting a line at a time: at 2M
+    partitions that cost the brokers ~3 s a minute, bench/README.md, ninth round)."""
+    if size is None:
+        return "".join([f"{r.topic_name} {r.partition} {int(r.log_bytes)}\n" for r in replicas])
+    prefix, suffix = f"{replicas[0].topic_name} ", f" {int(size)}\n"
+    return prefix + (suffix + prefix).join(map(str, map(_PARTITION, replicas))) + suffix
+
+
+def write_directories(directories: list, topics: Iterable[list]) -> dict:
+    """Write each directory's checkpoint (objects with a ``path``) from every topic's replicas, a list
+    per topic, one topic's text at a time; the directories that could not be written, ``{directory:
+    error}``, are left as they were."""
+    groups = [group for replicas in topics for group in _groups(replicas)]
     failed = {}
-    for directory, (count, lines) in texts.items():
+    for directory in directories:
+        mine = [(members, size) for placed, members, size in groups if placed is directory]
         try:
-            write_offsets(directory.path, count, lines)
+            write_offsets(directory.path, sum(len(members) for members, _ in mine),
+                          (_lines(members, size) for members, size in mine))
         except OSError as exc:
             failed[directory] = exc
     return failed

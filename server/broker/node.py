@@ -220,9 +220,12 @@ class BrokerNode:
         await asyncio.shield(self._writing)
 
     async def _checkpoint_loop(self) -> None:
+        """Every interval, the first after ``checkpoints.first_delay`` (so that the brokers of one
+        process, started together, do not write at the same moment)."""
+        await asyncio.sleep(checkpoints.first_delay(self.broker_id, self.checkpoint_interval_ms) / 1000)
         while True:
-            await asyncio.sleep(self.checkpoint_interval_ms / 1000)
             await self.write_checkpoints()
+            await asyncio.sleep(self.checkpoint_interval_ms / 1000)
 
     async def _register(self) -> None:
         request = BrokerRegistrationRequest(

@@ -224,8 +224,8 @@ class ReplicaManager:
                     self._consider_isr(replica)
 
     def tables(self):
-        """Each topic's table of this broker's replicas, (topic id's int, {partition: replica}), to read."""
-        return self._by_topic.items()
+        """Each topic's table of this broker's replicas, {partition: replica}, to read."""
+        return self._by_topic.values()
 
     def _whole_image(self, image) -> list:
         """Every partition the image gives this broker and every replica it holds, as local changes."""
