@@ -279,3 +279,29 @@ def test_serve_with_two_log_directories(tmp_path):
     data = tmp_path / "kraftwire-data"
     assert [(d["log_dir"], d["total_bytes"]) for d in answer["log_dirs"]] == [
         (str(data / "broker-1" / f"logs-{k}"), 1 << 30) for k in range(2)]
+
+
+def test_advance_returns_once_a_finished_directory_move_is_assigned():
+    """On the virtual clock, a directory move that has caught up still has to be reported to the controller
+    (AssignReplicasToDirs, held 100 ms to batch as Kafka's AssignmentsManager does); ``advance`` waits for
+    that answer, so the metadata names the new directory as soon as it returns."""
+    with BackgroundCluster(brokers=2, log_dirs=2, virtual_clock=True) as bg:
+        cluster = bg.cluster
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="jbod-test")
+        admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1, 2]},
+                                      topic_configs={PARTITION_SIZE: str(40 * MiB)})])
+        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", configs={ALTER_DIRS_RATE: str(4 * MiB)})])
+        image = lambda: bg.call(lambda: cluster.controller.committed)  # noqa: E731
+        until(lambda: image().broker_configs("1").get(ALTER_DIRS_RATE) == str(4 * MiB)
+              and UNASSIGNED not in image().topic("moving").partitions[0].directories)
+        (described,) = admin.describe_log_dirs(brokers=[1])
+        source = next(path for path, found in logs(described).items() if found)
+        target = next(path for path in logs(described) if path != source)
+        target_id = directories_of(bg, 1)[target].directory_id
+        assert admin.alter_replica_log_dirs({TopicPartitionReplica("moving", 0, 1): target}) == {
+            TopicPartitionReplica("moving", 0, 1): NoError}
+        bg.run(cluster.advance(9.0))  # 36 of its 40 MiB copied
+        assert image().topic("moving").partitions[0].directories[0] != target_id
+        bg.run(cluster.advance(2.0))
+        assert image().topic("moving").partitions[0].directories[0] == target_id
+        admin.close()

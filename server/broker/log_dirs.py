@@ -114,6 +114,11 @@ class AssignmentSender:
         self._timer: asyncio.TimerHandle | None = None
         self._send_at = 0.0
 
+    @property
+    def idle(self) -> bool:
+        """Nothing waits to be sent or answered (a stopped broker sends nothing until it starts again)."""
+        return not (self.ready or self.inflight) or not self.broker.running
+
     def assign(self, key: Key, directory_id: uuid.UUID, on_success=None) -> None:
         pending = self.ready.get(key) or self.inflight.get(key)
         if on_success is None and pending is not None and pending.directory_id == directory_id:

@@ -899,10 +899,10 @@ class Cluster:
     def _idle(self) -> bool:
         return (self.network.idle
                 and self.log.end_offset == self.log.high_watermark and self._brokers_caught_up()
-                and all(b.replica_manager.idle for b in self.brokers))
+                and all(b.replica_manager.idle and b.log_manager.assignments.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:
-        """Wait until writes and AlterPartition proposals are all answered, the brokers have the log, and the
+        """Wait until writes, AlterPartition proposals and directory assignments are all answered, the brokers have the log, and the
         committed offset stayed put over a few turns (what one sets off may set off another)."""
         deadline = asyncio.get_running_loop().time() + timeout
         quiet, last = 0, None
