@@ -67,6 +67,12 @@ def logs(described: dict) -> dict[str, set[tuple[str, int, bool]]]:
                            for t in d["topics"] for p in t["partitions"]} for d in described["log_dirs"]}
 
 
+def source_and_target(described: dict) -> tuple[str, str]:
+    """The directory holding a broker's one log in its describe_log_dirs answer, and its other one."""
+    source = next(path for path, found in logs(described).items() if found)
+    return source, next(path for path in logs(described) if path != source)
+
+
 def metadata_records(bg, kind) -> list:
     """The records of one kind in the metadata log on disk, up to a batch still being written."""
     found = []
@@ -177,8 +183,7 @@ def test_alter_replica_log_dirs_moves_a_replica_through_a_future_replica(bg, adm
     admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", configs={ALTER_DIRS_RATE: str(64 << 10)})])
     until(lambda: image(bg).broker_configs("1").get(ALTER_DIRS_RATE) == str(64 << 10))
     (before,) = admin.describe_log_dirs(brokers=[1])
-    source = next(path for path, found in logs(before).items() if found)
-    target = next(path for path in logs(before) if path != source)
+    source, target = source_and_target(before)
     target_id = directories_of(bg, 1)[target].directory_id
 
     assert admin.alter_replica_log_dirs({TopicPartitionReplica("moving", 0, 1): target}) == {
@@ -291,17 +296,15 @@ def test_advance_returns_once_a_finished_directory_move_is_assigned():
         admin.create_topics([NewTopic("moving", -1, -1, replica_assignments={0: [1, 2]},
                                       topic_configs={PARTITION_SIZE: str(40 * MiB)})])
         admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", configs={ALTER_DIRS_RATE: str(4 * MiB)})])
-        image = lambda: bg.call(lambda: cluster.controller.committed)  # noqa: E731
-        until(lambda: image().broker_configs("1").get(ALTER_DIRS_RATE) == str(4 * MiB)
-              and UNASSIGNED not in image().topic("moving").partitions[0].directories)
+        until(lambda: image(bg).broker_configs("1").get(ALTER_DIRS_RATE) == str(4 * MiB)
+              and UNASSIGNED not in image(bg).topic("moving").partitions[0].directories)
         (described,) = admin.describe_log_dirs(brokers=[1])
-        source = next(path for path, found in logs(described).items() if found)
-        target = next(path for path in logs(described) if path != source)
+        _, target = source_and_target(described)
         target_id = directories_of(bg, 1)[target].directory_id
         assert admin.alter_replica_log_dirs({TopicPartitionReplica("moving", 0, 1): target}) == {
             TopicPartitionReplica("moving", 0, 1): NoError}
         bg.run(cluster.advance(9.0))  # 36 of its 40 MiB copied
-        assert image().topic("moving").partitions[0].directories[0] != target_id
+        assert image(bg).topic("moving").partitions[0].directories[0] != target_id
         bg.run(cluster.advance(2.0))
-        assert image().topic("moving").partitions[0].directories[0] == target_id
+        assert image(bg).topic("moving").partitions[0].directories[0] == target_id
         admin.close()

@@ -103,10 +103,10 @@ def _lines(replicas: list, size: float | None) -> str:
     return prefix + (suffix + prefix).join(map(str, map(_PARTITION, replicas))) + suffix
 
 
-def write_directories(directories: list, topics: Iterable[list]) -> dict:
+def write_directories(directories: list, topics: Iterable[list], clean_epoch: int | None = None) -> dict:
     """Write each directory's checkpoint (objects with a ``path``) from every topic's replicas, a list
-    per topic, one topic's text at a time; the directories that could not be written, ``{directory:
-    error}``, are left as they were."""
+    per topic, one topic's text at a time, then, given the epoch, its clean-shutdown file; the
+    directories that could not be written, ``{directory: error}``, are left as they were."""
     groups = [group for replicas in topics for group in _groups(replicas)]
     failed = {}
     for directory in directories:
@@ -114,6 +114,8 @@ def write_directories(directories: list, topics: Iterable[list]) -> dict:
         try:
             write_offsets(directory.path, sum(len(members) for members, _ in mine),
                           (_lines(members, size) for members, size in mine))
+            if clean_epoch is not None:
+                write_clean_shutdown(directory.path, clean_epoch)
         except OSError as exc:
             failed[directory] = exc
     return failed

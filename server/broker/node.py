@@ -206,15 +206,8 @@ class BrokerNode:
         directories = [d for d in self.log_manager.directories if d.online]
 
         def write() -> None:
-            failed = checkpoints.write_directories(directories, topics)
-            for directory in directories:
-                try:
-                    if directory in failed:
-                        raise failed[directory]
-                    if clean_epoch is not None:
-                        checkpoints.write_clean_shutdown(directory.path, clean_epoch)
-                except OSError as exc:
-                    log.warning("broker %d: cannot write the checkpoints of %s: %s", self.broker_id, directory.path, exc)
+            for directory, exc in checkpoints.write_directories(directories, topics, clean_epoch).items():
+                log.warning("broker %d: cannot write the checkpoints of %s: %s", self.broker_id, directory.path, exc)
 
         self._writing = asyncio.ensure_future(asyncio.to_thread(write))
         await asyncio.shield(self._writing)
