@@ -7,7 +7,13 @@ every topic 1 PB large so no reassignment completes), sent with kraftwire's own 
 of every CreateTopics (the per-change cost, which must not grow with the cluster: printed as the median
 of each growth stretch and of its last ten requests, with the mean of it spent in the server's threads
 other than the event loop's: the snapshot writer and the log's I/O; ten requests are a noisy figure at
-2M, where a snapshot's writing spans 10-15 of them). At each checkpoint it measures, in this order:
+2M, where a snapshot's writing spans 10-15 of them), split into user and system time, with the minor
+page faults it took. The split matters on a VM: each request adds ~13 MB to the process, and on a guest
+whose host backs memory lazily and takes freed memory back (Firecracker's free page reporting) the
+first write to such a page costs several times what it does on memory the guest used lately, in the
+kernel, so system time grows with the process while user time and faults stay as they were
+(bench/README.md, Scale, tenth round). ``page_fault_price`` measures the machine's price of a page
+apart from kraftwire, before the server starts and after it exited. At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;
 - controller restart from snapshot: the controller stops and starts again inside the running ``serve``
@@ -88,6 +94,22 @@ TOKEN = "scale-bench"
 CONTROL_RECORDS = {cls.__name__ for cls in CONTROL_TYPES.values()}  # what a controller's restart may write
 
 
+class Usage(collections.namedtuple("Usage", "user system faults loop_user loop_system")):
+    """CPU seconds (10 ms resolution) and minor page faults of the server process; ``loop_*`` are its
+    event loop's thread's part (the rest is the snapshot writer's and the log's I/O threads')."""
+
+    def __sub__(self, other: "Usage") -> "Usage":
+        return Usage(*(a - b for a, b in zip(self, other)))
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.system
+
+    @property
+    def others(self) -> float:
+        return self.cpu - self.loop_user - self.loop_system
+
+
 def free_port_run(count: int) -> int:
     """A port p such that p .. p + count - 1 are free now (the brokers take consecutive ports). Chosen
     below the kernel's ephemeral range: the server restarts on the same ports, and a port in that range
@@ -148,21 +170,17 @@ class Server:
 
     def cpu(self) -> float:
         """User + system CPU seconds of the server process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        usage = self.usage()
+        return usage.user + usage.system
 
-    def other_threads_cpu(self) -> float:
-        """User + system CPU seconds so far of the server's threads other than the event loop's (the
-        snapshot writer, the log's I/O): counted since they started, so only differences are meaningful."""
-        total = 0
-        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
-            if task.name != str(self.process.pid):
-                try:
-                    fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-                except FileNotFoundError:  # the thread ended meanwhile
-                    continue
-                total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
+    def usage(self) -> "Usage":
+        """The server process's CPU seconds (user, system) and minor page faults so far, and its event
+        loop's thread's CPU seconds (the main thread: ``serve`` runs the loop there)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        process = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        loop = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Usage(int(process[11]) / tick, int(process[12]) / tick, int(process[7]),
+                     int(loop[11]) / tick, int(loop[12]) / tick)
 
     def snapshot_end(self) -> int:
         """The end offset of the newest snapshot on disk (0 for none)."""
@@ -235,30 +253,25 @@ def partition_count(metadata) -> int:
 
 
 async def grow(client: KafkaClient, first_topic: int, partitions: int,
-               server: Server | None = None, others: list[float] | None = None) -> tuple[float, int, list[float]]:
+               server: Server | None = None) -> tuple[float, int, list[Usage]]:
     """Create ``partitions`` partitions as topics of TOPIC_PARTITIONS (the last one possibly smaller)
     numbered from ``first_topic``, TOPICS_PER_REQUEST topics a request; returns seconds, the next
-    topic number and, given the ``server``, its CPU seconds during each request (and those of its threads
-    other than the event loop's appended to ``others``, if given)."""
+    topic number and, given the ``server``, its ``Usage`` during each request."""
     Topic, Config = CreateTopicsRequest.CreatableTopic, CreateTopicsRequest.CreatableTopicConfig
     sizes = [min(TOPIC_PARTITIONS, partitions - done) for done in range(0, partitions, TOPIC_PARTITIONS)]
-    began, cpu = time.perf_counter(), []
+    began, usages = time.perf_counter(), []
     for batch in range(0, len(sizes), TOPICS_PER_REQUEST):
         topics = [Topic(name=f"scale-{first_topic + index:05d}", num_partitions=sizes[index],
                         replication_factor=REPLICATION,
                         configs=[Config(name="kraftwire.partition.size.bytes", value=HUGE)])
                   for index in range(batch, min(batch + TOPICS_PER_REQUEST, len(sizes)))]
-        if server is None:
-            answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
-        else:
-            threads = server.other_threads_cpu() if others is not None else 0
-            answer, _, seconds = await timed(server, client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics)))
-            cpu.append(seconds)
-            if others is not None:
-                others.append(server.other_threads_cpu() - threads)
+        before = server.usage() if server is not None else None
+        answer = await client.send(CreateTopicsRequest(timeout_ms=600000, topics=topics))
+        if server is not None:
+            usages.append(server.usage() - before)
         bad = [(t.name, t.error_code, t.error_message) for t in answer.topics if t.error_code != ErrorCode.NONE]
         assert not bad, bad[:3]
-    return time.perf_counter() - began, first_topic + len(sizes), cpu
+    return time.perf_counter() - began, first_topic + len(sizes), usages
 
 
 def moves(metadata) -> tuple[list, list]:
@@ -447,13 +460,56 @@ async def process_restart(server: Server, client: KafkaClient, partitions: int, 
     return client
 
 
+def figures_of(usages: list[Usage]) -> dict[str, float]:
+    """Medians of CreateTopics' usage (CPU in ms; the other threads' mean), and system seconds per page fault
+    over them all (us)."""
+    return {"cpu": statistics.median(u.cpu for u in usages) * 1000,
+            "user": statistics.median(u.user for u in usages) * 1000,
+            "system": statistics.median(u.system for u in usages) * 1000,
+            "others": statistics.mean(u.others for u in usages) * 1000,  # spiky: a snapshot spans a few requests
+            "faults": statistics.median(u.faults for u in usages),
+            "per_fault": sum(u.system for u in usages) / max(1, sum(u.faults for u in usages)) * 1e6}
+
+
+def page_fault_price(gibibytes: int = 3) -> list[float]:
+    """System time per first write to a 4 KiB page of fresh anonymous memory, in us, for each GiB a new
+    process maps (64 MiB at a time, every page touched): the machine's price of the memory a growing
+    server adds. On a VM whose host backs guest memory lazily (Firecracker with free page reporting,
+    which returns freed guest memory to the host) it rises once the guest's recently used memory is
+    exhausted; on bare metal it stays flat."""
+    probe = (
+        "import mmap, resource, sys\n"
+        "kept, out = [], []\n"
+        f"for gib in range({gibibytes}):\n"
+        "    r = resource.getrusage(resource.RUSAGE_SELF); s0, f0 = r.ru_stime, r.ru_minflt\n"
+        "    for _ in range(16):\n"
+        "        m = mmap.mmap(-1, 64 << 20)\n"
+        "        for off in range(0, 64 << 20, 4096): m[off] = 1\n"
+        "        kept.append(m)\n"
+        "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "    out.append((r.ru_stime - s0) / max(1, r.ru_minflt - f0) * 1e6)\n"
+        "print(*out)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return [float(x) for x in done.stdout.split()]
+
+
+def show_page_fault_price(when: str) -> None:
+    print(f"this machine's system time per page fault in a fresh process, by GiB mapped, {when}: "
+          + ", ".join(f"{price:.1f} us" for price in page_fault_price()), flush=True)
+
+
 def show(f: dict) -> None:
     n = f["partitions"]
     print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
-    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); server CPU per "
-          f"CreateTopics of 9,980 partitions: median {statistics.median(f['grow_cpu']) * 1000:,.0f} ms over this "
-          f"stretch, {statistics.median(f['grow_cpu'][-10:]) * 1000:,.0f} ms over its last 10; of it in threads "
-          f"other than the event loop's (snapshot writing, log I/O), mean {statistics.mean(f['grow_threads']) * 1000:,.0f} ms")
+    usages = f["grow_usage"]
+    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); per CreateTopics of "
+          f"9,980 partitions, median over this stretch / over its last 10:")
+    stretch, last = figures_of(usages), figures_of(usages[-10:])
+    print(f"  server CPU {stretch['cpu']:,.0f} / {last['cpu']:,.0f} ms: user {stretch['user']:,.0f} / "
+          f"{last['user']:,.0f} ms, system {stretch['system']:,.0f} / {last['system']:,.0f} ms; in threads other than the "
+          f"event loop's (snapshot writing, log I/O; mean) {stretch['others']:,.0f} / {last['others']:,.0f} ms")
+    print(f"  minor page faults {stretch['faults']:,.0f} / {last['faults']:,.0f} (the memory a request adds, 4 KiB "
+          f"each); system time per fault {stretch['per_fault']:.1f} / {last['per_fault']:.1f} us (sums' ratio)")
     print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
     print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
           flush=True)
@@ -489,6 +545,7 @@ async def main(args) -> None:
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     checkpoints = sorted({c for c in (int(x) for x in args.checkpoints.split(",")) if c < args.partitions}
                          | {args.partitions})
+    show_page_fault_price("before the server starts")
     data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-scale-"))
     server = Server(data_dir)
     print("server:", " ".join(server.command[1:]), flush=True)
@@ -499,14 +556,14 @@ async def main(args) -> None:
         client = await connect("127.0.0.1", server.port, deadline)
         await until_brokers_unfenced(client, deadline)
         for target in checkpoints:
-            others: list[float] = []
-            seconds, next_topic, cpu = await grow(client, next_topic, target - created, server, others)
-            progress(f"grown to {target:,} partitions in {seconds:.1f} s; server CPU per CreateTopics in order, ms "
-                     f"(in other threads): " + " ".join(f"{c * 1000:.0f}({o * 1000:.0f})" for c, o in zip(cpu, others)))
+            seconds, next_topic, usages = await grow(client, next_topic, target - created, server)
+            progress(f"grown to {target:,} partitions in {seconds:.1f} s; server CPU per CreateTopics in order, ms, "
+                     f"user+system (in other threads than the event loop's): "
+                     + " ".join(f"{u.user * 1000:.0f}+{u.system * 1000:.0f}({u.others * 1000:.0f})" for u in usages))
             grown += seconds
             created = target
             figures, client = await checkpoint(server, client, target, args, target == checkpoints[-1])
-            figures.update(grow=seconds, grow_total=grown, grow_cpu=cpu, grow_threads=others)
+            figures.update(grow=seconds, grow_total=grown, grow_usage=usages)
             show(figures)
             results.append(figures)
         await client.close()
@@ -514,12 +571,18 @@ async def main(args) -> None:
         if server.process is not None and server.process.poll() is None:
             server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+    show_page_fault_price("after the server exited (the memory it freed is still the guest's, if a VM's)")
     if len(results) > 1:
         first, last = results[0], results[-1]
         print("--- per-partition cost, last checkpoint against the first")
-        print(f"CreateTopics server CPU (median of the last 10 requests): "
-              f"{statistics.median(last['grow_cpu'][-10:]) / statistics.median(first['grow_cpu'][-10:]) - 1:+.0%}; "
-              f"(median of the stretch): {statistics.median(last['grow_cpu']) / statistics.median(first['grow_cpu']) - 1:+.0%}")
+        a, b = figures_of(first["grow_usage"]), figures_of(last["grow_usage"])
+        a10, b10 = figures_of(first["grow_usage"][-10:]), figures_of(last["grow_usage"][-10:])
+        print("CreateTopics, median over the last 10 requests / over the stretch:")
+        for label, key in (("server CPU, user + system", "cpu"), ("server CPU, user", "user"),
+                           ("minor page faults", "faults")):
+            print(f"  {label}: {b10[key] / a10[key] - 1:+.0%} / {b[key] / a[key] - 1:+.0%}")
+        print(f"  system time per page fault: {a['per_fault']:.1f} -> {b['per_fault']:.1f} us (the machine's price "
+              f"of new memory: the probes)")
         for label, get in (("RSS", lambda f: f["VmRSS"]), ("RSS after restart", lambda f: f.get("restart_rss")),
                            ("restart", lambda f: f.get("restart")), ("snapshot", lambda f: f["snapshot"]),
                            ("controller restart", lambda f: f.get("controller", {}).get("restart")),
