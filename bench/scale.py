@@ -476,9 +476,9 @@ def page_fault_price(gibibytes: int = 3) -> list[float]:
     process maps (64 MiB at a time, every page touched): the machine's price of the memory a growing
     server adds. On a VM whose host backs guest memory lazily (Firecracker with free page reporting,
     which returns freed guest memory to the host) it rises once the guest's recently used memory is
-    exhausted; on bare metal it stays flat."""
+    exhausted; where guest memory stays backed, or on bare metal, it should stay flat (not measured here)."""
     probe = (
-        "import mmap, resource, sys\n"
+        "import mmap, resource\n"
         "kept, out = [], []\n"
         f"for gib in range({gibibytes}):\n"
         "    r = resource.getrusage(resource.RUSAGE_SELF); s0, f0 = r.ru_stime, r.ru_minflt\n"
