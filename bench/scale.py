@@ -59,10 +59,8 @@ import asyncio
 import collections
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -81,6 +79,7 @@ from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, Broker
 from kraftwire.codec.log_layout import parse_snapshot_name  # noqa: E402
 from kraftwire.codec.records import CONTROL_TYPES, batch_size_at, check_batch, decode_value, read_batch  # noqa: E402
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError  # noqa: E402
+from tests.served import free_ports  # noqa: E402  (below the ephemeral range: the server restarts on its ports)
 
 BROKERS = 4
 REPLICATION = 3
@@ -110,34 +109,13 @@ class Usage(collections.namedtuple("Usage", "user system faults loop_user loop_s
         return self.cpu - self.loop_user - self.loop_system
 
 
-def free_port_run(count: int) -> int:
-    """A port p such that p .. p + count - 1 are free now (the brokers take consecutive ports). Chosen
-    below the kernel's ephemeral range: the server restarts on the same ports, and a port in that range
-    may meanwhile become the local end of some outgoing connection."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    while True:
-        base = random.randrange(10000, low - count)
-        holders = []
-        try:
-            for port in range(base, base + count):
-                holder = socket.socket()
-                holders.append(holder)
-                holder.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for holder in holders:
-                holder.close()
-
-
 class Server:
     """A ``kraftwire serve`` process on a data directory that outlives restarts."""
 
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
-        self.port = free_port_run(BROKERS)
-        self.controller_port, self.control_port = free_port_run(1), free_port_run(1)
+        self.port = free_ports(BROKERS)
+        self.controller_port, self.control_port = free_ports(1), free_ports(1)
         self.process: subprocess.Popen | None = None
 
     @property
