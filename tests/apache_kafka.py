@@ -50,13 +50,15 @@ def run_tool(main_class: str, *args: str, timeout: float = 180, input: str | Non
 
 
 def metadata_shell(snapshot, *command: str, attempts: int = 5) -> subprocess.CompletedProcess:
-    """``kafka-metadata-shell --snapshot SNAPSHOT COMMAND...``, asked again while it prints nothing. Kafka's
-    shell runs the command once its loader has applied any offset above 0 (MetadataShell.waitUntilCaughtUp):
-    a snapshot that opens with kraft.version 1's control batch (header, KRaftVersion, Voters at offsets
-    0-2), Kafka's own included, can be listed before its data batches are applied."""
+    """``kafka-metadata-shell --snapshot SNAPSHOT COMMAND...``, asked again while its answer is that of an
+    empty image: nothing printed (an ``ls``) or the path missing (a ``cat``: "No such file or directory").
+    Kafka's shell runs the command once its loader has applied any offset above 0
+    (MetadataShell.waitUntilCaughtUp): a snapshot that opens with kraft.version 1's control batch (header,
+    KRaftVersion, Voters at offsets 0-2), Kafka's own included, can be read before its data batches are
+    applied. A path really missing is still missing at the last attempt."""
     for _ in range(attempts):
         shown = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), *command)
-        if shown.returncode != 0 or shown.stdout.strip():
+        if shown.returncode != 0 or (shown.stdout.strip() and "No such file or directory" not in shown.stdout):
             break
     return shown
 
