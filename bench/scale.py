@@ -148,8 +148,7 @@ class Server:
 
     def cpu(self) -> float:
         """User + system CPU seconds of the server process so far."""
-        usage = self.usage()
-        return usage.user + usage.system
+        return self.usage().cpu
 
     def usage(self) -> "Usage":
         """The server process's CPU seconds (user, system) and minor page faults so far, and its event
@@ -476,18 +475,24 @@ def show_page_fault_price(when: str) -> None:
           + ", ".join(f"{price:.1f} us" for price in page_fault_price()), flush=True)
 
 
-def show(f: dict) -> None:
-    n = f["partitions"]
-    print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
-    usages = f["grow_usage"]
-    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); per CreateTopics of "
-          f"9,980 partitions, median over this stretch / over its last 10:")
+def show_usage(usages: list[Usage]) -> None:
     stretch, last = figures_of(usages), figures_of(usages[-10:])
     print(f"  server CPU {stretch['cpu']:,.0f} / {last['cpu']:,.0f} ms: user {stretch['user']:,.0f} / "
           f"{last['user']:,.0f} ms, system {stretch['system']:,.0f} / {last['system']:,.0f} ms; in threads other than the "
           f"event loop's (snapshot writing, log I/O; mean) {stretch['others']:,.0f} / {last['others']:,.0f} ms")
     print(f"  minor page faults {stretch['faults']:,.0f} / {last['faults']:,.0f} (the memory a request adds, 4 KiB "
           f"each); system time per fault {stretch['per_fault']:.1f} / {last['per_fault']:.1f} us (sums' ratio)")
+
+
+def show(f: dict) -> None:
+    n = f["partitions"]
+    print(f"--- {n:,} partitions (load average {os.getloadavg()[0]:.1f})", flush=True)
+    usages = f["grow_usage"]
+    print(f"grow to here: {f['grow']:.1f} s ({n / f['grow_total']:,.0f} partitions/s overall); per CreateTopics of "
+          f"9,980 partitions, median over this stretch / over its last 10:" if usages else
+          f"grow to here: {f['grow']:.1f} s; no CreateTopics of 9,980 partitions in this stretch")
+    if usages:
+        show_usage(usages)
     print(f"RSS {f['VmRSS'] / 2**20:,.0f} MiB ({f['VmRSS'] / n:,.0f} B/partition), peak {f['VmHWM'] / 2**20:,.0f} MiB")
     print(f"snapshot {f['snapshot'] / 2**20:,.1f} MiB ({f['snapshot'] / n:,.0f} B/partition); log {f['log'] / 2**20:,.1f} MiB",
           flush=True)
@@ -553,14 +558,15 @@ async def main(args) -> None:
     if len(results) > 1:
         first, last = results[0], results[-1]
         print("--- per-partition cost, last checkpoint against the first")
-        a, b = figures_of(first["grow_usage"]), figures_of(last["grow_usage"])
-        a10, b10 = figures_of(first["grow_usage"][-10:]), figures_of(last["grow_usage"][-10:])
-        print("CreateTopics, median over the last 10 requests / over the stretch:")
-        for label, key in (("server CPU, user + system", "cpu"), ("server CPU, user", "user"),
-                           ("minor page faults", "faults")):
-            print(f"  {label}: {b10[key] / a10[key] - 1:+.0%} / {b[key] / a[key] - 1:+.0%}")
-        print(f"  system time per page fault: {a['per_fault']:.1f} -> {b['per_fault']:.1f} us (the machine's price "
-              f"of new memory: the probes)")
+        if first["grow_usage"] and last["grow_usage"]:
+            a, b = figures_of(first["grow_usage"]), figures_of(last["grow_usage"])
+            a10, b10 = figures_of(first["grow_usage"][-10:]), figures_of(last["grow_usage"][-10:])
+            print("CreateTopics, median over the last 10 requests / over the stretch:")
+            for label, key in (("server CPU, user + system", "cpu"), ("server CPU, user", "user"),
+                               ("minor page faults", "faults")):
+                print(f"  {label}: {b10[key] / a10[key] - 1:+.0%} / {b[key] / a[key] - 1:+.0%}")
+            print(f"  system time per page fault: {a['per_fault']:.1f} -> {b['per_fault']:.1f} us (the machine's "
+                  f"price of new memory: the probes)")
         for label, get in (("RSS", lambda f: f["VmRSS"]), ("RSS after restart", lambda f: f.get("restart_rss")),
                            ("restart", lambda f: f.get("restart")), ("snapshot", lambda f: f["snapshot"]),
                            ("controller restart", lambda f: f.get("controller", {}).get("restart")),

@@ -77,7 +77,7 @@ def test_kafka_python_admin_keeps_working_through_a_kill_of_the_active_controlle
         admin.create_topics([NewTopic("after", 2, 3)])  # forwarded to whichever controller took over
     except TopicAlreadyExistsError:
         # As from Kafka: the first controller it reached after the kill lost the leadership before
-        # answering (a second election), the next leader committed the record all the same, and the
+        # answering (likely a second election), the next leader committed the record all the same, and the
         # broker's retry found the topic made. Exactly one TopicRecord "after" is checked below.
         pass
     second = wait_for(lambda: active(quorum), what="a new active controller")
