@@ -3,6 +3,8 @@ removed with AlterUserScramCredentials and DescribeUserScramCredentials through 
 that follow those changes, and no password anywhere on disk."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialDeletion,
@@ -10,7 +12,7 @@ from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechan
 
 from kraftwire import BackgroundCluster, Security
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.messages import DescribeUserScramCredentialsRequest
+from kraftwire.codec.messages import DescribeClusterRequest, DescribeUserScramCredentialsRequest
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.wire.security import ClientSecurity
 
@@ -44,6 +46,26 @@ def logs_in(bg, mechanism: str, user: str, password: str) -> bool:
         finally:
             await client.close()
     return bg.run(attempt())
+
+
+def test_requests_sent_together_on_a_new_connection_wait_for_its_handshake(bg):
+    """kraftwire's own client (a broker's to the controllers, the controllers' to each other): requests sent
+    at once on a connection not open yet all go out after its ApiVersions and SASL exchange, and each is
+    answered. One sent while the first still waited for ApiVersions used to go out at once, with no versions
+    known ("does not serve api key"), which failed a broker's heartbeats to a controller it had just found."""
+    async def together():
+        host, port = bg.cluster.bootstrap.split(",")[0].rsplit(":", 1)
+        client = KafkaClient(host, int(port), "scram-test",
+                             ClientSecurity("SASL_PLAINTEXT", None, "SCRAM-SHA-256", "boot", BOOT_PASSWORD))
+        try:
+            first = asyncio.ensure_future(client.send(DescribeClusterRequest()))
+            while client._writer is None and not first.done():  # the socket is open, the handshake under way
+                await asyncio.sleep(0)
+            return await asyncio.gather(first, *(client.send(DescribeClusterRequest()) for _ in range(2)))
+        finally:
+            await client.close()
+    answers = bg.run(together())
+    assert [(a.error_code, [b.broker_id for b in a.brokers]) for a in answers] == [(ErrorCode.NONE, [1])] * 3
 
 
 def test_the_bootstrap_credential_is_in_the_log_salted(bg):

@@ -30,6 +30,7 @@ class KafkaClient:
         self.versions: dict[int, tuple[int, int]] = {}
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._ready = False  # the connection's ApiVersions (and SASL) exchange is done
         self._waiting: dict[int, tuple[asyncio.Future, type, int, int]] = {}
         self._correlation = itertools.count(1)
         self._read_task: asyncio.Task | None = None
@@ -37,13 +38,17 @@ class KafkaClient:
 
     @property
     def connected(self) -> bool:
-        return self._writer is not None and not self._writer.is_closing()
+        """Whether requests may go out: the connection is open and its handshake done. A request sent
+        while another one's ``connect`` is still under way waits for that handshake, not only for the
+        socket (it once went out with no versions known yet, as "does not serve api key 63")."""
+        return self._ready and self._writer is not None and not self._writer.is_closing()
 
     async def connect(self) -> None:
         async with self._connecting:
             if self.connected:
                 return
             await self._stop_reading()  # the last connection's loop may not have seen its end yet
+            self._ready = False
             try:
                 context = self.security.ssl_context if self.security is not None else None
                 self._reader, self._writer = await asyncio.open_connection(
@@ -60,6 +65,7 @@ class KafkaClient:
                              for a in answer.api_keys if a.api_key in ours}
             if self.security is not None and self.security.mechanism is not None:
                 await self._authenticate()
+            self._ready = True
 
     async def _authenticate(self) -> None:
         """SASL over SaslHandshake v1 and SaslAuthenticate; KafkaClientError when refused."""
