@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import time
 import urllib.request
 import uuid
@@ -17,7 +18,8 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kraftwire import BackgroundCluster
 from kraftwire.codec import records as rec
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC_ID
-from kraftwire.codec.messages import ApiVersionsRequest, FetchRequest
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import ApiVersionsRequest, CreateTopicsRequest, FetchRequest
 from kraftwire.server.wire.client import KafkaClient
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.raft import Timers
@@ -204,6 +206,35 @@ def test_with_a_majority_lost_a_write_is_not_acknowledged(quorum):
     assert all(not isinstance(r, rec.TopicRecord) or r.name != "never-acknowledged"
                for _, r in committed_records(quorum, leader))
     admin.close()
+
+
+def test_an_answer_that_writes_nothing_waits_for_what_it_read_to_commit():
+    """A CreateTopics the active controller decides while an earlier one's TopicRecord is appended but not
+    committed (the followers frozen) is answered TOPIC_ALREADY_EXISTS only once that record commits, as
+    Kafka's controller completes a read-only operation at its highest pending offset: no answer speaks
+    of a topic the log may still lose. It used to be answered at once (a broker's retried forward met it)."""
+    with BackgroundCluster(brokers=1, controllers=3, quorum_timers=Timers.kafka_defaults()) as bg:
+        cluster = bg.cluster
+        leader = active(bg)
+        node = bg.call(lambda: cluster.controller_node)
+        followers = [c for c in CONTROLLERS if c != leader]
+        for follower in followers:
+            bg.call(cluster.pause_controller, follower)
+        create = CreateTopicsRequest(timeout_ms=30000, topics=[CreateTopicsRequest.CreatableTopic(
+            name="pending", num_partitions=1, replication_factor=1)])
+        with RawConnection(f"{node.host}:{node.port}") as first, RawConnection(f"{node.host}:{node.port}") as second:
+            first.sock.sendall(encode_request(create, 7, 1))
+            wait_for(lambda: bg.call(lambda: cluster.controller.working.topic("pending") is not None),
+                     what="the first CreateTopics to be appended")
+            second.sock.sendall(encode_request(create, 7, 2))
+            # a bound on an absence: with the followers frozen no commit, so no answer, can come at all
+            assert select.select([first.sock, second.sock], [], [], 1.0)[0] == []
+            for follower in followers:
+                bg.call(cluster.resume_controller, follower)
+            answers = [connection.read_response(create.API_KEY, 7, correlation_id).topics[0].error_code
+                       for connection, correlation_id in ((first, 1), (second, 2))]
+        assert answers == [ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS]
+        assert [r.name for _, r in committed_records(bg, leader) if isinstance(r, rec.TopicRecord)] == ["pending"]
 
 
 def test_serve_runs_three_controllers_and_the_control_plane_kills_the_active_one(tmp_path):

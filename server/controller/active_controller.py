@@ -3,7 +3,10 @@
 All state changes go through ``write``: a pure decision ``(image, ...) -> ControllerResult`` runs
 against the *working* image (committed records plus those appended but not yet committed), its records
 are appended as one atomic batch and applied to the working image at once, and the response is returned
-only after the batch commits. The *committed* image, which every read is served from, advances only
+only after the batch commits. A decision that writes nothing still read the working image: its answer
+waits for the last batch appended before it to commit, as Kafka's controller completes a read-only
+operation once the log reaches its highest pending offset (otherwise a CreateTopics retried right after
+a first one reached the controller is told TOPIC_ALREADY_EXISTS of a topic not committed yet). The *committed* image, which every read is served from, advances only
 from the log's commit notifications (taking the partition states the working image built from the same
 records where it can, so a bulk change is merged once). Everything runs on one asyncio loop, so a decision and its append
 never interleave with another write: no locks.
@@ -62,6 +65,7 @@ class Controller:
         self.active = False  # the log made this the active controller: the one that writes
         self._leadership_listeners: list[Callable[[bool], None]] = []
         self._bootstrap_writes: asyncio.Future | None = None
+        self._last_append: asyncio.Future | None = None  # the commit of the last batch this controller appended
         self.commit_observer: Callable[[float], None] | None = None  # told each write's seconds to commit
 
     async def start(self) -> None:
@@ -102,6 +106,7 @@ class Controller:
         self.active = active
         self.working = self.committed.copy()
         self._changed_in_working.clear()
+        self._last_append = None
         if active:
             self._inherit_sessions()
             self._expiry_task = asyncio.create_task(self._expire_sessions())
@@ -151,10 +156,13 @@ class Controller:
             base, committed = self.log.append([(record, version_for(record, level)) for record in records])
             self._changed_in_working.update(self.working.apply_appended(records, base))
             self.working.offset = self.log.end_offset - 1
+            self._last_append = committed
             appended = time.perf_counter()
             await committed
             if self.commit_observer is not None:
                 self.commit_observer(time.perf_counter() - appended)
+        elif self._last_append is not None and not self._last_append.done():
+            await asyncio.shield(self._last_append)  # what the decision read is committed (module docstring)
         return response
 
     # --- broker sessions -----------------------------------------------------------------------------
