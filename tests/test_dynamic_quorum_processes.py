@@ -174,9 +174,12 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
                          initial, cwd=tmp_path).returncode == 0
     assert kraftwire("format", "-t", cluster_id, "-c", str(configs[3002]), "--no-initial-controllers",
                      cwd=tmp_path).returncode == 0
+    # The broker names controller 3000 alone: it reaches the others at the listeners the log names (the
+    # voters) and the Fetch answers name (the leader), as Kafka's brokers do, once 3000 stops below.
     broker_config = tmp_path / "broker-1.properties"
     broker_config.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{base + 3}\n"
-                             f"controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers={bootstrap}\n"
+                             f"controller.listener.names=CONTROLLER\n"
+                             f"controller.quorum.bootstrap.servers=127.0.0.1:{ports[3000]}\n"
                              f"log.dirs={tmp_path / 'broker-1'}\n")
     assert kraftwire("format", "-t", cluster_id, "-c", str(broker_config), cwd=tmp_path).returncode == 0
 
@@ -202,13 +205,18 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
         wait_for(lambda: sorted(v["id"] for v in json.loads(quorum_status(controller).get("CurrentVoters", "[]")))
                  == [3000, 3001, 3002], timeout=60, what="the three voters")
 
-        # A controller restarted from its data directory (its log, past the checkpoint) rejoins the three.
+        # While its one bootstrap server is down, the broker forwards to the leader, 3001 or 3002.
         nodes[0].stop()
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
+                                 request_timeout_ms=30000)
+        admin.create_topics([NewTopic("while-3000-is-down", 1, 1)])
+        admin.close()
+        # A controller restarted from its data directory (its log, past the checkpoint) rejoins the three.
         nodes[0] = Node("controller", configs[3000])
         admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
                                  request_timeout_ms=30000)
         admin.create_topics([NewTopic("after-a-restart", 1, 1)])
-        assert {"on-a-dynamic-quorum", "after-a-restart"} <= set(admin.list_topics())
+        assert {"on-a-dynamic-quorum", "while-3000-is-down", "after-a-restart"} <= set(admin.list_topics())
         admin.close()
         status = wait_for(lambda: quorum_status(controller), timeout=60, what="the restarted controller's answer")
         assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001, 3002]

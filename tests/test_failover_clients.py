@@ -205,14 +205,19 @@ def test_a_stopped_broker_stops_forwarding_and_leaves_no_connection_behind():
 
 
 @pytest.mark.parametrize("controllers", [1, 3])
-def test_a_forward_no_controller_answers_in_time_is_answered_request_timed_out(controllers):
-    """Every controller is frozen: the broker answers the CreateTopics it forwarded REQUEST_TIMED_OUT (7) once
-    the request's TimeoutMs passes, as Kafka's ForwardingManager does, and the client's connection stays
-    open (the broker used to close it). Once the controllers resume, the same connection creates the topic."""
+@pytest.mark.parametrize("gone", ["frozen", "stopped"])
+def test_a_forward_no_controller_answers_in_time_is_answered_request_timed_out(controllers, gone):
+    """Every controller is frozen, or stopped (its connections refused): the broker answers the CreateTopics it
+    forwarded REQUEST_TIMED_OUT (7) once the request's TimeoutMs passes, as Kafka's ForwardingManager does, and
+    the client's connection stays open (the broker used to close it: a frozen controller's with 1 and 3, a
+    refused connection's with 1). Once the controllers are back, the same connection creates the topic."""
     with BackgroundCluster(brokers=1, controllers=controllers) as bg:
         cluster = bg.cluster
         for controller in cluster.controller_ids:
-            bg.call(cluster.pause_controller, controller)
+            if gone == "frozen":
+                bg.call(cluster.pause_controller, controller)
+            else:
+                bg.run(cluster.stop_controller(controller))
         broker = cluster.broker(1)
         create = CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
             name="frozen", num_partitions=1, replication_factor=1)], timeout_ms=1500)
@@ -220,7 +225,10 @@ def test_a_forward_no_controller_answers_in_time_is_answered_request_timed_out(c
             answer = connection.send(create, 7)
             assert [(t.name, t.error_code) for t in answer.topics] == [("frozen", ErrorCode.REQUEST_TIMED_OUT)]
             for controller in cluster.controller_ids:
-                bg.call(cluster.resume_controller, controller)
+                if gone == "frozen":
+                    bg.call(cluster.resume_controller, controller)
+                else:
+                    bg.run(cluster.start_controller(controller))
             answer = connection.send(create.replace(timeout_ms=30000), 7)
             assert [(t.name, t.error_code) for t in answer.topics] in (
                 [("frozen", ErrorCode.NONE)], [("frozen", ErrorCode.TOPIC_ALREADY_EXISTS)])

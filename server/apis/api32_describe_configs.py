@@ -89,7 +89,7 @@ def broker_static_configs(broker) -> dict[str, str]:
             "listener.security.protocol.map", _security_protocol_map(controller_name, name)),
         "inter.broker.listener.name": name, "controller.listener.names": controller_name,
         "log.dirs": ",".join(directory.path for directory in broker.log_manager.directories)}
-    if broker.client is not None:
+    if broker.client is not None and "controller.quorum.bootstrap.servers" not in broker.startup_configs:
         static["controller.quorum.bootstrap.servers"] = broker.client.bootstrap_servers
     return {**broker.startup_configs, **static}
 

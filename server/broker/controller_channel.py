@@ -8,7 +8,9 @@ KIP-919: each names the Raft leader it knows; the one named most wins, a frozen 
 not answer) and send the request there, until one answers or the request's own deadline passes, as
 Kafka's forwarding manager retries forwarded requests against the new controller within the client's
 timeout (``timeout_ms`` of the request when it has one, else ``default_timeout``). With one controller
-the channel is a plain connection: nothing is retried.
+the same loop tries that controller again after a refused or lost connection (it may be restarting),
+as Kafka's does, unless the channel is made with ``retries_alone=False``: the metadata follower's
+fetch fails at once, and its own loop counts the failure and fetches again.
 
 A request that no controller answers before its deadline fails with ``ForwardTimedOut``, which the
 broker's listener answers REQUEST_TIMED_OUT (7) in the API's own shape, keeping the client's connection,
@@ -75,8 +77,9 @@ class ForwardTimedOut(KafkaClientError):
 class ControllerChannel:
     def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str, security=None,
                  attempt_timeout: float = 5.0, default_timeout: float = 30.0,
-                 reachable: Callable[[int], bool] = lambda index: True):
+                 reachable: Callable[[int], bool] = lambda index: True, retries_alone: bool = True):
         self._addresses = addresses
+        self._retries_alone = retries_alone
         self._reachable = reachable  # whether the link to the controller at that index is up (the harness cuts it)
         self.client_id = client_id
         self.security = security
@@ -137,7 +140,7 @@ class ControllerChannel:
         loop = asyncio.get_running_loop()
         timeout = timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0 else self.default_timeout
         deadline = loop.time() + timeout
-        if len(self._addresses()) == 1:
+        if len(self._addresses()) == 1 and not self._retries_alone:
             try:
                 return await asyncio.wait_for(attempt(self._current()), timeout)
             except asyncio.TimeoutError:

@@ -68,7 +68,8 @@ from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
 from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchSnapshotRequest
 from kraftwire.codec import records as rec
-from kraftwire.codec.records import KRaftVersionRecord, check_batch, decode_control, decode_frame, iter_batches, read_batch
+from kraftwire.codec.records import (KRaftVersionRecord, VotersRecord, check_batch, decode_control, decode_frame,
+                                     iter_batches, read_batch)
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.view import CommitListener, PartitionListener
 from kraftwire.server.wire.client import KafkaClientError
@@ -117,6 +118,15 @@ class MetadataReplica:
         self.loading: asyncio.Future | None = None  # done when the snapshot a follower is loading is in
         self.progress = 0  # counts batches applied, snapshot chunks received and snapshots loaded
         self.loaded_snapshots = 0
+        # where the controllers are reached as the log told (the committed VotersRecord, KIP-853) and as
+        # the last fetch answer naming a leader did (NodeEndpoints): a broker configured with some of
+        # them as controller.quorum.bootstrap.servers reaches the others so (server/host/cluster.py)
+        self.voter_endpoints: dict[int, tuple[str, int]] = {}
+        self.leader_endpoint: dict[int, tuple[str, int]] = {}
+
+    @property
+    def controller_endpoints(self) -> dict[int, tuple[str, int]]:
+        return self.voter_endpoints | self.leader_endpoint
 
     async def reached(self, end_offset: int) -> None:
         """Return once every batch below ``end_offset`` is applied."""
@@ -162,11 +172,13 @@ class MetadataReplica:
                         run = None
                     image.apply(value, record.offset)
                     committed.append((record.offset, value))
-            else:  # the one control record a broker reads is kraft.version's level (ApiVersions shows it)
+            else:  # the control records a broker reads: kraft.version's level (ApiVersions shows it), the voters
                 for record in decoded.records:
                     control = decode_control(record.key, record.value)
                     if isinstance(control, KRaftVersionRecord):
                         self.image.kraft_version = control.k_raft_version
+                    elif isinstance(control, VotersRecord):
+                        self.voter_endpoints = voter_endpoints(control)
             self.end_offset, self.last_epoch = batch.last + 1, batch.epoch
             self.progress += 1
         if changed and image.pending_transaction is None:
@@ -176,9 +188,12 @@ class MetadataReplica:
             self._tell(committed)
         self._release()
 
-    def replace(self, image: MetadataImage, end_offset: int, epoch: int) -> None:
-        """Take a snapshot's image (its records end before ``end_offset``, written at ``epoch``)."""
-        self.image, self.end_offset, self.last_epoch = image, end_offset, epoch
+    def replace(self, snapshot: LoadedSnapshot, end_offset: int, epoch: int) -> None:
+        """Take a snapshot's image and voters (its records end before ``end_offset``, written at ``epoch``)."""
+        image = self.image = snapshot.image
+        self.end_offset, self.last_epoch = end_offset, epoch
+        if snapshot.voters is not None:
+            self.voter_endpoints = snapshot.voters
         self.progress += 1
         self.loaded_snapshots += 1
         self._changed = {}
@@ -277,11 +292,21 @@ def fetched_batches(data: bytes) -> list[FetchedBatch]:
     return batches
 
 
-def load_snapshot(data: bytes, end_offset: int) -> MetadataImage:
+def voter_endpoints(voters: VotersRecord) -> dict[int, tuple[str, int]]:
+    """Each voter's first listener: a kraftwire controller has one, its controller listener."""
+    return {v.voter_id: (v.endpoints[0].host, v.endpoints[0].port) for v in voters.voters if v.endpoints}
+
+
+class LoadedSnapshot(NamedTuple):
+    image: MetadataImage
+    voters: dict[int, tuple[str, int]] | None  # None: the snapshot holds no VotersRecord (a static quorum)
+
+
+def load_snapshot(data: bytes, end_offset: int) -> LoadedSnapshot:
     """A snapshot file's records applied, in order, to an empty image, each at ``end_offset - 1`` (as
-    the controllers replay a snapshot); kraft.version from the KRaftVersionRecord a dynamic quorum's
-    snapshot holds after its header."""
-    image = MetadataImage()
+    the controllers replay a snapshot); kraft.version and the voters from the KRaftVersionRecord and
+    VotersRecord a dynamic quorum's snapshot holds after its header."""
+    image, voters = MetadataImage(), None
     for batch in iter_batches(data):
         if not batch.is_control:
             for record in batch.records:
@@ -291,7 +316,9 @@ def load_snapshot(data: bytes, end_offset: int) -> MetadataImage:
                 control = decode_control(record.key, record.value)
                 if isinstance(control, KRaftVersionRecord):
                     image.kraft_version = control.k_raft_version
-    return image
+                elif isinstance(control, VotersRecord):
+                    voters = voter_endpoints(control)
+    return LoadedSnapshot(image, voters)
 
 
 class FollowerView:
@@ -308,9 +335,10 @@ class FollowerView:
         self.replica = replica or MetadataReplica(cluster_id)
         self.max_wait_ms = max_wait_ms
         self._channel = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata", security,
-                                          attempt_timeout=max_wait_ms / 1000 + 5.0, reachable=reachable)
+                                          attempt_timeout=max_wait_ms / 1000 + 5.0, reachable=reachable,
+                                          retries_alone=False)
         self._probe = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata-sync", security,
-                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable)
+                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable, retries_alone=False)
         self._committed_end, self._committed_epoch = 0, 0  # where this follower's committed log ends
         self._tail: list[FetchedBatch] = []  # fetched past the high watermark
         self.leader_id, self.leader_epoch = -1, -1
@@ -435,6 +463,9 @@ class FollowerView:
             return
         partition = answer.responses[0].partitions[0]
         newer = self._learn_leader(partition.current_leader)
+        named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
+        if named is not None:
+            self.replica.leader_endpoint = {self.leader_id: named}
         if partition.error_code in _LEADER_MOVED or (partition.error_code and newer):
             await self._go_to_leader(answer, self._channel, newer)  # (asked with an older epoch: refused)
             return
@@ -484,7 +515,7 @@ class FollowerView:
         answer names, else, after a pause (an election may be under way), ask the controllers which one
         leads. A controller naming itself teaches nothing unless its epoch was new (a resigned leader
         names itself until it hears of the next one)."""
-        named = next(((e.host, e.port) for e in answer.node_endpoints if e.node_id == self.leader_id), None)
+        named = self.replica.leader_endpoint.get(self.leader_id)
         if named is not None and (learned or named != (channel.host, channel.port)) and channel.use(named):
             return
         await asyncio.sleep(RETRY_BACKOFF_S)
@@ -506,11 +537,11 @@ class FollowerView:
             data = await self._download_snapshot(end_offset, epoch)
             if data is None:
                 return  # the next fetch says again where to start
-            image = load_snapshot(data, end_offset)
+            snapshot = load_snapshot(data, end_offset)
             self._tail = []
             self._committed_end, self._committed_epoch = end_offset, epoch
             if replica.end_offset < end_offset:
-                replica.replace(image, end_offset, epoch)
+                replica.replace(snapshot, end_offset, epoch)
             self.loaded_snapshots += 1
             log.info("broker %d: loaded the metadata snapshot %d-%d (%d bytes)", self.broker_id, end_offset,
                      epoch, len(data))

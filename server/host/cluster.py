@@ -233,6 +233,8 @@ class Cluster:
         startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
         if security is not None:
             startup_configs.update(security.static_configs())
+        if bootstrap_servers:  # as configured: the brokers reach the voters they learn of besides
+            startup_configs["controller.quorum.bootstrap.servers"] = ",".join(f"{h}:{p}" for h, p in bootstrap_servers)
         if log_dirs < 1:
             raise ValueError("a broker needs at least one log directory")
         if checkpoint_interval_ms < 1:
@@ -284,14 +286,14 @@ class Cluster:
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
         self.brokers: list[BrokerNode] = []  # made below, once the controllers are
+        # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
+        self.metadata = metadata = MetadataReplica(cluster_id)
         for i in range(len(self.controller_ids)):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
         if security is not None:
             security.read_scram_from(lambda: self.controller.committed)
-        # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
-        self.metadata = metadata = MetadataReplica(cluster_id)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock,
                                           remote_brokers=voters is not None)  # brokers of other processes
         metadata.subscribe(self.network.on_commit)
@@ -441,8 +443,11 @@ class Cluster:
         local = {n.node_id: (n.host, n.port) for n in self.controller_nodes}
         if self._voter_addresses is None:
             return local
-        if self._bootstrap_addresses:  # the voters at the listeners the log names, else the bootstrap servers
-            found = {}
+        if self._bootstrap_addresses:
+            # a dynamic quorum: the voters at the listeners the log names, as the brokers' replica and this
+            # process's controllers heard (a process of brokers alone reaches a voter outside the bootstrap
+            # servers only so), then the bootstrap servers not among them
+            found = dict(self.metadata.controller_endpoints)
             for log in self.logs:
                 found.update(log.voter_endpoints())
             found |= local
