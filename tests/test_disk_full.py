@@ -71,7 +71,10 @@ def test_a_full_metadata_log_directory_stops_the_server_and_a_restart_recovers(s
     metrics_url = served.wait_logged("metrics on ").split("metrics on ")[1].strip()
 
     fill(small_fs)
-    assert create_topic_raw(served.bootstrap, f"during-{uuid.uuid4().hex[:6]}") == NOT_CONTROLLER
+    during = f"during-{uuid.uuid4().hex[:6]}"
+    assert create_topic_raw(served.bootstrap, during) == NOT_CONTROLLER
+    # asked again: not told TOPIC_ALREADY_EXISTS of a topic whose record never reached the disk
+    assert create_topic_raw(served.bootstrap, during) == NOT_CONTROLLER
     served.wait_logged("the metadata log directory failed")
     probe = subprocess.run([sys.executable, "-m", "kraftwire", "healthcheck", "--port",
                             served.bootstrap.rsplit(":", 1)[1]], capture_output=True, text=True, timeout=60,

@@ -6,7 +6,8 @@ are appended as one atomic batch and applied to the working image at once, and t
 only after the batch commits. A decision that writes nothing still read the working image: its answer
 waits for the last batch appended before it to commit, as Kafka's controller completes a read-only
 operation once the log reaches its highest pending offset (otherwise a CreateTopics retried right after
-a first one reached the controller is told TOPIC_ALREADY_EXISTS of a topic not committed yet). The *committed* image, which every read is served from, advances only
+a first one reached the controller is told TOPIC_ALREADY_EXISTS of a topic not committed yet); if that
+batch failed (the log's directory failed), so does the decision, as every write after it would. The *committed* image, which every read is served from, advances only
 from the log's commit notifications (taking the partition states the working image built from the same
 records where it can, so a bulk change is merged once). Everything runs on one asyncio loop, so a decision and its append
 never interleave with another write: no locks.
@@ -161,8 +162,8 @@ class Controller:
             await committed
             if self.commit_observer is not None:
                 self.commit_observer(time.perf_counter() - appended)
-        elif self._last_append is not None and not self._last_append.done():
-            await asyncio.shield(self._last_append)  # what the decision read is committed (module docstring)
+        elif self._last_append is not None:  # what the decision read is committed (module docstring), or
+            await asyncio.shield(self._last_append)  # never will be: the log failed, and so does this write
         return response
 
     # --- broker sessions -----------------------------------------------------------------------------
