@@ -10,7 +10,9 @@ Kafka's forwarding manager retries forwarded requests against the new controller
 timeout (``timeout_ms`` of the request when it has one, else ``default_timeout``). With one controller
 the same loop tries that controller again after a refused or lost connection (it may be restarting),
 as Kafka's does, unless the channel is made with ``retries_alone=False``: the metadata follower's
-fetch fails at once, and its own loop counts the failure and fetches again.
+fetch fails at once, and its own loop counts the failure and fetches again. A lone controller's answer
+is final, NOT_CONTROLLER too: one whose metadata log failed answers every write so from then on (Kafka's
+controller would exit instead).
 
 A request that no controller answers before its deadline fails with ``ForwardTimedOut``, which the
 broker's listener answers REQUEST_TIMED_OUT (7) in the API's own shape, keeping the client's connection,
@@ -151,7 +153,7 @@ class ControllerChannel:
             try:
                 client = self._current()
                 answer = await self._answer(attempt(client), tried, deadline)
-                if not refused(answer):
+                if not refused(answer) or len(self._addresses()) == 1:
                     return answer
             except (KafkaClientError, asyncio.TimeoutError) as exc:
                 failure = exc
