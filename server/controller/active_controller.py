@@ -7,10 +7,12 @@ only after the batch commits. A decision that writes nothing still read the work
 waits for the last batch appended before it to commit, as Kafka's controller completes a read-only
 operation once the log reaches its highest pending offset (otherwise a CreateTopics retried right after
 a first one reached the controller is told TOPIC_ALREADY_EXISTS of a topic not committed yet); if that
-batch failed (the log's directory failed), so does the decision, as every write after it would. The *committed* image, which every read is served from, advances only
-from the log's commit notifications (taking the partition states the working image built from the same
-records where it can, so a bulk change is merged once). Everything runs on one asyncio loop, so a decision and its append
-never interleave with another write: no locks.
+batch failed (the log's directory failed), so does the decision, as every write after it would.
+
+The *committed* image, which every read is served from, advances only from the log's commit
+notifications (taking the partition states the working image built from the same records where it can,
+so a bulk change is merged once). Everything runs on one asyncio loop, so a decision and its append never
+interleave with another write: no locks.
 
 Broker sessions (Kafka's BrokerHeartbeatManager) are soft state here, not records: a broker whose
 heartbeats stop for ``session_timeout_ms`` is fenced by a write like any other. Time the event loop
