@@ -223,3 +223,39 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
     finally:
         for node in reversed(nodes):
             node.stop()
+
+
+def test_a_broker_whose_one_bootstrap_server_follows_finds_the_leader(tmp_path):
+    """The broker names only the controller that does not lead: it registers, is unfenced and forwards a
+    CreateTopics to the leader it learns of from that controller's answers and the log, as Kafka's do."""
+    base = free_ports(3)
+    ports = {3000: base, 3001: base + 1}
+    bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports.values())
+    cluster_id = kafka_uuid(random_kafka_uuid())
+    initial = ",".join(f"{n}@127.0.0.1:{port}:{kafka_uuid(random_kafka_uuid())}" for n, port in ports.items())
+    configs = {n: controller_properties(tmp_path / f"controller-{n}.properties", n, ports[n], bootstrap)
+               for n in ports}
+    for config in configs.values():
+        assert kraftwire("format", "-t", cluster_id, "-c", str(config), "--initial-controllers", initial,
+                         cwd=tmp_path).returncode == 0
+    nodes = []
+    try:
+        nodes += [Node("controller", configs[3000]), Node("controller", configs[3001])]
+        status = wait_for(lambda: quorum_status(f"127.0.0.1:{ports[3000]}").get("LeaderId", "-1").strip() != "-1"
+                          and quorum_status(f"127.0.0.1:{ports[3000]}"), timeout=60, what="a leader")
+        follower = 3001 if int(status["LeaderId"]) == 3000 else 3000
+        broker_config = tmp_path / "broker-1.properties"
+        broker_config.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{base + 2}\n"
+                                 f"controller.listener.names=CONTROLLER\n"
+                                 f"controller.quorum.bootstrap.servers=127.0.0.1:{ports[follower]}\n"
+                                 f"log.dirs={tmp_path / 'broker-1'}\n")
+        assert kraftwire("format", "-t", cluster_id, "-c", str(broker_config), cwd=tmp_path).returncode == 0
+        nodes.append(Node("broker", broker_config))  # ready once the leader took its registration
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 2}", client_id="dynamic-quorum-test",
+                                 request_timeout_ms=30000)
+        admin.create_topics([NewTopic("through-a-follower", 1, 1)])
+        assert "through-a-follower" in admin.list_topics()
+        admin.close()
+    finally:
+        for node in reversed(nodes):
+            node.stop()
