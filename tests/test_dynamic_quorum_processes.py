@@ -40,6 +40,14 @@ def controller_properties(path: Path, node_id: int, port: int, bootstrap: str) -
     return path
 
 
+def broker_properties(path: Path, port: int, bootstrap: str) -> Path:
+    """Broker 1 listening on ``port``, naming ``bootstrap`` as its controllers' bootstrap servers."""
+    path.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{port}\n"
+                    f"controller.listener.names=CONTROLLER\ncontroller.quorum.bootstrap.servers={bootstrap}\n"
+                    f"log.dirs={path.parent / 'broker-1'}\n")
+    return path
+
+
 def control_batches(path: Path) -> list[tuple[int, int, bool, list]]:
     """(base offset, epoch, control, records) of each batch, the header's timestamp left out (it is the
     time of the format: the only bytes that differ between two formats of the same quorum)."""
@@ -153,6 +161,17 @@ class Node:
                 self.process.wait()
 
 
+def create_through_broker(port: int, topic: str) -> set[str]:
+    """Create ``topic`` with kafka-python through the broker at ``port``; the topics it then lists."""
+    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{port}", client_id="dynamic-quorum-test",
+                             request_timeout_ms=30000)
+    try:
+        admin.create_topics([NewTopic(topic, 1, 1)])
+        return set(admin.list_topics())
+    finally:
+        admin.close()
+
+
 def quorum_status(controller: str) -> dict:
     done = run_tool(METADATA_QUORUM, "--bootstrap-controller", controller, "describe", "--status")
     if done.returncode != 0:
@@ -176,22 +195,14 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
                      cwd=tmp_path).returncode == 0
     # The broker names controller 3000 alone: it reaches the others at the listeners the log names (the
     # voters) and the Fetch answers name (the leader), as Kafka's brokers do, once 3000 stops below.
-    broker_config = tmp_path / "broker-1.properties"
-    broker_config.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{base + 3}\n"
-                             f"controller.listener.names=CONTROLLER\n"
-                             f"controller.quorum.bootstrap.servers=127.0.0.1:{ports[3000]}\n"
-                             f"log.dirs={tmp_path / 'broker-1'}\n")
+    broker_config = broker_properties(tmp_path / "broker-1.properties", base + 3, f"127.0.0.1:{ports[3000]}")
     assert kraftwire("format", "-t", cluster_id, "-c", str(broker_config), cwd=tmp_path).returncode == 0
 
     nodes = []
     try:
         nodes += [Node("controller", configs[3000]), Node("controller", configs[3001])]
         nodes.append(Node("broker", broker_config))  # ready once the quorum took its registration
-        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
-                                 request_timeout_ms=30000)
-        admin.create_topics([NewTopic("on-a-dynamic-quorum", 1, 1)])
-        assert "on-a-dynamic-quorum" in admin.list_topics()
-        admin.close()
+        assert "on-a-dynamic-quorum" in create_through_broker(base + 3, "on-a-dynamic-quorum")
         controller = f"127.0.0.1:{ports[3000]}"
         status = wait_for(lambda: quorum_status(controller), timeout=60, what="the quorum's status")
         assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001]
@@ -207,17 +218,11 @@ def test_a_dynamic_quorum_of_processes_runs_on_bootstrap_servers_and_adds_a_cont
 
         # While its one bootstrap server is down, the broker forwards to the leader, 3001 or 3002.
         nodes[0].stop()
-        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
-                                 request_timeout_ms=30000)
-        admin.create_topics([NewTopic("while-3000-is-down", 1, 1)])
-        admin.close()
+        assert "while-3000-is-down" in create_through_broker(base + 3, "while-3000-is-down")
         # A controller restarted from its data directory (its log, past the checkpoint) rejoins the three.
         nodes[0] = Node("controller", configs[3000])
-        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 3}", client_id="dynamic-quorum-test",
-                                 request_timeout_ms=30000)
-        admin.create_topics([NewTopic("after-a-restart", 1, 1)])
-        assert {"on-a-dynamic-quorum", "while-3000-is-down", "after-a-restart"} <= set(admin.list_topics())
-        admin.close()
+        assert {"on-a-dynamic-quorum", "while-3000-is-down", "after-a-restart"} <= create_through_broker(
+            base + 3, "after-a-restart")
         status = wait_for(lambda: quorum_status(controller), timeout=60, what="the restarted controller's answer")
         assert sorted(v["id"] for v in json.loads(status["CurrentVoters"])) == [3000, 3001, 3002]
     finally:
@@ -241,21 +246,13 @@ def test_a_broker_whose_one_bootstrap_server_follows_finds_the_leader(tmp_path):
     nodes = []
     try:
         nodes += [Node("controller", configs[3000]), Node("controller", configs[3001])]
-        status = wait_for(lambda: quorum_status(f"127.0.0.1:{ports[3000]}").get("LeaderId", "-1").strip() != "-1"
-                          and quorum_status(f"127.0.0.1:{ports[3000]}"), timeout=60, what="a leader")
+        status = wait_for(lambda: (found := quorum_status(f"127.0.0.1:{ports[3000]}")).get("LeaderId", "-1").strip()
+                          != "-1" and found, timeout=60, what="a leader")
         follower = 3001 if int(status["LeaderId"]) == 3000 else 3000
-        broker_config = tmp_path / "broker-1.properties"
-        broker_config.write_text(f"process.roles=broker\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:{base + 2}\n"
-                                 f"controller.listener.names=CONTROLLER\n"
-                                 f"controller.quorum.bootstrap.servers=127.0.0.1:{ports[follower]}\n"
-                                 f"log.dirs={tmp_path / 'broker-1'}\n")
+        broker_config = broker_properties(tmp_path / "broker-1.properties", base + 2, f"127.0.0.1:{ports[follower]}")
         assert kraftwire("format", "-t", cluster_id, "-c", str(broker_config), cwd=tmp_path).returncode == 0
         nodes.append(Node("broker", broker_config))  # ready once the leader took its registration
-        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{base + 2}", client_id="dynamic-quorum-test",
-                                 request_timeout_ms=30000)
-        admin.create_topics([NewTopic("through-a-follower", 1, 1)])
-        assert "through-a-follower" in admin.list_topics()
-        admin.close()
+        assert "through-a-follower" in create_through_broker(base + 2, "through-a-follower")
     finally:
         for node in reversed(nodes):
             node.stop()
