@@ -50,6 +50,20 @@ declared = {(group, name, value) for group, entries in project.get("entry-points
             for name, value in entries.items()}
 if not declared <= installed:  # e.g. the pytest plugin's entry point, added after the last install
     sys.exit(1)
+# The strict editable install links each file of the checkout into build/__editable__.*/kraftwire (so that
+# mypy, pyright and editors resolve kraftwire.* to the checkout's files); a file added since needs a new link.
+trees = list(root.glob("build/__editable__.kraftwire-*/kraftwire"))
+if len(trees) != 1:
+    sys.exit(1)
+if any(link.is_symlink() and not link.exists() for link in trees[0].rglob("*")):
+    sys.exit(1)  # a file removed from the checkout
+for package, folder in tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].items():
+    linked = trees[0].joinpath(*package.split(".")[1:])
+    for path in (root / folder).rglob("*"):
+        relative = path.relative_to(root / folder)
+        if path.suffix in (".py", ".json", ".typed") and not (linked / relative).exists() \
+                and not any(part in ("public", "__pycache__") for part in relative.parts[:-1]):
+            sys.exit(1)
 for line in project["dependencies"] + project["optional-dependencies"]["test"]:
     requirement = Requirement(line)
     try:
@@ -59,8 +73,10 @@ for line in project["dependencies"] + project["optional-dependencies"]["test"]:
         sys.exit(1)
 PY
 then
-  echo "setup: pip install -e '.[test]'"
-  python -m pip install -q --disable-pip-version-check --root-user-action=ignore -e '.[test]'
+  echo "setup: pip install -e '.[test]' (strict editable mode: a tree of links that static tools follow)"
+  rm -rf build/__editable__.kraftwire-*
+  python -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --config-settings editable_mode=strict -e '.[test]'
 fi
 
 if [ -f tests/node/package.json ]; then
