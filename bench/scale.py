@@ -12,7 +12,7 @@ page faults it took. The split matters on a VM: each request adds ~13 MB to the 
 whose host backs memory lazily and takes freed memory back (Firecracker's free page reporting) the
 first write to such a page costs several times what it does on memory the guest used lately, in the
 kernel, so system time grows with the process while user time and faults stay as they were
-(bench/README.md, Scale, tenth round). ``page_fault_price`` measures the machine's price of a page
+(bench/README.md, Scale, page faults). ``page_fault_price`` measures the machine's price of a page
 apart from kraftwire, before the server starts and after it exited. At each checkpoint it measures, in this order:
 
 - server RSS (VmRSS and VmHWM from /proc/<pid>/status), snapshot and log size on disk;

@@ -49,7 +49,7 @@ def first_delay(broker_id: int, interval_ms: int) -> float:
     set by its id in golden-ratio steps (1: 0.62, 2: 0.24, 3: 0.85, 4: 0.47), so that the brokers of one
     process, which start together, spread their writes over the interval. Kafka's brokers start their
     schedules on their own (the first 30 s after start, then every interval); at 2M partitions the four
-    brokers' writes in the same second held the event loop ~3 s (bench/README.md, ninth round)."""
+    brokers' writes in the same second held the event loop ~3 s (bench/README.md, Scale)."""
     return (broker_id * 0.6180339887498949) % 1.0 * interval_ms
 
 
@@ -96,7 +96,7 @@ def _groups(replicas: list) -> Iterator[tuple[object, list, float | None]]:
 def _lines(replicas: list, size: float | None) -> str:
     """The checkpoint lines of one topic's replicas; where they have one size, one join of their partition
     numbers (a few C-level passes, about a third of the CPU of formatting a line at a time: at 2M
-    partitions that cost the brokers ~3 s a minute, bench/README.md, ninth round)."""
+    partitions that cost the brokers ~3 s a minute, bench/README.md, Scale)."""
     if size is None:
         return "".join([f"{r.topic_name} {r.partition} {int(r.log_bytes)}\n" for r in replicas])
     prefix, suffix = f"{replicas[0].topic_name} ", f" {int(size)}\n"
