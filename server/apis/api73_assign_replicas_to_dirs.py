@@ -15,5 +15,6 @@ from kraftwire.server.wire.transport import RequestContext
 API_KEY = 73
 
 
-async def on_controller(node: ControllerNodeApi, context: RequestContext, request: AssignReplicasToDirsRequest) -> Message:
+async def on_controller(node: ControllerNodeApi, context: RequestContext,
+                        request: AssignReplicasToDirsRequest) -> Message:
     return await node.write(lambda image: directories.decide(image, request))

@@ -26,7 +26,7 @@ from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import LEADER_RECOVERED, LEADER_RECOVERING, LEADER_UNCHANGED
 from kraftwire.codec.messages import AlterPartitionRequest, AlterPartitionResponse
 from kraftwire.codec.records import PartitionChangeRecord
-from kraftwire.server.metadata.image import MetadataImage, PartitionState, merged_partition
+from kraftwire.server.metadata.image import MetadataImage, PartitionState, TopicState, merged_partition
 
 from ..broker_lifecycle import election_for
 from ..partition_change import build_change, rules_for
@@ -38,16 +38,18 @@ BROKER_EPOCHS_VERSION = 3
 
 TopicResult = AlterPartitionResponse.TopicData
 PartitionResult = AlterPartitionResponse.PartitionData
+Proposal = AlterPartitionRequest.PartitionData
 
 
-def proposed_isr(partition, version: int) -> list[tuple[int, int]]:
+def proposed_isr(partition: Proposal, version: int) -> list[tuple[int, int]]:
     """(broker id, broker epoch or -1) of each proposed ISR member."""
     if version >= BROKER_EPOCHS_VERSION:
         return [(member.broker_id, member.broker_epoch) for member in partition.new_isr_with_epochs]
     return [(broker_id, -1) for broker_id in partition.new_isr]
 
 
-def partition_error(image, sender: int, state, partition, isr: list[tuple[int, int]]) -> int:
+def partition_error(image: MetadataImage, sender: int, state: PartitionState | None, partition: Proposal,
+                    isr: list[tuple[int, int]]) -> int:
     """The first of Kafka's checks that the proposal fails, or 0."""
     if state is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -72,11 +74,33 @@ def partition_error(image, sender: int, state, partition, isr: list[tuple[int, i
     return 0
 
 
+def _judge(image: MetadataImage, sender: int, topic: TopicState, partition: Proposal, version: int
+           ) -> tuple[PartitionResult, PartitionChangeRecord | None]:
+    """One partition's answer and the change it writes, if any."""
+    index = partition.partition_index
+    state = topic.partitions.get(index)
+    isr = proposed_isr(partition, version)
+    code = partition_error(image, sender, state, partition, isr)
+    if code or state is None:
+        return PartitionResult(partition_index=index, error_code=code), None
+    change = build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name),
+                          isr=[b for b, _ in isr], leader_recovery_state=partition.leader_recovery_state,
+                          election=election_for(image, topic.name))
+    if change is not None:
+        if change.leader not in (LEADER_UNCHANGED, sender):
+            return PartitionResult(partition_index=index, error_code=ErrorCode.NEW_LEADER_ELECTED), change
+        state = merged_partition(state, change)
+    return PartitionResult(partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch,
+                           isr=state.isr, leader_recovery_state=state.leader_recovery_state,
+                           partition_epoch=state.partition_epoch), change
+
+
 def decide(image: MetadataImage, request: AlterPartitionRequest, version: int) -> ControllerResult:
+    """The PartitionChangeRecords and AlterPartitionResponse of a leader's proposals."""
     sender = image.brokers.get(request.broker_id)
     if sender is None or sender.epoch != request.broker_epoch:
         return ControllerResult([], AlterPartitionResponse(error_code=ErrorCode.STALE_BROKER_EPOCH))
-    records = []
+    records: list[PartitionChangeRecord] = []
     results = []
     for entry in request.topics:
         if version >= TOPIC_IDS_VERSION:
@@ -87,25 +111,12 @@ def decide(image: MetadataImage, request: AlterPartitionRequest, version: int) -
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         partitions = []
         for partition in entry.partitions:
-            index = partition.partition_index
-            state = topic.partitions.get(index) if topic is not None else None
-            isr = proposed_isr(partition, version)
-            code = missing if topic is None else partition_error(image, request.broker_id, state, partition, isr)
-            if code:
-                partitions.append(PartitionResult(partition_index=index, error_code=code))
+            if topic is None:
+                partitions.append(PartitionResult(partition_index=partition.partition_index, error_code=missing))
                 continue
-            change = build_change(image.brokers, topic.topic_id, index, state, rules=rules_for(image, topic.name),
-                                  isr=[b for b, _ in isr],
-                                  leader_recovery_state=partition.leader_recovery_state,
-                                  election=election_for(image, topic.name))
+            answer, change = _judge(image, request.broker_id, topic, partition, version)
+            partitions.append(answer)
             if change is not None:
                 records.append(change)
-                if change.leader not in (LEADER_UNCHANGED, request.broker_id):
-                    partitions.append(PartitionResult(partition_index=index, error_code=ErrorCode.NEW_LEADER_ELECTED))
-                    continue
-                state = merged_partition(state, change)
-            partitions.append(PartitionResult(
-                partition_index=index, leader_id=state.leader, leader_epoch=state.leader_epoch, isr=state.isr,
-                leader_recovery_state=state.leader_recovery_state, partition_epoch=state.partition_epoch))
         results.append(TopicResult(topic_name=entry.topic_name, topic_id=entry.topic_id, partitions=partitions))
     return ControllerResult(records, AlterPartitionResponse(topics=results))

@@ -1,4 +1,5 @@
-"""Replica directories, AssignReplicasToDirs (73, KIP-858): a broker reports which of its log directories holds each replica.
+"""Replica directories, AssignReplicasToDirs (73, KIP-858): a broker reports which of its log
+directories holds each replica.
 
 Pure: ``decide(image, request)`` returns the ``ControllerResult``.
 
@@ -41,7 +42,7 @@ log = logging.getLogger("kraftwire.controller")
 Response = AssignReplicasToDirsResponse
 
 
-def stale_epoch_message(image, broker_id: int, broker_epoch: int) -> str | None:
+def stale_epoch_message(image: MetadataImage, broker_id: int, broker_epoch: int) -> str | None:
     """Kafka's checkBrokerEpoch: the reason the sender's epoch is stale, or None."""
     broker = image.brokers.get(broker_id)
     if broker is None:
@@ -52,14 +53,16 @@ def stale_epoch_message(image, broker_id: int, broker_epoch: int) -> str | None:
 
 
 def decide(image: MetadataImage, request: AssignReplicasToDirsRequest) -> ControllerResult:
+    """The PartitionChangeRecords and AssignReplicasToDirsResponse of a broker's report."""
     stale = stale_epoch_message(image, request.broker_id, request.broker_epoch)
     if stale is not None:
         log.info("AssignReplicasToDirs from broker %d refused: %s", request.broker_id, stale)
         return ControllerResult([], Response(error_code=ErrorCode.STALE_BROKER_EPOCH))
     broker_id = request.broker_id
     broker = image.brokers[broker_id]
-    records = []
-    to_move_off = {}  # (topic id, index) -> None: partitions assigned to a directory that is not online
+    records: list[PartitionChangeRecord] = []
+    # (topic id, index) -> None: partitions assigned to a directory that is not online
+    to_move_off: dict[tuple[uuid.UUID, int], None] = {}
     directories = []
     for entry in request.directories:
         offline = not broker.has_online_dir(entry.id)

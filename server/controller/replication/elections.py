@@ -26,6 +26,8 @@ is elected once and both entries get that result (Kafka would write the same cha
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER
 from kraftwire.codec.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -39,9 +41,10 @@ PREFERRED, UNCLEAN = 0, 1
 ELECTIONS = {PREFERRED: Election.PREFERRED, UNCLEAN: Election.UNCLEAN}
 TopicResult = ElectLeadersResponse.ReplicaElectionResult
 PartitionResult = ElectLeadersResponse.PartitionResult
+Outcome = tuple[int, str | None, PartitionChangeRecord | None]  # error code, message, the change if any
 
 
-def elect(image: MetadataImage, topic_name: str, partition_id: int, election_type: int):
+def elect(image: MetadataImage, topic_name: str, partition_id: int, election_type: int) -> Outcome:
     """(error code, error message, PartitionChangeRecord or None) of one partition's election."""
     topic = image.topic(topic_name)
     if topic is None:
@@ -61,7 +64,7 @@ def elect(image: MetadataImage, topic_name: str, partition_id: int, election_typ
     return ErrorCode.NONE, None, change
 
 
-def _refusal(code: ErrorCode):
+def _refusal(code: ErrorCode) -> Outcome:
     return code, code.message, None
 
 
@@ -69,18 +72,20 @@ def decide(image: MetadataImage, request: ElectLeadersRequest) -> ControllerResu
     """The PartitionChangeRecords and ElectLeadersResponse."""
     election_type = request.election_type
     if election_type not in ELECTIONS:
-        message = f"Unknown election type {election_type}"
+        unknown = f"Unknown election type {election_type}"
         results = [TopicResult(topic=t.topic, partition_result=[
-            PartitionResult(partition_id=p, error_code=ErrorCode.INVALID_REQUEST, error_message=message) for p in t.partitions])
-            for t in request.topic_partitions or ()]
+            PartitionResult(partition_id=p, error_code=ErrorCode.INVALID_REQUEST, error_message=unknown)
+            for p in t.partitions]) for t in request.topic_partitions or ()]
         return ControllerResult([], ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST,
                                                          replica_election_results=results))
 
+    wanted: list[tuple[str, Sequence[int]]]
     if request.topic_partitions is None:
-        wanted = [(name, sorted(image.topic(name).partitions)) for name in sorted(image.topic_ids)]
+        wanted = [(name, sorted(image.topics[topic_id].partitions))
+                  for name, topic_id in sorted(image.topic_ids.items())]
     else:
         wanted = [(t.topic, t.partitions) for t in request.topic_partitions]
-    records = []
+    records: list[PartitionChangeRecord] = []
     decided: dict[tuple[str, int], tuple[int, str | None]] = {}
     results = []
     for topic_name, partitions in wanted:

@@ -26,8 +26,8 @@ from __future__ import annotations
 import random
 
 from kraftwire.codec import ErrorCode, KafkaError
-from kraftwire.codec.message import Message
 from kraftwire.codec.messages import CreatePartitionsRequest, CreatePartitionsResponse
+from kraftwire.codec.records import PartitionRecord
 from kraftwire.server.metadata.image import MetadataImage
 
 from ..result import ControllerResult
@@ -37,7 +37,8 @@ from ..topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manua
 Result = CreatePartitionsResponse.CreatePartitionsTopicResult
 
 
-def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list:
+def _new_partitions(image: MetadataImage, request_topic: CreatePartitionsRequest.CreatePartitionsTopic, room: int,
+                    rng: random.Random) -> list[PartitionRecord]:
     """The records adding the topic's new partitions; raises KafkaError. ``room``: how many more
     records the request may write."""
     topic = image.topic(request_topic.name)
@@ -47,18 +48,21 @@ def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list
     if count == current:
         raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
     if count < current:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} partition(s); "
-                                             f"{count} would not be an increase.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                         f"The topic {topic.name} currently has {current} partition(s); "
+                         f"{count} would not be an increase.")
     additional = count - current
     assignments = request_topic.assignments
     if assignments is not None and len(assignments) != additional:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), "
-                                                     f"but only {len(assignments)} assignment(s) were specified.")
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         f"Attempted to add {additional} additional partition(s), "
+                         f"but only {len(assignments)} assignment(s) were specified.")
     if additional > room:
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
     replication_factor = len(topic.partitions[min(topic.partitions)].replicas)
     if assignments is not None:
-        replica_lists, isrs = [], []
+        replica_lists: list[list[int]] = []
+        isrs: list[list[int]] = []
         for offset, assignment in enumerate(assignments):
             replicas = list(assignment.broker_ids)
             check_manual_assignment(image, replicas, replication_factor)
@@ -68,7 +72,7 @@ def _new_partitions(image: MetadataImage, request_topic, room: int, rng) -> list
         replica_lists = place_partitions(image, current, additional, replication_factor, rng)
         isrs = [active_replicas(image, replicas) for replicas in replica_lists]
     return [partition_record(image, topic.topic_id, current + offset, replicas, isr)
-            for offset, (replicas, isr) in enumerate(zip(replica_lists, isrs))]
+            for offset, (replicas, isr) in enumerate(zip(replica_lists, isrs, strict=True))]
 
 
 def decide(image: MetadataImage, request: CreatePartitionsRequest, rng: random.Random = RNG) -> ControllerResult:
@@ -76,7 +80,7 @@ def decide(image: MetadataImage, request: CreatePartitionsRequest, rng: random.R
     unique, duplicates = split_duplicates(t.name for t in request.topics)
     results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name in duplicates]
-    records: list = []
+    records: list[PartitionRecord] = []
     wanted = set(unique)
     for request_topic in request.topics:
         if request_topic.name not in wanted:

@@ -33,7 +33,7 @@ come only from the cases above.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from typing import cast
 
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec import records as rec
@@ -52,6 +52,7 @@ from ..topics import (MAX_RECORDS_PER_USER_OP, RNG, active_replicas, check_manua
 
 MAX_PARTITIONS_PER_BATCH = 10_000
 Result = CreateTopicsResponse.CreatableTopicResult
+CreatableTopic = CreateTopicsRequest.CreatableTopic
 ResultConfig = CreateTopicsResponse.CreatableTopicConfigs
 
 
@@ -59,15 +60,16 @@ def default_partitions_and_replication(image: MetadataImage, startup: dict[str, 
     """``num.partitions`` and ``default.replication.factor``: as the cluster was started with them
     (``startup``), else as a cluster-wide config in the log says, else Kafka's 1."""
     cluster_defaults = {**startup, **image.broker_configs("")}
-    return (configs.broker_value({}, cluster_defaults, "num.partitions"),
-            configs.broker_value({}, cluster_defaults, "default.replication.factor"))
+    # both are INT configs, which the catalogue parses to int (its values are typed ``object``)
+    return (cast(int, configs.broker_value({}, cluster_defaults, "num.partitions")),
+            cast(int, configs.broker_value({}, cluster_defaults, "default.replication.factor")))
 
 
 def _failed(name: str, code: int, message: str | None) -> Result:
     return Result(name=name, topic_id=ZERO_UUID, error_code=code, error_message=message, configs=[])
 
 
-def _requested_partitions(topic, default_partitions: int) -> int:
+def _requested_partitions(topic: CreatableTopic, default_partitions: int) -> int:
     """How many partitions a topic asks for, as Kafka's per-request limit counts them."""
     if topic.assignments:
         return len(topic.assignments)
@@ -76,17 +78,18 @@ def _requested_partitions(topic, default_partitions: int) -> int:
     return max(topic.num_partitions, 0)
 
 
-def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) -> tuple[list, list]:
+def _replica_lists(image: MetadataImage, topic: CreatableTopic, defaults: tuple[int, int], rng: random.Random
+                   ) -> tuple[list[list[int]], list[list[int]]]:
     """(replicas, ISR) of each new partition, in partition order; raises KafkaError."""
     if topic.assignments:
         if topic.replication_factor != -1:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but replication "
-                                              "factor was not set to -1.")
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                             "but replication factor was not set to -1.")
         if topic.num_partitions != -1:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
-                                              "was not set to -1.")
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                             "but numPartitions was not set to -1.")
         assigned: dict[int, tuple[list[int], list[int]]] = {}
-        replication_factor = None
+        replication_factor: int | None = None
         for assignment in topic.assignments:
             index, replicas = assignment.partition_index, list(assignment.broker_ids)
             if index in assigned:
@@ -96,7 +99,8 @@ def _replica_lists(image: MetadataImage, topic, defaults: tuple[int, int], rng) 
             replication_factor = len(replicas)
             assigned[index] = (replicas, manual_isr(image, replicas, index))
         if any(i not in assigned for i in range(len(assigned))):
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "partitions should be a consecutive 0-based integer sequence")
         ordered = [assigned[i] for i in range(len(assigned))]
         return [r for r, _ in ordered], [isr for _, isr in ordered]
     if topic.replication_factor < -1 or topic.replication_factor == 0:
@@ -117,7 +121,8 @@ def _effective_configs(image: MetadataImage, name: str, dynamic: dict[str, str])
                          is_sensitive=e.is_sensitive) for e in sorted(entries, key=lambda e: e.name)]
 
 
-def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records: list) -> Result:
+def _create(image: MetadataImage, topic: CreatableTopic, defaults: tuple[int, int], rng: random.Random,
+            records: list[Message]) -> Result:
     """Check and build one topic: its records go to ``records``; returns its result."""
     given = {c.name: c.value for c in topic.configs}  # a key given twice: the last value wins
     nulls = [c.name for c in topic.configs if c.value is None]
@@ -128,9 +133,10 @@ def _create(image: MetadataImage, topic, defaults: tuple[int, int], rng, records
     replicas, isrs = _replica_lists(image, topic, defaults, rng)
     topic_id = new_topic_id(rng)
     records.append(rec.TopicRecord(name=topic.name, topic_id=topic_id))
-    records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key, value=value)
-                for key, value in dynamic.items()]
-    records += [partition_record(image, topic_id, index, r, isr) for index, (r, isr) in enumerate(zip(replicas, isrs))]
+    records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name, name=key,
+                                 value=value) for key, value in dynamic.items()]
+    records += [partition_record(image, topic_id, index, r, isr)
+                for index, (r, isr) in enumerate(zip(replicas, isrs, strict=True))]
     return Result(name=topic.name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
                   topic_config_error_code=ErrorCode.NONE,
                   num_partitions=len(replicas), replication_factor=len(replicas[0]),
@@ -148,7 +154,7 @@ def _check_name(image: MetadataImage, name: str) -> None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
 
 
-def _refused(request, code: int, message: str | None) -> CreateTopicsResponse:
+def _refused(request: CreateTopicsRequest, code: int, message: str | None) -> CreateTopicsResponse:
     """The answer to a request refused as a whole: every topic entry gets the error."""
     return CreateTopicsResponse(throttle_time_ms=0, topics=[_failed(t.name, code, message) for t in request.topics])
 
@@ -164,7 +170,7 @@ def decide(image: MetadataImage, request: CreateTopicsRequest, rng: random.Rando
     if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
         return ControllerResult([], _refused(request, ErrorCode.POLICY_VIOLATION,
                                              "Excessively large number of partitions per request."))
-    records: list = []
+    records: list[Message] = []
     results = []
     for topic in topics:
         try:

@@ -35,12 +35,13 @@ Result = DeleteTopicsResponse.DeletableTopicResult
 
 def decide(image: MetadataImage, request: DeleteTopicsRequest, rng: random.Random = RNG) -> ControllerResult:
     """The RemoveTopicRecords and DeleteTopicsResponse."""
-    results = []
+    results: list[Result] = []
 
-    def answer(name, topic_id, code=0, message=None):
+    def answer(name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None) -> None:
         results.append(Result(name=name, topic_id=topic_id, error_code=code, error_message=message))
 
-    given_names, given_ids = list(request.topic_names), []
+    given_names: list[str] = list(request.topic_names)
+    given_ids: list[uuid.UUID] = []
     for entry in request.topics:
         if entry.name is None and entry.topic_id == ZERO_UUID:
             answer(None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")
@@ -49,7 +50,8 @@ def decide(image: MetadataImage, request: DeleteTopicsRequest, rng: random.Rando
         elif entry.topic_id == ZERO_UUID:
             given_names.append(entry.name)
         else:
-            answer(entry.name, entry.topic_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id.")
+            answer(entry.name, entry.topic_id, ErrorCode.INVALID_REQUEST,
+                   "You may not specify both topic name and topic id.")
     names, repeated_names = split_duplicates(given_names)
     ids, repeated_ids = split_duplicates(given_ids)
     for name in repeated_names:
@@ -57,7 +59,7 @@ def decide(image: MetadataImage, request: DeleteTopicsRequest, rng: random.Rando
     for topic_id in repeated_ids:
         answer(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
 
-    doomed = {}  # topic id -> name
+    doomed: dict[uuid.UUID, str] = {}  # topic id -> name
     for topic_id in ids:
         topic = image.topics.get(topic_id)
         if topic is None:
