@@ -117,8 +117,9 @@ class ThrottleCleaner:
                     ended_topics.add(name)
                     ended_brokers |= brokers
             elif isinstance(record, rec.RemoveTopicRecord):
-                for key in [k for k in self._reassigning if k[0] == record.topic_id]:
-                    ended_brokers |= self._reassigning.pop(key)[1]
+                for topic_id, index in [(t, i) for t, i in self._reassigning if t == record.topic_id]:
+                    _, brokers = self._reassigning.pop((topic_id, index))
+                    ended_brokers |= brokers
         if (ended_topics or ended_brokers) and self.controller.active:  # standbys only follow
             asyncio.ensure_future(self.controller.write(
                 lambda working: ControllerResult(throttle_removals(working, ended_topics, ended_brokers))))

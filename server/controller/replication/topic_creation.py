@@ -167,7 +167,8 @@ def decide(image: MetadataImage, request: CreateTopicsRequest, rng: random.Rando
     wanted = set(unique) - {METADATA_TOPIC}
     topics = [t for t in request.topics if t.name in wanted]
     defaults = default_partitions_and_replication(image, startup or {})
-    if sum(_requested_partitions(t, defaults[0]) for t in topics) > MAX_PARTITIONS_PER_BATCH:
+    default_partitions, _ = defaults
+    if sum(_requested_partitions(t, default_partitions) for t in topics) > MAX_PARTITIONS_PER_BATCH:
         return ControllerResult([], _refused(request, ErrorCode.POLICY_VIOLATION,
                                              "Excessively large number of partitions per request."))
     records: list[Message] = []
