@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Request  # noqa: E402
-from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.controller.replication.reassignment import decide  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 from kraftwire.server.metadata.record_versions import version_for  # noqa: E402
 from provenance import header, rerun_at  # noqa: E402

@@ -51,7 +51,7 @@ import uvloop  # noqa: E402
 from provenance import export_commit, header, load_average  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
-from kraftwire.server.apis import api45_alter_partition_reassignments as api45  # noqa: E402
+from kraftwire.server.controller.replication import reassignment as api45  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 
@@ -88,7 +88,7 @@ class Stages:
     function by module and attribute path; a stage the measured code lacks is left out (an ``--against``
     commit may have other parts). An indented name is part of the stage above it."""
 
-    WRITE = [("the decision", "kraftwire.server.apis.api45_alter_partition_reassignments", "decide"),
+    WRITE = [("the decision", "kraftwire.server.controller.replication.reassignment", "decide"),
              ("appending to the metadata log (the Raft core, the batch's encoding included)",
               "kraftwire.server.raft.log", "RaftLog.append"),
              ("  encoding the batch", "kraftwire.server.raft.log", "metadata_batch"),

@@ -30,7 +30,7 @@ import uvloop  # noqa: E402
 
 from leader_and_isr import request, seed  # noqa: E402 - the same bulk topic and alter
 from provenance import header, load_average  # noqa: E402
-from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.controller.replication.reassignment import decide  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 from kraftwire.server.metadata.image import MetadataImage  # noqa: E402
 

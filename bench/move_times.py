@@ -30,7 +30,7 @@ from provenance import header  # noqa: E402
 from kraftwire.codec import records as rec  # noqa: E402
 from kraftwire.codec.constants import ConfigResourceType  # noqa: E402
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest as Alter  # noqa: E402
-from kraftwire.server.apis.api45_alter_partition_reassignments import decide  # noqa: E402
+from kraftwire.server.controller.replication.reassignment import decide  # noqa: E402
 from kraftwire.server.controller.result import ControllerResult  # noqa: E402
 from kraftwire.server.host.cluster import Cluster  # noqa: E402
 from kraftwire.server.metadata import configs  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionReassignmentsRequest
-from kraftwire.server.apis import api45_alter_partition_reassignments as alter
+from kraftwire.server.controller.replication import reassignment as alter
 from kraftwire.server.controller.partition_change import ChangeRules, Election, build_change
 from kraftwire.server.controller.throttle_cleanup import throttle_removals
 from kraftwire.server.controller.config_validation import apply_incremental, validate_topic_changes

@@ -16,7 +16,7 @@ from kraftwire.codec.constants import LEADER_RECOVERING, NO_LEADER
 from kraftwire.codec.messages import (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
                                       IncrementalAlterConfigsRequest)
 from kraftwire.server.apis import api44_incremental_alter_configs as alter_configs
-from kraftwire.server.apis import api56_alter_partition as alter_partition
+from kraftwire.server.controller.replication import alter_partition
 from kraftwire.server.apis import api62_broker_registration as registration
 from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
 from kraftwire.server.controller.broker_lifecycle import fence_broker, unfence_broker

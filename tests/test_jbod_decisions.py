@@ -14,7 +14,7 @@ from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api03_metadata as metadata
 from kraftwire.server.apis import api62_broker_registration as registration
 from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
-from kraftwire.server.apis import api73_assign_replicas_to_dirs as assign
+from kraftwire.server.controller.replication import directories as assign
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
 from kraftwire.server.raft.storage import kafka_uuid, parse_kafka_uuid

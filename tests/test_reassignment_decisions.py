@@ -11,9 +11,9 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import (AlterPartitionReassignmentsRequest, AlterPartitionRequest,
                             ListPartitionReassignmentsRequest)
 from kraftwire.codec.constants import LEADER_UNCHANGED
-from kraftwire.server.apis import api45_alter_partition_reassignments as alter
-from kraftwire.server.apis import api46_list_partition_reassignments as listing
-from kraftwire.server.apis import api56_alter_partition as alter_partition
+from kraftwire.server.controller.replication import reassignment as alter
+from kraftwire.server.controller.replication import reassignment_listing as listing
+from kraftwire.server.controller.replication import alter_partition
 from kraftwire.server.controller.partition_change import ChangeRules, build_change
 from kraftwire.server.broker.replication_network import allocate_rates
 from kraftwire.server.controller.throttle_cleanup import throttle_removals

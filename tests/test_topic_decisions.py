@@ -10,10 +10,10 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
 from kraftwire.codec.constants import ConfigResourceType, NO_LEADER
 from kraftwire.server.metadata.record_versions import METADATA_VERSIONS, version_for
-from kraftwire.server.apis import api19_create_topics as create_topics
-from kraftwire.server.apis import api20_delete_topics as delete_topics
-from kraftwire.server.apis import api37_create_partitions as create_partitions
-from kraftwire.server.apis import api43_elect_leaders as elect_leaders
+from kraftwire.server.controller.replication import topic_creation as create_topics
+from kraftwire.server.controller.replication import topic_deletion as delete_topics
+from kraftwire.server.controller.replication import partition_creation as create_partitions
+from kraftwire.server.controller.replication import elections as elect_leaders
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.topics import invalid_name_reason, new_topic_id

@@ -1,216 +1,24 @@
 """AlterPartitionReassignments (45): start, change or cancel partition reassignments (KIP-455).
 
-Who: admin clients, on any broker listener (forwarded to the controller) or on the controller
-listener. One request is one atomic batch of PartitionChangeRecords, answered after it commits.
-``Replicas`` null cancels the partition's reassignment; an empty list is an invalid assignment, not a
-cancel. An empty ``Topics`` array is answered at once with the default response (ErrorMessage "").
-
-Per partition, in Kafka's order (the first failure is that partition's error; others go on):
-unknown topic (3, "Unable to find a topic named {t}."); unknown partition (3, "Unable to find
-partition {t}:{i}."); for a cancel: nothing in progress (85, null message) and a revert that would need
-an unclean election on a topic that does not allow one (39); for a target: empty list (39), then
-walking the ids in ascending order an unregistered broker (39, negatives included), a broker whose log
-directories are all cordoned (39, KIP-1066) or a duplicate (39);
-then KIP-860 (v1+, ``AllowReplicationFactorChange`` false): a target whose size differs from the
-current replication factor (38, "The replication factor is changed from {a} to {b}"), where a
-reassigning partition's factor is that of its in-flight target, |R| - |RR|; cancels skip the check.
-A batch holds at most 10000 records: partitions past that fail with UNKNOWN_SERVER_ERROR (-1). Every
-entry, duplicates included, is judged against the state before the request; v1 responses echo the
-flag.
-
-A start merges the lists as KRaft does: the target in request order, then the removed replicas in
-ascending id order; AddingReplicas and RemovingReplicas are stored sorted. A cancel keeps the merged
-order minus the adding replicas (the original order is not restored).
-
-Deliberate difference from Kafka (reference §2.5): a new target for a partition that is already
-reassigning always sets RemovingReplicas to the computed list (current merged replicas minus the
-target), even when it is empty, and AddingReplicas to the computed list (target minus current), or,
-when that is empty, to the previously adding replicas that the new target keeps. Kafka leaves the old
-value of an empty computed list in place, which can leave a partition with AR = RR (it can never
-complete, only be cancelled: [1,2,3]->[4,5,6] then [1,2,3]) or later remove a replica the new target
-keeps ([1,2,3]->[1,2,4] then [1,2,3,4] drops 3). Here the first completes as soon as the kept replicas
-are in sync, and the second goes on until 4 has caught up and then keeps [1,2,3,4]. Wherever Kafka's
-rule does not misbehave (both computed lists non-empty, or an identical target re-sent) the result is
-Kafka's.
+Who: admin clients, on any broker listener (forwarded to the controller) or on the controller listener.
+The decision (checks, merged lists, records, answer) is
+``kraftwire.server.controller.replication.reassignment.decide``, where Kafka's behaviour is
+written down; this handler runs it as the controller's one writer and answers once its records commit.
+An empty ``Topics`` array is answered at once with the default response (ErrorMessage "").
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import AlterPartitionReassignmentsResponse
-from kraftwire.codec.records import PartitionChangeRecord
-
-from kraftwire.server.controller.broker_lifecycle import election_for
-from kraftwire.codec import ErrorCode, KafkaError
-from kraftwire.server.controller.partition_change import Election, build_change, rules_for
-from kraftwire.server.controller.topics import check_manual_assignment
-from kraftwire.server.controller.result import ControllerResult
+from kraftwire.codec.message import Message
+from kraftwire.codec.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
+from kraftwire.server.apis.nodes import ControllerNodeApi
+from kraftwire.server.controller.replication import reassignment
+from kraftwire.server.wire.transport import RequestContext
 
 API_KEY = 45
 
-MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
-assert PartitionChangeRecord._fields[0] == "partition_id"  # what a plan leaves out
-
-TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
-PartitionResponse = AlterPartitionReassignmentsResponse.ReassignablePartitionResponse
-assert PartitionResponse._fields == ("partition_index", "error_code", "error_message", "unknown_tagged_fields")
-
-
-def reassignment_lists(current, target) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """(merged replicas, adding, removing) for moving ``current`` (possibly already merged) to
-    ``target``: the target in its order then the removed replicas ascending; both sets sorted."""
-    removing = tuple(sorted(set(current) - set(target)))
-    adding = tuple(sorted(set(target) - set(current)))
-    return tuple(target) + removing, adding, removing
-
-
-def revert_lists(state) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
-    """(replicas, ISR, unclean) after cancelling: the adding replicas leave both lists; when no ISR
-    member is left, the first remaining replica alone forms the ISR and the revert is unclean."""
-    replicas = tuple(r for r in state.replicas if r not in state.adding)
-    isr = tuple(r for r in state.isr if r not in state.adding)
-    if isr:
-        return replicas, isr, False
-    if not replicas:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all replicas.")
-    return replicas, replicas[:1], True
-
-
-def current_replication_factor(state) -> int:
-    """The factor KIP-860 compares against: the in-flight target's size while reassigning."""
-    return len(state.replicas) - len(state.removing)
-
-
-def cancel(image, topic, index, state, election=None, rules=None):
-    if not state.reassigning:
-        raise KafkaError(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
-    replicas, isr, unclean = revert_lists(state)
-    election = election_for(image, topic.name) if election is None else election
-    if unclean and election is not Election.UNCLEAN:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Unable to revert partition assignment for {topic.name}:{index} "
-                                                     "because it would require an unclean leader election.")
-    return build_change(image.brokers, topic.topic_id, index, state,
-                        rules=rules_for(image, topic.name) if rules is None else rules, isr=isr,
-                        replicas=replicas, adding=(), removing=(), election=election)
-
-
-def reassign(image, topic, index, state, target, allow_rf_change: bool, rules):
-    check_manual_assignment(image, target, None)
-    if not allow_rf_change and len(target) != current_replication_factor(state):
-        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, f"The replication factor is changed from "
-                                                     f"{current_replication_factor(state)} to {len(target)}")
-    merged, adding, removing = reassignment_lists(state.replicas, target)
-    if not adding:
-        adding = tuple(r for r in state.adding if r in target)  # still catching up, and still wanted
-    return build_change(image.brokers, topic.topic_id, index, state, rules=rules,
-                        replicas=merged if merged != state.replicas else None, adding=adding, removing=removing)
-
-
-class _Plans:
-    """A start's or a cancel's outcome depends only on the partition's state, the target and its
-    topic's rules and election (the brokers are the same for the whole request), so partitions alike
-    share one computation: a bulk move or cancel of a topic computes a handful of plans and stamps each
-    partition's ids on its record. Plans are kept per topic (whose rules, min.insync.replicas and
-    unclean election, are the same for all its partitions). A refusal that names the partition is not
-    shared."""
-
-    def __init__(self, image, allow_rf_change: bool):
-        self.image, self.allow_rf_change = image, allow_rf_change
-        self._topics: dict = {}  # topic name -> (ChangeRules, Election, {(state, target or None): plan})
-
-    def of(self, topic) -> dict:
-        """The topic's plans: (state, target tuple or None) -> the record's fields after its id,
-        None (no change) or the KafkaError refusing it."""
-        found = self._topics.get(topic.name)
-        if found is None:
-            found = self._topics[topic.name] = (rules_for(self.image, topic.name),
-                                                election_for(self.image, topic.name), {})
-        return found[2]
-
-    def plan(self, topic, index, state, target):
-        """The plan for one entry: a start (``target`` a tuple) or a cancel (``target`` None); raises
-        the KafkaError that names the partition, which is not shared. A plan is the record's fields
-        after the partition id, to follow the id of each partition that takes it."""
-        rules, election, _ = self._topics[topic.name]
-        try:
-            if target is None:
-                record = cancel(self.image, topic, index, state, election, rules)
-            else:
-                record = reassign(self.image, topic, index, state, target, self.allow_rf_change, rules)
-        except KafkaError as exc:
-            if target is None and exc.code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
-                raise  # its message names the partition
-            return exc
-        return None if record is None else record[1:]
-
-
-_NEW = tuple.__new__  # records and answers built from their fields in order, without keyword parsing
-_UNSET = object()
-_TOO_MANY = KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)
-# partition index -> its answer without error: immutable, so the answers of every request share them
-# (only indexes of existing partitions are kept: at most the largest topic's partition count)
-_ACCEPTED: dict[int, PartitionResponse] = {}
-
-
-def decide(image, request) -> ControllerResult:
-    """The records and response for a non-empty request, every entry judged against ``image``. Per
-    topic, a run of partitions in the same state with the same target (a bulk move's partitions share
-    their state object) takes the plan of the first without looking it up again."""
-    allow = request.allow_replication_factor_change
-    plans = _Plans(image, allow)
-    records = []
-    responses = []
-    for entry in request.topics:
-        answers = []
-        answer = answers.append
-        topic = image.topic(entry.name)
-        if topic is None:
-            unknown = f"Unable to find a topic named {entry.name}."
-            for partition in entry.partitions:
-                answer(_NEW(PartitionResponse, (partition.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                                unknown, ())))
-            responses.append(TopicResponse(name=entry.name, partitions=answers))
-            continue
-        found, states = plans.of(topic), topic.partitions
-        last_state = last_target = last_plan = _UNSET
-        for partition in entry.partitions:
-            index, target = partition.partition_index, partition.replicas
-            if target is not None:
-                target = tuple(target)
-            state = states.get(index)
-            if state is None:
-                answer(_NEW(PartitionResponse, (index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                                f"Unable to find partition {entry.name}:{index}.", ())))
-                continue
-            if state is last_state and target == last_target:
-                plan = last_plan
-            else:
-                key = (state, target)
-                plan = found.get(key, _UNSET)
-                if plan is _UNSET:
-                    try:
-                        plan = found[key] = plans.plan(topic, index, state, target)
-                    except KafkaError as exc:
-                        answer(_NEW(PartitionResponse, (index, exc.code, exc.message, ())))
-                        continue
-                last_state, last_target, last_plan = state, target, plan
-            if plan is not None:
-                if type(plan) is not tuple:
-                    answer(_NEW(PartitionResponse, (index, plan.code, plan.message, ())))
-                    continue
-                if len(records) >= MAX_RECORDS_PER_REQUEST:
-                    answer(_NEW(PartitionResponse, (index, _TOO_MANY.code, _TOO_MANY.message, ())))
-                    continue
-                records.append(_NEW(PartitionChangeRecord, (index,) + plan))
-            accepted = _ACCEPTED.get(index)
-            if accepted is None:
-                accepted = _ACCEPTED[index] = _NEW(PartitionResponse, (index, 0, None, ()))
-            answer(accepted)
-        responses.append(TopicResponse(name=entry.name, partitions=answers))
-    return ControllerResult(records, AlterPartitionReassignmentsResponse(
-        allow_replication_factor_change=allow, error_message=None, responses=responses))
-
-
-async def on_controller(node, context, request):
+async def on_controller(node: ControllerNodeApi, context: RequestContext,
+                        request: AlterPartitionReassignmentsRequest) -> Message:
     if not request.topics:
         return AlterPartitionReassignmentsResponse()
-    return await node.controller.write(lambda image: decide(image, request))
+    return await node.write(lambda image: reassignment.decide(image, request))

@@ -35,8 +35,9 @@ Rules (reference §2.4, §2.10), with what the cluster's metadata.version turns 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Collection, Iterable, Sequence
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import LEADER_RECOVERING, LEADER_UNCHANGED, MIGRATING, NO_LEADER, UNASSIGNED
@@ -69,7 +70,8 @@ def rules_for(image: MetadataImage, topic_name: str) -> ChangeRules:
     elr = elr_enabled(image.features)
     min_isr = 1
     if elr:
-        min_isr = topic_value(image.topic_configs(topic_name), image.broker_configs(""), MIN_INSYNC_REPLICAS)
+        # an INT config, which the catalogue parses to int (its values are typed ``object``)
+        min_isr = cast(int, topic_value(image.topic_configs(topic_name), image.broker_configs(""), MIN_INSYNC_REPLICAS))
         topic = image.topic(topic_name)
         first = topic.partitions.get(0) if topic is not None else None
         if first is not None:
@@ -99,11 +101,13 @@ def acceptable_leader(brokers: Brokers, broker_id: int, directory: uuid.UUID) ->
     return broker.has_online_dir(directory)
 
 
-def _without(values, removed) -> tuple[int, ...]:
+def _without(values: Iterable[int], removed: Collection[int]) -> tuple[int, ...]:
     return tuple(v for v in values if v not in removed)
 
 
-def try_complete_reassignment(replicas, isr, adding, removing, relaxed: bool = True):
+def try_complete_reassignment(replicas: Sequence[int], isr: Sequence[int], adding: Sequence[int],
+                              removing: Sequence[int], relaxed: bool = True
+                              ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """The completion rule (Kafka 4.3's when ``relaxed``, else the earlier one); returns (replicas,
     isr) after completion, or None if not yet."""
     if not adding and not removing:
@@ -121,10 +125,22 @@ def try_complete_reassignment(replicas, isr, adding, removing, relaxed: bool = T
     return new_replicas, new_isr
 
 
+class _Target(NamedTuple):
+    """Where a change takes a partition: its lists after the request, then after completion."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    directories: tuple[uuid.UUID, ...]
+
+
 def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state: PartitionState, *,
-                 rules: ChangeRules, isr=None, replicas=None, adding=None, removing=None, directories=None,
-                 leader_recovery_state: int | None = None, election: Election = Election.ONLINE,
-                 ineligible: frozenset[int] = frozenset(), unclean_shutdown: frozenset[int] = frozenset()):
+                 rules: ChangeRules, isr: Iterable[int] | None = None, replicas: Iterable[int] | None = None,
+                 adding: Iterable[int] | None = None, removing: Iterable[int] | None = None,
+                 directories: Iterable[uuid.UUID] | None = None, leader_recovery_state: int | None = None,
+                 election: Election = Election.ONLINE, ineligible: frozenset[int] = frozenset(),
+                 unclean_shutdown: frozenset[int] = frozenset()) -> rec.PartitionChangeRecord | None:
     """The PartitionChangeRecord taking ``state`` to the targets, or None if nothing changes.
 
     ``brokers`` are the registrations to judge leaders by (usually ``image.brokers``; a decision that
@@ -133,46 +149,83 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
     ``ineligible`` lists brokers that must not lead (and leave the ISR), e.g. one being fenced;
     ``unclean_shutdown`` brokers that restarted without a clean shutdown: they also leave the ELR.
     ``leader_recovery_state`` is the wanted state (AlterPartition's); None keeps the current one."""
+    excluded = ineligible | unclean_shutdown
+    target = _requested_target(brokers, state, isr, replicas, adding, removing, directories, excluded)
+    target = _completed(target, rules)
+    target_elr = _eligible_leader_replicas(state, target.isr, rules, unclean_shutdown)
+    judge = _LeaderJudge(brokers, state, target, target_elr, excluded)
+    leader, unclean = _elect(state, target.replicas, target.isr, target_elr, rules, election, judge.valid_leader,
+                             judge.can_lead)
+    changes: dict[str, object] = {}
+    target_isr, target_elr = _leader_changes(state, target, target_elr, leader, unclean, changes)
+    _isr_and_elr_changes(state, target_isr, target_elr, rules, changes)
+    _assignment_changes(state, target, leader_recovery_state, changes)
+    if not changes:
+        return None
+    changes.setdefault("leader", LEADER_UNCHANGED)
+    return rec.PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, **changes)
+
+
+def _requested_target(brokers: Brokers, state: PartitionState, isr: Iterable[int] | None,
+                      replicas: Iterable[int] | None, adding: Iterable[int] | None, removing: Iterable[int] | None,
+                      directories: Iterable[uuid.UUID] | None, excluded: frozenset[int]) -> _Target:
+    """The lists the caller asks for (the current ones where it names none), less the excluded brokers
+    in the ISR; a new replica set realigns the directories unless the caller gives them."""
     target_replicas = state.replicas if replicas is None else tuple(replicas)
     target_isr = state.isr if isr is None else tuple(isr)
-    target_adding = state.adding if adding is None else tuple(adding)
-    target_removing = state.removing if removing is None else tuple(removing)
     if directories is not None:
         target_dirs = tuple(directories)
     else:
         target_dirs = state.directories if replicas is None else _realign_directories(brokers, state, target_replicas)
-    excluded = ineligible | unclean_shutdown
     if excluded:
         target_isr = _without(target_isr, excluded)
+    return _Target(target_replicas, target_isr, state.adding if adding is None else tuple(adding),
+                   state.removing if removing is None else tuple(removing), target_dirs)
 
-    completed = try_complete_reassignment(target_replicas, target_isr, target_adding, target_removing,
+
+def _completed(target: _Target, rules: ChangeRules) -> _Target:
+    """``target`` with its reassignment completed where the completion rule allows it."""
+    completed = try_complete_reassignment(target.replicas, target.isr, target.adding, target.removing,
                                           rules.relaxed_completion)
-    if completed is not None:
-        kept = completed[0]
-        target_dirs = tuple(target_dirs[target_replicas.index(b)] for b in kept)
-        target_replicas, target_isr = completed
-        target_adding = target_removing = ()
+    if completed is None:
+        return target
+    kept, kept_isr = completed
+    directories = tuple(target.directories[target.replicas.index(b)] for b in kept)
+    return _Target(kept, kept_isr, (), (), directories)
 
-    target_elr = _eligible_leader_replicas(state, target_isr, rules, unclean_shutdown)
 
-    def can_lead(broker_id: int) -> bool:
-        if broker_id in excluded:
+class _LeaderJudge:
+    """Who may lead the partition after the change (Kafka's LeaderAcceptor, judged on the directories
+    before the change for the current replicas)."""
+
+    __slots__ = ("brokers", "state", "target", "elr", "excluded")
+
+    def __init__(self, brokers: Brokers, state: PartitionState, target: _Target, elr: tuple[int, ...],
+                 excluded: frozenset[int]) -> None:
+        self.brokers, self.state, self.target, self.elr, self.excluded = brokers, state, target, elr, excluded
+
+    def can_lead(self, broker_id: int) -> bool:
+        if broker_id in self.excluded:
             return False
-        if broker_id in state.replicas:
-            return acceptable_leader(brokers, broker_id, state.directory_of(broker_id))
-        if broker_id not in target_replicas:
+        if broker_id in self.state.replicas:
+            return acceptable_leader(self.brokers, broker_id, self.state.directory_of(broker_id))
+        replicas = self.target.replicas
+        if broker_id not in replicas:
             return False
-        return acceptable_leader(brokers, broker_id, target_dirs[target_replicas.index(broker_id)])
+        return acceptable_leader(self.brokers, broker_id, self.target.directories[replicas.index(broker_id)])
 
-    def valid_leader(broker_id: int) -> bool:
+    def valid_leader(self, broker_id: int) -> bool:
         """In the target ISR, or in the ELR when the ISR is empty, and able to lead."""
-        eligible = broker_id in target_isr or (not target_isr and broker_id in target_elr)
-        return eligible and broker_id in target_replicas and can_lead(broker_id)
+        isr = self.target.isr
+        eligible = broker_id in isr or (not isr and broker_id in self.elr)
+        return eligible and broker_id in self.target.replicas and self.can_lead(broker_id)
 
-    leader, unclean = _elect(state, target_replicas, target_isr, target_elr, rules, election, valid_leader,
-                             can_lead)
 
-    changes = {}
+def _leader_changes(state: PartitionState, target: _Target, target_elr: tuple[int, ...], leader: int,
+                    unclean: bool, changes: dict[str, object]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Write the leader (and what an unclean election or one from the ELR implies) into ``changes``;
+    returns the (ISR, ELR) targets after the election."""
+    target_isr = target.isr
     if leader != state.leader:
         changes["leader"] = leader
         if leader in target_elr:  # elected from the ELR: it is the ISR now
@@ -182,8 +235,14 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
             changes["isr"] = (leader,)
             if state.leader_recovery_state != LEADER_RECOVERING:
                 changes["leader_recovery_state"] = LEADER_RECOVERING
-    elif any(b not in target_replicas for b in state.replicas):
+    elif any(b not in target.replicas for b in state.replicas):
         changes["leader"] = leader  # a replica left: force a leader-epoch bump (even with no leader)
+    return target_isr, target_elr
+
+
+def _isr_and_elr_changes(state: PartitionState, target_isr: tuple[int, ...], target_elr: tuple[int, ...],
+                         rules: ChangeRules, changes: dict[str, object]) -> None:
+    """Write the ISR, the ELR and the last known ELR where they change into ``changes``."""
     if "isr" in changes or not rules.elr:
         target_elr = ()  # an unclean election, or no ELR, leaves no eligible leader replicas
     if target_elr != state.elr:
@@ -194,26 +253,29 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
         written_leader = changes.get("leader", LEADER_UNCHANGED)
         if written_leader == NO_LEADER and not state.last_known_elr:
             changes["last_known_elr"] = (state.leader,)  # leaderless for the first time: remember who led
-        elif written_leader >= 0 and state.last_known_elr:
+        elif isinstance(written_leader, int) and written_leader >= 0 and state.last_known_elr:
             changes["last_known_elr"] = ()
-    if target_replicas:
-        if target_dirs != state.directories:
-            changes["directories"] = target_dirs
-        if target_replicas != state.replicas:
-            changes["replicas"] = target_replicas
-    if target_removing != state.removing:
-        changes["removing_replicas"] = target_removing
-    if target_adding != state.adding:
-        changes["adding_replicas"] = target_adding
+
+
+def _assignment_changes(state: PartitionState, target: _Target, leader_recovery_state: int | None,
+                        changes: dict[str, object]) -> None:
+    """Write the replicas, their directories, the adding and removing replicas and the leader recovery
+    state where they change into ``changes``."""
+    if target.replicas:
+        if target.directories != state.directories:
+            changes["directories"] = target.directories
+        if target.replicas != state.replicas:
+            changes["replicas"] = target.replicas
+    if target.removing != state.removing:
+        changes["removing_replicas"] = target.removing
+    if target.adding != state.adding:
+        changes["adding_replicas"] = target.adding
     if leader_recovery_state is not None and leader_recovery_state != state.leader_recovery_state:
         changes["leader_recovery_state"] = leader_recovery_state
-    if not changes:
-        return None
-    changes.setdefault("leader", LEADER_UNCHANGED)
-    return rec.PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, **changes)
 
 
-def _eligible_leader_replicas(state: PartitionState, target_isr, rules: ChangeRules, unclean_shutdown):
+def _eligible_leader_replicas(state: PartitionState, target_isr: tuple[int, ...], rules: ChangeRules,
+                              unclean_shutdown: frozenset[int]) -> tuple[int, ...]:
     """The ELR before the election (Kafka's maybePopulateTargetElr): empty once the ISR reaches min
     ISR; below it, the current ISR and ELR less the target ISR and the uncleanly shut down, ascending."""
     if not rules.elr:
@@ -224,7 +286,9 @@ def _eligible_leader_replicas(state: PartitionState, target_isr, rules: ChangeRu
                         if b not in target_isr and b not in unclean_shutdown))
 
 
-def _elect(state, target_replicas, target_isr, target_elr, rules, election, valid_leader, can_lead):
+def _elect(state: PartitionState, target_replicas: tuple[int, ...], target_isr: tuple[int, ...],
+           target_elr: tuple[int, ...], rules: ChangeRules, election: Election, valid_leader: Callable[[int], bool],
+           can_lead: Callable[[int], bool]) -> tuple[int, bool]:
     """(leader, unclean): the current leader if still valid, else the first valid replica in replica
     order (the first replica first for PREFERRED), else the last known leader when ISR and ELR are
     empty, else for UNCLEAN the first replica able to lead, else no leader."""
@@ -245,7 +309,7 @@ def _elect(state, target_replicas, target_isr, target_elr, rules, election, vali
     return NO_LEADER, False
 
 
-def _realign_directories(brokers: Brokers, state: PartitionState, replicas) -> tuple[uuid.UUID, ...]:
+def _realign_directories(brokers: Brokers, state: PartitionState, replicas: Iterable[int]) -> tuple[uuid.UUID, ...]:
     """Existing replicas keep their directory wherever they move; new ones get the default."""
     current = dict(zip(state.replicas, state.directories))
     return tuple(current[b] if b in current else default_directory(brokers, b) for b in replicas)

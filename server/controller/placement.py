@@ -75,9 +75,9 @@ class _Striper:
         # Brokers without a rack form one rack that sorts first.
         self.rack_order = sorted(by_rack, key=lambda rack: (rack is not None, rack or ""))
         self.racks = {rack: by_rack[rack] for rack in self.rack_order}
-        for rack in self.racks.values():
-            rack.fenced.start(rng)
-            rack.unfenced.start(rng)
+        for cycles in self.racks.values():
+            cycles.fenced.start(rng)
+            cycles.unfenced.start(rng)
         self.total = len(brokers)
         self.unfenced = sum(len(rack.unfenced.brokers) for rack in self.racks.values())
         self.offset = rng.randrange(len(self.rack_order)) if self.rack_order else 0
@@ -91,7 +91,8 @@ class _Striper:
         while (leader := self._rack(leader_rack).unfenced.next(self.epoch)) is None:
             leader_rack = (leader_rack + 1) % len(self.rack_order)
         replicas = [leader]
-        rack_index, skip = self.offset, leader_rack
+        rack_index = self.offset
+        skip: int | None = leader_rack
         while len(replicas) < replication_factor:
             if rack_index == skip:
                 skip = None  # the leader's rack gave this round's broker already

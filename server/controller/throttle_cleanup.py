@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol
 
 from kraftwire.codec import records as rec
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
+from kraftwire.codec.message import Message
 
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage
@@ -44,17 +47,17 @@ def set_auto_remove(image: MetadataImage, enabled: bool) -> ControllerResult:
                                               name=configs.THROTTLE_AUTO_REMOVE_ENABLE, value=value)])
 
 
-def throttle_removals(image: MetadataImage, topics, brokers) -> list:
+def throttle_removals(image: MetadataImage, topics: Iterable[str], brokers: Iterable[int]) -> list[rec.ConfigRecord]:
     """ConfigRecords deleting the throttles of ``topics`` (names) and ``brokers`` (ids) that no ongoing
     reassignment needs; none when the option is off."""
     if not auto_remove_enabled(image):
         return []
-    busy_topics = set()
-    busy_brokers = set()
+    busy_topics: set[str] = set()
+    busy_brokers: set[int] = set()
     for topic, _, state in image.reassigning_partitions():
         busy_topics.add(topic.name)
         busy_brokers.update(state.replicas)
-    records = []
+    records: list[rec.ConfigRecord] = []
     for name in sorted(set(topics) - busy_topics):
         present = image.topic_configs(name) if name in image.topic_ids else {}
         records += [rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=name, name=key, value=None)
@@ -67,10 +70,21 @@ def throttle_removals(image: MetadataImage, topics, brokers) -> list:
     return records
 
 
+class CommitSource(Protocol):
+    """What the cleaner needs of the active controller (``active_controller.Controller``)."""
+
+    committed: MetadataImage
+    active: bool
+
+    def add_commit_listener(self, listener: Callable[[list[tuple[int, Message]]], None]) -> None: ...
+
+    def write(self, decide: Callable[[MetadataImage], ControllerResult]) -> Awaitable[object]: ...
+
+
 class ThrottleCleaner:
     """Watches commits for reassignments that end and writes ``throttle_removals`` after them."""
 
-    def __init__(self, controller):
+    def __init__(self, controller: CommitSource) -> None:
         self.controller = controller
         # reassigning partition -> (topic, replicas); None while the option is off
         self._reassigning: dict[tuple[uuid.UUID, int], tuple[str, frozenset[int]]] | None = None
@@ -78,7 +92,7 @@ class ThrottleCleaner:
     def start(self) -> None:
         self.controller.add_commit_listener(self.on_commit)
 
-    def on_commit(self, committed) -> None:
+    def on_commit(self, committed: list[tuple[int, Message]]) -> None:
         image = self.controller.committed
         if not auto_remove_enabled(image):
             self._reassigning = None
@@ -87,24 +101,25 @@ class ThrottleCleaner:
             self._reassigning = {(topic.topic_id, index): (topic.name, frozenset(state.replicas))
                                  for topic, index, state in image.reassigning_partitions()}
             return
-        ended_topics, ended_brokers = set(), set()
+        ended_topics: set[str] = set()
+        ended_brokers: set[int] = set()
         for _, record in committed:
-            kind = type(record)
-            if kind is rec.PartitionChangeRecord or kind is rec.PartitionRecord:
+            if isinstance(record, (rec.PartitionChangeRecord, rec.PartitionRecord)):
                 key = (record.topic_id, record.partition_id)
                 if record.adding_replicas is None and record.removing_replicas is None and key not in self._reassigning:
                     continue
                 topic = image.topics.get(record.topic_id)
                 state = topic.partitions.get(record.partition_id) if topic is not None else None
-                if state is not None and (state.adding or state.removing):
+                if topic is not None and state is not None and (state.adding or state.removing):
                     self._reassigning[key] = (topic.name, frozenset(state.replicas))
                 elif key in self._reassigning:
                     name, brokers = self._reassigning.pop(key)
                     ended_topics.add(name)
                     ended_brokers |= brokers
-            elif kind is rec.RemoveTopicRecord:
-                for key in [k for k in self._reassigning if k[0] == record.topic_id]:
-                    ended_brokers |= self._reassigning.pop(key)[1]
+            elif isinstance(record, rec.RemoveTopicRecord):
+                for topic_id, index in [(t, i) for t, i in self._reassigning if t == record.topic_id]:
+                    _, brokers = self._reassigning.pop((topic_id, index))
+                    ended_brokers |= brokers
         if (ended_topics or ended_brokers) and self.controller.active:  # standbys only follow
             asyncio.ensure_future(self.controller.write(
                 lambda working: ControllerResult(throttle_removals(working, ended_topics, ended_brokers))))

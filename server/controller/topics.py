@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import random
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from kraftwire.codec import records as rec
 
@@ -25,6 +26,8 @@ MAX_RECORDS_PER_USER_OP = 10_000
 
 _MAX_NAME_LENGTH = 249
 _LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+Key = TypeVar("Key", bound=Hashable)
 
 # Handlers share one generator for placement and topic ids; decisions take it as an argument.
 RNG = random.Random()
@@ -64,9 +67,9 @@ def new_topic_id(rng: random.Random) -> uuid.UUID:
             return topic_id
 
 
-def split_duplicates(names: Iterable[str]) -> tuple[list[str], list[str]]:
-    """(names given once, names given more than once), each in order of first appearance."""
-    counts: dict[str, int] = {}
+def split_duplicates(names: Iterable[Key]) -> tuple[list[Key], list[Key]]:
+    """(names (or ids) given once, those given more than once), each in order of first appearance."""
+    counts: dict[Key, int] = {}
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return [n for n, c in counts.items() if c == 1], [n for n, c in counts.items() if c > 1]
@@ -82,7 +85,8 @@ def check_manual_assignment(image: MetadataImage, replicas: Sequence[int],
     """Kafka's checks of one partition's replica list given by a client; raises KafkaError
     INVALID_REPLICA_ASSIGNMENT. ``replication_factor``: what earlier partitions have, if any."""
     if not replicas:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         "The manual partition assignment includes an empty replica list.")
     previous = None
     for broker_id in sorted(replicas):
         if broker_id not in image.brokers:
@@ -92,8 +96,8 @@ def check_manual_assignment(image: MetadataImage, replicas: Sequence[int],
             raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker "
                                                          f"{broker_id}, but all its log directories are cordoned.")
         if broker_id == previous:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker "
-                                                         f"{broker_id} more than once.")
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment includes the broker {broker_id} more than once.")
         previous = broker_id
     if replication_factor is not None and len(replicas) != replication_factor:
         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -106,8 +110,9 @@ def manual_isr(image: MetadataImage, replicas: Sequence[int], partition_id: int)
     """The ISR of a manually assigned new partition; INVALID_REPLICA_ASSIGNMENT if none can lead."""
     isr = active_replicas(image, replicas)
     if not isr:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All brokers specified in the manual partition assignment for "
-                                                     f"partition {partition_id} are fenced or in controlled shutdown.")
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         "All brokers specified in the manual partition assignment for "
+                         f"partition {partition_id} are fenced or in controlled shutdown.")
     return isr
 
 
@@ -123,7 +128,7 @@ def place_partitions(image: MetadataImage, start_partition: int, count: int, rep
 
 
 def partition_record(image: MetadataImage, topic_id: uuid.UUID, partition_id: int, replicas: Sequence[int],
-                     isr: Sequence[int]):
+                     isr: Sequence[int]) -> rec.PartitionRecord:
     """The PartitionRecord of a new partition: its first in-sync replica leads."""
     return rec.PartitionRecord(
         partition_id=partition_id, topic_id=topic_id, replicas=list(replicas), isr=list(isr),
