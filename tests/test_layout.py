@@ -208,6 +208,46 @@ def test_handlers_import_of_the_wire_only_the_types_they_return():
     assert broken == []
 
 
+def protocol_members(module: str, protocol: str) -> set[str]:
+    """The members a Protocol class of ``module`` names, its bases' of the same module included."""
+    tree = ast.parse(MODULES[module].read_text())
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    members, todo = set(), [protocol]
+    while todo:
+        cls = classes[todo.pop()]
+        todo += [base.id for base in cls.bases if isinstance(base, ast.Name) and base.id in classes]
+        members |= {node.name for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+        members |= {node.target.id for node in cls.body
+                    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    return members
+
+
+def class_members(module: str, name: str) -> set[str]:
+    """What instances of a class offer: its methods and properties, and the attributes its methods set."""
+    (cls,) = [node for node in ast.parse(MODULES[module].read_text()).body
+              if isinstance(node, ast.ClassDef) and node.name == name]
+    members = {node.name for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        else:
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else []
+        members |= {t.attr for t in targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return members
+
+
+def test_the_nodes_offer_what_the_handlers_seams_name():
+    """The Protocols of server/apis/nodes.py are the handlers' whole view of a node (mypy checks the types;
+    this, that neither side drifts without the other): every member they name, the node classes have."""
+    nodes = "kraftwire.server.apis.nodes"
+    for protocol, module, cls in (("ControllerNodeApi", "kraftwire.server.controller.node", "ControllerNode"),
+                                  ("BrokerNodeApi", "kraftwire.server.broker.node", "BrokerNode")):
+        wanted = protocol_members(nodes, protocol)
+        assert {"image", "authorizer", "static_configs"} <= wanted
+        assert wanted - class_members(module, cls) == set(), cls
+
+
 def test_the_wheel_installs_only_kraftwire(tmp_path):
     """Built from a copy of the tree (the build leaves build/ and *.egg-info behind), installed without
     its dependencies into a fresh venv that imports ``kraftwire`` and nothing named server, codec or audit."""

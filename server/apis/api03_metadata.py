@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from kraftwire.codec.messages import MetadataRequest, MetadataResponse
 from kraftwire.codec import ErrorCode
@@ -50,7 +50,11 @@ Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
 
 
-def live_broker_id(image: MetadataImage, rng: random.Random | Any = random) -> int:
+class _Chooser(Protocol):
+    def choice(self, seq: Sequence[int]) -> int: ...
+
+
+def live_broker_id(image: MetadataImage, rng: _Chooser = random) -> int:
     live = [b.broker_id for b in image.brokers.values() if not b.fenced]
     return rng.choice(live) if live else -1
 
