@@ -6,9 +6,10 @@ and defines ``API_KEY`` and its handlers: ``on_broker(broker, context, request)`
 broker's listener, ``on_controller(node, context, request)`` on the controller listener. A handler
 decodes nothing itself (the listener did), authorizes (``authorization``), calls one function of a
 controller manager (server/controller/: ``await node.write(lambda image: manager.decision(image, request,
-...))`` for a change, the function on ``node.image`` for a read), and returns its response; it defines
-no decision of its own. Every API is served over the schema's whole version range
-(``kraftwire.server.wire.transport.Listener``).
+...))`` for a change, the function on ``node.image`` for a read; a broker's AlterConfigs and
+IncrementalAlterConfigs: the manager's preprocess, the forward of the rest, the manager's merge), and
+returns its response; it defines no decision of its own. Every API is served over the schema's whole
+version range (``kraftwire.server.wire.transport.Listener``).
 
 Handlers are typed against the two Protocols of ``nodes`` (``ControllerNodeApi``, ``BrokerNodeApi``) and
 reach nothing deeper. They may import the codec, the metadata wing, the controller's managers and, of
