@@ -7,9 +7,9 @@ import uuid
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import (AlterConfigsRequest, DescribeConfigsRequest, DescribeConfigsResponse,
                             IncrementalAlterConfigsRequest)
-from kraftwire.server.apis import api32_describe_configs as describe_api
-from kraftwire.server.apis import api33_alter_configs as legacy_api
-from kraftwire.server.apis import api44_incremental_alter_configs as incremental_api
+from kraftwire.server.controller import configuration_control as describe_api
+from kraftwire.server.controller import configuration_control as legacy_api
+from kraftwire.server.controller import configuration_control as incremental_api
 from kraftwire.server.controller.config_validation import AlterOp
 from kraftwire.server.metadata.config_describe import ConfigSource
 from kraftwire.server.metadata.config_values import ConfigType
@@ -46,7 +46,7 @@ def describe(image, *resources, version=4, broker_id=1, synonyms=True, documenta
             resource_type=r[0], resource_name=r[1], configuration_keys=r[2] if len(r) > 2 else None)
             for r in resources],
         include_synonyms=synonyms, include_documentation=documentation)
-    response = describe_api.decide(image, request, version, broker_id)
+    response = describe_api.describe_configs(image, request, version, broker_id)
     response.encode(version)  # every field set is valid in this version
     return response.results
 
@@ -81,7 +81,7 @@ def written(records):
 
 
 def refused_on_broker(image, request, ops_of=incremental_api.incremental_ops, broker_id=1):
-    return incremental_api.check_on_broker(image, broker_id, request.resources, ops_of)
+    return incremental_api.preprocess_on_broker(image, broker_id, request.resources, ops_of)
 
 
 # ---- DescribeConfigs ---------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def described_at(image, version, **kwargs):
     """The entries of topic "orders" as a client decodes them at ``version``."""
     resource = DescribeConfigsRequest.DescribeConfigsResource(resource_type=TOPIC, resource_name="orders",
                                                               configuration_keys=["retention.ms"])
-    response = describe_api.decide(image, DescribeConfigsRequest(resources=[resource], **kwargs), version, 1)
+    response = describe_api.describe_configs(image, DescribeConfigsRequest(resources=[resource], **kwargs), version, 1)
     return DescribeConfigsResponse.decode(response.encode(version), version).results[0].configs
 
 
@@ -247,7 +247,7 @@ def test_legacy_null_values_are_refused_by_the_broker():
 
 def test_topic_records_only_for_changes_broker_records_always():
     image = image_of(config(TOPIC, "orders", "retention.ms", "1000"), config(BROKER, "2", RATE, "50"))
-    records, response = incremental_api.decide(image, incremental(
+    records, response = incremental_api.incremental_alter_configs(image, incremental(
         (TOPIC, "orders", [("retention.ms", SET, "1000"), ("segment.ms", SET, "60000"), ("flush.ms", DELETE, None)]),
         (BROKER, "2", [(RATE, SET, "50"), ("follower.replication.throttled.rate", DELETE, None)])), CONTROLLER_ID)
     assert outcomes(response) == [(TOPIC, "orders", 0, None), (BROKER, "2", 0, None)]
@@ -258,13 +258,13 @@ def test_topic_records_only_for_changes_broker_records_always():
 
 def test_list_operations_and_delete():
     image = image_of(config(TOPIC, "orders", REPLICAS, "0:1,0:2"), config(TOPIC, "orders", "retention.ms", "9"))
-    records, response = incremental_api.decide(image, incremental(
+    records, response = incremental_api.incremental_alter_configs(image, incremental(
         (TOPIC, "orders", [(REPLICAS, APPEND, "0:3,0:1"), ("follower.replication.throttled.replicas", APPEND, "*"),
                            ("retention.ms", DELETE, None)])), CONTROLLER_ID)
     assert written(records) == [(TOPIC, "orders", REPLICAS, "0:1,0:2,0:3"),
                                 (TOPIC, "orders", "follower.replication.throttled.replicas", "*"),
                                 (TOPIC, "orders", "retention.ms", None)]
-    records, _ = incremental_api.decide(image, incremental((TOPIC, "orders", [(REPLICAS, SUBTRACT, "0:1")])),
+    records, _ = incremental_api.incremental_alter_configs(image, incremental((TOPIC, "orders", [(REPLICAS, SUBTRACT, "0:1")])),
                                         CONTROLLER_ID)
     assert written(records) == [(TOPIC, "orders", REPLICAS, "0:2")]
 
@@ -281,7 +281,7 @@ def test_controller_refusals_per_resource():
         (BROKER, "one", []),
         (BROKER, "3", [(RATE, SET, "10")]),
         (9, "x", []))
-    records, response = incremental_api.decide(image_of(), request, CONTROLLER_ID)
+    records, response = incremental_api.incremental_alter_configs(image_of(), request, CONTROLLER_ID)
     assert [(code, message) for _, _, code, message in outcomes(response)] == [
         (40, "Can't APPEND to key retention.ms because its type is not LIST."),
         (40, f"Invalid value [0-1] for configuration {REPLICAS}: {REPLICAS} must be the literal '*' or a list of "
@@ -299,7 +299,7 @@ def test_controller_refusals_per_resource():
 
 
 def test_the_controller_and_cluster_default_resources_exist():
-    records, response = incremental_api.decide(image_of(), incremental(
+    records, response = incremental_api.incremental_alter_configs(image_of(), incremental(
         (BROKER, str(CONTROLLER_ID), [(RATE, SET, "1")]), (BROKER, "", [(RATE, SET, "2")])), CONTROLLER_ID)
     assert [code for _, _, code, _ in outcomes(response)] == [0, 0]
     assert written(records) == [(BROKER, "3000", RATE, "1"), (BROKER, "", RATE, "2")]
@@ -308,24 +308,24 @@ def test_the_controller_and_cluster_default_resources_exist():
 def test_validate_only_writes_nothing_but_answers_the_same():
     request = incremental((TOPIC, "orders", [("retention.ms", SET, "5")]), (TOPIC, "missing", []),
                           validate_only=True)
-    records, response = incremental_api.decide(image_of(), request, CONTROLLER_ID)
+    records, response = incremental_api.incremental_alter_configs(image_of(), request, CONTROLLER_ID)
     assert records == []
     assert [code for _, _, code, _ in outcomes(response)] == [0, 3]
 
 
 def test_a_request_writing_over_10000_records_fails_whole():
     many = [(f"custom.{i}", SET, "1") for i in range(5001)]
-    records, response = incremental_api.decide(image_of(), incremental((BROKER, "1", many), (BROKER, "2", many)),
+    records, response = incremental_api.incremental_alter_configs(image_of(), incremental((BROKER, "1", many), (BROKER, "2", many)),
                                                CONTROLLER_ID)
     assert records == []
     assert [(code, message) for _, _, code, message in outcomes(response)] == [
         (44, "Unable to perform excessively large batch operation.")] * 2
-    records, _ = incremental_api.decide(image_of(), incremental((BROKER, "1", many)), CONTROLLER_ID)
+    records, _ = incremental_api.incremental_alter_configs(image_of(), incremental((BROKER, "1", many)), CONTROLLER_ID)
     assert len(records) == 5001
 
 
 def test_repeated_resources_sent_straight_to_the_controller():
-    _, response = incremental_api.decide(image_of(), incremental((TOPIC, "orders", []), (TOPIC, "orders", [])),
+    _, response = incremental_api.incremental_alter_configs(image_of(), incremental((TOPIC, "orders", []), (TOPIC, "orders", [])),
                                          CONTROLLER_ID)
     assert [(code, message) for _, _, code, message in outcomes(response)] == [(42, "Duplicate resource.")] * 2
 
@@ -333,7 +333,7 @@ def test_repeated_resources_sent_straight_to_the_controller():
 def test_legacy_alter_replaces_the_whole_set():
     image = image_of(config(TOPIC, "orders", "retention.ms", "1000"), config(TOPIC, "orders", "segment.ms", "70000"),
                      config(BROKER, "1", RATE, "5"), config(BROKER, "1", "follower.replication.throttled.rate", "6"))
-    records, response = legacy_api.decide(image, legacy(
+    records, response = legacy_api.alter_configs(image, legacy(
         (TOPIC, "orders", {"segment.ms": "70000", "flush.ms": "10"}), (BROKER, "1", {RATE: "5"})), CONTROLLER_ID)
     assert [code for _, _, code, _ in outcomes(response)] == [0, 0]
     assert written(records) == [(TOPIC, "orders", "flush.ms", "10"), (TOPIC, "orders", "retention.ms", None),
@@ -341,7 +341,7 @@ def test_legacy_alter_replaces_the_whole_set():
 
 
 def test_legacy_alter_refusals():
-    _, response = legacy_api.decide(image_of(), legacy(
+    _, response = legacy_api.alter_configs(image_of(), legacy(
         (TOPIC, "orders", {"min.insync.replicas": "0"}), (TOPIC, "missing", {}), (BROKER, "1", {RATE: "x"})),
         CONTROLLER_ID)
     assert [(code, message) for _, _, code, message in outcomes(response)] == [

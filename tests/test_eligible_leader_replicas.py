@@ -15,10 +15,10 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.constants import LEADER_RECOVERING, NO_LEADER
 from kraftwire.codec.messages import (AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
                                       IncrementalAlterConfigsRequest)
-from kraftwire.server.apis import api44_incremental_alter_configs as alter_configs
+from kraftwire.server.controller import configuration_control as alter_configs
 from kraftwire.server.controller.replication import alter_partition
-from kraftwire.server.apis import api62_broker_registration as registration
-from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
+from kraftwire.server.controller import cluster_control as registration
+from kraftwire.server.controller import cluster_control as heartbeat
 from kraftwire.server.controller.broker_lifecycle import fence_broker, unfence_broker
 from kraftwire.server.controller.partition_change import rules_for
 from kraftwire.server.host.cluster import BackgroundCluster
@@ -58,7 +58,7 @@ def restart(image, broker_id, previous_epoch=-1):
     request = BrokerRegistrationRequest(broker_id=broker_id, cluster_id="c", incarnation_id=uuid.uuid4(),
                                         log_dirs=list(image.brokers[broker_id].log_dirs),
                                         previous_broker_epoch=previous_epoch)
-    records, response = registration.decide(image, request, 3, "c", session_alive=False)
+    records, response = registration.register_broker(image, request, 3, "c", session_alive=False)
     assert response.error_code == 0
     apply_all(image, records)
     return records
@@ -151,7 +151,7 @@ def test_min_isr_changes_clear_the_elr_where_it_is_on():
     for level, cleared in ((ELR_LEVEL, ["t", ""]), (NO_ELR_LEVEL, [])):
         image = cluster_image(level)
         fence(image, 3, 2)
-        records, response = alter_configs.decide(image, request, 3000)
+        records, response = alter_configs.incremental_alter_configs(image, request, 3000)
         assert [r.error_code for r in response.responses] == [0, 0]
         assert [r.topic_name for r in records if type(r) is rec.ClearElrRecord] == cleared
         apply_all(image, records)
@@ -164,7 +164,7 @@ def test_heartbeats_record_cordoned_directories_from_4_3(level, recorded):
     broker = image.brokers[2]
 
     def beat(cordoned):
-        records, response = heartbeat.decide(image, BrokerHeartbeatRequest(
+        records, response = heartbeat.broker_heartbeat(image, BrokerHeartbeatRequest(
             broker_id=2, broker_epoch=broker.epoch, current_metadata_offset=image.offset,
             cordoned_log_dirs=cordoned))
         assert response.error_code == 0

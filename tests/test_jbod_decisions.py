@@ -12,8 +12,8 @@ from kraftwire.codec.messages import AssignReplicasToDirsRequest, BrokerHeartbea
 from kraftwire.codec.constants import LEADER_UNCHANGED, LOST, MIGRATING, UNASSIGNED
 from kraftwire.server.metadata.record_versions import version_for
 from kraftwire.server.apis import api03_metadata as metadata
-from kraftwire.server.apis import api62_broker_registration as registration
-from kraftwire.server.apis import api63_broker_heartbeat as heartbeat
+from kraftwire.server.controller import cluster_control as registration
+from kraftwire.server.controller import cluster_control as heartbeat
 from kraftwire.server.controller.replication import directories as assign
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.controller.partition_change import default_directory
@@ -224,7 +224,7 @@ def directories_example():
 
 def test_kafka_offline_directories_example():
     image, topics, (d1, d2, d3, _d4) = directories_example()
-    records, response = heartbeat.decide(image, heartbeat_request(101, 201, [d1, d3]))
+    records, response = heartbeat.broker_heartbeat(image, heartbeat_request(101, 201, [d1, d3]))
     assert response.error_code == 0 and not response.is_fenced
     assert len(records) == 3
     assert changes(records[:2]) == [{"topic_id": topics[n], "partition_id": 0, "isr": (102,), "leader": 102}
@@ -239,14 +239,14 @@ def test_kafka_offline_directories_example():
 
 def test_directories_already_offline_or_not_owned_change_nothing():
     image, _topics, (d1, _d2, d3, _d4) = directories_example()
-    apply_all(image, heartbeat.decide(image, heartbeat_request(101, 201, [d1]))[0])
-    records, _ = heartbeat.decide(image, heartbeat_request(101, 201, [d1, d3, uuid.uuid4()]))
+    apply_all(image, heartbeat.broker_heartbeat(image, heartbeat_request(101, 201, [d1]))[0])
+    records, _ = heartbeat.broker_heartbeat(image, heartbeat_request(101, 201, [d1, d3, uuid.uuid4()]))
     assert records == []
 
 
 def test_offline_directories_of_a_stale_heartbeat_are_ignored():
     image, _topics, (d1, *_rest) = directories_example()
-    records, response = heartbeat.decide(image, heartbeat_request(101, 5, [d1]))
+    records, response = heartbeat.broker_heartbeat(image, heartbeat_request(101, 5, [d1]))
     assert records == [] and response.error_code == 77
 
 
@@ -258,7 +258,7 @@ def registration_request(broker_id: int, dirs, incarnation: uuid.UUID | None = N
 
 
 def register(image, request, version=4, session_alive=False):
-    return registration.decide(image, request, version, CLUSTER_ID, session_alive)
+    return registration.register_broker(image, request, version, CLUSTER_ID, session_alive)
 
 
 def test_registration_directory_rules():
@@ -277,7 +277,7 @@ def test_registration_directory_rules():
 
 def test_same_incarnation_amends_the_registration_and_replaces_the_online_directories():
     image, _topics, (d1, d2, _d3, _d4) = directories_example()
-    apply_all(image, heartbeat.decide(image, heartbeat_request(101, 201, [d1]))[0])
+    apply_all(image, heartbeat.broker_heartbeat(image, heartbeat_request(101, 201, [d1]))[0])
     incarnation = image.brokers[101].incarnation_id
     records, response = register(image, registration_request(101, [d1, d2], incarnation), session_alive=True)
     assert response.error_code == 0 and response.broker_epoch == 201

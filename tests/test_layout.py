@@ -8,6 +8,7 @@ package-dir says.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -28,12 +29,22 @@ ALLOWED = {
     "server.broker": {"codec", "server.metadata", "server.wire"},
 }
 
-# The controller's pure decision rules: functions of (image, request), testable without sockets.
-DECISION_RULES = ["partition_change", "placement", "topics", "broker_lifecycle", "throttle_cleanup",
-                  "replication_bandwidth", "config_validation", "acls", "scram", "result"]
-DECISION_RULES_MUST_NOT_REACH = ("kraftwire.server.wire", "kraftwire.server.raft", "kraftwire.server.apis",
-                                 "kraftwire.server.controller.metadata_log", "kraftwire.server.controller.active_controller")
+# The controller modules that are not decisions: the writer, the log interface it writes through, the
+# listener node, and the package itself. Every other module of server/controller/ (and of any subpackage
+# it grows) is a decision module: a pure function of an image and a request (ARCHITECTURE.md, "Decisions").
+CONTROLLER = "kraftwire.server.controller"
+NOT_DECISIONS = {CONTROLLER, f"{CONTROLLER}.active_controller", f"{CONTROLLER}.node", f"{CONTROLLER}.metadata_log"}
+DECISION_MODULES_MUST_NOT_REACH = ("kraftwire.server.wire", "kraftwire.server.raft", "kraftwire.server.apis",
+                                   "kraftwire.server.broker", f"{CONTROLLER}.metadata_log",
+                                   f"{CONTROLLER}.active_controller")
 
+# What a handler module may import of the wire: the types it returns or takes (transport's).
+HANDLER_WIRE_NAMES = {"Encoded", "RequestContext", "Undecoded"}
+# Names that make a function a decision: judging a request (decide, validate_*, check_*) or building
+# the records of a change (*_records). A handler calls such functions of a controller manager.
+DECISION_FUNCTION = re.compile(r"^(decide(_\w+)?|validate_\w+|check_\w+|\w+_records)$")
+# What only a decision needs: the result it returns and the records it writes.
+DECISION_IMPORTS = {f"{CONTROLLER}.result", "kraftwire.codec.records"}
 
 def source_modules() -> dict[str, Path]:
     """Every module of the distribution by its import name, from the folders pyproject maps."""
@@ -99,7 +110,9 @@ def test_the_import_graph_covers_the_source_tree():
     assert {"kraftwire", "kraftwire.codec", "kraftwire.server.broker.node", "kraftwire.server.controller.topics",
             "kraftwire.audit"} <= set(MODULES)
     assert "kraftwire.server.public" not in MODULES
-    assert "kraftwire.server.controller.result" in GRAPH["kraftwire.server.apis.api45_alter_partition_reassignments"]
+    assert "kraftwire.server.controller.configuration_control" in GRAPH[
+        "kraftwire.server.apis.api44_incremental_alter_configs"]
+    assert "kraftwire.server.controller.result" in GRAPH["kraftwire.server.controller.configuration_control"]
 
 
 def test_each_wing_imports_only_what_it_may():
@@ -125,12 +138,105 @@ def test_codec_and_audit_stay_out_of_the_server():
             assert {wing(m) for m in reachable(module)} <= {"audit", "codec", "schemas"}, module
 
 
-def test_decision_rules_reach_neither_the_wire_the_log_nor_the_handlers():
-    for rule in DECISION_RULES:
-        module = f"kraftwire.server.controller.{rule}"
-        assert module in MODULES
-        reached = {m for m in reachable(module) if m.startswith(DECISION_RULES_MUST_NOT_REACH)}
+def decision_modules() -> list[str]:
+    return sorted(m for m in MODULES if (m == CONTROLLER or m.startswith(CONTROLLER + ".")) and m not in NOT_DECISIONS)
+
+
+def test_decision_modules_reach_neither_the_wire_the_log_the_handlers_nor_the_brokers():
+    """Every decision module, through any chain of imports."""
+    modules = decision_modules()
+    assert {f"{CONTROLLER}.configuration_control", f"{CONTROLLER}.cluster_control", f"{CONTROLLER}.acls",
+            f"{CONTROLLER}.scram", f"{CONTROLLER}.result", f"{CONTROLLER}.partition_change"} <= set(modules)
+    for module in modules:
+        reached = {m for m in reachable(module) if m.startswith(DECISION_MODULES_MUST_NOT_REACH)}
         assert reached == set(), module
+
+
+def handler_modules() -> list[str]:
+    return sorted(m for m in MODULES if m.startswith("kraftwire.server.apis.api"))
+
+
+def test_no_handler_defines_a_decision():
+    """A handler module (server/apis/api*.py) decodes, authorizes, calls one manager function and returns
+    its answer; the decision is the manager's. Two marks of a decision, both exact for the code as it
+    is: a function (at any depth) named ``decide``, ``decide_*``, ``validate_*``, ``check_*`` or
+    ``*_records``, and an import of what only a decision needs, ``ControllerResult``
+    (``server.controller.result``) or the metadata records (``kraftwire.codec.records``). Handlers that
+    answer a read from an image (Metadata, ListConfigResources, DescribeTopicPartitions) build their
+    response themselves: that is encoding an answer, not deciding a change."""
+    found = []
+    for module in handler_modules():
+        tree = ast.parse(MODULES[module].read_text())
+        found += [(module, node.name) for node in ast.walk(tree)
+                  if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and DECISION_FUNCTION.match(node.name)]
+        found += [(module, target) for target in sorted(GRAPH[module] & DECISION_IMPORTS)]
+    assert found == []
+
+
+def wire_imports(module: str) -> list[str]:
+    """What ``module`` imports of kraftwire.server.wire, by dotted name (``transport.Encoded``)."""
+    path = MODULES[module]
+    package = module.split(".")[:-1]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names if alias.name.startswith("kraftwire.server.wire")]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                if node.level else (node.module or "")
+            if base == "kraftwire.server" and any(alias.name == "wire" for alias in node.names):
+                names.append("kraftwire.server.wire")
+            elif base.startswith("kraftwire.server.wire"):
+                names += [f"{base}.{alias.name}" for alias in node.names]
+    return names
+
+
+def test_handlers_import_of_the_wire_only_the_types_they_return():
+    allowed = {f"kraftwire.server.wire.transport.{name}" for name in HANDLER_WIRE_NAMES}
+    assert wire_imports("kraftwire.server.apis.api03_metadata") == [
+        "kraftwire.server.wire.transport.Encoded", "kraftwire.server.wire.transport.RequestContext"]
+    broken = [(module, name) for module in handler_modules() for name in wire_imports(module) if name not in allowed]
+    assert broken == []
+
+
+def protocol_members(module: str, protocol: str) -> set[str]:
+    """The members a Protocol class of ``module`` names, its bases' of the same module included."""
+    tree = ast.parse(MODULES[module].read_text())
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    members, todo = set(), [protocol]
+    while todo:
+        cls = classes[todo.pop()]
+        todo += [base.id for base in cls.bases if isinstance(base, ast.Name) and base.id in classes]
+        members |= {node.name for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+        members |= {node.target.id for node in cls.body
+                    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    return members
+
+
+def class_members(module: str, name: str) -> set[str]:
+    """What instances of a class offer: its methods and properties, and the attributes its methods set."""
+    (cls,) = [node for node in ast.parse(MODULES[module].read_text()).body
+              if isinstance(node, ast.ClassDef) and node.name == name]
+    members = {node.name for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        else:
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else []
+        members |= {t.attr for t in targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return members
+
+
+def test_the_nodes_offer_what_the_handlers_seams_name():
+    """The Protocols of server/apis/nodes.py are the handlers' whole view of a node (mypy checks the types;
+    this, that neither side drifts without the other): every member they name, the node classes have."""
+    nodes = "kraftwire.server.apis.nodes"
+    for protocol, module, cls in (("ControllerNodeApi", "kraftwire.server.controller.node", "ControllerNode"),
+                                  ("BrokerNodeApi", "kraftwire.server.broker.node", "BrokerNode")):
+        wanted = protocol_members(nodes, protocol)
+        assert {"image", "authorizer", "static_configs"} <= wanted
+        assert wanted - class_members(module, cls) == set(), cls
 
 
 def test_the_wheel_installs_only_kraftwire(tmp_path):

@@ -3,22 +3,30 @@
 
 Each module opens with its contract (what it does, who may call it, what null means, version notes)
 and defines ``API_KEY`` and its handlers: ``on_broker(broker, context, request)`` answers on a simulated
-broker's listener, ``on_controller(node, context, request)`` on the controller listener (usually
-``await node.controller.write(...)`` around a pure ``decide(image, request, ...)``). Every API is served
-over the schema's whole version range (``kraftwire.server.wire.transport.Listener``).
+broker's listener, ``on_controller(node, context, request)`` on the controller listener. A handler
+decodes nothing itself (the listener did), authorizes (``authorization``), calls one function of a
+controller manager (server/controller/: ``await node.write(lambda image: manager.decision(image, request,
+...))`` for a change, the function on ``node.image`` for a read; a broker's AlterConfigs and
+IncrementalAlterConfigs: the manager's preprocess, the forward of the rest, the manager's merge), and
+returns its response; it defines no decision of its own. Every API is served over the schema's whole
+version range (``kraftwire.server.wire.transport.Listener``).
 
-The handlers may import the wire, the metadata wing and the controller's decision rules; nothing here
+Handlers are typed against the two Protocols of ``nodes`` (``ControllerNodeApi``, ``BrokerNodeApi``) and
+reach nothing deeper. They may import the codec, the metadata wing, the controller's managers and, of
+the wire, only the types they return or take (``Encoded``, ``RequestContext``, ``Undecoded``); nothing here
 imports the broker wing or the host, which pass their node objects in. The host hands ``BROKER_APIS``
 to every ``BrokerNode`` and ``CONTROLLER_APIS`` to the ``ControllerNode``.
 """
 from __future__ import annotations
 
 import struct
-from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
-from kraftwire.server.wire.transport import Encoded
+from kraftwire.codec.message import Message
+from kraftwire.server.metadata.acls import Operation
+from kraftwire.server.wire.transport import Encoded, RequestContext
 
 from . import (api01_fetch, api03_metadata, api17_sasl_handshake, api18_api_versions,
                api19_create_topics, api20_delete_topics, api29_describe_acls, api30_create_acls,
@@ -33,18 +41,20 @@ from . import (api01_fetch, api03_metadata, api17_sasl_handshake, api18_api_vers
                api80_add_raft_voter, api81_remove_raft_voter, api82_update_raft_voter)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
                             INCREMENTAL_ALTER_CONFIGS, alter_replica_log_dirs, delete_topics, on_cluster, per_resource)
-from kraftwire.server.metadata.acls import Operation
+from .nodes import BrokerHandler, BrokerNodeApi, ControllerHandler, ControllerNodeApi, Handler, NodeApi
 
-Handler = Callable[[object, object, object], object | Awaitable[object]]  # (node, context, request) -> response
+__all__ = ["BROKER_APIS", "CONTROLLER_APIS", "BrokerHandler", "BrokerNodeApi", "ControllerHandler", "ControllerNodeApi",
+           "Handler", "NodeApi", "forward_to_controller", "relay_answered_at_once", "relay_to_controller", "relaying"]
 
 
-async def forward_to_controller(broker, context, request):
+async def forward_to_controller(broker: BrokerNodeApi, context: RequestContext, request: Any) -> Any:
     """Relay a controller-bound request at the client's version, as KRaft brokers forward them, and hand
     back the controller's answer (once the broker's metadata holds it: ``BrokerNode.forward``)."""
     return await broker.forward(request, context.api_version)
 
 
-async def relay_to_controller(broker, context, request, *, synced: bool = True):
+async def relay_to_controller(broker: BrokerNodeApi, context: RequestContext, request: Any, *,
+                              synced: bool = True) -> Encoded:
     """Forward a request the broker has parsed (and authorized) but need not change, as the bytes it
     came in, and hand back the controller's answer undecoded: a 10,000-partition reassignment's request
     and its listing are neither encoded nor decoded again on the broker. The answer waits until the
@@ -52,11 +62,13 @@ async def relay_to_controller(broker, context, request, *, synced: bool = True):
     is False."""
     key, version = context.api_key, context.api_version
     body = await broker.relay(key, version, context.body, getattr(request, "timeout_ms", None), synced=synced)
-    at = codec.api(key)[1].fixed_offset("error_code", version)
+    response_cls = codec.api(key)[1]
+    assert issubclass(response_cls, Message)
+    at = response_cls.fixed_offset("error_code", version)
     return Encoded(body, _INT16.unpack_from(body, at)[0] if at is not None else ErrorCode.NONE)
 
 
-async def relay_answered_at_once(broker, context, request):
+async def relay_answered_at_once(broker: BrokerNodeApi, context: RequestContext, request: Any) -> Encoded:
     """``relay_to_controller`` for a request that is read back from the controller, not from the
     broker's metadata (reassignments are listed by ListPartitionReassignments, the quorum described by
     DescribeQuorum, both forwarded): the controller's answer, once it has committed, is handed back at
@@ -65,12 +77,15 @@ async def relay_answered_at_once(broker, context, request):
     return await relay_to_controller(broker, context, request, synced=False)
 
 
-def relaying(handler):
+HandlerT = TypeVar("HandlerT")
+
+
+def relaying(handler: HandlerT) -> HandlerT:
     """Mark a broker handler that relays the request's bytes and reads nothing of the request but
     top-level numbers (``timeout_ms``): the broker's listener then checks such a request's structure
     without building it (server/wire/transport.py, ``Undecoded``). Kafka's broker parses a request it
     forwards; so does this check, which refuses what the decoder refuses (the connection is closed)."""
-    handler.relays_request = True
+    handler.relays_request = True  # type: ignore[attr-defined]  # read by BrokerNode with getattr
     return handler
 
 
@@ -79,7 +94,7 @@ ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation
 
 # Each handler is wrapped in the authorization Kafka applies to its API (authorization.py); with no
 # authorizer configured the wrappers let everything through.
-BROKER_APIS: dict[int, Handler] = {
+BROKER_APIS: dict[int, BrokerHandler] = {
     api03_metadata.API_KEY: api03_metadata.on_broker,
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
@@ -109,7 +124,7 @@ BROKER_APIS: dict[int, Handler] = {
     api81_remove_raft_voter.API_KEY: on_cluster(ALTER, relay_to_controller),
 }
 
-CONTROLLER_APIS: dict[int, Handler] = {
+CONTROLLER_APIS: dict[int, ControllerHandler] = {
     api01_fetch.API_KEY: on_cluster(CLUSTER_ACTION, api01_fetch.on_controller),
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_controller,

@@ -13,17 +13,21 @@ replica's fetch, and so does kraftwire.
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import FetchResponse
+from kraftwire.codec.messages import FetchRequest, FetchResponse
+from kraftwire.codec.model import Struct
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import ControllerNodeApi
 
 API_KEY = 1
 FIRST_VERSION_WITH_ENDPOINTS = 16
 
 
-async def on_controller(node, context, request):
-    answer = await node.controller.log.handle(request, context.api_version)
+async def on_controller(node: ControllerNodeApi, context: RequestContext, request: FetchRequest) -> Struct:
+    answer: FetchResponse = await node.quorum.handle(request, context.api_version)
     if context.api_version < FIRST_VERSION_WITH_ENDPOINTS:
         return answer
     endpoints = node.quorum_endpoints()
     named = {p.current_leader.leader_id for t in answer.responses for p in t.partitions} & endpoints.keys()
-    return answer.replace(node_endpoints=[FetchResponse.NodeEndpoint(node_id=n, host=endpoints[n][0], port=endpoints[n][1])
-                                          for n in sorted(named)])
+    return answer.replace(node_endpoints=[
+        FetchResponse.NodeEndpoint(node_id=n, host=endpoints[n][0], port=endpoints[n][1]) for n in sorted(named)])

@@ -2,7 +2,9 @@
 
 Who: any client, on a broker listener. ``Topics`` null (v1+) or empty (v0) means every topic; v10+
 may name topics by id. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION (3) (UNKNOWN_TOPIC_ID (100) by
-id), or INVALID_TOPIC_EXCEPTION (17) when the name is illegal (Kafka's ``Topic.validate``); a cluster started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are listed; ``ControllerId`` is a random live broker, as KRaft brokers
+id), or INVALID_TOPIC_EXCEPTION (17) when the name is illegal (Kafka's ``Topic.validate``); a cluster
+started with auto.create.topics.enable creates them (``auto_topic_creation``). Only unfenced brokers are
+listed; ``ControllerId`` is a random live broker, as KRaft brokers
 report it (clients send controller-bound requests there and the broker forwards them). During a
 reassignment ``ReplicaNodes`` is the merged replica list. Leaderless partitions carry
 LEADER_NOT_AVAILABLE (5); ``OfflineReplicas`` (v5+) lists replicas whose broker is fenced or missing or
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from kraftwire.codec.messages import MetadataRequest, MetadataResponse
 from kraftwire.codec import ErrorCode
@@ -33,10 +37,12 @@ from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
 from kraftwire.codec.primitives import write_uvarint
 from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.acls import Operation, ResourceType
-from kraftwire.server.wire.transport import Encoded
+from kraftwire.server.metadata.image import MetadataImage, PartitionState, TopicState
+from kraftwire.server.wire.transport import Encoded, RequestContext
 
 from .authorization import authorized
 from .auto_topic_creation import create_missing_topics
+from .nodes import BrokerNodeApi
 
 API_KEY = 3
 FIRST_TOPIC_ID_VERSION = 12  # v10 and v11 carry the TopicId field, but Kafka refuses requests that use it
@@ -44,12 +50,16 @@ Topic = MetadataResponse.MetadataResponseTopic
 Partition = MetadataResponse.MetadataResponsePartition
 
 
-def live_broker_id(image, rng=random) -> int:
+class _Chooser(Protocol):
+    def choice(self, seq: Sequence[int]) -> int: ...
+
+
+def live_broker_id(image: MetadataImage, rng: _Chooser = random) -> int:
     live = [b.broker_id for b in image.brokers.values() if not b.fenced]
     return rng.choice(live) if live else -1
 
 
-def _partition(image, index, state, only_available: bool = False) -> Partition:
+def _partition(image: MetadataImage, index: int, state: PartitionState, only_available: bool = False) -> Partition:
     def available(broker_id: int) -> bool:
         return (broker := image.brokers.get(broker_id)) is not None and not broker.fenced
 
@@ -66,7 +76,7 @@ def _partition(image, index, state, only_available: bool = False) -> Partition:
                      offline_replicas=offline)
 
 
-def _topic(image, topic, version: int) -> Topic:
+def _topic(image: MetadataImage, topic: TopicState, version: int) -> Topic:
     return Topic(error_code=ErrorCode.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
                  partitions=[_partition(image, i, s, version == 0) for i, s in sorted(topic.partitions.items())])
 
@@ -82,7 +92,12 @@ def _missing_topic(error_code: int, name: str | None, topic_id: uuid.UUID) -> To
     return tuple.__new__(Topic, values)
 
 
-def build_response(image, request, version: int, broker, may_describe=lambda name: True) -> MetadataResponse:
+def _anything(name: str | None) -> bool:
+    return True
+
+
+def build_response(image: MetadataImage, request: MetadataRequest, version: int, broker: BrokerNodeApi,
+                   may_describe: Callable[[str | None], bool] = _anything) -> MetadataResponse:
     brokers = [MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=e.host, port=e.port, rack=b.rack)
                for b in sorted(image.brokers.values(), key=lambda b: b.broker_id) if not b.fenced
                for e in b.endpoints if e.name == broker.listener_name]
@@ -92,6 +107,8 @@ def build_response(image, request, version: int, broker, may_describe=lambda nam
                   if may_describe(t.name)]
     else:
         topics = []
+        missing: tuple[int, str | None, uuid.UUID]
+        topic: TopicState | None
         for entry in wanted:
             if entry.name is None and entry.topic_id != ZERO_UUID:
                 topic = image.topics.get(entry.topic_id)
@@ -101,7 +118,7 @@ def build_response(image, request, version: int, broker, may_describe=lambda nam
             elif not may_describe(entry.name):
                 topic, missing = None, (ErrorCode.TOPIC_AUTHORIZATION_FAILED, entry.name, ZERO_UUID)
             else:
-                topic = image.topic(entry.name)
+                topic = image.topic(entry.name) if entry.name is not None else None
                 illegal = entry.name is not None and invalid_name_reason(entry.name) is not None
                 missing = (ErrorCode.INVALID_TOPIC_EXCEPTION if illegal else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                            entry.name, ZERO_UUID)
@@ -110,25 +127,25 @@ def build_response(image, request, version: int, broker, may_describe=lambda nam
                             topics=topics)
 
 
-def _uses_topic_ids_too_early(request, version: int) -> bool:
+def _uses_topic_ids_too_early(request: MetadataRequest, version: int) -> bool:
     return version < FIRST_TOPIC_ID_VERSION and request.topics is not None and any(
         t.name is None or t.topic_id != ZERO_UUID for t in request.topics)
 
 
-def invalid_request_response(request) -> MetadataResponse:
+def invalid_request_response(request: MetadataRequest) -> MetadataResponse:
     """Kafka's generic Metadata error answer: each topic asked for, with INVALID_REQUEST and no partitions."""
     return MetadataResponse(brokers=[], cluster_id=None, controller_id=-1, topics=[
         Topic(error_code=ErrorCode.INVALID_REQUEST, name="" if t.name is None else t.name, topic_id=t.topic_id,
-              is_internal=False, partitions=[]) for t in request.topics])
+              is_internal=False, partitions=[]) for t in request.topics or ()])
 
 
-def may_create(broker, context, name: str) -> bool:
+def may_create(broker: BrokerNodeApi, context: RequestContext, name: str) -> bool:
     """Auto-creation needs CREATE on the cluster or on the topic, as Kafka asks."""
     return (authorized(broker, context, Operation.CREATE)
             or authorized(broker, context, Operation.CREATE, ResourceType.TOPIC, name))
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext, request: MetadataRequest) -> MetadataResponse | Encoded:
     image = broker.image
     version = context.api_version
     if request.topics is None and version and broker.authorizer is None:  # all topics, the same for everyone
@@ -145,9 +162,10 @@ def on_broker(broker, context, request):
     return create_missing_topics(broker, request, build_response(image, request, version, broker))
 
 
-def _authorized_answer(broker, context, request, image, version: int):
+def _authorized_answer(broker: BrokerNodeApi, context: RequestContext, request: MetadataRequest,
+                       image: MetadataImage, version: int) -> MetadataResponse:
     """The answer with an authorizer: topics without DESCRIBE left out or refused, creation needing CREATE."""
-    response = build_response(image, request, version, broker, lambda name: authorized(
+    response = build_response(image, request, version, broker, lambda name: name is not None and authorized(
         broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
     return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
 
@@ -164,7 +182,7 @@ def _encoded(response: MetadataResponse, version: int) -> bytes:
     return bytes(body)
 
 
-def _topic_bytes(image, topic, version: int) -> bytes:
+def _topic_bytes(image: MetadataImage, topic: TopicState, version: int) -> bytes:
     """One topic's entry as the Topics array holds it: cut from a response holding only that topic
     (its count, 1, has the size of an empty array's count, 0, in every version)."""
     empty = _encoded(MetadataResponse(brokers=[], topics=[]), version)
@@ -173,7 +191,7 @@ def _topic_bytes(image, topic, version: int) -> bytes:
     return alone[len(empty) - suffix:len(alone) - suffix]
 
 
-def _all_topics_body(image, version: int, broker, cache: dict) -> bytes:
+def _all_topics_body(image: MetadataImage, version: int, broker: BrokerNodeApi, cache: dict[str, Any]) -> bytes:
     """The all-topics answer: the head (brokers, cluster and controller ids) encoded afresh, the
     topics' entries reused where neither the topic nor any broker changed since they were encoded."""
     brokers_now = tuple(image.brokers.values())

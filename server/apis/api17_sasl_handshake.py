@@ -9,12 +9,16 @@ without Kafka headers (the transport hands them to the session).
 from __future__ import annotations
 
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.messages import SaslHandshakeResponse
+from kraftwire.codec.messages import SaslHandshakeRequest, SaslHandshakeResponse
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import NodeApi, session_of
 
 API_KEY = 17
 
 
-def on_any(_node, context, request) -> SaslHandshakeResponse:
-    if context.session is None:
+def on_any(_node: NodeApi, context: RequestContext, request: SaslHandshakeRequest) -> SaslHandshakeResponse:
+    session = session_of(context)
+    if session is None:
         return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
-    return context.session.handshake(context.api_version, request.mechanism)
+    return session.handshake(context.api_version, request.mechanism)

@@ -13,28 +13,34 @@ like Kafka's, does not check.
 The answer depends only on the listener, the version asked and the image, so it is encoded once per
 image version and served from that cache.
 """
-from kraftwire.codec import ErrorCode
-from kraftwire.codec.messages import ApiVersionsResponse
+from __future__ import annotations
 
+from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse
+from kraftwire.codec.model import Struct
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
                                                       METADATA_VERSION_LEVEL, SUPPORTED_FEATURES)
-from kraftwire.server.wire.transport import Encoded, route_key
+from kraftwire.server.wire.transport import Encoded, RequestContext
+
+from .nodes import BrokerNodeApi, ControllerNodeApi
 
 API_KEY = 18
-_ROUTES = route_key(API_KEY, 0)
 
 
-def _answer(context, image):
-    key = _ROUTES | context.api_version  # its route's key, as the transport's ``route_key``
+def _answer(context: RequestContext, image: MetadataImage) -> Encoded:
+    key = (API_KEY, context.api_version)
     cached = context.listener.answers.get(key)  # (image, its version, Encoded)
     if cached is None or cached[0] is not image or cached[1] != image.version:
         body = bytearray()
-        _build(context, image).encode_into(body, context.api_version)
+        answer = _build(context, image)
+        assert isinstance(answer, ApiVersionsResponse)
+        answer.encode_into(body, context.api_version)
         cached = context.listener.answers[key] = (image, image.version, Encoded(bytes(body)))
     return cached[2]
 
 
-def _build(context, image):
+def _build(context: RequestContext, image: MetadataImage) -> Struct:
     body = context.listener.api_versions_body()
     finalized = {METADATA_VERSION_FEATURE: METADATA_VERSION_LEVEL, **image.features,
                  KRAFT_VERSION_FEATURE: image.kraft_version}
@@ -47,12 +53,13 @@ def _build(context, image):
                             for name, level in finalized.items() if level > 0])
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: ApiVersionsRequest) -> ApiVersionsResponse | Encoded:
     if context.api_version >= 5 and request.cluster_id is not None and (
             request.cluster_id != broker.cluster_id or request.node_id != broker.broker_id):
         return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED)
     return _answer(context, broker.image)
 
 
-def on_controller(node, context, request):
-    return _answer(context, node.controller.committed)
+def on_controller(node: ControllerNodeApi, context: RequestContext, request: ApiVersionsRequest) -> Encoded:
+    return _answer(context, node.image)

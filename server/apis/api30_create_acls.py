@@ -7,15 +7,18 @@ an authorizer configured every one gets SECURITY_DISABLED (54). Each creation is
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import CreateAclsResponse
+from kraftwire.codec.messages import CreateAclsRequest, CreateAclsResponse
 from kraftwire.server.controller.acls import create_acls
 
+from kraftwire.server.wire.transport import RequestContext
+
 from .authorization import acl_write_refusal
+from .nodes import BrokerNodeApi, ControllerNodeApi, NodeApi
 
 API_KEY = 30
 
 
-def refusal(node, context, request) -> CreateAclsResponse | None:
+def refusal(node: NodeApi, context: RequestContext, request: CreateAclsRequest) -> CreateAclsResponse | None:
     """The answer when this caller may not create ACLs here, else None."""
     refused = acl_write_refusal(node, context)
     if refused is None:
@@ -25,11 +28,12 @@ def refusal(node, context, request) -> CreateAclsResponse | None:
                                        for _ in request.creations])
 
 
-async def on_broker(broker, context, request):
+async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: CreateAclsRequest) -> CreateAclsResponse:
     refused = refusal(broker, context, request)
     return refused if refused is not None else await broker.forward(request, context.api_version)
 
 
-async def on_controller(node, context, request):
+async def on_controller(node: ControllerNodeApi, context: RequestContext,
+                        request: CreateAclsRequest) -> CreateAclsResponse:
     refused = refusal(node, context, request)
-    return refused if refused is not None else await node.controller.write(lambda image: create_acls(image, request))
+    return refused if refused is not None else await node.write(lambda image: create_acls(image, request))

@@ -7,15 +7,18 @@ authorizer configured every one gets SECURITY_DISABLED (54). Matching is server/
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import DeleteAclsResponse
+from kraftwire.codec.messages import DeleteAclsRequest, DeleteAclsResponse
 from kraftwire.server.controller.acls import delete_acls
 
+from kraftwire.server.wire.transport import RequestContext
+
 from .authorization import acl_write_refusal
+from .nodes import BrokerNodeApi, ControllerNodeApi, NodeApi
 
 API_KEY = 31
 
 
-def refusal(node, context, request) -> DeleteAclsResponse | None:
+def refusal(node: NodeApi, context: RequestContext, request: DeleteAclsRequest) -> DeleteAclsResponse | None:
     """The answer when this caller may not delete ACLs here, else None."""
     refused = acl_write_refusal(node, context)
     if refused is None:
@@ -26,11 +29,12 @@ def refusal(node, context, request) -> DeleteAclsResponse | None:
         for _ in request.filters])
 
 
-async def on_broker(broker, context, request):
+async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: DeleteAclsRequest) -> DeleteAclsResponse:
     refused = refusal(broker, context, request)
     return refused if refused is not None else await broker.forward(request, context.api_version)
 
 
-async def on_controller(node, context, request):
+async def on_controller(node: ControllerNodeApi, context: RequestContext,
+                        request: DeleteAclsRequest) -> DeleteAclsResponse:
     refused = refusal(node, context, request)
-    return refused if refused is not None else await node.controller.write(lambda image: delete_acls(image, request))
+    return refused if refused is not None else await node.write(lambda image: delete_acls(image, request))

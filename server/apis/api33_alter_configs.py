@@ -3,7 +3,7 @@
 
 Who: admin clients, on a broker listener; the controller listener serves it too. Each resource's
 ``Configs`` becomes its complete set of dynamic configs: every key given is set, every key it had and
-is not given is deleted (``config_validation.legacy_alter_ops``). A null ``Value`` is refused on the broker with
+is not given is deleted (``configuration_control.legacy_ops``). A null ``Value`` is refused on the broker with
 INVALID_REQUEST "Null value not supported for : {keys}". Everything else follows
 IncrementalAlterConfigs (api44_incremental_alter_configs): the receiving broker refuses repeated
 resources and keys, other brokers' ids and bad broker values with INVALID_REQUEST and forwards the rest;
@@ -13,27 +13,25 @@ atomic batch, or nothing under ``ValidateOnly``.
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import AlterConfigsResponse
+from kraftwire.codec.messages import AlterConfigsRequest, AlterConfigsResponse
+from kraftwire.server.controller import configuration_control
+from kraftwire.server.wire.transport import RequestContext
 
-from kraftwire.server.metadata import configs
-from kraftwire.server.controller import config_validation
-from . import api44_incremental_alter_configs as incremental
+from .nodes import BrokerNodeApi, ControllerNodeApi
 
 API_KEY = 33
 
 
-def legacy_ops(image, resource) -> list[config_validation.Op]:
-    current = image.configs.get((resource.resource_type, resource.resource_name), {})
-    return config_validation.legacy_alter_ops(current, [(config.name, config.value) for config in resource.configs])
+async def on_broker(broker: BrokerNodeApi, context: RequestContext,
+                    request: AlterConfigsRequest) -> AlterConfigsResponse:
+    """Answer what the broker refuses, forward the rest to the controller, merge in request order."""
+    refused = configuration_control.preprocess_on_broker(broker.image, broker.broker_id, request.resources,
+                                                         configuration_control.legacy_ops, broker.log_dir_paths())
+    forwarded = [r for index, r in enumerate(request.resources) if index not in refused]
+    answer = await broker.forward(request.replace(resources=forwarded), context.api_version) if forwarded else None
+    return configuration_control.merge_answers(AlterConfigsResponse, request.resources, refused, answer)
 
 
-def decide(image, request, controller_id: int):
-    return incremental.decide(image, request, controller_id, legacy_ops, AlterConfigsResponse)
-
-
-async def on_broker(broker, context, request):
-    return await incremental.answer_on_broker(broker, context, request, legacy_ops, AlterConfigsResponse)
-
-
-async def on_controller(node, context, request):
-    return await node.controller.write(lambda image: decide(image, request, node.node_id))
+async def on_controller(node: ControllerNodeApi, context: RequestContext,
+                        request: AlterConfigsRequest) -> AlterConfigsResponse:
+    return await node.write(lambda image: configuration_control.alter_configs(image, request, node.node_id))

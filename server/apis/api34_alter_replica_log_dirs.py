@@ -13,7 +13,10 @@ partition named twice takes the last path, as Kafka's map of partition to direct
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import AlterReplicaLogDirsResponse
+from kraftwire.codec.messages import AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import BrokerNodeApi
 
 API_KEY = 34
 
@@ -21,15 +24,15 @@ TopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
 PartitionResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult
 
 
-def on_broker(broker, context, request):
-    image = broker.image
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: AlterReplicaLogDirsRequest) -> AlterReplicaLogDirsResponse:
     destinations: dict[tuple[str, int], str] = {}
     for directory in request.dirs:
         for topic in directory.topics:
             for partition in topic.partitions:
                 destinations[(topic.name, partition)] = directory.path
-    results: dict[str, list] = {}
-    for (topic, partition), path in destinations.items():
-        code = broker.log_manager.alter(image, topic, partition, path)
-        results.setdefault(topic, []).append(PartitionResult(partition_index=partition, error_code=code))
+    results: dict[str, list[PartitionResult]] = {}
+    for (topic_name, partition), path in destinations.items():
+        code = broker.alter_replica_log_dir(topic_name, partition, path)
+        results.setdefault(topic_name, []).append(PartitionResult(partition_index=partition, error_code=code))
     return AlterReplicaLogDirsResponse(results=[TopicResult(topic_name=t, partitions=p) for t, p in results.items()])

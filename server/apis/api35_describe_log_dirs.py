@@ -12,11 +12,15 @@ KAFKA_STORAGE_ERROR (56) with nothing else, as in Kafka. The top-level ErrorCode
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import DescribeLogDirsResponse
+from kraftwire.codec.messages import DescribeLogDirsRequest, DescribeLogDirsResponse
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import BrokerNodeApi
 
 API_KEY = 35
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
-    return DescribeLogDirsResponse(results=broker.log_manager.describe(wanted))
+    return DescribeLogDirsResponse(results=broker.describe_log_dirs(wanted))

@@ -9,13 +9,17 @@ SessionLifetimeMs (v1+) is 0: sessions do not expire (no re-authentication, KIP-
 from __future__ import annotations
 
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.messages import SaslAuthenticateResponse
+from kraftwire.codec.messages import SaslAuthenticateRequest, SaslAuthenticateResponse
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import NodeApi, session_of
 
 API_KEY = 36
 
 
-def on_any(_node, context, request) -> SaslAuthenticateResponse:
-    if context.session is None:
+def on_any(_node: NodeApi, context: RequestContext, request: SaslAuthenticateRequest) -> SaslAuthenticateResponse:
+    session = session_of(context)
+    if session is None:
         return SaslAuthenticateResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, auth_bytes=b"",
                                         error_message="SaslAuthenticate on a listener without SASL")
-    return context.session.authenticate(request.auth_bytes)
+    return session.authenticate(request.auth_bytes)

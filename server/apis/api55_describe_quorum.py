@@ -17,64 +17,17 @@ voter's controller listeners (as the log's VotersRecord lists them, else where t
 """
 from __future__ import annotations
 
-from kraftwire.codec.messages import DescribeQuorumResponse
-from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import ZERO_UUID
-from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC
+from kraftwire.codec.messages import DescribeQuorumRequest, DescribeQuorumResponse
+from kraftwire.server.controller import quorum_control
+from kraftwire.server.controller.quorum_control import CONTROLLER_LISTENER
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import ControllerNodeApi
 
 API_KEY = 55
-CONTROLLER_LISTENER = "CONTROLLER"
-UNKNOWN_TOPIC_OR_PARTITION_MESSAGE = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
-
-Topic = DescribeQuorumResponse.TopicData
-Partition = DescribeQuorumResponse.PartitionData
-Replica = DescribeQuorumResponse.ReplicaState
-Node = DescribeQuorumResponse.Node
-Listener = DescribeQuorumResponse.Listener
+__all__ = ["API_KEY", "CONTROLLER_LISTENER", "on_controller"]
 
 
-def _names_metadata_partition(request) -> bool:
-    return (len(request.topics) == 1 and request.topics[0].topic_name == METADATA_TOPIC
-            and len(request.topics[0].partitions) == 1
-            and request.topics[0].partitions[0].partition_index == METADATA_PARTITION)
-
-
-# Kafka answers a successful DescribeQuorum (v2+) with empty error messages, not null ones.
-NO_ERROR_MESSAGE = ""
-
-
-def _replica(progress, version: int) -> Replica:
-    directory = ZERO_UUID if progress.directory_id is None or version < 2 else progress.directory_id
-    return Replica(replica_id=progress.replica_id, replica_directory_id=directory,
-                   log_end_offset=progress.end_offset, last_fetch_timestamp=progress.last_fetch_ms,
-                   last_caught_up_timestamp=progress.last_caught_up_ms)
-
-
-def decide(quorum, request, version: int, endpoints: dict[int, tuple[str, int]]) -> DescribeQuorumResponse:
-    """``quorum``: the log's QuorumDescription; ``endpoints``: every voter's controller listener."""
-    if not _names_metadata_partition(request):
-        return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[
-            Topic(topic_name=t.topic_name, partitions=[
-                Partition(partition_index=p.partition_index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                          error_message=UNKNOWN_TOPIC_OR_PARTITION_MESSAGE) for p in t.partitions])
-            for t in request.topics])
-    partition = Partition(partition_index=METADATA_PARTITION, error_message=NO_ERROR_MESSAGE, leader_id=quorum.leader_id,
-                          leader_epoch=quorum.epoch, high_watermark=quorum.high_watermark,
-                          current_voters=[_replica(v, version) for v in quorum.voters],
-                          observers=[_replica(o, version) for o in quorum.observers])
-    nodes = [Node(node_id=v.replica_id, listeners=_listeners(v.replica_id, quorum, endpoints))
-             for v in quorum.voters if version >= 2 and (v.replica_id in quorum.listeners or v.replica_id in endpoints)]
-    return DescribeQuorumResponse(error_message=NO_ERROR_MESSAGE, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[partition])],
-                                  nodes=nodes)
-
-
-def _listeners(voter_id: int, quorum, endpoints: dict[int, tuple[str, int]]) -> list[Listener]:
-    logged = quorum.listeners.get(voter_id)
-    if logged:
-        return [Listener(name=name, host=host, port=port) for name, host, port in logged]
-    host, port = endpoints[voter_id]
-    return [Listener(name=CONTROLLER_LISTENER, host=host, port=port)]
-
-
-def on_controller(node, context, request):
-    return decide(node.controller.log.describe(), request, context.api_version, node.quorum_endpoints())
+def on_controller(node: ControllerNodeApi, context: RequestContext,
+                  request: DescribeQuorumRequest) -> DescribeQuorumResponse:
+    return quorum_control.describe_quorum(node.quorum.describe(), request, context.api_version, node.quorum_endpoints())

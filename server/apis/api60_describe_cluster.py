@@ -8,22 +8,27 @@ leader; -1 while there is none). The wrong endpoint type gets
 UNSUPPORTED_ENDPOINT_TYPE (115). Authorized operations are not tracked (left at Kafka's "not
 requested" value).
 """
-from kraftwire.codec.messages import DescribeClusterResponse
+from __future__ import annotations
+
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import DescribeClusterRequest, DescribeClusterResponse
+from kraftwire.server.wire.transport import RequestContext
 
 from .api03_metadata import live_broker_id
+from .nodes import BrokerNodeApi, ControllerNodeApi
 
 API_KEY = 60
 BROKERS, CONTROLLERS = 1, 2
 Broker = DescribeClusterResponse.DescribeClusterBroker
 
 
-def _wrong_endpoint(request, expected: int):
+def _wrong_endpoint(request: DescribeClusterRequest, expected: int) -> DescribeClusterResponse:
     return DescribeClusterResponse(error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, endpoint_type=request.endpoint_type,
                                    error_message=f"Only endpoint type {expected} is served on this listener.")
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: DescribeClusterRequest) -> DescribeClusterResponse:
     if request.endpoint_type != BROKERS:
         return _wrong_endpoint(request, BROKERS)
     image = broker.image
@@ -35,10 +40,11 @@ def on_broker(broker, context, request):
                                    controller_id=live_broker_id(image), brokers=listed)
 
 
-def on_controller(node, context, request):
+def on_controller(node: ControllerNodeApi, context: RequestContext,
+                  request: DescribeClusterRequest) -> DescribeClusterResponse:
     if request.endpoint_type != CONTROLLERS:
         return _wrong_endpoint(request, CONTROLLERS)
     listed = [Broker(broker_id=node_id, host=host, port=port, rack=None)
               for node_id, (host, port) in sorted(node.quorum_endpoints().items())]
-    return DescribeClusterResponse(error_message=None, endpoint_type=CONTROLLERS, cluster_id=node.controller.cluster_id,
-                                   controller_id=node.controller.log.leader_id, brokers=listed)
+    return DescribeClusterResponse(error_message=None, endpoint_type=CONTROLLERS, cluster_id=node.cluster_id,
+                                   controller_id=node.quorum.leader_id, brokers=listed)

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ConfigResourceType
-from kraftwire.codec.messages import ListConfigResourcesResponse
+from kraftwire.codec.messages import ListConfigResourcesRequest, ListConfigResourcesResponse
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import BrokerNodeApi
 
 API_KEY = 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = (
@@ -22,7 +26,7 @@ LISTING_ORDER = (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC)
 Resource = ListConfigResourcesResponse.ConfigResource
 
 
-def _names(image, resource_type: int, listener: str) -> list[str]:
+def _names(image: MetadataImage, resource_type: int, listener: str) -> list[str]:
     if resource_type in (BROKER, BROKER_LOGGER):
         return [str(broker_id) for broker_id, broker in sorted(image.brokers.items())
                 if any(endpoint.name == listener for endpoint in broker.endpoints)]
@@ -31,7 +35,8 @@ def _names(image, resource_type: int, listener: str) -> list[str]:
     return []  # groups and client metrics resources: kraftwire has none
 
 
-def build_response(image, request, version: int, listener: str) -> ListConfigResourcesResponse:
+def build_response(image: MetadataImage, request: ListConfigResourcesRequest, version: int,
+                   listener: str) -> ListConfigResourcesResponse:
     supported = {CLIENT_METRICS} if version == 0 else set(LISTING_ORDER)
     wanted = set(request.resource_types) if version >= 1 and request.resource_types else supported
     if not wanted <= supported:
@@ -42,5 +47,6 @@ def build_response(image, request, version: int, listener: str) -> ListConfigRes
         for name in _names(image, resource_type, listener)])
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: ListConfigResourcesRequest) -> ListConfigResourcesResponse:
     return build_response(broker.image, request, context.api_version, broker.listener_name)

@@ -29,12 +29,16 @@ from __future__ import annotations
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import NO_LEADER, ZERO_UUID
-from kraftwire.codec.messages import DescribeTopicPartitionsResponse
+from collections.abc import Callable
 
+from kraftwire.codec.messages import DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse
 from kraftwire.server.controller.topics import invalid_name_reason
 from kraftwire.server.metadata.acls import Operation, ResourceType
+from kraftwire.server.metadata.image import BrokerState, MetadataImage, PartitionState
+from kraftwire.server.wire.transport import RequestContext
 
 from .authorization import authorized
+from .nodes import BrokerNodeApi
 
 API_KEY = 75
 MAX_PARTITIONS_PER_RESPONSE = 2000  # Kafka's max.request.partition.size.limit default
@@ -52,7 +56,7 @@ class _InvalidRequest(Exception):
     pass
 
 
-def _selected_topics(image, request) -> tuple[list[str], bool]:
+def _selected_topics(image: MetadataImage, request: DescribeTopicPartitionsRequest) -> tuple[list[str], bool]:
     """The names to answer, in order (those the client may describe or not), and whether the request
     asked for every topic."""
     cursor = request.cursor
@@ -67,13 +71,14 @@ def _selected_topics(image, request) -> tuple[list[str], bool]:
     return sorted(names), fetch_all
 
 
-def _partition(image, listener: str, index: int, state) -> Partition:
-    def on_listener(broker_id):
+def _partition(image: MetadataImage, listener: str, index: int, state: PartitionState) -> Partition:
+    def on_listener(broker_id: int) -> BrokerState | None:
         broker = image.brokers.get(broker_id)
         return broker if broker is not None and any(e.name == listener for e in broker.endpoints) else None
 
     offline = [b for b in state.replicas
-               if (broker := on_listener(b)) is None or broker.fenced or not broker.has_online_dir(state.directory_of(b))]
+               if (broker := on_listener(b)) is None or broker.fenced
+               or not broker.has_online_dir(state.directory_of(b))]
     return Partition(error_code=ErrorCode.NONE, partition_index=index,
                      leader_id=state.leader if on_listener(state.leader) is not None else NO_LEADER,
                      leader_epoch=state.leader_epoch, replica_nodes=state.replicas, isr_nodes=state.isr,
@@ -88,7 +93,12 @@ def _missing(name: str, operations: int = ALL_TOPIC_OPERATIONS) -> Topic:
                  topic_authorized_operations=operations)
 
 
-def build_response(image, request, listener: str, may=lambda operation, name: True) -> DescribeTopicPartitionsResponse:
+def _anything(operation: int, name: str) -> bool:
+    return True
+
+
+def build_response(image: MetadataImage, request: DescribeTopicPartitionsRequest, listener: str,
+                   may: Callable[[int, str], bool] = _anything) -> DescribeTopicPartitionsResponse:
     """The page; ``may(operation, name)`` is the authorizer's verdict on a topic."""
     try:
         names, fetch_all = _selected_topics(image, request)
@@ -103,7 +113,8 @@ def build_response(image, request, listener: str, may=lambda operation, name: Tr
 
     cursor = request.cursor
     remaining = max(min(MAX_PARTITIONS_PER_RESPONSE, request.response_partition_limit), 1)
-    topics, next_cursor = [], None
+    topics: list[Topic] = []
+    next_cursor: Cursor | None = None
     for name in names:
         if remaining == 0:
             next_cursor = Cursor(topic_name=name, partition_index=0)
@@ -117,7 +128,8 @@ def build_response(image, request, listener: str, may=lambda operation, name: Tr
         end = min(len(topic.partitions), first + remaining)
         partitions = [_partition(image, listener, index, topic.partitions[index])
                       for index in range(first, end) if index in topic.partitions]
-        topics.append(Topic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id, is_internal=name in INTERNAL_TOPICS,
+        topics.append(Topic(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
+                            is_internal=name in INTERNAL_TOPICS,
                             partitions=partitions, topic_authorized_operations=operations(name)))
         if end < len(topic.partitions):
             next_cursor = Cursor(topic_name=name, partition_index=end)
@@ -128,7 +140,8 @@ def build_response(image, request, listener: str, may=lambda operation, name: Tr
     return DescribeTopicPartitionsResponse(topics=topics, next_cursor=next_cursor)
 
 
-def on_broker(broker, context, request):
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: DescribeTopicPartitionsRequest) -> DescribeTopicPartitionsResponse:
     if broker.authorizer is None:
         return build_response(broker.image, request, broker.listener_name)
     return build_response(broker.image, request, broker.listener_name, lambda operation, name: authorized(

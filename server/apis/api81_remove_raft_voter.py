@@ -8,8 +8,15 @@ when that exact pair does not vote (or it is the last voter); UNSUPPORTED_VERSIO
 """
 from __future__ import annotations
 
+from typing import Any
+
+from kraftwire.codec.message import Message
+from kraftwire.server.wire.transport import RequestContext
+
+from .nodes import ControllerNodeApi
+
 API_KEY = 81
 
 
-async def on_controller(node, context, request):
-    return await node.controller.log.handle(request, context.api_version)
+async def on_controller(node: ControllerNodeApi, context: RequestContext, request: Any) -> Message:
+    return await node.quorum.handle(request, context.api_version)

@@ -22,27 +22,34 @@ controller listener and nothing on a broker's, as in Kafka. No response carries 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.messages import (AlterConfigsResponse, AlterReplicaLogDirsResponse, CreatePartitionsResponse,
-                                      CreateTopicsResponse, DeleteTopicsResponse, DescribeConfigsResponse, IncrementalAlterConfigsResponse)
+                                      CreateTopicsResponse, DeleteTopicsResponse, DescribeConfigsResponse,
+                                      IncrementalAlterConfigsResponse)
 from kraftwire.server.metadata.acls import CLUSTER_NAME, Operation, ResourceType
+from kraftwire.codec.model import Struct
 from kraftwire.server.wire.security import ANONYMOUS
+from kraftwire.server.wire.transport import Encoded, RequestContext
+
+from .nodes import Handler, NodeApi, NodeT, Response, session_of
 
 NO_AUTHORIZER = "No Authorizer is configured."
 
 _FAILED = "Authorization failed."
 
 
-def principal_of(context) -> str:
-    return context.session.principal if context.session is not None else ANONYMOUS
+def principal_of(context: RequestContext) -> str:
+    session = session_of(context)
+    return session.principal if session is not None else ANONYMOUS
 
 
-def authorized(node, context, operation: int, resource_type: int = ResourceType.CLUSTER,
+def authorized(node: NodeApi, context: RequestContext, operation: int, resource_type: int = ResourceType.CLUSTER,
                name: str = CLUSTER_NAME) -> bool:
     authorizer = node.authorizer
     if authorizer is None:
@@ -51,7 +58,7 @@ def authorized(node, context, operation: int, resource_type: int = ResourceType.
     return authorizer.authorize(node.image.acls.values(), principal_of(context), host, operation, resource_type, name)
 
 
-def acl_write_refusal(node, context) -> tuple[int, str] | None:
+def acl_write_refusal(node: NodeApi, context: RequestContext) -> tuple[int, str] | None:
     """The error code and message when this caller may not create or delete ACLs here, else None: without
     an authorizer Kafka answers SECURITY_DISABLED; creating and deleting ACLs needs ALTER on the cluster."""
     if node.authorizer is None:
@@ -61,17 +68,17 @@ def acl_write_refusal(node, context) -> tuple[int, str] | None:
     return None
 
 
-def cluster_refusal(api_key: int):
+def cluster_refusal(api_key: int) -> Struct:
     """The API's response with CLUSTER_AUTHORIZATION_FAILED at the top level and nothing else."""
     response = codec.api(api_key)[1]()
-    changes = {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+    changes: dict[str, object] = {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
     if hasattr(response, "error_message"):
         changes["error_message"] = _FAILED
     return response.replace(**changes)
 
 
-def on_cluster(operation: int, handler: Callable) -> Callable:
-    def guarded(node, context, request):
+def on_cluster(operation: int, handler: Handler[NodeT]) -> Handler[NodeT]:
+    def guarded(node: NodeT, context: RequestContext, request: Any) -> Response:
         if authorized(node, context, operation):
             return handler(node, context, request)
         return cluster_refusal(context.api_key)
@@ -84,18 +91,18 @@ class ResourceRule:
     the check of one item, and the refused item's result entry."""
     items: str
     results: str
-    allowed: Callable  # (node, context, item) -> bool
-    refused: Callable  # (item) -> result entry
-    response: type
+    allowed: Callable[[NodeApi, RequestContext, Any], bool]  # (node, context, item)
+    refused: Callable[[Any], Struct]  # (item) -> result entry
+    response: type[Struct]
 
 
-def per_resource(handler: Callable, rule: ResourceRule) -> Callable:
-    def guarded(node, context, request):
+def per_resource(handler: Handler[NodeT], rule: ResourceRule) -> Handler[NodeT]:
+    def guarded(node: NodeT, context: RequestContext, request: Any) -> Response:
         if node.authorizer is None:
             return handler(node, context, request)
         return judged(node, context, request)
 
-    async def judged(node, context, request):
+    async def judged(node: NodeT, context: RequestContext, request: Any) -> Struct | Encoded:
         items = getattr(request, rule.items)
         denied = [item for item in items if not rule.allowed(node, context, item)]
         if not denied:
@@ -105,18 +112,19 @@ def per_resource(handler: Callable, rule: ResourceRule) -> Callable:
             response = await _result(handler(node, context, request.replace(**{rule.items: kept})))
         else:
             response = rule.response()
+        assert isinstance(response, Struct), "a per-resource API answers with a decoded response"
         return response.replace(**{rule.results: [*getattr(response, rule.results), *map(rule.refused, denied)]})
 
     return guarded
 
 
-async def _result(value):
+async def _result(value: Struct | Encoded | Awaitable[Struct | Encoded]) -> Struct | Encoded:
     return await value if inspect.isawaitable(value) else value
 
 
 # --- the rules of the per-resource APIs ---------------------------------------------------------------------------
 
-def _topic_refused(result_cls, **extra):
+def _topic_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
     return lambda item: result_cls(name=item.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                    error_message=_FAILED, **extra)
 
@@ -140,7 +148,7 @@ DELETE_TOPICS_BY_NAME = ResourceRule(  # v0-5: topic_names
     DeleteTopicsResponse)
 
 
-def _topic_name(node, topic) -> str | None:
+def _topic_name(node: NodeApi, topic: Any) -> str | None:
     if topic.name is not None:
         return topic.name
     state = node.image.topics.get(topic.topic_id)
@@ -157,16 +165,16 @@ DELETE_TOPICS = ResourceRule(  # v6+: topics by name or id
     DeleteTopicsResponse)
 
 
-def _config_allowed(operation: int):
-    def allowed(node, context, resource) -> bool:
+def _config_allowed(operation: int) -> Callable[[NodeApi, RequestContext, Any], bool]:
+    def allowed(node: NodeApi, context: RequestContext, resource: Any) -> bool:
         if resource.resource_type == ConfigResourceType.TOPIC:
             return authorized(node, context, operation, ResourceType.TOPIC, resource.resource_name)
         return authorized(node, context, operation)  # broker and broker-logger configs: the cluster
     return allowed
 
 
-def _config_refused(result_cls, **extra):
-    def refused(resource):
+def _config_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
+    def refused(resource: Any) -> Struct:
         code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if resource.resource_type == ConfigResourceType.TOPIC
                 else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         return result_cls(error_code=code, error_message=_FAILED, resource_type=resource.resource_type,
@@ -185,25 +193,26 @@ INCREMENTAL_ALTER_CONFIGS = ResourceRule(
     _config_refused(IncrementalAlterConfigsResponse.AlterConfigsResourceResponse), IncrementalAlterConfigsResponse)
 
 
-def alter_replica_log_dirs(handler: Callable) -> Callable:
+def alter_replica_log_dirs(handler: Handler[NodeT]) -> Handler[NodeT]:
     """AlterReplicaLogDirs needs ALTER on the cluster; refused, every partition named gets
     CLUSTER_AUTHORIZATION_FAILED in its own result, as Kafka answers."""
-    def guarded(node, context, request):
+    def guarded(node: NodeT, context: RequestContext, request: Any) -> Response:
         if authorized(node, context, Operation.ALTER):
             return handler(node, context, request)
         result, partition = (AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult,
                              AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult)
         refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return AlterReplicaLogDirsResponse(results=[
-            result(topic_name=t.name, partitions=[partition(partition_index=p, error_code=refused) for p in t.partitions])
+            result(topic_name=t.name,
+                   partitions=[partition(partition_index=p, error_code=refused) for p in t.partitions])
             for d in request.dirs for t in d.topics])
     return guarded
 
 
-def delete_topics(handler: Callable) -> Callable:
+def delete_topics(handler: Handler[NodeT]) -> Handler[NodeT]:
     """DeleteTopics names topics in ``topic_names`` up to v5 and in ``topics`` from v6."""
     by_name, by_topic = per_resource(handler, DELETE_TOPICS_BY_NAME), per_resource(handler, DELETE_TOPICS)
 
-    def guarded(node, context, request):
+    def guarded(node: NodeT, context: RequestContext, request: Any) -> Response:
         return (by_topic if context.api_version >= 6 else by_name)(node, context, request)
     return guarded

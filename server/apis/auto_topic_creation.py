@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-
-from kraftwire.codec.messages import CreateTopicsRequest
+from collections.abc import Callable
 
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.messages import CreateTopicsRequest, MetadataRequest, MetadataResponse
+
+from .nodes import BrokerNodeApi
 
 ENABLE = "auto.create.topics.enable"
 CREATE_TIMEOUT_MS = 30_000
@@ -22,10 +24,15 @@ _log = logging.getLogger(__name__)
 _sent: set[asyncio.Task] = set()  # creations under way: held so they are not collected before they finish
 # Per broker, the topics it has asked for and not yet heard back about: asked again meanwhile (clients
 # retry Metadata quickly), they are answered the same without a second request, as Kafka does.
-_in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_in_flight: weakref.WeakKeyDictionary[BrokerNodeApi, set[str]] = weakref.WeakKeyDictionary()
 
 
-def create_missing_topics(broker, request, response, may_create=lambda name: True):
+def _anything(name: str) -> bool:
+    return True
+
+
+def create_missing_topics(broker: BrokerNodeApi, request: MetadataRequest, response: MetadataResponse,
+                          may_create: Callable[[str], bool] = _anything) -> MetadataResponse:
     """``response``, after sending the missing topics it names for creation when the broker and the
     request allow it; those the client may not create (``may_create``, the authorizer's CREATE) are
     answered TOPIC_AUTHORIZATION_FAILED instead."""
@@ -36,9 +43,11 @@ def create_missing_topics(broker, request, response, may_create=lambda name: Tru
     refused = {name for name in missing if not may_create(name)}
     if refused:
         missing = [name for name in missing if name not in refused]
-        response = response.replace(topics=[
+        edited = response.replace(topics=[
             topic.replace(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED) if topic.name in refused
             and topic.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else topic for topic in response.topics])
+        assert isinstance(edited, MetadataResponse)
+        response = edited
     asking = _in_flight.setdefault(broker, set())
     to_send = [name for name in missing if name not in asking]
     if to_send:
@@ -49,14 +58,14 @@ def create_missing_topics(broker, request, response, may_create=lambda name: Tru
     return response
 
 
-async def _create(broker, names: list[str], asking: set[str]) -> None:
+async def _create(broker: BrokerNodeApi, names: list[str], asking: set[str]) -> None:
     try:
         await _send_creation(broker, names)
     finally:
         asking.difference_update(names)
 
 
-async def _send_creation(broker, names: list[str]) -> None:
+async def _send_creation(broker: BrokerNodeApi, names: list[str]) -> None:
     startup = broker.startup_configs
     partitions = int(startup.get("num.partitions", -1))
     replication = int(startup.get("default.replication.factor", -1))
@@ -64,7 +73,7 @@ async def _send_creation(broker, names: list[str]) -> None:
         CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication)
         for name in names], timeout_ms=CREATE_TIMEOUT_MS)
     try:
-        answer = await broker.client.send(request)
+        answer = await broker.send_to_controller(request)
     except Exception as exc:  # the controller went away: a later Metadata request tries again
         _log.warning("broker %d could not ask for topics %s to be created: %s", broker.broker_id, names, exc)
         return

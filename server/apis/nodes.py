@@ -3,85 +3,146 @@
 A handler is ``handler(node, context, request)``: ``node`` is a ``ControllerNodeApi`` on the controller
 listener (``kraftwire.server.controller.node.ControllerNode``) or a ``BrokerNodeApi`` on a broker's
 (``kraftwire.server.broker.node.BrokerNode``). Both are Protocols, so the nodes satisfy them by their shape
-and neither wing imports this one. A handler reaches nothing deeper than what these name.
+and neither wing imports this one; what both offer (the authorizer, the committed image, the startup
+configs) is ``NodeApi``, which the handlers served on every listener take. A handler reaches nothing
+deeper than what these name: a decision is a manager function of server/controller/ that the handler
+hands to ``ControllerNodeApi.write`` (or calls on an image, for a read).
 """
 from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from kraftwire.codec.message import Message
-from kraftwire.server.controller.result import ControllerResult
+from kraftwire.codec.model import Struct
+from kraftwire.server.controller.active_controller import Decision
+from kraftwire.server.controller.node import QuorumHandle
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.wire.transport import RequestContext
+from kraftwire.server.wire.security import Session
+from kraftwire.server.wire.transport import Encoded, RequestContext
 
-Decision = Callable[[MetadataImage], ControllerResult]
+__all__ = ["BrokerHandler", "BrokerNodeApi", "ControllerHandler", "ControllerNodeApi", "Decision", "Handler",
+           "NodeApi", "QuorumHandle", "Response", "session_of"]
 
 
-class QuorumHandle(Protocol):
-    """The controller's replica of the Raft quorum, as the Raft RPCs and DescribeQuorum reach it
-    (``kraftwire.server.raft.RaftLog``)."""
+class NodeApi(Protocol):
+    """What every node offers a handler."""
 
-    leader_id: int  # the Raft leader this replica knows, -1 for none
-
-    async def handle(self, request: Message, version: int) -> Message:
-        """Answer another replica's Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot or a
-        voter change (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter)."""
+    @property
+    def authorizer(self) -> Authorizer | None:
+        """None: every request allowed."""
         ...
 
-    def describe(self) -> Any:
-        """The quorum as the leader sees it (``kraftwire.server.raft.QuorumDescription``)."""
+    @property
+    def startup_configs(self) -> dict[str, str]:
+        """The cluster-wide settings it was started with."""
         ...
-
-
-class ControllerNodeApi(Protocol):
-    """What the controller listener's handlers may use."""
-
-    node_id: int
-    host: str
-    authorizer: Authorizer | None  # None: every request allowed
-    startup_configs: dict[str, str]  # the cluster-wide settings it was started with
-    quorum: QuorumHandle
-    rng: random.Random  # every random choice of the decisions (placement, topic ids), seeded in deterministic mode
 
     @property
     def image(self) -> MetadataImage:
-        """The committed image."""
+        """The committed image: the controller's, or the broker's own metadata view."""
         ...
 
     @property
+    def host(self) -> str: ...
+
+    @property
     def port(self) -> int: ...
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    def static_configs(self) -> dict[str, str]:
+        """What its server.properties would hold, as DescribeConfigs lists them (STATIC_BROKER_CONFIG)."""
+        ...
+
+
+class ControllerNodeApi(NodeApi, Protocol):
+    """What the controller listener's handlers may use."""
+
+    @property
+    def node_id(self) -> int: ...
+
+    @property
+    def quorum(self) -> QuorumHandle:
+        """The controller's Raft log, for the Raft RPCs, DescribeQuorum and the leader's id."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """Every random choice of the decisions (placement, topic ids), seeded in deterministic mode."""
+        ...
 
     def quorum_endpoints(self) -> dict[int, tuple[str, int]]:
         """Every voter's controller listener, {node id: (host, port)}."""
         ...
 
-    async def write(self, decide: Decision) -> Message:
-        """Run ``decide`` on the working image as the one writer; answer once its records commit."""
+    async def write(self, decide: Decision) -> Any:
+        """Run ``decide`` on the working image as the one writer; its response once its records commit."""
+        ...
+
+    def session_alive(self, broker_id: int) -> bool:
+        """The broker's current session is live."""
+        ...
+
+    def touch_session(self, broker_id: int) -> None:
+        """Renew the broker's session."""
         ...
 
 
-class BrokerNodeApi(Protocol):
+class BrokerNodeApi(NodeApi, Protocol):
     """What a broker listener's handlers may use."""
 
-    broker_id: int
-    epoch: int
-    host: str
-    listener_name: str
-    authorizer: Authorizer | None
-    startup_configs: dict[str, str]
+    @property
+    def broker_id(self) -> int: ...
 
     @property
-    def image(self) -> MetadataImage:
-        """The broker's own committed image (its metadata view)."""
+    def listener_name(self) -> str: ...
+
+    @property
+    def metadata_cache(self) -> dict[str, Any]:
+        """The Metadata handler's encoded answers, kept by the broker (api03_metadata.py)."""
         ...
 
-    async def forward(self, request: Message, version: int | None = None) -> Message: ...
+    async def forward(self, request: Any, version: int | None = None) -> Any:
+        """Send a client's request on to the active controller; its answer, once the broker's metadata
+        holds what the controller had committed by then."""
+        ...
 
     async def relay(self, api_key: int, version: int, body: memoryview, timeout_ms: int | None = None, *,
-                    synced: bool = True) -> bytes: ...
+                    synced: bool = True) -> bytes:
+        """The same for a request's bytes, answered with the controller's bytes."""
+        ...
+
+    async def send_to_controller(self, request: Any) -> Any:
+        """Send a request of the broker's own (auto-created topics); its answer, without waiting."""
+        ...
+
+    def log_dir_paths(self) -> list[str]:
+        """Its log directories' paths, online or not."""
+        ...
+
+    def alter_replica_log_dir(self, topic_name: str, partition: int, path: str) -> int:
+        """Move (or pre-place) one partition's replica into the directory at ``path``; the error code."""
+        ...
+
+    def describe_log_dirs(self, wanted: set[tuple[str, int]] | None) -> list[Any]:
+        """DescribeLogDirs' results for its directories (the partitions in ``wanted``, all for None)."""
+        ...
 
 
-Handler = Callable[[Any, RequestContext, Any], Message | Awaitable[Message] | Any]
+# A handler answers with a response message (a ``Struct``: the codec's ``replace`` hands back that base
+# type), a body already encoded, or an awaitable of either. Its request is the decoded message of its API
+# (a class per API, hence Any), or an ``Undecoded`` for a relaying broker handler.
+Response = Struct | Encoded | Awaitable[Struct | Encoded]
+ControllerHandler = Callable[[ControllerNodeApi, RequestContext, Any], Response]
+BrokerHandler = Callable[[BrokerNodeApi, RequestContext, Any], Response]
+NodeT = TypeVar("NodeT", bound=NodeApi)
+Handler = Callable[[NodeT, RequestContext, Any], Response]  # generic: Handler[BrokerNodeApi] is a BrokerHandler
+
+
+def session_of(context: RequestContext) -> Session | None:
+    """The connection's security session (its principal, its SASL state), None on an open listener."""
+    session = context.session
+    return session if isinstance(session, Session) else None

@@ -22,7 +22,9 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable, Mapping
+from typing import Any
 
+from kraftwire.codec.message import Message
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from kraftwire.codec import ErrorCode
 
@@ -40,6 +42,7 @@ from .replication_network import ReplicationNetwork
 log = logging.getLogger("kraftwire.broker")
 
 LISTENER_NAME = "PLAINTEXT"
+CONTROLLER_LISTENER_NAME = "CONTROLLER"  # the controllers' listener, unless controller.listener.names says otherwise
 PLAINTEXT = 0
 CATCH_UP_STALL_S = 30.0  # how long a starting broker waits for its metadata log to make progress before giving up
 
@@ -119,6 +122,43 @@ class BrokerNode:
     def log_dirs(self) -> list[uuid.UUID]:
         """The ids of every configured log directory, online or not."""
         return [d.directory_id for d in self.log_manager.directories]
+
+    # --- what handlers ask of the broker (server/apis/nodes.py, BrokerNodeApi) ---------------------
+
+    def log_dir_paths(self) -> list[str]:
+        """The paths of every configured log directory, online or not, in configuration order."""
+        return [d.path for d in self.log_manager.directories]
+
+    def alter_replica_log_dir(self, topic_name: str, partition: int, path: str) -> int:
+        """AlterReplicaLogDirs for one partition: move (or pre-place) its replica; the error code."""
+        return self.log_manager.alter(self.image, topic_name, partition, path)
+
+    def describe_log_dirs(self, wanted: set[tuple[str, int]] | None) -> list[Any]:
+        """DescribeLogDirs' results: each directory with its replicas (those in ``wanted``, all for None)."""
+        return self.log_manager.describe(wanted)
+
+    def static_configs(self) -> dict[str, str]:
+        """What a KRaft broker's server.properties would hold for this simulated broker (DescribeConfigs)."""
+        name = self.listener_name
+        controller_name = self.startup_configs.get("controller.listener.names", CONTROLLER_LISTENER_NAME)
+        static = {
+            "node.id": str(self.broker_id), "process.roles": "broker",
+            "listeners": f"{name}://{self.host}:{self.port}",
+            "advertised.listeners": f"{name}://{self.advertised_host}:{self.port}",
+            "listener.security.protocol.map": self.startup_configs.get(
+                "listener.security.protocol.map", ",".join(f"{n}:PLAINTEXT" for n in (controller_name, name))),
+            "inter.broker.listener.name": name, "controller.listener.names": controller_name,
+            "log.dirs": ",".join(self.log_dir_paths())}
+        if self.client is not None and "controller.quorum.bootstrap.servers" not in self.startup_configs:
+            static["controller.quorum.bootstrap.servers"] = self.client.bootstrap_servers
+        return {**self.startup_configs, **static}
+
+    async def send_to_controller(self, request: Message) -> Any:
+        """Send a request of the broker's own to the active controller (auto-created topics); its answer,
+        without waiting for this broker's metadata. KafkaClientError while the broker is stopped."""
+        if self.client is None:
+            raise KafkaClientError(f"broker {self.broker_id} is stopped")
+        return await self.client.send(request)
 
     # --- forwarding ----------------------------------------------------------------------------
 

@@ -25,12 +25,16 @@ incarnation's registration a duplicate, so the restarted process's own brokers r
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
                                                       bootstrap_records, metadata_version_level, version_for)
@@ -80,6 +84,7 @@ class Controller:
         self.log.snapshot_source = lambda: self.committed.snapshot_batches()
         if self.log.active:
             self._leadership_changed(True)
+            assert self._bootstrap_writes is not None  # started by the leadership change
             await self._bootstrap_writes
 
     def _replay_into(self, image: MetadataImage) -> None:
@@ -92,7 +97,7 @@ class Controller:
         self.committed.kraft_version = self.log.kraft_version
         self.working = self.committed.copy()
 
-    def _on_snapshot_installed(self, snapshot_id, path) -> None:
+    def _on_snapshot_installed(self, snapshot_id: object, path: Path) -> None:
         """A standby that lagged behind the leader's log start took the leader's snapshot: start from it."""
         logger.info("node %d: the committed image is reset to snapshot %s", self.node_id, path.name)
         self._replay_into(MetadataImage())
@@ -122,7 +127,8 @@ class Controller:
     async def _bootstrap(self) -> None:
         if METADATA_VERSION_FEATURE not in self.working.features:
             try:
-                await self.write(lambda image: ControllerResult(bootstrap_records(self.bootstrap_metadata_version_level)))
+                level = self.bootstrap_metadata_version_level
+                await self.write(lambda image: ControllerResult(bootstrap_records(level)))
             except NotControllerError:
                 pass  # the next active controller writes it
 
@@ -142,13 +148,13 @@ class Controller:
         """Called with [(offset, record)] after each commit, once the committed image has them."""
         self._commit_listeners.append(listener)
 
-    def _on_commit(self, committed: list[tuple[int, object]]) -> None:
+    def _on_commit(self, committed: list[tuple[int, Message]]) -> None:
         self.committed.kraft_version = self.log.kraft_version
         self.committed.adopt_or_apply(committed, self._changed_in_working)
         for listener in self._commit_listeners:
             listener(committed)
 
-    async def write(self, decide: Decision):
+    async def write(self, decide: Decision) -> Any:
         """Run a decision against the working image; append and apply its records; answer after commit.
         NotControllerError on a standby controller, or when this one stops being active meanwhile."""
         if not self.active:
@@ -202,4 +208,9 @@ class Controller:
                     if broker is not None and not broker.fenced:
                         logger.info("broker %d missed its heartbeats for %d ms: fencing it",
                                     broker_id, self.session_timeout_ms)
-                        await self.write(lambda image, b=broker_id: ControllerResult(fence_broker(image, b)))
+                        await self.write(functools.partial(_fence, broker_id=broker_id))
+
+
+def _fence(image: MetadataImage, broker_id: int) -> ControllerResult:
+    """The decision fencing a broker whose session expired."""
+    return ControllerResult(fence_broker(image, broker_id))

@@ -37,8 +37,8 @@ def legacy_alter_ops(current: Mapping[str, str], configs: Sequence[tuple[str, st
     """The incremental form of a (non-incremental) AlterConfigs resource: it sets every config given
     and deletes every other one the resource has."""
     given = {name for name, _ in configs}
-    return ([(name, AlterOp.SET, value) for name, value in configs]
-            + [(name, AlterOp.DELETE, None) for name in current if name not in given])
+    ops: list[Op] = [(name, AlterOp.SET, value) for name, value in configs]
+    return ops + [(name, AlterOp.DELETE, None) for name in current if name not in given]
 
 
 def apply_incremental(resource_type: int, current: Mapping[str, str], ops: Sequence[Op]) -> dict[str, str]:
@@ -50,10 +50,12 @@ def apply_incremental(resource_type: int, current: Mapping[str, str], ops: Seque
     catalogue = catalogue_of(resource_type)
     updated = dict(current)
     for name, op, value in ops:
+        if op == AlterOp.DELETE:
+            updated.pop(name, None)
+            continue
+        assert value is not None, "check_operations refuses a null value but for DELETE"
         if op == AlterOp.SET:
             updated[name] = value
-        elif op == AlterOp.DELETE:
-            updated.pop(name, None)
         else:
             key = catalogue.get(name)
             if key is None or key.type is not ConfigType.LIST:
@@ -84,6 +86,7 @@ def validate_topic_changes(current: Mapping[str, str], ops: Sequence[Op],
     _parse_all(TOPIC_CONFIGS, updated, ErrorCode.INVALID_CONFIG)
     min_lag = topic_value(updated, broker_defaults, "min.compaction.lag.ms")
     max_lag = topic_value(updated, broker_defaults, "max.compaction.lag.ms")
+    assert isinstance(min_lag, int) and isinstance(max_lag, int)  # LONG configs
     if min_lag > max_lag:
         raise KafkaError(ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms "
                                          f"({min_lag}) > max.compaction.lag.ms ({max_lag})")
@@ -117,29 +120,9 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     ``cordoning`` false (metadata.version below 4.3-IV0) makes the controller refuse cordoned.log.dirs;
     ``log_dirs`` (the receiving broker's) are what cordoned.log.dirs may name."""
     check_operations(ops)
-    for name, op, _ in ops:
-        if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
-            key = BROKER_CONFIGS.get(name)
-            if key is None or name in QUOTA_CONFIGS:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {name}")
-            if key.type is not ConfigType.LIST:
-                raise KafkaError(ErrorCode.INVALID_CONFIG,
-                                 f"Config value {AlterOp(op).name.lower()} is not allowed for config key: {name}")
+    _check_broker_list_operations(ops)
     updated = apply_incremental(ConfigResourceType.BROKER, current, ops)
-    fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
-    if fixed:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
-    fixed_here = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].startup_only)
-    if fixed_here:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, which Kafka "
-                                          f"can: [{', '.join(fixed_here)}]")
-    unknown_own = next((name for name in updated if name.startswith(_OWN_PREFIX) and name not in BROKER_CONFIGS), None)
-    if unknown_own is not None:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
-    cluster_only = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].cluster_only)
-    if resource_name and cluster_only:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
-                                          f"cluster default (empty broker id): [{', '.join(cluster_only)}]")
+    _check_broker_updatable(resource_name, updated)
     _parse_all(BROKER_CONFIGS, updated, ErrorCode.INVALID_REQUEST)
     if log_dirs is not None and updated.get(CORDONED_LOG_DIRS):
         _check_cordoned_log_dirs(updated[CORDONED_LOG_DIRS], log_dirs)
@@ -150,16 +133,48 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     return updated
 
 
+def _check_broker_list_operations(ops: Sequence[Op]) -> None:
+    """APPEND and SUBTRACT apply only to known LIST broker configs (not quotas): INVALID_CONFIG."""
+    for name, op, _ in ops:
+        if op in (AlterOp.APPEND, AlterOp.SUBTRACT):
+            key = BROKER_CONFIGS.get(name)
+            if key is None or name in QUOTA_CONFIGS:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Unknown config name: {name}")
+            if key.type is not ConfigType.LIST:
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
+                                 f"Config value {AlterOp(op).name.lower()} is not allowed for config key: {name}")
+
+
+def _check_broker_updatable(resource_name: str, updated: Mapping[str, str]) -> None:
+    """The configs set must be ones that may change on a running broker (or on this resource): INVALID_REQUEST."""
+    fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
+    if fixed:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+    fixed_here = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].startup_only)
+    if fixed_here:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, "
+                                                    f"which Kafka can: [{', '.join(fixed_here)}]")
+    unknown_own = next((name for name in updated if name.startswith(_OWN_PREFIX) and name not in BROKER_CONFIGS), None)
+    if unknown_own is not None:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown kraftwire config name: {unknown_own}")
+    cluster_only = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].cluster_only)
+    if resource_name and cluster_only:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs for a single broker, only as the "
+                                          f"cluster default (empty broker id): [{', '.join(cluster_only)}]")
+
+
 def _check_cordoned_log_dirs(value: str, log_dirs: Sequence[str]) -> None:
     """The receiving broker's check (DynamicLogConfig): entries of its log.dirs, or * (all of them)."""
     entries = parse(BROKER_CONFIGS[CORDONED_LOG_DIRS], value)
+    assert isinstance(entries, tuple)  # a LIST config parses to a tuple of str
     if CORDONED_LOG_DIRS_ALL in entries:
         return
     unknown = next((entry for entry in entries if entry not in log_dirs), None)
     if unknown is not None:
         raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Invalid value [{', '.join(entries)}] for configuration {CORDONED_LOG_DIRS}: Invalid entry in "
-                         f"{CORDONED_LOG_DIRS}: {unknown}. All cordoned log dirs must be entries of log.dirs or log.dir.")
+                         f"Invalid value [{', '.join(entries)}] for configuration {CORDONED_LOG_DIRS}: "
+                         f"Invalid entry in {CORDONED_LOG_DIRS}: {unknown}. "
+                         "All cordoned log dirs must be entries of log.dirs or log.dir.")
 
 
 def check_operations(ops: Sequence[Op]) -> None:

@@ -7,11 +7,11 @@ metadata version calls for (``kraftwire.server.metadata.record_versions``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kraftwire.codec.message import Message
 
 
 class ControllerResult(NamedTuple):
     records: Sequence[Message] = ()
-    response: object = None
+    response: Any = None  # the API's response message: its class is the decision's API's

@@ -1,5 +1,6 @@
-"""Decisions for users' SCRAM credentials (AlterUserScramCredentials, and the bootstrap credentials the
-cluster is started with), as Kafka's ScramControlManager judges them.
+"""The SCRAM control manager (Kafka's ScramControlManager): it owns users' SCRAM credentials. It decides
+AlterUserScramCredentials and the bootstrap credentials the cluster is started with, and answers
+DescribeUserScramCredentials from an image. Pure functions of an image and a request.
 
 A credential is kept as UserScramCredentialRecord: salt, StoredKey = H(HMAC(SaltedPassword, "Client
 Key")), ServerKey = HMAC(SaltedPassword, "Server Key"), iterations (RFC 5802); the client sends the
@@ -14,10 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec import records as rec
-from kraftwire.codec.messages import AlterUserScramCredentialsResponse, DescribeUserScramCredentialsResponse
+from kraftwire.codec.message import Message
+from kraftwire.codec.messages import (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+                                      DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse)
+from kraftwire.server.metadata.image import MetadataImage
 
 from .result import ControllerResult
 
@@ -41,18 +46,25 @@ def salted_password(mechanism: int, password: str, salt: bytes, iterations: int)
     return hashlib.pbkdf2_hmac(_HASHES[mechanism]().name, password.encode(), salt, iterations)
 
 
-def bootstrap_credentials(image, credentials) -> ControllerResult:
+BootstrapCredential = tuple[str, int, bytes, bytes, int]  # (name, mechanism id, salt, salted password, iterations)
+
+
+def bootstrap_credentials(image: MetadataImage, credentials: Iterable[BootstrapCredential]) -> ControllerResult:
     """Records for the (name, mechanism id, salt, salted password, iterations) not in the image yet, as
     ``kafka-storage format --add-scram`` writes them once, when the cluster is first formatted."""
     return ControllerResult([credential_record(*c) for c in credentials if (c[1], c[0]) not in image.scram])
 
 
-def _problem(change, upsert: bool) -> tuple[int, str] | None:
+Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
+Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+
+
+def _problem(change: Deletion | Upsertion) -> tuple[int, str] | None:
     if not change.name:
         return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
     if change.mechanism not in _HASHES:
         return ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
-    if upsert:
+    if isinstance(change, Upsertion):
         if not MIN_ITERATIONS <= change.iterations <= MAX_ITERATIONS:
             return (ErrorCode.UNACCEPTABLE_CREDENTIAL,
                     f"Iterations must be between {MIN_ITERATIONS} and {MAX_ITERATIONS}")
@@ -61,15 +73,17 @@ def _problem(change, upsert: bool) -> tuple[int, str] | None:
     return None
 
 
-def alter_user_scram_credentials(image, request) -> ControllerResult:
+def alter_user_scram_credentials(image: MetadataImage, request: AlterUserScramCredentialsRequest) -> ControllerResult:
     problems: dict[str, tuple[int, str]] = {}
     seen: set[tuple[str, int]] = set()
     users: list[str] = []
-    for change, upsert in [*((d, False) for d in request.deletions), *((u, True) for u in request.upsertions)]:
+    changes: list[tuple[Deletion | Upsertion, bool]] = [*((d, False) for d in request.deletions),
+                                                        *((u, True) for u in request.upsertions)]
+    for change, upsert in changes:
         if change.name not in users:
             users.append(change.name)
         key = (change.name, change.mechanism)
-        problem = _problem(change, upsert)
+        problem = _problem(change)
         if problem is None and key in seen:
             problem = ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"
         if problem is None and not upsert and (change.mechanism, change.name) not in image.scram:
@@ -77,8 +91,8 @@ def alter_user_scram_credentials(image, request) -> ControllerResult:
         seen.add(key)
         if problem is not None:
             problems.setdefault(change.name, problem)
-    records = [rec.RemoveUserScramCredentialRecord(name=d.name, mechanism=d.mechanism)
-               for d in request.deletions if d.name not in problems]
+    records: list[Message] = [rec.RemoveUserScramCredentialRecord(name=d.name, mechanism=d.mechanism)
+                              for d in request.deletions if d.name not in problems]
     records += [credential_record(u.name, u.mechanism, bytes(u.salt), bytes(u.salted_password), u.iterations)
                 for u in request.upsertions if u.name not in problems]
     Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
@@ -87,10 +101,11 @@ def alter_user_scram_credentials(image, request) -> ControllerResult:
                error_message=problems.get(user, (ErrorCode.NONE, None))[1]) for user in users]))
 
 
-def describe_user_scram_credentials(image, request) -> DescribeUserScramCredentialsResponse:
+def describe_user_scram_credentials(
+        image: MetadataImage, request: DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
     """Every user with a credential (``Users`` null or empty), or the named ones: RESOURCE_NOT_FOUND for
     a user without one, DUPLICATE_RESOURCE for a user named twice."""
-    by_user: dict[str, list] = {}
+    by_user: dict[str, list[DescribeUserScramCredentialsResponse.CredentialInfo]] = {}
     for (mechanism, name), (_salt, _stored, _server, iterations) in sorted(image.scram.items()):
         by_user.setdefault(name, []).append(
             DescribeUserScramCredentialsResponse.CredentialInfo(mechanism=mechanism, iterations=iterations))
@@ -111,5 +126,6 @@ def describe_user_scram_credentials(image, request) -> DescribeUserScramCredenti
                                   error_message="Attempt to describe a user credential that does not exist",
                                   credential_infos=[]))
         else:
-            results.append(Result(user=name, error_code=ErrorCode.NONE, error_message=None, credential_infos=by_user[name]))
+            results.append(Result(user=name, error_code=ErrorCode.NONE, error_message=None,
+                                  credential_infos=by_user[name]))
     return DescribeUserScramCredentialsResponse(results=results)

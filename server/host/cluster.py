@@ -347,7 +347,7 @@ class Cluster:
                                 metadata_version=settings["metadata_version"])
         node = ControllerNode(controller, self.host, settings["ports"][i], apis.CONTROLLER_APIS,
                               security.controller_listener() if security else None, self.authorizer,
-                              settings["startup_configs"])
+                              settings["startup_configs"], quorum=log)
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self.controller_endpoints
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
