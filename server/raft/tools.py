@@ -30,7 +30,7 @@ from kraftwire.codec.model import Struct
 from kraftwire.codec.records import (SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
                                      decode_control, decode_frame, read_batch)
 
-from .log import read_synced_lengths
+from .recovery import read_synced_lengths
 from .segments import Damage, judge_damage, mapped, unknown_record_description, walk
 from .snapshots import list_snapshots
 
