@@ -38,7 +38,7 @@ class CoreDriver(LogState):
         """Step down as leader (EndQuorumEpoch to the voters, best-replicated first); a no-op elsewhere."""
         self._run(self._core.resign(self._now()))
 
-    def _run(self, actions: list[object]) -> None:
+    def _run(self, actions: Sequence[object]) -> None:
         """Carry out the core's actions in order, then re-arm the timer and follow leadership."""
         for action in actions:
             if isinstance(action, PersistState):

@@ -54,10 +54,11 @@ any it still has; a follower asking for an older one is answered SNAPSHOT_NOT_FO
 an observer's Fetch is not held back while the high watermark has moved since its last answer (else it
 could wait in vain to learn that what it holds is committed; Kafka 4.1's Fetch v18 carries the
 fetcher's high watermark for this, the controllers speak v17); no ``.timeindex`` files; index files are
-not pre-allocated, and are fsync'd at roll and close rather than with every commit (recovery rebuilds them); segments roll by size
-only (no ``segment.ms``); damage in the middle of the log stops start-up instead of truncating the log
-there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka, snapshots are deleted only once the
-log start moves past them, so with retention off they accumulate (one per 20 MiB of records by default).
+not pre-allocated, and are fsync'd at roll and close rather than with every commit (recovery rebuilds
+them); segments roll by size only (no ``segment.ms``); damage in the middle of the log stops start-up
+instead of truncating the log there; ``synced-lengths.json`` is kraftwire's own file. As in Kafka,
+snapshots are deleted only once the log start moves past them, so with retention off they accumulate (one
+per 20 MiB of records by default).
 """
 from __future__ import annotations
 

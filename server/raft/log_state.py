@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +56,13 @@ class QuorumDescription:
     listeners: dict[int, Listeners] = field(default_factory=dict)  # a voter's, when logged
 
 
+DEFAULT_CONFIG = RaftConfig()
+DEFAULT_TIMERS = Timers()
+
+
 class LogState:
-    def __init__(self, data_dir: str | Path, node_id: int, config: RaftConfig = RaftConfig(),
-                 voters: list[int] | VoterSet | None = None, timers: Timers = Timers(),
+    def __init__(self, data_dir: str | Path, node_id: int, config: RaftConfig = DEFAULT_CONFIG,
+                 voters: list[int] | VoterSet | None = None, timers: Timers = DEFAULT_TIMERS,
                  rng: random.Random | None = None, cluster_id: str = "", kraft_version: int = 0,
                  directory_id: UUID | None = NO_DIRECTORY):
         """``voters``: the bootstrap voter set, ids (``controller.quorum.voters``) or a ``VoterSet`` with
@@ -190,7 +194,7 @@ class LogState:
 
     # --- what each part offers the others ----------------------------------------------------------------
 
-    def _run(self, actions: list[object]) -> None:  # driver.CoreDriver
+    def _run(self, actions: Sequence[object]) -> None:  # driver.CoreDriver
         raise NotImplementedError
 
     def _fail(self, exc: BaseException) -> None:  # driver.CoreDriver

@@ -64,7 +64,7 @@ class QuorumRpcs(LogState):
             timeout += message.timeout_ms / 1000  # the core answers REQUEST_TIMED_OUT at TimeoutMs
         try:
             reply = await self._ask_core(message, timeout)
-        except asyncio.TimeoutError:  # a long poll the core dropped when its role changed
+        except TimeoutError:  # a long poll the core dropped when its role changed
             if not isinstance(message, FetchRequest):
                 raise
             return peer_wire.to_response(replace(
@@ -168,7 +168,7 @@ class QuorumRpcs(LogState):
             answer = await asyncio.wait_for(self.transport(message.dst, request, version), timeout)
             response = peer_wire.from_response(message, answer, decode_records)
             self._leader_endpoints.update(peer_wire.node_endpoints(answer))
-        except (OSError, asyncio.TimeoutError, MalformedError) as exc:
+        except (TimeoutError, OSError, MalformedError) as exc:
             log.debug("node %d: %s to %d got no answer: %s", self.node_id, type(message).__name__, message.dst, exc)
             return
         await self._unfrozen()
@@ -217,6 +217,7 @@ class QuorumRpcs(LogState):
         self._spawn(self._update_voter(request))
 
     async def _update_voter(self, request: UpdateRaftVoterRequest) -> None:
+        answer: Message | None
         try:
             if request.dst == self.node_id:
                 answer = await self._ask_core(request, self.timers.request_timeout_ms / 1000)
@@ -226,8 +227,9 @@ class QuorumRpcs(LogState):
                     self.transport(request.dst, wire, version), self.timers.request_timeout_ms / 1000))
             else:
                 return
-        except (OSError, asyncio.TimeoutError, MalformedError) as exc:
+        except (TimeoutError, OSError, MalformedError) as exc:
             log.debug("node %d: UpdateRaftVoter got no answer: %s", self.node_id, exc)
             return
+        assert isinstance(answer, UpdateRaftVoterResponse)  # what the core answers an UpdateRaftVoter with
         log.info("node %d: UpdateRaftVoter with listeners %s: %s", self.node_id, list(request.listeners),
                  ErrorCode(answer.error_code).name)  # type: ignore[call-arg]  # IntEnum lookup by value
