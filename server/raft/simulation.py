@@ -9,29 +9,37 @@ restarts from the persisted state: quorum-state and the log left on disk. Client
 whichever replica believes it leads; a write is acknowledged once that leader's high watermark passes
 it while it still leads its epoch.
 
-After every event the checker asserts (``Violation`` names the seed and the command that replays it):
+After every event the checker asserts (one method per invariant, named in ``INVARIANTS`` as Kafka's
+RaftEventSimulationTest names its own where they are the same; a ``Violation`` names the invariant, the
+seed and the command that replays it):
 
-* at most one leader per epoch (also across the quorum-state of every replica);
-* the epoch a replica has persisted never goes back;
-* a replica's high watermark never goes back while it runs (it is not persisted, so a restart starts
-  from 0, as in Kafka), and is never beyond its log end;
-* a majority of voters have the leader's high watermark fsync'd (only fsync'd data counts);
+* at most one leader per epoch, also across the quorum-state of every replica (SingleLeader);
+* the epoch a replica has persisted never goes back, and it runs in that epoch (MonotonicEpoch);
+* a replica's high watermark never goes back while it runs (MonotonicHighWatermark; it is not persisted,
+  so a restart starts from 0, as in Kafka), and is never beyond its log end (HighWatermarkWithinLog);
+* a majority of voters have the leader's high watermark fsync'd (MajorityReachedHighWatermark; only
+  fsync'd data counts);
 * committed entries never change: every entry below any replica's high watermark equals the first
-  entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
+  entry ever committed at that offset, and no replica truncates or overwrites below its high watermark
+  (ConsistentCommittedData; AppendAtLogEnd);
 * log matching: every replica's snapshot and log up to its high watermark is a prefix of the newest
-  leader's (checked every 20 events, as it costs a pass over the logs);
+  leader's (LogMatching, checked every 20 events, as it costs a pass over the logs);
 * snapshots (KIP-630): now and then a replica snapshots a committed prefix and retires the log below it;
   a snapshot's contents equal the committed entries it replaces, when taken and when a lagging replica
   has downloaded it by FetchSnapshot (in small chunks, over the same faulty network; a crash loses a
-  partial download) and installs it; with ``reconfigure`` it also holds the voter records the core names
-  (``voters_at``), which must be kraft.version 1 and the voter set of the latest committed VotersRecord
-  below its end (else the bootstrap set), and a replica that starts from it or installs it learns its
-  voters from them alone; every replica's log start equals its snapshot's end;
+  partial download) and installs it (SnapshotHoldsCommittedData, ServesOwnSnapshot, DownloadsInOrder;
+  a leader never installs one, LeaderNeverLoadSnapshot); with ``reconfigure`` it also holds the voter
+  records the core names (``voters_at``), which must be kraft.version 1 and the voter set of the latest
+  committed VotersRecord below its end (else the bootstrap set), and a replica that starts from it or
+  installs it learns its voters from them alone (SnapshotHoldsVoters); every replica's log start equals
+  its snapshot's end (SnapshotAtLogStart);
 * with ``reconfigure`` (an operator adds observers as voters, removes voters, the leader too, and updates
-  their listeners): every replica's voter set is that of the latest VotersRecord in its log; a leader
-  appends a voter set only once the previous one in its log is committed, and only one voter apart;
-  consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
-  when a leader's high watermark moves, a majority of its latest set has it fsync'd.
+  their listeners): every replica's voter set is that of the latest VotersRecord in its log
+  (LatestVoterSet); a leader appends a voter set only once the previous one in its log is committed, and
+  only one voter apart (OneVoterChangeAtATime); consecutive committed voter sets differ by at most one
+  voter, so no two majorities are disjoint (OverlappingMajorities); a change answered as committed is in
+  the leader's committed set (VoterChangeAnsweredWhenDone); and when a leader's high watermark moves, a
+  majority of its latest set has it fsync'd.
 
 Whatever the faults, the network keeps two rules of the real path: the answers of one connection go out
 in request order, as the Listener writes them (a long poll the core never answers holds the later ones
@@ -41,10 +49,11 @@ than the request timeout (plus a Fetch's MaxWaitMs) is dropped, as RaftLog's dri
 of the default faults: replicas frozen for 0.5-3 s that fire their overdue timers before handling what
 waited, and a third of the messages taking up to 2.5 s.
 
-Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
-a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
-voter change answered as committed, must be in the log of every replica at the offset it was
-acknowledged at (in its snapshot or its log).
+Then the faults stop and the network heals; within a bounded virtual time a leader must be elected
+(LeaderElectedAfterHealing), a new write must commit (WriteCommitsAfterHealing), and every replica must
+catch up (AllReachedHighWatermark). Finally every acknowledged write, and every voter change answered as
+committed, must be in the log of every replica at the offset it was acknowledged at, in its snapshot or
+its log (AcknowledgedWritesKept, CommittedVoterChangesKept).
 
 Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
 ``--reconfigure`` changes the voters as it goes; ``--kafka-timers --under-load`` for load).
