@@ -6,6 +6,7 @@ long soak, ``... --reconfigure`` the one with voter changes."""
 from __future__ import annotations
 
 import random
+import re
 import uuid
 
 import pytest
@@ -18,7 +19,7 @@ from kraftwire.server.raft.core import (NO_ID, AddRaftVoterRequest, AddRaftVoter
                                         RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId,
                                         Timers, TruncateLog, UpdateRaftVoterRequest, UpdateRaftVoterResponse,
                                         VoteRequest, VoteResponse, WriteSnapshotChunk)
-from kraftwire.server.raft.simulation import Faults, Simulation, Violation
+from kraftwire.server.raft.simulation import INVARIANTS, Faults, Simulation, Violation
 from kraftwire.server.raft.voters import (KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterNode, VoterSet,
                                           VotersRecord, from_control_record, to_control_record)
 
@@ -352,6 +353,29 @@ def test_the_checker_catches_a_broken_core_and_names_the_replay(broken_core, inv
             assert f"replay: python -m kraftwire.server.raft.simulation --seed {seed} --voters 3" in str(violation)
             return
     pytest.fail(f"{broken_core.__name__} went unnoticed in ten seeds")
+
+
+def test_a_violation_names_its_invariant_and_seed():
+    """A leader that counts its unsynced log end breaks MajorityReachedHighWatermark (named as Kafka's
+    RaftEventSimulationTest names it); the violation carries the name and the seed, and says both."""
+    for seed in range(10):
+        try:
+            Simulation(seed, 3, 1, duration_ms=15_000, core_class=CountsUnsyncedEntries).run()
+        except Violation as violation:
+            assert (violation.invariant, violation.seed) == ("MajorityReachedHighWatermark", seed)
+            assert str(violation).startswith(f"seed {seed} ")
+            assert "MajorityReachedHighWatermark broken: " in str(violation).splitlines()[0]
+            return
+    pytest.fail("CountsUnsyncedEntries went unnoticed in ten seeds")
+
+
+def test_every_invariant_has_its_own_check():
+    """Each named invariant is checked by the method named after it (MonotonicEpoch: _monotonic_epoch)."""
+    for name in INVARIANTS:
+        method = "_" + re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+        assert callable(getattr(Simulation, method, None)), name
+    assert {"SingleLeader", "MonotonicEpoch", "MonotonicHighWatermark", "MajorityReachedHighWatermark",
+            "ConsistentCommittedData", "SnapshotAtLogStart", "LeaderNeverLoadSnapshot"} <= set(INVARIANTS)
 
 
 # --- snapshots (KIP-630)

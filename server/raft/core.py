@@ -83,13 +83,15 @@ from __future__ import annotations
 
 import enum
 import random
+from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 from kraftwire.codec.error_codes import ErrorCode
 
 from .snapshots import SnapshotId
-from .voters import (NO_DIRECTORY, KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterHistory, VoterNode, VoterSet,
-                     VotersRecord)
+from .voters import (NO_DIRECTORY, DirectoryId, KRaftVersionRecord, ReplicaKey, SnapshotVoters, VoterHistory, VoterNode,
+                     VoterSet, VotersRecord)
 
 NO_ID = -1
 
@@ -194,7 +196,7 @@ class FetchRequest(Message):
     fetch_offset: int
     last_fetched_epoch: int
     max_wait_ms: int
-    replica_directory_id: object = NO_DIRECTORY   # v17's ReplicaDirectoryId: the fetcher's replica key
+    replica_directory_id: DirectoryId = NO_DIRECTORY   # v17's ReplicaDirectoryId: the fetcher's replica key
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ class FetchSnapshotResponse(Message):
 class AddRaftVoterRequest(Message):
     timeout_ms: int
     voter_id: int
-    voter_directory_id: object
+    voter_directory_id: DirectoryId
     listeners: tuple[tuple[str, str, int], ...]
     ack_when_committed: bool = True
 
@@ -256,7 +258,7 @@ class AddRaftVoterResponse(Message):
 @dataclass(frozen=True)
 class RemoveRaftVoterRequest(Message):
     voter_id: int
-    voter_directory_id: object
+    voter_directory_id: DirectoryId
 
 
 @dataclass(frozen=True)
@@ -269,7 +271,7 @@ class RemoveRaftVoterResponse(Message):
 class UpdateRaftVoterRequest(Message):
     current_leader_epoch: int
     voter_id: int
-    voter_directory_id: object
+    voter_directory_id: DirectoryId
     listeners: tuple[tuple[str, str, int], ...]
     kraft_versions: tuple[int, int]   # KRaftVersionFeature (MinSupportedVersion, MaxSupportedVersion)
 
@@ -337,6 +339,11 @@ class Commit:
     high_watermark: int  # entries below it are committed
 
 
+Action = (PersistState | TruncateLog | AppendLog | FlushLog | RetireLog | WriteSnapshotChunk | InstallSnapshot | Send
+          | Commit)
+VoterError = tuple[ErrorCode, str | None] | None  # a voter change's refusal, or None
+
+
 class NotLeaderError(Exception):
     """``append`` on a replica that is not the leader; ``leader_id``/``epoch`` say who may be."""
 
@@ -351,7 +358,7 @@ class _Progress:
     """A replica's position as the leader sees it in its epoch."""
     end_offset: int = 0
     last_fetch_ms: int = -1
-    directory_id: object = NO_DIRECTORY
+    directory_id: DirectoryId = NO_DIRECTORY
     last_caught_up_ms: int = -1   # when it last had all the leader held at its fetch before (Kafka's rule)
     log_end_at_last_fetch: int = 0  # the leader's log end when it last fetched
 
@@ -390,9 +397,9 @@ class _Election:
 class RaftCore:
     def __init__(self, node_id: int, voters: tuple[int, ...] | VoterSet, rng: random.Random, now_ms: int, *,
                  timers: Timers = Timers(), epoch: int = 0, leader_id: int = NO_ID, voted_id: int = NO_ID,
-                 log: list[Entry] | None = None, directory_id: object = NO_DIRECTORY, kraft_version: int = 0,
+                 log: list[Entry] | None = None, directory_id: DirectoryId = NO_DIRECTORY, kraft_version: int = 0,
                  listener: str = "CONTROLLER", snapshot: tuple[SnapshotId, int] | None = None,
-                 snapshot_voters: SnapshotVoters = SnapshotVoters(), bootstrap: tuple[int, ...] = ()):
+                 snapshot_voters: SnapshotVoters | None = None, bootstrap: tuple[int, ...] = ()):
         """Start from the persisted state: quorum-state (epoch, leader, vote), the latest snapshot
         ((id, size in bytes), or None) with the voter records it holds, and the fsync'd log, whose entries
         start at the snapshot's end.
@@ -406,15 +413,16 @@ class RaftCore:
         self.key = ReplicaKey(node_id, directory_id)
         self.listener = listener
         self.bootstrap = bootstrap
-        bootstrap = voters if isinstance(voters, VoterSet) else VoterSet.static(voters)
+        bootstrap_set = voters if isinstance(voters, VoterSet) else VoterSet.static(voters)
         self.rng = rng
         self.timers = timers
         self.log: list[Entry] = list(log or ())
-        self.snapshot, self.snapshot_size = snapshot if snapshot else (None, 0)
+        self.snapshot: SnapshotId | None = snapshot[0] if snapshot else None
+        self.snapshot_size = snapshot[1] if snapshot else 0
         self.log_start = self.snapshot.end_offset if self.snapshot else 0
-        self._history = VoterHistory(bootstrap, kraft_version)
+        self._history = VoterHistory(bootstrap_set, kraft_version)
         if self.snapshot is not None:
-            self._history.loaded(self.log_start, snapshot_voters)
+            self._history.loaded(self.log_start, snapshot_voters if snapshot_voters is not None else SnapshotVoters())
         self._history.appended(self.log_start, self.log)
         self._voter_change: _VoterChange | None = None
         self.durable_end = self.log_end
@@ -516,12 +524,12 @@ class RaftCore:
 
     # ----------------------------------------------------------------- inputs
 
-    def receive(self, now: int, message: Message) -> list:
+    def receive(self, now: int, message: Message) -> list[Action]:
         handler = _HANDLERS[type(message)]
         handler(self, now, message)
         return self._drain()
 
-    def on_timer(self, now: int) -> list:
+    def on_timer(self, now: int) -> list[Action]:
         for name, deadline in sorted(self._deadlines.items(), key=lambda item: item[1]):
             if deadline <= now and self._deadlines.get(name) == deadline:
                 del self._deadlines[name]
@@ -539,7 +547,7 @@ class RaftCore:
         self._complete_parked(now)
         return offset, self._drain()
 
-    def flush_completed(self, now: int, end_offset: int) -> list:
+    def flush_completed(self, now: int, end_offset: int) -> list[Action]:
         """The log is fsync'd up to ``end_offset`` (the driver never reports past a later truncation)."""
         self.durable_end = max(self.durable_end, min(end_offset, self.log_end))
         if self.role is Role.LEADER:
@@ -550,7 +558,7 @@ class RaftCore:
             self._send_fetch(now)
         return self._drain()
 
-    def snapshot_taken(self, now: int, end_offset: int, size: int) -> list:
+    def snapshot_taken(self, now: int, end_offset: int, size: int) -> list[Action]:
         """A local snapshot of every entry below ``end_offset`` (``size`` bytes) is durable; it becomes the
         one a lagging replica downloads, and the log start moves to its end. With kraft.version 1 it must
         hold ``voters_at(end_offset)``."""
@@ -574,7 +582,7 @@ class RaftCore:
         from its file; told at once, before any other input. They rule from the snapshot's last offset on."""
         self._history.loaded(self.log_start, voters)
 
-    def resign(self, now: int) -> list:
+    def resign(self, now: int) -> list[Action]:
         """Graceful shutdown of a leader: EndQuorumEpoch names the best-replicated voters first."""
         if self.role is Role.LEADER:
             self._become_resigned(now)
@@ -583,7 +591,7 @@ class RaftCore:
     def next_deadline(self) -> int | None:
         return min(self._deadlines.values(), default=None)
 
-    def _drain(self) -> list:
+    def _drain(self) -> list[Action]:
         actions, self._actions = self._actions, []
         return actions
 
@@ -760,13 +768,13 @@ class RaftCore:
 
     # ----------------------------------------------------------------- sending
 
-    def _send(self, message_type, dst: int, **fields) -> int:
+    def _send(self, message_type: type[Message], dst: int, **fields: Any) -> int:
         self._next_correlation += 1
         self._actions.append(Send(message_type(src=self.node_id, dst=dst, correlation_id=self._next_correlation,
                                                **fields)))
         return self._next_correlation
 
-    def _reply(self, request: Message, message_type, **fields) -> None:
+    def _reply(self, request: Message, message_type: type[Message], **fields: Any) -> None:
         self._actions.append(Send(message_type(src=self.node_id, dst=request.src,
                                                correlation_id=request.correlation_id, **fields)))
 
@@ -784,6 +792,7 @@ class RaftCore:
         self._deadlines["fetch_retry"] = now + self.timers.fetch_max_wait_ms + self.timers.request_timeout_ms
 
     def _send_fetch_snapshot(self, now: int) -> None:
+        assert self._download is not None  # a download under way
         self._fetch_in_flight = self._send(
             FetchSnapshotRequest, self.leader_id, replica_id=self.node_id, current_leader_epoch=self.epoch,
             snapshot_id=self._download.snapshot_id, position=self._download.position,
@@ -860,6 +869,7 @@ class RaftCore:
 
     def _count_votes(self, now: int) -> None:
         election = self._election
+        assert election is not None  # an election under way
         if len(election.granted) >= self._majority():
             if election.pre_vote:
                 self._become_candidate(now)
@@ -995,6 +1005,7 @@ class RaftCore:
         if progress is not None:
             progress.last_fetch_ms = now  # a voter downloading a snapshot counts for check-quorum, as in Kafka
         length = min(request.max_bytes, self.snapshot_size - request.position)
+        assert self.snapshot is not None  # SNAPSHOT_NOT_FOUND otherwise
         self._reply(request, FetchSnapshotResponse, error_code=int(ErrorCode.NONE), snapshot_id=self.snapshot,
                     size=self.snapshot_size, position=request.position,
                     unaligned_records=SnapshotChunk(self.snapshot, request.position, length),
@@ -1073,6 +1084,7 @@ class RaftCore:
         if not self._accepts_fetch_answer(now, response) or self._download is None:
             return
         download, data = self._download, response.unaligned_records
+        assert isinstance(data, bytes)  # as received (a SnapshotChunk only as the leader's core sends it)
         if response.snapshot_id != download.snapshot_id or response.position != download.position or (
                 not data and download.position < response.size):
             return self._send_fetch_snapshot(now)
@@ -1134,7 +1146,8 @@ class RaftCore:
         node = VoterNode(key, tuple(request.listeners), (low, high))
         error = _first_error(
             lambda: self._not_leader_error(request.current_leader_epoch), lambda: _invalid_key_error(key),
-            lambda: (low < 0 or high < low) and (ErrorCode.INVALID_REQUEST, f"invalid kraft.version range {low}-{high}"),
+            lambda: (low < 0 or high < low) and (
+                ErrorCode.INVALID_REQUEST, f"invalid kraft.version range {low}-{high}"),
             self._change_not_allowed_yet, lambda: self._missing_listener_error(request.listeners),
             lambda: not low <= self.kraft_version <= high and (
                 ErrorCode.INVALID_REQUEST, f"kraft.version range {low}-{high} excludes {self.kraft_version}"),
@@ -1149,7 +1162,7 @@ class RaftCore:
         self._append_voters(now, request, self.voter_set.updating(node), self.timers.request_timeout_ms,
                             answer_at_append=True)
 
-    def _not_leader_error(self, request_epoch: int):
+    def _not_leader_error(self, request_epoch: int) -> VoterError:
         if request_epoch < self.epoch:
             return ErrorCode.FENCED_LEADER_EPOCH, f"epoch {request_epoch} is older than {self.epoch}"
         if request_epoch > self.epoch:
@@ -1158,24 +1171,24 @@ class RaftCore:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER, f"replica {self.node_id} does not lead epoch {self.epoch}"
         return None
 
-    def _missing_listener_error(self, listeners):
+    def _missing_listener_error(self, listeners: tuple[tuple[str, str, int], ...]) -> VoterError:
         if not any(name == self.listener for name, _, _ in listeners):
             return ErrorCode.INVALID_REQUEST, f"the voter's listeners do not include {self.listener}"
         return None
 
-    def _change_not_allowed_yet(self):
+    def _change_not_allowed_yet(self) -> VoterError:
         if self._voter_change is not None:
             return ErrorCode.REQUEST_TIMED_OUT, "another voter change is in flight"
         if self.high_watermark <= self._epoch_start_offset:
             return ErrorCode.REQUEST_TIMED_OUT, "the leader has not committed an entry of its epoch yet"
         return None
 
-    def _static_voters_error(self):
+    def _static_voters_error(self) -> VoterError:
         if self.kraft_version < 1:
             return ErrorCode.UNSUPPORTED_VERSION, f"kraft.version is {self.kraft_version}: the voters are static"
         return None
 
-    def _uncommitted_voters_error(self):
+    def _uncommitted_voters_error(self) -> VoterError:
         if self._history.latest_offset >= self.high_watermark:
             return ErrorCode.REQUEST_TIMED_OUT, "the latest voter set is not committed yet"
         return None
@@ -1187,8 +1200,9 @@ class RaftCore:
         return (progress is not None and progress.directory_id == key.directory_id
                 and now - progress.last_caught_up_ms <= self.timers.fetch_timeout_ms)
 
-    def _append_voters(self, now: int, request: Message, voters: VoterSet, timeout_ms: int, *,
+    def _append_voters(self, now: int, request: Message, voters: VoterSet | None, timeout_ms: int, *,
                        answer_at_append: bool) -> None:
+        assert voters is not None  # the checks before found the change possible
         self._voter_change = _VoterChange(request, self.log_end)
         self._deadlines["voter_change"] = now + timeout_ms
         self._append_local([Entry(self.epoch, VotersRecord(voters), control=True)])
@@ -1199,12 +1213,15 @@ class RaftCore:
 
     def _answer_voter_change(self, error: ErrorCode, message: str | None) -> None:
         change = self._voter_change
+        assert change is not None  # a change under way
+        response: type[Message]
         change.answered = True
         if isinstance(change.request, UpdateRaftVoterRequest):
             self._reply(change.request, UpdateRaftVoterResponse, error_code=int(error),
                         current_leader=(self.leader_id, self.epoch))
         else:
-            response = AddRaftVoterResponse if isinstance(change.request, AddRaftVoterRequest) else RemoveRaftVoterResponse
+            response = (AddRaftVoterResponse if isinstance(change.request, AddRaftVoterRequest)
+                        else RemoveRaftVoterResponse)
             self._reply(change.request, response, error_code=int(error), error_message=message)
 
     def _voter_change_maybe_committed(self, now: int) -> None:
@@ -1220,7 +1237,7 @@ class RaftCore:
 
     def _expired_voter_change(self, now: int) -> None:
         """The change did not commit in time: answer so; its VotersRecord still blocks the next until it commits."""
-        if not self._voter_change.answered:
+        if self._voter_change is not None and not self._voter_change.answered:
             self._answer_voter_change(ErrorCode.REQUEST_TIMED_OUT, "the new voter set did not commit in time")
         self._voter_change = None
 
@@ -1228,22 +1245,22 @@ class RaftCore:
         self._become_resigned(now)
 
 
-def _first_error(*checks):
+def _first_error(*checks: Callable[[], VoterError | bool]) -> VoterError:
     """The first of the checks, in order, that finds something: (error code, message) or a falsy value."""
     for check in checks:
         error = check()
         if error:
-            return error
+            return error  # type: ignore[return-value]  # a truthy check result is an error
     return None
 
 
-def _invalid_key_error(key: ReplicaKey):
+def _invalid_key_error(key: ReplicaKey) -> VoterError:
     if key.id < 0 or key.directory_id is NO_DIRECTORY:
         return ErrorCode.INVALID_REQUEST, "the request names no valid voter (an id and a directory id)"
     return None
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[Message], Callable[[RaftCore, int, Any], None]] = {
     VoteRequest: RaftCore._on_vote_request,
     VoteResponse: RaftCore._on_vote_response,
     BeginQuorumEpochRequest: RaftCore._on_begin_quorum_epoch,

@@ -18,6 +18,8 @@ core.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import ZERO_UUID
@@ -29,7 +31,12 @@ from kraftwire.codec.messages import (AddRaftVoterRequest, AddRaftVoterResponse,
                                       UpdateRaftVoterResponse, VoteRequest, VoteResponse)
 
 from . import core
-from .voters import NO_DIRECTORY
+from .voters import NO_DIRECTORY, DirectoryId
+
+# The generated wire classes are told apart by isinstance; a parameter that takes any of them, or any of
+# their nested structs, is ``Any`` (``WireMessage`` where it is a whole message).
+WireMessage = Any
+Listeners = tuple[tuple[str, str, int], ...]
 
 VERSIONS = {FetchRequest: 17, VoteRequest: 2, BeginQuorumEpochRequest: 1, EndQuorumEpochRequest: 1,
             FetchSnapshotRequest: 0, UpdateRaftVoterRequest: 0}
@@ -37,26 +44,28 @@ NO_EPOCH_END = (-1, -1)
 VOTER_CHANGES = (AddRaftVoterRequest, RemoveRaftVoterRequest, UpdateRaftVoterRequest)
 
 
-def _directory(wire_uuid):
+def _directory(wire_uuid: uuid.UUID | None) -> DirectoryId:
     return NO_DIRECTORY if wire_uuid is None or wire_uuid == ZERO_UUID else wire_uuid
 
 
-def _wire_directory(directory):
+def _wire_directory(directory: DirectoryId) -> uuid.UUID:
     return ZERO_UUID if directory is NO_DIRECTORY else directory
 
 
 class Refused(Exception):
     """A request the core must not see; ``response`` is the answer."""
 
-    def __init__(self, response):
+    def __init__(self, response: WireMessage):
         super().__init__("refused")
         self.response = response
 
 
 # --- the sending side ------------------------------------------------------------------------------
 
-def to_request(message: core.Message, cluster_id: str):
+def to_request(message: core.Message, cluster_id: str) -> tuple[WireMessage, int]:
     """(wire request, version) for a core request."""
+    partition: Any
+    request: WireMessage
     if isinstance(message, core.VoteRequest):
         partition = VoteRequest.PartitionData(
             partition_index=METADATA_PARTITION, replica_epoch=message.replica_epoch, replica_id=message.replica_id,
@@ -105,24 +114,25 @@ def to_request(message: core.Message, cluster_id: str):
     return request, VERSIONS[type(request)]
 
 
-def _only_partition(response):
+def _only_partition(response: WireMessage) -> Any:
     topics = response.topics if hasattr(response, "topics") else response.responses
     if len(topics) != 1 or len(topics[0].partitions) != 1:
         return None
     return topics[0].partitions[0]
 
 
-def node_endpoints(response) -> dict[int, tuple[str, int]]:
+def node_endpoints(response: WireMessage) -> dict[int, tuple[str, int]]:
     """The leaders' addresses an answer names (NodeEndpoints, KIP-853, which the controller's Fetch handler
     adds: server/apis/api01_fetch.py), by node id."""
     return {e.node_id: (e.host, e.port) for e in getattr(response, "node_endpoints", None) or ()}
 
 
-def _wire_listeners(kind, listeners):
+def _wire_listeners(kind: Any, listeners: Listeners) -> list[Any]:
     return [kind.Listener(name=name, host=host, port=port) for name, host, port in listeners]
 
 
-def from_response(request: core.Message, response, decode_records=None) -> core.Message | None:
+def from_response(request: core.Message, response: WireMessage,
+                  decode_records: Callable[[bytes], list[core.Entry]] | None = None) -> core.Message | None:
     """The core response answering ``request``; None when the answer says nothing the core can use."""
     envelope = {"src": request.dst, "dst": request.src, "correlation_id": request.correlation_id}
     if isinstance(request, core.UpdateRaftVoterRequest):
@@ -149,6 +159,7 @@ def from_response(request: core.Message, response, decode_records=None) -> core.
             snapshot_id=core.SnapshotId(partition.snapshot_id.end_offset, partition.snapshot_id.epoch),
             size=partition.size, position=partition.position, unaligned_records=bytes(partition.unaligned_records),
             current_leader=(leader.leader_id, leader.leader_epoch))
+    assert isinstance(request, core.FetchRequest) and decode_records is not None  # the core's one other request
     diverging, snapshot = partition.diverging_epoch, partition.snapshot_id
     records = decode_records(partition.records or b"") if partition.error_code == ErrorCode.NONE else ()
     return core.FetchResponse(
@@ -161,12 +172,12 @@ def from_response(request: core.Message, response, decode_records=None) -> core.
 
 # --- the answering side ----------------------------------------------------------------------------
 
-def _names_metadata(topic_name: str | None, topic_id, partitions: list) -> bool:
+def _names_metadata(topic_name: str | None, topic_id: uuid.UUID | None, partitions: Sequence[object]) -> bool:
     named = topic_name == METADATA_TOPIC or topic_id == METADATA_TOPIC_ID
     return named and len(partitions) == 1
 
 
-def from_request(request, version: int, cluster_id: str, correlation_id: int) -> core.Message:
+def from_request(request: WireMessage, version: int, cluster_id: str, correlation_id: int) -> core.Message:
     """The core request for a wire request; Refused(answer) when it must not reach the core."""
     if request.cluster_id is not None and request.cluster_id != cluster_id:
         raise Refused(_refusal(request, version, ErrorCode.INCONSISTENT_CLUSTER_ID))
@@ -215,10 +226,10 @@ def from_request(request, version: int, cluster_id: str, correlation_id: int) ->
                                       leader_epoch=p.leader_epoch, preferred_successors=successors)
 
 
-def _voter_change(request, version: int, correlation_id: int) -> core.Message:
+def _voter_change(request: WireMessage, version: int, correlation_id: int) -> core.Message:
     """AddRaftVoter, RemoveRaftVoter or UpdateRaftVoter as the core's request; the sender is unknown (-1):
     an admin client or a broker forwarding one, or the voter itself."""
-    envelope = {"src": -1, "dst": -1, "correlation_id": correlation_id, "voter_id": request.voter_id,
+    envelope: dict[str, Any] = {"src": -1, "dst": -1, "correlation_id": correlation_id, "voter_id": request.voter_id,
                 "voter_directory_id": _directory(request.voter_directory_id)}
     if isinstance(request, RemoveRaftVoterRequest):
         return core.RemoveRaftVoterRequest(**envelope)
@@ -232,12 +243,18 @@ def _voter_change(request, version: int, correlation_id: int) -> core.Message:
                                        kraft_versions=(feature.min_supported_version, feature.max_supported_version))
 
 
-def to_response(message: core.Message, version: int, encode_records=None, log_start_offset: int = 0,
-                read_snapshot=None, leader_endpoint: tuple[str, int] = ("", -1)):
+def to_response(message: core.Message, version: int,
+                encode_records: Callable[[int, tuple[core.Entry, ...]], bytes] | None = None, log_start_offset: int = 0,
+                read_snapshot: Callable[[core.SnapshotChunk], bytes] | None = None,
+                leader_endpoint: tuple[str, int] = ("", -1)) -> WireMessage:
     """The wire answer for the core's reply; ``leader_endpoint`` is the leader's controller listener, which
     UpdateRaftVoter's answer names."""
+    partition: Any
     if isinstance(message, core.FetchSnapshotResponse):
         chunk = message.unaligned_records
+        if isinstance(chunk, core.SnapshotChunk):
+            assert read_snapshot is not None  # the driver hands it in with every FetchSnapshot answer
+            chunk = read_snapshot(chunk)
         partition = FetchSnapshotResponse.PartitionSnapshot(
             index=METADATA_PARTITION, error_code=message.error_code,
             snapshot_id=FetchSnapshotResponse.SnapshotId(end_offset=message.snapshot_id.end_offset,
@@ -245,7 +262,7 @@ def to_response(message: core.Message, version: int, encode_records=None, log_st
             current_leader=FetchSnapshotResponse.LeaderIdAndEpoch(leader_id=message.current_leader[0],
                                                                   leader_epoch=message.current_leader[1]),
             size=message.size, position=message.position,
-            unaligned_records=read_snapshot(chunk) if isinstance(chunk, core.SnapshotChunk) else chunk)
+            unaligned_records=chunk)
         return FetchSnapshotResponse(error_code=ErrorCode.NONE, topics=[
             FetchSnapshotResponse.TopicSnapshot(name=METADATA_TOPIC, partitions=[partition])])
     if isinstance(message, core.AddRaftVoterResponse):
@@ -259,37 +276,40 @@ def to_response(message: core.Message, version: int, encode_records=None, log_st
         return UpdateRaftVoterResponse(error_code=message.error_code, current_leader=leader)
     if isinstance(message, core.FetchResponse):
         diverging = message.diverging_epoch or NO_EPOCH_END
+        assert encode_records is not None or not message.records  # the driver hands it in with every Fetch answer
         partition = FetchResponse.PartitionData(
             partition_index=METADATA_PARTITION, error_code=message.error_code, high_watermark=message.high_watermark,
             log_start_offset=log_start_offset,
             diverging_epoch=FetchResponse.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1]),
             current_leader=FetchResponse.LeaderIdAndEpoch(leader_id=message.current_leader[0],
                                                           leader_epoch=message.current_leader[1]),
-            records=encode_records(message.base_offset, message.records) if message.records else b"")
+            records=encode_records(message.base_offset, message.records) if encode_records and message.records
+            else b"")
         if message.snapshot_id is not None:
             partition = partition.replace(snapshot_id=FetchResponse.SnapshotId(
                 end_offset=message.snapshot_id.end_offset, epoch=message.snapshot_id.epoch))
         topic = (FetchResponse.FetchableTopicResponse(topic=METADATA_TOPIC, partitions=[partition]) if version <= 12
                  else FetchResponse.FetchableTopicResponse(topic_id=METADATA_TOPIC_ID, partitions=[partition]))
         return FetchResponse(error_code=ErrorCode.NONE, responses=[topic])
-    kind = {core.VoteResponse: VoteResponse, core.BeginQuorumEpochResponse: BeginQuorumEpochResponse,
-            core.EndQuorumEpochResponse: EndQuorumEpochResponse}[type(message)]
+    kind: Any = {core.VoteResponse: VoteResponse, core.BeginQuorumEpochResponse: BeginQuorumEpochResponse,
+                 core.EndQuorumEpochResponse: EndQuorumEpochResponse}[type(message)]
+    assert isinstance(message, (core.VoteResponse, core.BeginQuorumEpochResponse, core.EndQuorumEpochResponse))
     fields = {"partition_index": METADATA_PARTITION, "error_code": message.error_code,
               "leader_id": message.leader_id, "leader_epoch": message.leader_epoch}
-    if kind is VoteResponse:
+    if isinstance(message, core.VoteResponse):
         fields["vote_granted"] = message.vote_granted
     return kind(error_code=ErrorCode.NONE, topics=[kind.TopicData(topic_name=METADATA_TOPIC, partitions=[
         kind.PartitionData(**fields)])])
 
 
-def _refusal(request, version: int, error: ErrorCode):
+def _refusal(request: WireMessage, version: int, error: ErrorCode) -> WireMessage:
     """The answer for a request that names the wrong topic, partition or cluster: the error at the top
     for a cluster mismatch, on every partition named otherwise."""
     if isinstance(request, UpdateRaftVoterRequest):
         return UpdateRaftVoterResponse(error_code=error)
     if isinstance(request, VOTER_CHANGES):
-        kind = AddRaftVoterResponse if isinstance(request, AddRaftVoterRequest) else RemoveRaftVoterResponse
-        return kind(error_code=error, error_message=error.message)
+        answer: Any = AddRaftVoterResponse if isinstance(request, AddRaftVoterRequest) else RemoveRaftVoterResponse
+        return answer(error_code=error, error_message=error.message)
     if isinstance(request, FetchRequest):
         if error is ErrorCode.INCONSISTENT_CLUSTER_ID:
             return FetchResponse(error_code=error, responses=[])
@@ -308,8 +328,8 @@ def _refusal(request, version: int, error: ErrorCode):
                 index=p.partition, error_code=error, snapshot_id=FetchSnapshotResponse.SnapshotId(
                     end_offset=p.snapshot_id.end_offset, epoch=p.snapshot_id.epoch), unaligned_records=b"")
                 for p in t.partitions]) for t in request.topics])
-    kind = {VoteRequest: VoteResponse, BeginQuorumEpochRequest: BeginQuorumEpochResponse,
-            EndQuorumEpochRequest: EndQuorumEpochResponse}[type(request)]
+    kind: Any = {VoteRequest: VoteResponse, BeginQuorumEpochRequest: BeginQuorumEpochResponse,
+                 EndQuorumEpochRequest: EndQuorumEpochResponse}[type(request)]
     if error is ErrorCode.INCONSISTENT_CLUSTER_ID:
         return kind(error_code=error, topics=[])
     return kind(error_code=ErrorCode.NONE, topics=[

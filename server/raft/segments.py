@@ -24,9 +24,10 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import cast
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
@@ -63,7 +64,7 @@ class Damage(Exception):
         self.reason = reason
 
 
-def walk(buf, position: int = 0, expected_offset: int | None = None,
+def walk(buf: bytes, position: int = 0, expected_offset: int | None = None,
          epoch: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
     """Yield (position, header) of each batch in ``buf`` from ``position``, checking framing, CRC,
     offset contiguity (from ``expected_offset`` when known) and epochs (never lower than ``epoch``;
@@ -91,7 +92,7 @@ def walk(buf, position: int = 0, expected_offset: int | None = None,
         position += header.size
 
 
-def find_batch_after(buf, position: int, min_offset: int) -> int | None:
+def find_batch_after(buf: bytes, position: int, min_offset: int) -> int | None:
     """The position of a valid batch starting after ``position`` whose base offset is at least
     ``min_offset``, if any: telling damage in the middle of a log from a torn write at its end."""
     search = position + 1 + _MAGIC_POSITION
@@ -110,7 +111,7 @@ def find_batch_after(buf, position: int, min_offset: int) -> int | None:
         return candidate
 
 
-def judge_damage(path: Path, buf, damage: Damage | None, valid_size: int, *, is_last: bool, snapshot_end: int,
+def judge_damage(path: Path, buf: bytes, damage: Damage | None, valid_size: int, *, is_last: bool, snapshot_end: int,
                  synced_bytes: int | None) -> str | None:
     """Why start-up must refuse ``path``, or None when what follows ``valid_size`` (``damage``, or a file
     shorter than it should be) is an unfinished write that may be cut away.
@@ -143,15 +144,16 @@ def judge_damage(path: Path, buf, damage: Damage | None, valid_size: int, *, is_
 
 
 @contextmanager
-def mapped(path: Path):
-    """The file's bytes as a read-only buffer (an mmap, or b"" for an empty file)."""
+def mapped(path: Path) -> Iterator[bytes]:
+    """The file's bytes as a read-only buffer (an mmap, or b"" for an empty file). Typed as ``bytes``: the
+    readers only slice, search, measure and unpack it, which an mmap does as bytes do."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             yield b""
             return
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            yield view
+            yield cast(bytes, view)
 
 
 class Segment:
@@ -206,6 +208,12 @@ class Segment:
     def is_open(self) -> bool:
         return self._fd is not None
 
+    def _open_fds(self) -> tuple[int, int]:
+        """The segment's and its index's descriptors, once open for appends."""
+        if self._fd is None or self._index_fd is None:
+            raise StorageError(f"{self.path} is not open for appends")
+        return self._fd, self._index_fd
+
     def open_for_append(self) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         self._fd = os.open(self.path, flags, 0o644)
@@ -213,13 +221,14 @@ class Segment:
 
     def append(self, data: bytes, last_offset: int, next_offset: int, epoch: int) -> None:
         """Write one batch; add an index entry for it when the interval has passed."""
+        fd, index_fd = self._open_fds()
         entries_before = len(self._index)
         self._note_batch(self.size, len(data), last_offset)
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(fd, view):]
         if len(self._index) > entries_before:
-            os.write(self._index_fd, self._index[entries_before:])
+            os.write(index_fd, self._index[entries_before:])
         self.size += len(data)
         self.next_offset = next_offset
         self.last_epoch = epoch
@@ -231,10 +240,11 @@ class Segment:
         self._since_index_entry += size
 
     def sync(self, index_too: bool = False) -> None:
-        os.fsync(self._fd)
+        fd, index_fd = self._open_fds()
+        os.fsync(fd)
         self.synced_size = self.size
         if index_too:
-            os.fsync(self._index_fd)
+            os.fsync(index_fd)
 
     def close(self) -> None:
         for fd in (self._fd, self._index_fd):

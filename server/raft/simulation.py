@@ -9,29 +9,37 @@ restarts from the persisted state: quorum-state and the log left on disk. Client
 whichever replica believes it leads; a write is acknowledged once that leader's high watermark passes
 it while it still leads its epoch.
 
-After every event the checker asserts (``Violation`` names the seed and the command that replays it):
+After every event the checker asserts (one method per invariant, named in ``INVARIANTS`` as Kafka's
+RaftEventSimulationTest names its own where they are the same; a ``Violation`` names the invariant, the
+seed and the command that replays it):
 
-* at most one leader per epoch (also across the quorum-state of every replica);
-* the epoch a replica has persisted never goes back;
-* a replica's high watermark never goes back while it runs (it is not persisted, so a restart starts
-  from 0, as in Kafka), and is never beyond its log end;
-* a majority of voters have the leader's high watermark fsync'd (only fsync'd data counts);
+* at most one leader per epoch, also across the quorum-state of every replica (SingleLeader);
+* the epoch a replica has persisted never goes back, and it runs in that epoch (MonotonicEpoch);
+* a replica's high watermark never goes back while it runs (MonotonicHighWatermark; it is not persisted,
+  so a restart starts from 0, as in Kafka), and is never beyond its log end (HighWatermarkWithinLog);
+* a majority of voters have the leader's high watermark fsync'd (MajorityReachedHighWatermark; only
+  fsync'd data counts);
 * committed entries never change: every entry below any replica's high watermark equals the first
-  entry ever committed at that offset, and no replica truncates or overwrites below its high watermark;
+  entry ever committed at that offset, and no replica truncates or overwrites below its high watermark
+  (ConsistentCommittedData; AppendAtLogEnd);
 * log matching: every replica's snapshot and log up to its high watermark is a prefix of the newest
-  leader's (checked every 20 events, as it costs a pass over the logs);
+  leader's (LogMatching, checked every 20 events, as it costs a pass over the logs);
 * snapshots (KIP-630): now and then a replica snapshots a committed prefix and retires the log below it;
   a snapshot's contents equal the committed entries it replaces, when taken and when a lagging replica
   has downloaded it by FetchSnapshot (in small chunks, over the same faulty network; a crash loses a
-  partial download) and installs it; with ``reconfigure`` it also holds the voter records the core names
-  (``voters_at``), which must be kraft.version 1 and the voter set of the latest committed VotersRecord
-  below its end (else the bootstrap set), and a replica that starts from it or installs it learns its
-  voters from them alone; every replica's log start equals its snapshot's end;
+  partial download) and installs it (SnapshotHoldsCommittedData, ServesOwnSnapshot, DownloadsInOrder;
+  a leader never installs one, LeaderNeverLoadSnapshot); with ``reconfigure`` it also holds the voter
+  records the core names (``voters_at``), which must be kraft.version 1 and the voter set of the latest
+  committed VotersRecord below its end (else the bootstrap set), and a replica that starts from it or
+  installs it learns its voters from them alone (SnapshotHoldsVoters); every replica's log start equals
+  its snapshot's end (SnapshotAtLogStart);
 * with ``reconfigure`` (an operator adds observers as voters, removes voters, the leader too, and updates
-  their listeners): every replica's voter set is that of the latest VotersRecord in its log; a leader
-  appends a voter set only once the previous one in its log is committed, and only one voter apart;
-  consecutive committed voter sets differ by at most one voter (so no two majorities are disjoint); and
-  when a leader's high watermark moves, a majority of its latest set has it fsync'd.
+  their listeners): every replica's voter set is that of the latest VotersRecord in its log
+  (LatestVoterSet); a leader appends a voter set only once the previous one in its log is committed, and
+  only one voter apart (OneVoterChangeAtATime); consecutive committed voter sets differ by at most one
+  voter, so no two majorities are disjoint (OverlappingMajorities); a change answered as committed is in
+  the leader's committed set (VoterChangeAnsweredWhenDone); and when a leader's high watermark moves, a
+  majority of its latest set has it fsync'd.
 
 Whatever the faults, the network keeps two rules of the real path: the answers of one connection go out
 in request order, as the Listener writes them (a long poll the core never answers holds the later ones
@@ -41,10 +49,11 @@ than the request timeout (plus a Fetch's MaxWaitMs) is dropped, as RaftLog's dri
 of the default faults: replicas frozen for 0.5-3 s that fire their overdue timers before handling what
 waited, and a third of the messages taking up to 2.5 s.
 
-Then the faults stop and the network heals; within a bounded virtual time a leader must be elected,
-a new write must commit, and every replica must catch up. Finally every acknowledged write, and every
-voter change answered as committed, must be in the log of every replica at the offset it was
-acknowledged at (in its snapshot or its log).
+Then the faults stop and the network heals; within a bounded virtual time a leader must be elected
+(LeaderElectedAfterHealing), a new write must commit (WriteCommitsAfterHealing), and every replica must
+catch up (AllReachedHighWatermark). Finally every acknowledged write, and every voter change answered as
+committed, must be in the log of every replica at the offset it was acknowledged at, in its snapshot or
+its log (AcknowledgedWritesKept, CommittedVoterChangesKept).
 
 Soak: ``python -m kraftwire.server.raft.simulation --seeds 1000`` (``--seed N`` replays one;
 ``--reconfigure`` changes the voters as it goes; ``--kafka-timers --under-load`` for load).
@@ -61,13 +70,15 @@ import sys
 import time
 import uuid
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from kraftwire.codec.error_codes import ErrorCode
 
 from .core import (NO_ID, AddRaftVoterRequest, AddRaftVoterResponse, AppendLog, BeginQuorumEpochResponse, Commit,
                    EndQuorumEpochResponse, Entry, FetchRequest, FetchResponse, FetchSnapshotResponse, FlushLog,
-                   InstallSnapshot, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
+                   InstallSnapshot, Message, NotLeaderError, PersistState, RaftCore, RemoveRaftVoterRequest,
                    RemoveRaftVoterResponse, RetireLog, Role, Send, SnapshotChunk, SnapshotId, Timers, TruncateLog,
                    UpdateRaftVoterRequest, UpdateRaftVoterResponse, VoteResponse, WriteSnapshotChunk)
 from .voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet, VotersRecord
@@ -78,8 +89,44 @@ _RESPONSES = (AddRaftVoterResponse, BeginQuorumEpochResponse, EndQuorumEpochResp
 SNAPSHOT_CHUNK_BYTES = 4096  # small, so a download takes several FetchSnapshot round trips
 
 
+# The invariants the checker holds the run to, each checked by the method of the same name in snake case;
+# the first six are named as Kafka's RaftEventSimulationTest names its own (MonotonicHighWatermark there
+# watches the leader's high watermark, here every replica's), the others are kraftwire's.
+INVARIANTS = {
+    "SingleLeader": "at most one leader per epoch, across running replicas and every quorum-state",
+    "MonotonicEpoch": "the persisted epoch never goes back; a running replica runs in the epoch it persisted",
+    "MonotonicHighWatermark": "a replica's high watermark never goes back while it runs",
+    "MajorityReachedHighWatermark": "when a leader's high watermark moves, a majority of its voters has it fsync'd",
+    "ConsistentCommittedData": "committed entries never change, and no replica truncates below its high watermark",
+    "SnapshotAtLogStart": "a replica's log starts at its snapshot's end, and is retired only below its own snapshot",
+    "LeaderNeverLoadSnapshot": "a leader never replaces its log by a downloaded snapshot",
+    "HighWatermarkWithinLog": "a replica's high watermark is never beyond its log end",
+    "LogMatching": "every replica's log up to its high watermark is a prefix of the newest leader's",
+    "AppendAtLogEnd": "a replica appends only at the end of its log",
+    "SnapshotHoldsCommittedData": "a snapshot taken or installed holds exactly the committed entries below its end",
+    "SnapshotHoldsVoters": "a snapshot holds the voter records in force at its end (none with static voters)",
+    "ServesOwnSnapshot": "a replica answers FetchSnapshot only from a snapshot it holds",
+    "DownloadsInOrder": "a download's chunks are written in order, and it is installed only once whole",
+    "LatestVoterSet": "a replica's voter set is that of the latest VotersRecord in its log",
+    "OneVoterChangeAtATime": "a leader appends a voter set only once the previous one committed, one voter apart",
+    "OverlappingMajorities": "consecutive committed voter sets differ by at most one voter",
+    "VoterChangeAnsweredWhenDone": "a voter change answered as committed is in the leader's committed voter set",
+    "AcknowledgedWritesKept": "a write is acknowledged only as held, and is in every final log at its offset",
+    "CommittedVoterChangesKept": "a voter change answered as committed is in every final log",
+    "LeaderElectedAfterHealing": "once the faults stop, a leader is elected in bounded time",
+    "WriteCommitsAfterHealing": "once a leader is elected after healing, a new write commits in bounded time",
+    "AllReachedHighWatermark": "after healing, every replica reaches the leader's high watermark in bounded time",
+}
+
+
 class Violation(AssertionError):
-    """An invariant broke; the message names the seed and the command that replays it."""
+    """An invariant broke: ``invariant`` is its name (``INVARIANTS``), ``seed`` the run's; the message names
+    both, the command that replays the run and its last events."""
+
+    def __init__(self, invariant: str, seed: int, message: str):
+        super().__init__(message)
+        self.invariant = invariant
+        self.seed = seed
 
 
 @dataclass(frozen=True)
@@ -152,14 +199,19 @@ class Disk:
     def latest_voters(self, bootstrap: VoterSet) -> VoterSet:
         """The set of the latest VotersRecord in the log, else the snapshot's, else the bootstrap set."""
         if self.voters_at:
-            return self.entries[self.voters_at[-1] - self.start].data.voters
+            record = self.entries[self.voters_at[-1] - self.start].data
+            assert isinstance(record, VotersRecord)  # voters_at holds the offsets of VotersRecords
+            return record.voters
         if self.snapshot is not None and self.snapshot.voters.voters is not None:
             return self.snapshot.voters.voters
         return bootstrap
 
     def entry(self, core: RaftCore, offset: int) -> Entry:
         """The entry at ``offset``: from the snapshot below the core's log start."""
-        return self.snapshot.entries[offset] if offset < core.log_start else core.entry(offset)
+        if offset < core.log_start:
+            assert self.snapshot is not None  # the log starts at the snapshot's end
+            return self.snapshot.entries[offset]
+        return core.entry(offset)
 
     def full_log(self, core: RaftCore) -> list[Entry]:
         """The snapshot's entries, then the core's log: every offset from 0."""
@@ -177,11 +229,21 @@ class Node:
     last_high_watermark: int = 0
     pending_writes: dict[int, tuple[int, object]] = field(default_factory=dict)  # offset → (epoch, value)
 
+    @property
+    def live(self) -> RaftCore:
+        """The core of a running replica."""
+        assert self.core is not None, f"replica {self.node_id} is down"
+        return self.core
+
+
+DEFAULT_FAULTS = Faults()
+DEFAULT_TIMERS = Timers()
+
 
 class Simulation:
     def __init__(self, seed: int, voters: int = 3, observers: int = 1, *, duration_ms: int = 20_000,
-                 faults: Faults = Faults(), timers: Timers = Timers(), core_class: type[RaftCore] = RaftCore,
-                 reconfigure: bool = False):
+                 faults: Faults = DEFAULT_FAULTS, timers: Timers = DEFAULT_TIMERS,
+                 core_class: type[RaftCore] = RaftCore, reconfigure: bool = False):
         """``core_class`` lets a test hand in a deliberately broken core to prove the checker catches it;
         ``reconfigure`` runs a dynamic quorum (kraft.version 1) whose voters are added, removed and updated."""
         self.seed, self.voter_count, self.observer_count, self.duration_ms = seed, voters, observers, duration_ms
@@ -232,11 +294,11 @@ class Simulation:
         bound = 20 * self.timers.election_timeout_ms + 4 * self.timers.fetch_timeout_ms
         probe = self._commit_probe(heal_time + bound)
         self.recovery_ms = self.now - heal_time
-        self._run_until_caught_up(probe, heal_time + 2 * bound)
+        self._all_reached_high_watermark(probe, heal_time + 2 * bound)
         self._check_final()
         return self
 
-    def _run_until(self, end_ms: int, until=lambda: False) -> bool:
+    def _run_until(self, end_ms: int, until: Callable[[], bool] = lambda: False) -> bool:
         while self._queue and self._queue[0][0] <= end_ms:
             when, _, kind, args = heapq.heappop(self._queue)
             self.now = when
@@ -251,30 +313,46 @@ class Simulation:
     def _commit_probe(self, deadline: int) -> tuple[int, object]:
         """After healing, a leader must be elected and a write must commit before ``deadline``."""
         while True:
-            if not self._run_until(deadline, lambda: self._leader() is not None):
-                self._fail(f"liveness: no leader elected by {deadline} ms")
-            leader = self._leader()
-            epoch, value = leader.core.epoch, ("probe", self.now)
-            offset = self._submit(leader, value)
+            leader = self._leader_elected_after_healing(deadline)
+            probe = self._write_commits_after_healing(leader, deadline)
+            if probe is not None:
+                return probe
 
-            def settled() -> bool:
-                return (self.acknowledged.get(offset) == value or leader.core is None
-                        or leader.core.role is not Role.LEADER or leader.core.epoch != epoch)
+    def _leader_elected_after_healing(self, deadline: int) -> Node:
+        """LeaderElectedAfterHealing: once the faults stop, a leader is elected before ``deadline``."""
+        if not self._run_until(deadline, lambda: self._leader() is not None):
+            self._fail("LeaderElectedAfterHealing", f"liveness: no leader elected by {deadline} ms")
+        leader = self._leader()
+        assert leader is not None  # as just waited for
+        return leader
 
-            if not self._run_until(deadline, settled):
-                self._fail(f"liveness: write {value!r} at offset {offset} not committed by {deadline} ms")
-            if self.acknowledged.get(offset) == value:
-                return offset, value
+    def _write_commits_after_healing(self, leader: Node, deadline: int) -> tuple[int, object] | None:
+        """WriteCommitsAfterHealing: a write the leader takes commits before ``deadline``, unless the leader
+        loses its epoch first (then None: the next leader is tried)."""
+        epoch, value = leader.live.epoch, ("probe", self.now)
+        offset = self._submit(leader, value)
 
-    def _run_until_caught_up(self, probe: tuple[int, object], deadline: int) -> None:
+        def settled() -> bool:
+            return (self.acknowledged.get(offset) == value or leader.core is None
+                    or leader.core.role is not Role.LEADER or leader.core.epoch != epoch)
+
+        if not self._run_until(deadline, settled):
+            self._fail("WriteCommitsAfterHealing",
+                       f"liveness: write {value!r} at offset {offset} not committed by {deadline} ms")
+        return (offset, value) if self.acknowledged.get(offset) == value else None
+
+    def _all_reached_high_watermark(self, probe: tuple[int, object], deadline: int) -> None:
+        """AllReachedHighWatermark: after healing, every replica reaches the probe's high watermark before
+        ``deadline`` (Kafka's simulation runs until ``allReachedHighWatermark``)."""
         end = probe[0] + 1
 
         def caught_up() -> bool:
             return all(n.core is not None and n.core.high_watermark >= end for n in self.nodes.values())
 
         if not self._run_until(deadline, caught_up):
-            behind = {n.node_id: n.core.high_watermark for n in self.nodes.values()}
-            self._fail(f"liveness: not every replica reached high watermark {end} by {deadline} ms: {behind}")
+            behind = {n.node_id: n.live.high_watermark for n in self.nodes.values()}
+            self._fail("AllReachedHighWatermark",
+                       f"liveness: not every replica reached high watermark {end} by {deadline} ms: {behind}")
 
     def _heal(self) -> None:
         self.faulty = False
@@ -286,7 +364,7 @@ class Simulation:
 
     # ------------------------------------------------------------------ events
 
-    def _schedule(self, delay: int, kind: str, *args) -> None:
+    def _schedule(self, delay: int, kind: str, *args: Any) -> None:
         self._sequence += 1
         heapq.heappush(self._queue, (self.now + delay, self._sequence, kind, args))
 
@@ -297,7 +375,8 @@ class Simulation:
         node.incarnation += 1
         state = node.disk.quorum_state
         node.core = self.core_class(node.node_id, self.bootstrap, random.Random(self.rng.random()), self.now,
-                                    timers=dataclasses.replace(self.timers, snapshot_chunk_bytes=SNAPSHOT_CHUNK_BYTES), epoch=state.epoch, leader_id=state.leader_id,
+                                    timers=dataclasses.replace(self.timers, snapshot_chunk_bytes=SNAPSHOT_CHUNK_BYTES),
+                                    epoch=state.epoch, leader_id=state.leader_id,
                                     voted_id=state.voted_id, log=node.disk.entries, directory_id=node.directory_id,
                                     kraft_version=1 if self.reconfigure else 0, snapshot=self._snapshot_of(node.disk),
                                     snapshot_voters=(node.disk.snapshot.voters if node.disk.snapshot
@@ -309,11 +388,11 @@ class Simulation:
         self._arm_timer(node)
 
     def _arm_timer(self, node: Node) -> None:
-        deadline = node.core.next_deadline()
+        deadline = node.live.next_deadline()
         if deadline is not None:
             self._schedule(max(0, deadline - self.now), "timer", node.node_id, node.incarnation, deadline)
 
-    def _postponed(self, node: Node, kind: str, *args) -> bool:
+    def _postponed(self, node: Node, kind: str, *args: Any) -> bool:
         """A frozen replica handles nothing until it resumes; then it handles all that waited, in order."""
         if node.paused_until > self.now:
             after_timers = self.faults.timers_first and kind != "timer"
@@ -329,7 +408,7 @@ class Simulation:
             return  # a timer of an earlier incarnation, or one the core has moved since
         self._apply(node, node.core.on_timer(self.now))
 
-    def _on_deliver(self, node_id: int, incarnation: int, message) -> None:
+    def _on_deliver(self, node_id: int, incarnation: int, message: Message) -> None:
         node = self.nodes[node_id]
         if self._postponed(node, "deliver", node_id, incarnation, message):
             return
@@ -340,7 +419,7 @@ class Simulation:
             self._await_answer(node, message)
         self._apply(node, node.core.receive(self.now, message))
 
-    def _await_answer(self, node: Node, request) -> None:
+    def _await_answer(self, node: Node, request: Message) -> None:
         """The answers of one connection go out in request order, as the Listener writes them; one the core
         never gives (a long poll it dropped) is given by RaftLog's handler at its timeout."""
         entry = [request, None]
@@ -363,7 +442,7 @@ class Simulation:
                                  current_leader=(core.leader_id, core.epoch))
         self._flush_answers((request.src, node_id))
 
-    def _answer(self, response) -> None:
+    def _answer(self, response: Message) -> None:
         """Queue a core's answer behind the earlier requests of its connection still unanswered."""
         key = (response.dst, response.src)
         entry = next((e for e in self._answers.get(key, ()) if e[1] is None
@@ -400,10 +479,10 @@ class Simulation:
 
     def _submit(self, node: Node, value: object) -> int:
         try:
-            offset, actions = node.core.append(self.now, value)
+            offset, actions = node.live.append(self.now, value)
         except NotLeaderError:
             raise AssertionError("submit to a replica that does not lead") from None
-        node.pending_writes[offset] = (node.core.epoch, value)
+        node.pending_writes[offset] = (node.live.epoch, value)
         self._apply(node, actions)
         return offset
 
@@ -455,34 +534,12 @@ class Simulation:
         entries = tuple(node.disk.full_log(core)[:end])
         snapshot_id = SnapshotId(end, entries[-1].epoch)
         voters = core.voters_at(end)
-        self._check_snapshot(node, entries, "took", checked=core.log_start)  # below it: the checked snapshot
-        self._check_snapshot_voters(node, entries, voters, "took")
+        self._snapshot_holds_committed_data(node, entries, "took", checked=core.log_start)  # below: checked before
+        self._snapshot_holds_voters(node, entries, voters, "took")
         node.disk.snapshot = Snapshot(snapshot_id, pickle.dumps((voters, entries)), voters, entries)
         self.faults_injected["snapshots"] += 1
         self._record(f"snapshot {node.node_id}", snapshot_id)
         self._apply(node, core.snapshot_taken(self.now, end, len(node.disk.snapshot.data)))
-
-    def _check_snapshot(self, node: Node, entries: tuple[Entry, ...], how: str, checked: int = 0) -> None:
-        """A snapshot's contents are the committed entries below its end (from ``checked`` on)."""
-        for offset in range(checked, len(entries)):
-            entry = entries[offset]
-            if offset >= len(self.committed):
-                self._fail(f"node {node.node_id} {how} a snapshot ending at {len(entries)} but only "
-                           f"{len(self.committed)} entries are committed")
-            if self.committed[offset] != entry:
-                self._fail(f"node {node.node_id} {how} a snapshot whose entry at offset {offset} is {entry}, "
-                           f"committed as {self.committed[offset]}")
-
-    def _check_snapshot_voters(self, node: Node, entries: tuple[Entry, ...], voters: SnapshotVoters, how: str) -> None:
-        """A dynamic quorum's snapshot holds kraft.version 1 and the latest voter set of the entries it
-        replaces (else the bootstrap set); a static one's holds no voter records."""
-        latest = next((e.data.voters for e in reversed(entries) if isinstance(e.data, VotersRecord)), self.bootstrap)
-        expected = SnapshotVoters(1, latest) if self.reconfigure else SnapshotVoters()
-        if voters != expected:
-            def short(held: SnapshotVoters) -> str:
-                return f"kraft.version {held.kraft_version}, voters {held.voters and held.voters.voters}"
-            self._fail(f"node {node.node_id} {how} a snapshot ending at {len(entries)} holding {short(voters)}, "
-                       f"not {short(expected)}")
 
     def _on_pause(self) -> None:
         if self.faulty:
@@ -524,7 +581,7 @@ class Simulation:
         if leader is not None and leader.paused_until <= self.now:
             self.faults_injected["resignations"] += 1
             self._record(f"resign {leader.node_id}")
-            self._apply(leader, leader.core.resign(self.now))
+            self._apply(leader, leader.live.resign(self.now))
         self._schedule(self._interval(self.faults.resign_every_ms), "resign")
 
     @staticmethod
@@ -542,48 +599,51 @@ class Simulation:
         if leader is None or leader.paused_until > self.now:
             return
         kind = self.rng.choices(("add", "remove", "update"), (2, 2, 1))[0]
-        voters = leader.core.voters
+        voters = leader.live.voters
         fitting = [i for i in self.nodes if (i in voters) != (kind == "add")]
         target = self.nodes[self.rng.choice(fitting if fitting and self.rng.random() < 0.8 else list(self.nodes))]
         self._sequence += 1
         envelope = dict(src=ADMIN, dst=leader.node_id, correlation_id=self._sequence)
+        request: AddRaftVoterRequest | RemoveRaftVoterRequest | UpdateRaftVoterRequest
         if kind == "add":
             request = AddRaftVoterRequest(**envelope, timeout_ms=self.rng.randint(100, 2000), voter_id=target.node_id,
                                           voter_directory_id=target.directory_id,
                                           listeners=self._listeners(target.node_id, 0),
                                           ack_when_committed=self.rng.random() < 0.8)
         elif kind == "remove":
-            if len(leader.core.voters) <= 2:
+            if len(leader.live.voters) <= 2:
                 return  # keep the quorum able to survive the odd fault
             request = RemoveRaftVoterRequest(**envelope, voter_id=target.node_id,
                                              voter_directory_id=target.directory_id)
         else:
-            request = UpdateRaftVoterRequest(**envelope, current_leader_epoch=leader.core.epoch,
+            request = UpdateRaftVoterRequest(**envelope, current_leader_epoch=leader.live.epoch,
                                              voter_id=target.node_id, voter_directory_id=target.directory_id,
                                              listeners=self._listeners(target.node_id, self._sequence),
                                              kraft_versions=(0, 1))
         self._voter_requests[request.correlation_id] = request
         self._record(f"{type(request).__name__} to {leader.node_id}", request)
-        self._apply(leader, leader.core.receive(self.now, request))
+        self._apply(leader, leader.live.receive(self.now, request))
 
-    def _voter_answer(self, response) -> None:
+    def _voter_answer(self, response: AddRaftVoterResponse | RemoveRaftVoterResponse | UpdateRaftVoterResponse) -> None:
         """A voter change answered; one answered as committed must be in the leader's committed log."""
         request = self._voter_requests.pop(response.correlation_id)
         kind = type(request).__name__.removesuffix("Request")
-        self.voter_answers[f"{kind} {ErrorCode(response.error_code).name}"] += 1
+        error = ErrorCode(response.error_code)  # type: ignore[call-arg]  # IntEnum lookup by value
+        self.voter_answers[f"{kind} {error.name}"] += 1
         self._record(f"answer to {kind}", response)
         if response.error_code != ErrorCode.NONE or isinstance(request, UpdateRaftVoterRequest):
             return  # UpdateRaftVoter is answered at append, as in Kafka
         if isinstance(request, AddRaftVoterRequest) and not request.ack_when_committed:
             return
-        leader = self.nodes[response.src].core
+        leader = self.nodes[response.src].live
         offset = next((o for o in range(leader.high_watermark - 1, -1, -1)
                        if isinstance(leader.entry(o).data, VotersRecord)), None)
-        voters = leader.entry(offset).data.voters if offset is not None else None
-        present = voters is not None and voters.node(request.voter_id) is not None
-        if offset is None or present != isinstance(request, AddRaftVoterRequest):
-            self._fail(f"{kind} for {request.voter_id} answered NONE by {response.src} but its committed voter set "
-                       f"is {voters and voters.ids}")
+        record = leader.entry(offset).data if offset is not None else None
+        voters = record.voters if isinstance(record, VotersRecord) else None
+        assert isinstance(request, (AddRaftVoterRequest, RemoveRaftVoterRequest))  # UpdateRaftVoter returned above
+        assert not isinstance(response, UpdateRaftVoterResponse)
+        self._voter_change_answered_when_done(response, request, kind, voters)
+        assert offset is not None  # else the check above failed
         self.acknowledged_voters[offset] = leader.entry(offset)
         if request.voter_id == response.src:
             self.voter_answers["RemoveRaftVoter of the leader itself, committed"] += 1
@@ -591,7 +651,7 @@ class Simulation:
     def _leader(self) -> Node | None:
         """The leader of the highest epoch any running replica leads."""
         leaders = [n for n in self.nodes.values() if n.core is not None and n.core.role is Role.LEADER]
-        return max(leaders, key=lambda n: n.core.epoch, default=None)
+        return max(leaders, key=lambda n: n.live.epoch, default=None)
 
     # ------------------------------------------------------------------ actions
 
@@ -599,23 +659,19 @@ class Simulation:
         core, disk = node.core, node.disk
         for action in actions:
             if isinstance(action, PersistState):
-                if action.epoch < disk.quorum_state.epoch:
-                    self._fail(f"node {node.node_id} persisted epoch {action.epoch} after {disk.quorum_state.epoch}")
+                self._monotonic_epoch(node, persisting=action)
                 disk.quorum_state = action
             elif isinstance(action, TruncateLog):
-                if action.offset < node.last_high_watermark:
-                    self._fail(f"node {node.node_id} truncated to {action.offset}, below its high watermark "
-                               f"{node.last_high_watermark}")
+                self._consistent_committed_data(node, truncating=action.offset)
                 disk.cut(action.offset)
                 disk.synced = min(disk.synced, action.offset)
                 disk.truncations.append(action.offset)
             elif isinstance(action, AppendLog):
-                if action.offset != disk.end:
-                    self._fail(f"node {node.node_id} appended at {action.offset} to a log ending at {disk.end}")
+                self._append_at_log_end(node, action)
                 for offset, entry in enumerate(action.entries, action.offset):
                     if isinstance(entry.data, VotersRecord):
-                        if core.role is Role.LEADER:
-                            self._check_voter_change(node, offset, entry.data.voters)
+                        if core is not None and core.role is Role.LEADER:
+                            self._one_voter_change_at_a_time(node, offset, entry.data.voters)
                         disk.voters_at.append(offset)
                     disk.entries.append(entry)
             elif isinstance(action, FlushLog):
@@ -638,21 +694,18 @@ class Simulation:
 
     def _retire(self, node: Node, log_start: int) -> None:
         disk = node.disk
-        if disk.snapshot is None or disk.snapshot.snapshot_id.end_offset != log_start:
-            self._fail(f"node {node.node_id} retired its log below {log_start}, which no snapshot of its own ends at")
+        self._snapshot_at_log_start(node, retiring=log_start)
         del disk.entries[:log_start - disk.start]
         del disk.voters_at[:bisect.bisect_left(disk.voters_at, log_start)]
         disk.start = log_start
         disk.synced = max(disk.synced, log_start)
 
-    def _read_chunk(self, node: Node, message):
+    def _read_chunk(self, node: Node, message: Message) -> Message:
         """The driver's part of a FetchSnapshot answer: the bytes the core names, read from its snapshot."""
-        chunk = getattr(message, "unaligned_records", None)
-        if not isinstance(chunk, SnapshotChunk):
+        chunk = message.unaligned_records if isinstance(message, FetchSnapshotResponse) else None
+        if not isinstance(message, FetchSnapshotResponse) or not isinstance(chunk, SnapshotChunk):
             return message
-        snapshot = node.disk.snapshot
-        if snapshot is None or snapshot.snapshot_id != chunk.snapshot_id:
-            self._fail(f"node {node.node_id} answered FetchSnapshot for {chunk.snapshot_id}, which it does not hold")
+        snapshot = self._serves_own_snapshot(node, chunk)
         data = snapshot.data[chunk.position:chunk.position + chunk.length]
         return dataclasses.replace(message, unaligned_records=data)
 
@@ -660,26 +713,25 @@ class Simulation:
         disk = node.disk
         if action.position == 0 or disk.partial is None or disk.partial[0] != action.snapshot_id:
             disk.partial = (action.snapshot_id, bytearray())
-        if action.position != len(disk.partial[1]):
-            self._fail(f"node {node.node_id} wrote a chunk of {action.snapshot_id} at {action.position}, "
-                       f"but holds {len(disk.partial[1])} bytes of it")
+        self._downloads_in_order(node, action)
         disk.partial[1].extend(action.data)
 
     def _install(self, node: Node, action: InstallSnapshot) -> None:
         """The downloaded snapshot replaces the log; its contents must be the committed prefix."""
         disk = node.disk
-        if disk.partial is None or disk.partial[0] != action.snapshot_id or len(disk.partial[1]) != action.size:
-            self._fail(f"node {node.node_id} installed {action.snapshot_id} ({action.size} bytes) without having "
-                       f"downloaded it whole")
+        self._leader_never_load_snapshot(node, action)
+        self._downloads_in_order(node, action)
+        assert disk.partial is not None  # as just checked
         data = bytes(disk.partial[1])
         voters, entries = pickle.loads(data)
         if len(entries) != action.snapshot_id.end_offset:
-            self._fail(f"node {node.node_id} installed {action.snapshot_id} holding {len(entries)} entries")
-        self._check_snapshot(node, entries, "installed")
-        self._check_snapshot_voters(node, entries, voters, "installed")
+            self._fail("SnapshotHoldsCommittedData",
+                       f"node {node.node_id} installed {action.snapshot_id} holding {len(entries)} entries")
+        self._snapshot_holds_committed_data(node, entries, "installed")
+        self._snapshot_holds_voters(node, entries, voters, "installed")
         self.faults_injected["snapshot installs"] += 1
         self._record(f"install {node.node_id}", action.snapshot_id)
-        node.core.installed_snapshot_voters(voters)  # the driver reads them from the file it installed
+        node.live.installed_snapshot_voters(voters)  # the driver reads them from the file it installed
         disk.snapshot = Snapshot(action.snapshot_id, data, voters, entries)
         disk.partial = None
         disk.entries.clear()
@@ -687,8 +739,9 @@ class Simulation:
         disk.start = disk.synced = action.snapshot_id.end_offset
         disk.truncations.append(disk.start)
 
-    def _send(self, message) -> None:
+    def _send(self, message: Message) -> None:
         if message.dst == ADMIN:
+            assert isinstance(message, (AddRaftVoterResponse, RemoveRaftVoterResponse, UpdateRaftVoterResponse))
             return self._voter_answer(message)
         link = frozenset((message.src, message.dst))
         if self.faulty and (link in self._cut or self.rng.random() < self.faults.loss):
@@ -707,7 +760,7 @@ class Simulation:
                 continue
             self._schedule(delay, "deliver", message.dst, destination.incarnation, message)
 
-    def _answered_too_late(self, message, delay: int) -> bool:
+    def _answered_too_late(self, message: Message, delay: int) -> bool:
         """RaftLog's driver waits for an answer for the request timeout (plus a Fetch's MaxWaitMs) and then
         drops it, and so does this network: a request's send time is kept until its answer arrives."""
         if not isinstance(message, _RESPONSES):
@@ -720,125 +773,284 @@ class Simulation:
         return self.now + delay - sent_ms > self.timers.request_timeout_ms + max_wait_ms
 
     def _acknowledge(self, node: Node, high_watermark: int) -> None:
-        core = node.core
+        core = node.live
         for offset in [o for o in node.pending_writes if o < high_watermark]:
             epoch, value = node.pending_writes.pop(offset)
             if core.role is Role.LEADER and core.epoch == epoch:
-                held = node.disk.entry(core, offset)
-                if held != Entry(epoch, value):
-                    self._fail(f"leader {node.node_id} acknowledged offset {offset} but holds {held}")
+                self._acknowledged_writes_kept(leader=node, offset=offset, epoch=epoch, value=value)
                 self.acknowledged[offset] = value
                 self._record(f"ack offset {offset} = {value!r} by {node.node_id}")
 
     # ------------------------------------------------------------------ invariants
+    #
+    # One function per invariant, named after it (``INVARIANTS``); a broken one raises ``Violation`` naming
+    # it. The ones checked after every event run in ``_check``; the others where what they guard happens
+    # (an action carried out, a snapshot taken or installed, an answer, the end of the run).
 
     def _check(self) -> None:
+        """The invariants that hold after every event, replica by replica, then log matching."""
         leaders_now: dict[int, int] = {}
         for node in self.nodes.values():
-            state = node.disk.quorum_state
-            if state.leader_id != NO_ID:
-                self._one_leader(state.epoch, state.leader_id, f"quorum-state of node {node.node_id}")
+            self._single_leader(node, leaders_now)
             core = node.core
             if core is None:
                 continue
-            if core.role is Role.LEADER:
-                self._one_leader(core.epoch, node.node_id, f"node {node.node_id}")
-                leaders_now[core.epoch] = node.node_id
-            if core.epoch != state.epoch:
-                self._fail(f"node {node.node_id} runs in epoch {core.epoch} but persisted {state.epoch}")
-            hw = core.high_watermark
-            if hw < node.last_high_watermark:
-                self._fail(f"node {node.node_id}'s high watermark went back from {node.last_high_watermark} to {hw}")
-            if hw > core.log_end:
-                self._fail(f"node {node.node_id}'s high watermark {hw} is beyond its log end {core.log_end}")
-            if core.log_start != node.disk.start:
-                self._fail(f"node {node.node_id}'s log starts at {core.log_start} but its disk's at {node.disk.start}")
-            for offset in range(node.last_high_watermark, hw):
-                entry = node.disk.entry(core, offset)
-                if offset < len(self.committed):
-                    if self.committed[offset] != entry:
-                        self._fail(f"committed entry at offset {offset} changed: first {self.committed[offset]}, "
-                                   f"now {entry} on node {node.node_id}")
-                else:
-                    self._commit(offset, entry)
-            latest = node.disk.latest_voters(self.bootstrap)
-            if core.voter_set != latest:
-                self._fail(f"node {node.node_id} counts voters {core.voters} but the latest VotersRecord in its log "
-                           f"holds {latest.ids}")
-            if core.role is Role.LEADER and hw > node.last_high_watermark:
-                self._check_majority_durable(node, latest)
-            node.last_high_watermark = hw
+            self._monotonic_epoch(node, core)
+            self._monotonic_high_watermark(node, core)
+            self._high_watermark_within_log(node, core)
+            self._snapshot_at_log_start(node, core)
+            self._consistent_committed_data(node, core)
+            latest = self._latest_voter_set(node, core)
+            self._majority_reached_high_watermark(node, core, latest)
+            node.last_high_watermark = core.high_watermark
         newest = max(self.leader_of_epoch, default=None)
         if newest in leaders_now and self.events_checked % 20 == 0:
             # Only the leader of the newest epoch is sure to hold every committed entry (a deposed one
             # may still believe it leads).
-            self._check_log_matching(self.nodes[leaders_now[newest]])
+            self._log_matching(self.nodes[leaders_now[newest]])
+
+    def _single_leader(self, node: Node, leaders_now: dict[int, int]) -> None:
+        """SingleLeader: at most one leader per epoch, across running replicas and every quorum-state."""
+        state = node.disk.quorum_state
+        if state.leader_id != NO_ID:
+            self._one_leader(state.epoch, state.leader_id, f"quorum-state of node {node.node_id}")
+        if node.core is not None and node.core.role is Role.LEADER:
+            self._one_leader(node.core.epoch, node.node_id, f"node {node.node_id}")
+            leaders_now[node.core.epoch] = node.node_id
 
     def _one_leader(self, epoch: int, leader_id: int, where: str) -> None:
         known = self.leader_of_epoch.setdefault(epoch, leader_id)
         if known != leader_id:
-            self._fail(f"two leaders in epoch {epoch}: {known} and {leader_id} ({where})")
+            self._fail("SingleLeader", f"two leaders in epoch {epoch}: {known} and {leader_id} ({where})")
 
-    def _check_majority_durable(self, leader: Node, voters: VoterSet) -> None:
-        """When a leader's high watermark moves, a majority of its latest voter set has it fsync'd."""
-        hw = leader.core.high_watermark
-        durable = [v for v in voters.ids if self.nodes[v].disk.synced >= hw]
-        if len(durable) < voters.majority():
-            self._fail(f"leader {leader.node_id} has high watermark {hw} but only voters {durable} of {voters.ids} "
-                       f"have it fsync'd ({ {v: self.nodes[v].disk.synced for v in voters.ids} })")
+    def _monotonic_epoch(self, node: Node, core: RaftCore | None = None,
+                         persisting: PersistState | None = None) -> None:
+        """MonotonicEpoch: the epoch a replica persists never goes back (checked as it persists one), and a
+        running replica runs in the epoch it persisted (checked after every event)."""
+        state = node.disk.quorum_state
+        if persisting is not None and persisting.epoch < state.epoch:
+            self._fail("MonotonicEpoch", f"node {node.node_id} persisted epoch {persisting.epoch} after {state.epoch}")
+        if core is not None and core.epoch != state.epoch:
+            self._fail("MonotonicEpoch", f"node {node.node_id} runs in epoch {core.epoch} but persisted {state.epoch}")
+
+    def _monotonic_high_watermark(self, node: Node, core: RaftCore) -> None:
+        """MonotonicHighWatermark: a replica's high watermark never goes back while it runs (it is not
+        persisted, so a restart starts from 0, as in Kafka)."""
+        if core.high_watermark < node.last_high_watermark:
+            self._fail("MonotonicHighWatermark", f"node {node.node_id}'s high watermark went back from "
+                                                 f"{node.last_high_watermark} to {core.high_watermark}")
+
+    def _high_watermark_within_log(self, node: Node, core: RaftCore) -> None:
+        """HighWatermarkWithinLog: a replica's high watermark is never beyond its log end."""
+        if core.high_watermark > core.log_end:
+            self._fail("HighWatermarkWithinLog", f"node {node.node_id}'s high watermark {core.high_watermark} is "
+                                                 f"beyond its log end {core.log_end}")
+
+    def _snapshot_at_log_start(self, node: Node, core: RaftCore | None = None, retiring: int | None = None) -> None:
+        """SnapshotAtLogStart: a replica retires its log only below a snapshot of its own that ends there
+        (checked as it retires), and its core's log start is its disk's (after every event)."""
+        disk = node.disk
+        if retiring is not None and (disk.snapshot is None or disk.snapshot.snapshot_id.end_offset != retiring):
+            self._fail("SnapshotAtLogStart", f"node {node.node_id} retired its log below {retiring}, which no "
+                                             f"snapshot of its own ends at")
+        if core is not None and core.log_start != disk.start:
+            self._fail("SnapshotAtLogStart", f"node {node.node_id}'s log starts at {core.log_start} but its disk's "
+                                             f"at {disk.start}")
+
+    def _consistent_committed_data(self, node: Node, core: RaftCore | None = None,
+                                   truncating: int | None = None) -> None:
+        """ConsistentCommittedData: committed entries never change: every entry below any replica's high
+        watermark equals the first entry ever committed at that offset (after every event), and no replica
+        truncates below its high watermark (as it truncates)."""
+        if truncating is not None and truncating < node.last_high_watermark:
+            self._fail("ConsistentCommittedData", f"node {node.node_id} truncated to {truncating}, below its high "
+                                                  f"watermark {node.last_high_watermark}")
+        if core is None:
+            return
+        for offset in range(node.last_high_watermark, core.high_watermark):
+            entry = node.disk.entry(core, offset)
+            if offset < len(self.committed):
+                if self.committed[offset] != entry:
+                    self._fail("ConsistentCommittedData",
+                               f"committed entry at offset {offset} changed: first {self.committed[offset]}, "
+                               f"now {entry} on node {node.node_id}")
+            else:
+                self._commit(offset, entry)
 
     def _commit(self, offset: int, entry: Entry) -> None:
-        """The first commit of an offset; consecutive committed voter sets differ by at most one voter."""
+        """The first commit of an offset."""
         self.committed.append(entry)
         if isinstance(entry.data, VotersRecord):
             previous = self.committed_voters[-1][1]
-            if not previous.differs_by_at_most_one(entry.data.voters):
-                self._fail(f"committed voter sets {previous.ids} and then {entry.data.voters.ids} at offset {offset} "
-                           f"may have disjoint majorities")
+            self._overlapping_majorities(offset, previous, entry.data.voters)
             self.voter_changes += previous != entry.data.voters
             self.committed_voters.append((offset, entry.data.voters))
 
-    def _check_voter_change(self, leader: Node, offset: int, voters: VoterSet) -> None:
-        """A leader appends a voter set only once the previous one in its log is committed, and changes one voter."""
+    def _overlapping_majorities(self, offset: int, previous: VoterSet, voters: VoterSet) -> None:
+        """OverlappingMajorities: consecutive committed voter sets differ by at most one voter, so no two
+        majorities are disjoint."""
+        if not previous.differs_by_at_most_one(voters):
+            self._fail("OverlappingMajorities", f"committed voter sets {previous.ids} and then {voters.ids} at offset "
+                                                f"{offset} may have disjoint majorities")
+
+    def _latest_voter_set(self, node: Node, core: RaftCore) -> VoterSet:
+        """LatestVoterSet: every replica's voter set is that of the latest VotersRecord in its log (else its
+        snapshot's, else the bootstrap set); returns that set."""
+        latest = node.disk.latest_voters(self.bootstrap)
+        if core.voter_set != latest:
+            self._fail("LatestVoterSet", f"node {node.node_id} counts voters {core.voters} but the latest "
+                                         f"VotersRecord in its log holds {latest.ids}")
+        return latest
+
+    def _majority_reached_high_watermark(self, leader: Node, core: RaftCore, voters: VoterSet) -> None:
+        """MajorityReachedHighWatermark: when a leader's high watermark moves, a majority of its latest
+        voter set has it fsync'd (only fsync'd data counts)."""
+        hw = core.high_watermark
+        if core.role is not Role.LEADER or hw <= leader.last_high_watermark:
+            return
+        durable = [v for v in voters.ids if self.nodes[v].disk.synced >= hw]
+        if len(durable) < voters.majority():
+            self._fail("MajorityReachedHighWatermark",
+                       f"leader {leader.node_id} has high watermark {hw} but only voters {durable} of {voters.ids} "
+                       f"have it fsync'd ({ {v: self.nodes[v].disk.synced for v in voters.ids} })")
+
+    def _log_matching(self, leader: Node) -> None:
+        """LogMatching: every replica's log up to its high watermark is a prefix of the newest leader's.
+        Below either log start, both hold snapshots checked against the committed entries: compare above."""
+        leader_core = leader.live
+        for node in self.nodes.values():
+            if node.core is not None:
+                core = node.core
+                hw = min(core.high_watermark, leader_core.log_end)
+                low = max(core.log_start, leader_core.log_start)
+                if low >= hw:
+                    continue
+                log = core.log[low - core.log_start:hw - core.log_start]
+                if log != leader_core.log[low - leader_core.log_start:hw - leader_core.log_start]:
+                    first = next(o for o in range(low, hw) if core.entry(o) != leader_core.entry(o))
+                    self._fail("LogMatching", f"node {node.node_id}'s log differs from leader {leader.node_id}'s at "
+                                              f"offset {first}, below its high watermark {core.high_watermark}")
+
+    def _append_at_log_end(self, node: Node, action: AppendLog) -> None:
+        """AppendAtLogEnd: a replica appends only at the end of its log."""
+        if action.offset != node.disk.end:
+            self._fail("AppendAtLogEnd", f"node {node.node_id} appended at {action.offset} to a log ending at "
+                                         f"{node.disk.end}")
+
+    def _one_voter_change_at_a_time(self, leader: Node, offset: int, voters: VoterSet) -> None:
+        """OneVoterChangeAtATime: a leader appends a voter set only once the previous one in its log is
+        committed, and only one voter apart from it."""
         disk = leader.disk
         before = disk.voters_at[-1] if disk.voters_at else -1
         previous = disk.latest_voters(self.bootstrap)  # below the log, in a snapshot: committed
-        if before >= 0 and (before >= len(self.committed) or self.committed[before] != disk.entries[before - disk.start]):
-            self._fail(f"leader {leader.node_id} appended voters {voters.ids} at offset {offset} while the voter set "
+        if before >= 0 and (before >= len(self.committed)
+                            or self.committed[before] != disk.entries[before - disk.start]):
+            self._fail("OneVoterChangeAtATime",
+                       f"leader {leader.node_id} appended voters {voters.ids} at offset {offset} while the voter set "
                        f"{previous.ids} at offset {before} is not committed: two changes in flight")
         if not previous.differs_by_at_most_one(voters):
-            self._fail(f"leader {leader.node_id} changed voters {previous.ids} to {voters.ids} at offset {offset}")
+            self._fail("OneVoterChangeAtATime", f"leader {leader.node_id} changed voters {previous.ids} to "
+                                                f"{voters.ids} at offset {offset}")
 
-    def _check_log_matching(self, leader: Node) -> None:
-        """Below either log start, both hold snapshots checked against the committed entries: compare above."""
+    def _snapshot_holds_committed_data(self, node: Node, entries: tuple[Entry, ...], how: str,
+                                       checked: int = 0) -> None:
+        """SnapshotHoldsCommittedData: a snapshot's contents are the committed entries below its end (from
+        ``checked`` on), when taken and when installed."""
+        for offset in range(checked, len(entries)):
+            entry = entries[offset]
+            if offset >= len(self.committed):
+                self._fail("SnapshotHoldsCommittedData", f"node {node.node_id} {how} a snapshot ending at "
+                                                         f"{len(entries)} but only {len(self.committed)} entries "
+                                                         f"are committed")
+            if self.committed[offset] != entry:
+                self._fail("SnapshotHoldsCommittedData", f"node {node.node_id} {how} a snapshot whose entry at offset "
+                                                         f"{offset} is {entry}, committed as {self.committed[offset]}")
+
+    def _snapshot_holds_voters(self, node: Node, entries: tuple[Entry, ...], voters: SnapshotVoters,
+                               how: str) -> None:
+        """SnapshotHoldsVoters: a dynamic quorum's snapshot holds kraft.version 1 and the latest voter set of
+        the entries it replaces (else the bootstrap set); a static one's holds no voter records."""
+        latest = next((e.data.voters for e in reversed(entries) if isinstance(e.data, VotersRecord)), self.bootstrap)
+        expected = SnapshotVoters(1, latest) if self.reconfigure else SnapshotVoters()
+        if voters != expected:
+            def short(held: SnapshotVoters) -> str:
+                return f"kraft.version {held.kraft_version}, voters {held.voters and held.voters.voters}"
+            self._fail("SnapshotHoldsVoters", f"node {node.node_id} {how} a snapshot ending at {len(entries)} "
+                                              f"holding {short(voters)}, not {short(expected)}")
+
+    def _serves_own_snapshot(self, node: Node, chunk: SnapshotChunk) -> Snapshot:
+        """ServesOwnSnapshot: a replica answers FetchSnapshot only from a snapshot it holds; returns it."""
+        snapshot = node.disk.snapshot
+        if snapshot is None or snapshot.snapshot_id != chunk.snapshot_id:
+            self._fail("ServesOwnSnapshot", f"node {node.node_id} answered FetchSnapshot for {chunk.snapshot_id}, "
+                                            f"which it does not hold")
+        assert snapshot is not None
+        return snapshot
+
+    def _downloads_in_order(self, node: Node, action: WriteSnapshotChunk | InstallSnapshot) -> None:
+        """DownloadsInOrder: a downloaded snapshot's chunks are written one after the other, and it is
+        installed only once whole."""
+        partial = node.disk.partial
+        if isinstance(action, WriteSnapshotChunk):
+            if partial is not None and action.position != len(partial[1]):
+                self._fail("DownloadsInOrder", f"node {node.node_id} wrote a chunk of {action.snapshot_id} at "
+                                               f"{action.position}, but holds {len(partial[1])} bytes of it")
+        elif partial is None or partial[0] != action.snapshot_id or len(partial[1]) != action.size:
+            self._fail("DownloadsInOrder", f"node {node.node_id} installed {action.snapshot_id} ({action.size} "
+                                           f"bytes) without having downloaded it whole")
+
+    def _leader_never_load_snapshot(self, node: Node, action: InstallSnapshot) -> None:
+        """LeaderNeverLoadSnapshot: a leader never replaces its log by a downloaded snapshot."""
+        if node.core is not None and node.core.role is Role.LEADER:
+            self._fail("LeaderNeverLoadSnapshot", f"leader {node.node_id} installed {action.snapshot_id}")
+
+    def _voter_change_answered_when_done(self, response: AddRaftVoterResponse | RemoveRaftVoterResponse,
+                                         request: AddRaftVoterRequest | RemoveRaftVoterRequest, kind: str,
+                                         voters: VoterSet | None) -> None:
+        """VoterChangeAnsweredWhenDone: a voter change answered NONE (as committed) is in the leader's
+        committed voter set."""
+        present = voters is not None and voters.node(request.voter_id) is not None
+        if voters is None or present != isinstance(request, AddRaftVoterRequest):
+            self._fail("VoterChangeAnsweredWhenDone", f"{kind} for {request.voter_id} answered NONE by "
+                                                      f"{response.src} but its committed voter set is "
+                                                      f"{voters and voters.ids}")
+
+    def _acknowledged_writes_kept(self, logs: dict[int, list[Entry]] | None = None, *, leader: Node | None = None,
+                                  offset: int = -1, epoch: int = -1, value: object = None) -> None:
+        """AcknowledgedWritesKept: a leader acknowledges a write only if it holds it (as it acknowledges),
+        and every acknowledged write is in the log of every replica at its offset (at the end)."""
+        if leader is not None:
+            held = leader.disk.entry(leader.live, offset)
+            if held != Entry(epoch, value):
+                self._fail("AcknowledgedWritesKept", f"leader {leader.node_id} acknowledged offset {offset} but "
+                                                     f"holds {held}")
+            return
         for node in self.nodes.values():
-            if node.core is not None:
-                hw = min(node.core.high_watermark, leader.core.log_end)
-                low = max(node.core.log_start, leader.core.log_start)
-                if low >= hw:
-                    continue
-                log = node.core.log[low - node.core.log_start:hw - node.core.log_start]
-                if log != leader.core.log[low - leader.core.log_start:hw - leader.core.log_start]:
-                    first = next(o for o in range(low, hw) if node.core.entry(o) != leader.core.entry(o))
-                    self._fail(f"node {node.node_id}'s log differs from leader {leader.node_id}'s at offset {first}, "
-                               f"below its high watermark {node.core.high_watermark}")
+            log, end = (logs or {})[node.node_id], node.live.log_end
+            for acknowledged_offset, acknowledged in self.acknowledged.items():
+                if acknowledged_offset >= end or log[acknowledged_offset].data != acknowledged:
+                    found = log[acknowledged_offset] if acknowledged_offset < end else "nothing"
+                    self._fail("AcknowledgedWritesKept", f"acknowledged write {acknowledged!r} at offset "
+                                                         f"{acknowledged_offset} is lost on node {node.node_id} "
+                                                         f"(it holds {found})")
 
-    def _check_final(self) -> None:
-        leader = self._leader()
-        self._check_log_matching(leader)
-        logs = {node.node_id: node.disk.full_log(node.core) for node in self.nodes.values()}
+    def _committed_voter_changes_kept(self, logs: dict[int, list[Entry]]) -> None:
+        """CommittedVoterChangesKept: every voter change answered as committed is in every final log."""
         for offset, entry in self.acknowledged_voters.items():
             for node in self.nodes.values():
-                if offset >= node.core.log_end or logs[node.node_id][offset] != entry:
-                    self._fail(f"voter change {entry.data.voters.ids} answered as committed at offset {offset} "
-                               f"is lost on node {node.node_id}")
-        for node in self.nodes.values():
-            log = logs[node.node_id]
-            for offset, value in self.acknowledged.items():
-                if offset >= node.core.log_end or log[offset].data != value:
-                    found = log[offset] if offset < node.core.log_end else "nothing"
-                    self._fail(f"acknowledged write {value!r} at offset {offset} is lost on node {node.node_id} "
-                               f"(it holds {found})")
+                if offset >= node.live.log_end or logs[node.node_id][offset] != entry:
+                    voters = entry.data.voters.ids if isinstance(entry.data, VotersRecord) else entry.data
+                    self._fail("CommittedVoterChangesKept", f"voter change {voters} answered as committed at offset "
+                                                            f"{offset} is lost on node {node.node_id}")
+
+    def _check_final(self) -> None:
+        """Once healed and caught up: log matching with the leader, then the changes and writes answered."""
+        leader = self._leader()
+        assert leader is not None  # _commit_probe found one
+        self._log_matching(leader)
+        logs = {node.node_id: node.disk.full_log(node.live) for node in self.nodes.values()}
+        self._committed_voter_changes_kept(logs)
+        self._acknowledged_writes_kept(logs)
 
     # ------------------------------------------------------------------ reporting
 
@@ -854,10 +1066,12 @@ class Simulation:
                 f"--observers {self.observer_count} --duration-ms {self.duration_ms}{kafka_timers}{under_load}"
                 f"{reconfigure}")
 
-    def _fail(self, problem: str) -> None:
+    def _fail(self, invariant: str, problem: str) -> NoReturn:
+        assert invariant in INVARIANTS, invariant
         recent = "\n".join(f"{when:>7} ms  {what} {detail}" for when, what, detail in self._recent)
-        raise Violation(f"seed {self.seed} ({self.voter_count} voters, {self.observer_count} observers), "
-                        f"t={self.now} ms, event {self.events_checked}: {problem}\n"
+        raise Violation(invariant, self.seed,
+                        f"seed {self.seed} ({self.voter_count} voters, {self.observer_count} observers), "
+                        f"t={self.now} ms, event {self.events_checked}: {invariant} broken: {problem}\n"
                         f"replay: {self.replay_command()}\nlast events:\n{recent}")
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import NamedTuple, cast
 
-from kraftwire.codec import MalformedError
+from kraftwire.codec import MalformedError, records
+from kraftwire.codec.message import Message
 from kraftwire.codec.log_layout import PARTIAL_SNAPSHOT_SUFFIX, SNAPSHOT_SUFFIX, parse_snapshot_name, snapshot_file_name
 from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
                                      batch_header, control_batch, decode_control, decode_frame, decode_value,
@@ -57,7 +59,7 @@ def remove_partial(directory: Path) -> list[Path]:
 
 
 def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
-                   records: Iterable, control: list = ()) -> Path:
+                   records: Iterable[tuple[Message, int | None]], control: Sequence[Message] = ()) -> Path:
     """Write ``records`` ((record, version or None) pairs) as the snapshot ``snapshot``, with the
     ``control`` records after the header in its batch; returns its path."""
     return write_snapshot_batches(directory, snapshot, last_timestamp, now_ms,
@@ -65,7 +67,7 @@ def write_snapshot(directory: Path, snapshot: SnapshotId, last_timestamp: int, n
 
 
 def write_snapshot_batches(directory: Path, snapshot: SnapshotId, last_timestamp: int, now_ms: int,
-                           batches: Iterable[tuple[int, bytes]], control: list = ()) -> Path:
+                           batches: Iterable[tuple[int, bytes]], control: Sequence[Message] = ()) -> Path:
     """Write the snapshot ``snapshot`` whose data batches are ``batches``: (record count, records'
     bytes from ``codec.records.metadata_records``), each framed here at its offset with the snapshot's
     epoch and ``now_ms`` (the header's CRC covers both bytes and time, so bytes kept from an earlier
@@ -96,7 +98,7 @@ def check_snapshot(path: Path) -> None:
     with mapped(path) as buf:
         last = None
         try:
-            for position, header in walk(buf, 0, 0):
+            for position, _header in walk(buf, 0, 0):
                 if last is None and not _is_control(buf, position, SnapshotHeaderRecord, alone=False):
                     raise SnapshotError(f"{path.name}: does not start with a snapshot header")
                 last = position
@@ -106,7 +108,7 @@ def check_snapshot(path: Path) -> None:
             raise SnapshotError(f"{path.name}: does not end with a snapshot footer (incomplete)")
 
 
-def _is_control(buf, position: int, cls, alone: bool = True) -> bool:
+def _is_control(buf: bytes, position: int, cls: type[Message], alone: bool = True) -> bool:
     """The batch at ``position`` is a control batch whose first record (its only one, if ``alone``) is a ``cls``."""
     batch = read_batch(buf, position)
     if not batch.is_control or not batch.records or (alone and len(batch.records) != 1):
@@ -117,7 +119,7 @@ def _is_control(buf, position: int, cls, alone: bool = True) -> bool:
         return False
 
 
-def read_snapshot(path: Path) -> Iterator:
+def read_snapshot(path: Path) -> Iterator[Message]:
     """The metadata records of a checked snapshot, in order."""
     with mapped(path) as buf:
         for batch in _data_batches(buf):
@@ -138,7 +140,7 @@ def load_snapshot_frames(path: Path, apply_frames: Callable[[list[bytes]], None]
             try:
                 if None in frames:
                     raise MalformedError("a record without a value", 0)
-                apply_frames(frames)
+                apply_frames(cast(list[bytes], frames))  # none is None: checked above
             except MalformedError as exc:
                 for record in batch.records:  # which record: the refusal names it
                     try:
@@ -148,7 +150,7 @@ def load_snapshot_frames(path: Path, apply_frames: Callable[[list[bytes]], None]
                 raise SnapshotError(f"{path.name}: the batch at offset {batch.base_offset}: {exc.what}") from None
 
 
-def _data_batches(buf) -> Iterator:
+def _data_batches(buf: bytes) -> Iterator[records.Batch]:
     position = 0
     while position < len(buf):
         batch = read_batch(buf, position)
@@ -163,7 +165,7 @@ def _refusal(path: Path, offset: int, exc: MalformedError) -> StorageError:
     return SnapshotError(f"{path.name}: record {offset}: {exc.what}")
 
 
-def snapshot_control(path: Path) -> list:
+def snapshot_control(path: Path) -> list[Message]:
     """The control records after the header in a checked snapshot's first batch (the voter records)."""
     with mapped(path) as buf:
         batch = read_batch(buf, 0)

@@ -17,7 +17,7 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 META_PROPERTIES = "meta.properties"
 LOCK_FILE = ".lock"
@@ -136,7 +136,7 @@ def directory_id(directory: Path, cluster_id: str, node_id: int,
 class DirectoryLocks:
     """Exclusive locks on directories (created if missing), held until ``release``."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._fds: list[int] = []
 
     def acquire(self, directory: Path) -> None:

@@ -20,17 +20,20 @@ import os
 import sys
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Iterator, NamedTuple, TextIO
+from typing import NamedTuple, TextIO
+from collections.abc import Iterator
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
+from kraftwire.codec.message import Message
 from kraftwire.codec.model import Struct
 from kraftwire.codec.records import (SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
                                      decode_control, decode_frame, read_batch)
 
-from .log import read_synced_lengths
+from .batches import metadata_frame
+from .recovery import read_synced_lengths
 from .segments import Damage, judge_damage, mapped, unknown_record_description, walk
 from .snapshots import list_snapshots
 
@@ -52,6 +55,10 @@ class UnknownRecord(NamedTuple):
         return f"{what}: {self.frame.hex()}" if with_frame else what
 
 
+# (offset, epoch, timestamp, is control, record, version) of each record ``read_file`` reads
+LogRecord = tuple[int, int, int, bool, "Message | UnknownRecord", int]
+
+
 def partition_directory(path: str | Path) -> Path:
     path = Path(path)
     return path / PARTITION_DIR if (path / PARTITION_DIR).is_dir() else path
@@ -63,7 +70,7 @@ def segment_paths(directory: Path) -> list[Path]:
 
 
 def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
-              boundaries: dict[int, int] | None = None, tail: "TailRule | None" = None) -> Iterator[tuple]:
+              boundaries: dict[int, int] | None = None, tail: TailRule | None = None) -> Iterator[LogRecord]:
     """Yield (offset, epoch, timestamp, is control, record, version) for every record of the file,
     checking it as ``walk`` does and decoding every record; raises Problem at the first fault.
     ``boundaries`` collects each batch's start position -> last offset. With ``tail`` (the newest
@@ -76,17 +83,19 @@ def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
                     boundaries[position] = header.base_offset + header.last_offset_delta
                 batch = read_batch(buf, position)
                 for record in batch.records:
+                    value: Message | UnknownRecord
                     try:
                         if batch.is_control:
                             value, version = decode_control(record.key, record.value), 0
                         else:
-                            value, version = decode_frame(record.value)
+                            value, version = decode_frame(metadata_frame(record.value))
                     except UnknownRecordType as unknown:
-                        value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value))
+                        value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value or b""))
                         version = unknown.version
                     except MalformedError as exc:
                         raise Problem(path, position, record.offset, exc.what) from None
-                    yield record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value, version
+                    yield (record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value,
+                           version)
                 valid_size = position + header.size
             damage = None
         except Damage as found:
@@ -114,7 +123,7 @@ class TailRule:
     torn: tuple | None = None
 
     @classmethod
-    def of(cls, directory: Path, segment: Path) -> "TailRule":
+    def of(cls, directory: Path, segment: Path) -> TailRule:
         snapshots = list_snapshots(directory)
         return cls(snapshots[-1][0].end_offset if snapshots else 0,
                    read_synced_lengths(directory).get(segment.name))
@@ -141,13 +150,13 @@ def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = No
             yield path, entry
 
 
-def fields_at(value, version: int):
+def fields_at(value: object, version: int) -> object:
     """A record's fields as JSON-ready data, only those its version has; unknown tagged fields only
     when there are some."""
     if isinstance(value, UnknownRecord):
         return {"record_type": value.record_type, "frame": value.frame.hex()}
     if isinstance(value, Struct):
-        fields = {spec.attr: fields_at(item, version)
+        fields: dict[str, object] = {spec.attr: fields_at(item, version)
                   for spec, item in zip(value._spec.fields, value) if version in spec.versions}
         if value.unknown_tagged_fields:
             fields["unknown_tagged_fields"] = [[tag, data.hex()] for tag, data in value.unknown_tagged_fields]
@@ -162,7 +171,7 @@ def fields_at(value, version: int):
 
 
 def _timestamp(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def dump(directory: str | Path, as_json: bool = False, out: TextIO = sys.stdout) -> int:
@@ -196,6 +205,7 @@ def _check_index(segment: Path, boundaries: dict[int, int]) -> None:
     if not index.exists():
         return
     base = parse_base_offset(segment.name)
+    assert base is not None  # a segment's name
     for i, (relative, position) in enumerate(index_entries(index.read_bytes())):
         if boundaries.get(position) != base + relative:
             raise Problem(index, i * INDEX_ENTRY.size, base + relative,

@@ -14,19 +14,21 @@ KRaftControlRecordStateMachine), so the log below a snapshot is not needed to kn
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from kraftwire.codec import records
 from kraftwire.codec.constants import ZERO_UUID
 
 NO_DIRECTORY = None   # Kafka's ZERO_UUID: a replica key whose directory is unknown
+DirectoryId = uuid.UUID | None  # a replica's metadata log directory id; NO_DIRECTORY when unknown
 
 
 @dataclass(frozen=True)
 class ReplicaKey:
     id: int
-    directory_id: object = NO_DIRECTORY
+    directory_id: DirectoryId = NO_DIRECTORY
 
 
 @dataclass(frozen=True)
