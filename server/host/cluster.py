@@ -292,8 +292,6 @@ class Cluster:
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
         self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
-        if security is not None:
-            security.read_scram_from(lambda: self.controller.committed)
         self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock,
                                           remote_brokers=voters is not None)  # brokers of other processes
         metadata.subscribe(self.network.on_commit)
@@ -346,7 +344,8 @@ class Cluster:
                                 rng=None if seed is None else random.Random(seed),
                                 metadata_version=settings["metadata_version"])
         node = ControllerNode(controller, self.host, settings["ports"][i], apis.CONTROLLER_APIS,
-                              security.controller_listener() if security else None, self.authorizer,
+                              security.controller_listener(lambda: self.controller.committed) if security else None,
+                              self.authorizer,
                               settings["startup_configs"])
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self.controller_endpoints
@@ -383,7 +382,9 @@ class Cluster:
     def _broker_security(self) -> dict:
         if self.security is None:
             return {}
-        return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
+        metadata = self.metadata  # the brokers' view: SCRAM logins read what the brokers fetched
+        return {"listener_name": self.security.listener_name,
+                "security": self.security.broker_listener(lambda: metadata.image),
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:

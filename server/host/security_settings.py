@@ -11,7 +11,8 @@ is PLAINTEXT unless mapped). TLS takes ``certfile``/``keyfile`` (the listeners' 
 entries) and ``scram_users`` ([(mechanism, user, password, iterations)]: salted at start and written
 to the metadata log as UserScramCredentialRecords unless the user already has a credential there, as
 ``kafka-storage format --add-scram`` does; the passwords are not kept). SCRAM logins check the
-credentials in the committed metadata image, which AlterUserScramCredentials changes.
+credentials in a committed metadata image, which AlterUserScramCredentials changes: a broker's listener
+the brokers' own metadata view, a controller's the controller's committed image.
 
 Brokers authenticate to the controller as ``inter_broker_user`` (user, password), with SCRAM-SHA-512
 when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
@@ -34,15 +35,18 @@ from __future__ import annotations
 import os
 import secrets
 import ssl
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from kraftwire.server.controller.scram import MECHANISM_IDS, salted_password
 from kraftwire.server.metadata.acls import Authorizer
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.wire.security import (
     ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS,
     ClientSecurity, Credentials, ListenerSecurity, ScramCredential, protocol_of, server_ssl_context)
 
 INTERNAL_BROKER_USER = "kraftwire-broker"
+ImageSource = Callable[[], MetadataImage]  # the committed metadata image a listener's SCRAM logins read
 
 
 @dataclass
@@ -92,12 +96,16 @@ class Security:
         mechanism_id, salt = MECHANISM_IDS[mechanism], os.urandom(32)
         return user, mechanism_id, salt, salted_password(mechanism_id, password, salt, iterations), iterations
 
-    def read_scram_from(self, image_of) -> None:
-        """SCRAM logins check ``image_of()``'s credentials (the committed metadata image)."""
+    def _credentials_reading(self, image_of: ImageSource | None) -> Credentials:
+        """The listener's users: the cluster's, with SCRAM logins checking ``image_of()``'s credentials (a
+        committed metadata image) first, when given. The PLAIN and in-memory SCRAM users stay shared."""
+        if image_of is None:
+            return self.credentials
+
         def lookup(mechanism: str, user: str) -> ScramCredential | None:
             found = image_of().scram.get((MECHANISM_IDS[mechanism], user))
             return None if found is None else ScramCredential(*found)
-        self.credentials.scram_lookup = lookup
+        return replace(self.credentials, scram_lookup=lookup)
 
     def _inter_broker_credential(self) -> tuple[str, str, str] | None:
         """(mechanism, user, password) the nodes use towards each other's SASL listeners, or None without SASL."""
@@ -131,15 +139,17 @@ class Security:
                                                   f"{self.listener_name}:{self.broker_protocol}",
                 "controller.listener.names": self.controller_listener_name}
 
-    def broker_listener(self) -> ListenerSecurity:
-        return self._listener(self.broker_protocol)
+    def broker_listener(self, scram_image: ImageSource | None = None) -> ListenerSecurity:
+        """A broker's listener; its SCRAM logins read ``scram_image()``, the brokers' metadata view."""
+        return self._listener(self.broker_protocol, scram_image)
 
-    def controller_listener(self) -> ListenerSecurity:
-        return self._listener(self.controller_protocol)
+    def controller_listener(self, scram_image: ImageSource | None = None) -> ListenerSecurity:
+        """A controller's listener; its SCRAM logins read ``scram_image()``, the controller's committed image."""
+        return self._listener(self.controller_protocol, scram_image)
 
-    def _listener(self, protocol: str) -> ListenerSecurity:
+    def _listener(self, protocol: str, scram_image: ImageSource | None) -> ListenerSecurity:
         return ListenerSecurity(protocol, ssl_context=self._server_context, mechanisms=self.mechanisms,
-                                credentials=self.credentials,
+                                credentials=self._credentials_reading(scram_image),
                                 failed_authentication_delay_ms=self.failed_authentication_delay_ms)
 
     def broker_client(self) -> ClientSecurity:
