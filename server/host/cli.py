@@ -17,13 +17,16 @@ import resource
 import signal
 import socket
 import sys
+from pathlib import Path
 
 import uvloop
 
 from . import config_file, healthcheck, node_process
 from .cluster import Cluster
 from .security_settings import Security
-from .twin import read_source
+from .spec import (DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, BrokerSpec, ClusterSpec, NetworkSpec,
+                   QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec, TopicDefaults)
+from .twin import TwinSource, read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
@@ -51,6 +54,21 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: a controller quorum and N simulated brokers",
                        description="Run a controller quorum (one controller by default) and N simulated "
                                    "brokers in this process. The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
+    _node_options(p)
+    _storage_options(p)
+    _service_options(p)
+    _security_options(p)
+    _metadata_log_options(p)
+    _transport_options(p)
+    p.add_argument("--failure-exit-delay-ms", type=int, default=DEFAULT_FAILURE_EXIT_DELAY_MS,
+                   help="once the metadata log cannot be written, keep answering (writes NOT_CONTROLLER, ApiVersions "
+                        f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
+                        f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
+    return p
+
+
+def _node_options(p: argparse.ArgumentParser) -> None:
+    """The brokers and controllers, their addresses and the topic defaults."""
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
     p.add_argument("--node-ids", type=node_ids, default=None,
                    help="the brokers' node ids: a list (0,1,2) or the first id (0 gives 0..N-1); default 1..N, "
@@ -80,6 +98,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                         "kraft.version it first started with)")
     p.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
                    help="the controllers' Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
+
+
+def _storage_options(p: argparse.ArgumentParser) -> None:
+    """The data directory, the brokers' log directories, the cluster id and a twin's source."""
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--log-dirs", type=int, default=1,
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
@@ -97,6 +119,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--sizes", default=None, metavar="FILE",
                    help="with --from-log: the output of kafka-log-dirs --describe, giving every partition its "
                         "size (partitions it does not list are empty)")
+
+
+def _service_options(p: argparse.ArgumentParser) -> None:
+    """The simulation, logging, and the HTTP services (metrics, control plane)."""
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
@@ -119,7 +145,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                         "the wall clock (with --control-port)")
     p.add_argument("--control-token", default=None,
                    help="bearer token the control plane's state-changing calls need (default: generated and printed)")
-    _security_options(p)
+
+
+def _metadata_log_options(p: argparse.ArgumentParser) -> None:
+    """The metadata log's segments, snapshots and retention."""
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -134,6 +163,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="retire segments below the newest snapshot older than this (default: keep every segment)")
     p.add_argument("--log-archive-dir", default=None,
                    help="move retired segments and snapshots here instead of deleting them")
+
+
+def _transport_options(p: argparse.ArgumentParser) -> None:
+    """Kafka's socket-server limits, over every listener."""
     limits = TransportLimits()
     p.add_argument("--socket-request-max-bytes", type=int, default=limits.socket_request_max_bytes,
                    help="socket.request.max.bytes: close a connection sending a larger frame (default 100 MiB)")
@@ -149,11 +182,6 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--max-connections-per-ip", type=int, default=None,
                    help="max.connections.per.ip: close new connections from an address over this many "
                         "(default: unbounded)")
-    p.add_argument("--failure-exit-delay-ms", type=int, default=DEFAULT_FAILURE_EXIT_DELAY_MS,
-                   help="once the metadata log cannot be written, keep answering (writes NOT_CONTROLLER, ApiVersions "
-                        f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
-                        f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
-    return p
 
 
 def _security_options(p: argparse.ArgumentParser) -> None:
@@ -224,6 +252,32 @@ def _transport_limits(args) -> TransportLimits:
                            max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip)
 
 
+def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> ClusterSpec:
+    """The cluster ``kraftwire serve`` runs, from its settings (flags, ``KRAFTWIRE_*``, kraftwire.toml);
+    ``twin``: the source log already read for ``--from-log``. ValueError for a bad security setting (the
+    others are judged by ``ClusterSpec.validate`` as the cluster is built)."""
+    node_id_list_ = node_id_list(args.node_ids, args.brokers)
+    return ClusterSpec(
+        brokers=BrokerSpec(args.brokers, None if node_id_list_ is None else tuple(node_id_list_), None, args.port,
+                           args.advertised_host, DEFAULT_HEARTBEAT_INTERVAL_MS, args.log_dirs,
+                           args.log_dir_capacity_bytes, None, args.log_flush_offset_checkpoint_interval_ms),
+        topics=TopicDefaults(args.auto_create_topics, args.num_partitions, args.default_replication_factor),
+        quorum=QuorumSpec(args.controllers, args.controller_port, DEFAULT_SESSION_TIMEOUT_MS, _log_config(args),
+                          Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(), args.kraft_version,
+                          args.metadata_version),
+        storage=StorageSpec(Path(args.data_dir), args.cluster_id, twin if twin is not None else args.from_log,
+                            args.sizes),
+        simulation=SimulationSpec(args.speed, args.virtual_clock, args.seed, args.throttle_auto_remove),
+        network=NetworkSpec(args.host, _transport_limits(args), _security(args)),
+        services=ServicesSpec(args.metrics_port, args.control_port, args.control_token))
+
+
+def _log_config(args: argparse.Namespace) -> RaftConfig:
+    return RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
+                      snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
+                      retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
+
+
 def _ports_in_use(args) -> str | None:
     """The first fixed port (not 0) another socket holds, said in one line; checked before the data
     directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
@@ -269,25 +323,8 @@ async def _serve(args) -> int:
         logger.critical("cannot start: %s", in_use)
         return 1
     _raise_descriptor_limit()
-    log_config = RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
-                            snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
-                            retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
     try:
-        security = _security(args)
-        cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
-                          data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
-                          metrics_port=args.metrics_port, control_port=args.control_port,
-                          advertised_host=args.advertised_host, log_dirs=args.log_dirs,
-                          log_dir_capacity_bytes=args.log_dir_capacity_bytes,
-                          throttle_auto_remove=args.throttle_auto_remove, seed=args.seed,
-                          virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
-                          node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
-                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
-                          metadata_version=args.metadata_version, security=security, control_token=args.control_token,
-                          from_log=twin, sizes=args.sizes,
-                          checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms,
-                          controllers=args.controllers, kraft_version=args.kraft_version,
-                          quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
+        cluster = Cluster.from_spec(cluster_spec(args, twin))
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1
