@@ -62,7 +62,7 @@ import html
 import inspect
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
 from kraftwire.codec import KafkaError
@@ -447,7 +447,7 @@ def _broker_rows(brokers: list[dict]) -> list[str]:
     return rows
 
 
-def render_view(state: dict) -> str:
+def render_view(state: dict[str, Any]) -> str:
     """The live view's content (everything but the page's shell)."""
     parts = [f'<p>cluster <code>{_e(state["cluster_id"])}</code>, controller {state["controller"]["id"]} at '
              f'{_e(state["controller"]["host"])}:{state["controller"]["port"]}; metadata offset '
@@ -458,9 +458,23 @@ def render_view(state: dict) -> str:
 
     parts.append("<h2>Replication throughput</h2>")
     parts.append(_throughput_charts(state["throughput"], [b["id"] for b in state["brokers"]]))
+    parts += _reassignments_section(state)
+    parts += _throttles_section(state["throttles"])
+    parts += _topics_section(state["topics"])
+    parts += _injected_errors_section(state["injected_errors"])
 
+    parts.append("<h2>Recent metadata records</h2>")
+    parts.append(_table(["offset", "time", "record", "fields"], [
+        f'<tr><td>{r["offset"]}</td><td>{time.strftime("%H:%M:%S", time.localtime(r["time"]))}</td>'
+        f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
+        for r in state["recent_records"]], "records"))
+    return "\n".join(parts)
+
+
+def _reassignments_section(state: dict[str, Any]) -> list[str]:
+    """The reassignments in progress, and the followers catching up outside any."""
     clock = "virtual clock" if state["clock"]["virtual"] else f'simulation speed x{state["speed"]:g}'
-    parts.append(f'<h2>Reassignments</h2><p class="muted">{clock}</p>')
+    parts = [f'<h2>Reassignments</h2><p class="muted">{clock}</p>']
     if state["reassignments"]:
         parts.append(_table(["topic", "partition", "replicas", "adding", "removing", "progress", "moved", "left",
                              "rate", "time left", "copies"], [_reassignment_row(r) for r in state["reassignments"]],
@@ -476,41 +490,44 @@ def render_view(state: dict) -> str:
             f'<tr data-catch-up="{_e(c["topic"])}-{c["partition"]}-{c["follower"]}"><td>{_e(c["topic"])}</td>'
             f'<td>{c["partition"]}</td><td>{c["leader"]}&rarr;{c["follower"]}</td><td>{_bytes(c["bytes_moved"])}</td>'
             f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up], "catching-up"))
+    return parts
 
-    parts.append("<h2>Throttles</h2>")
-    if state["throttles"]:
+
+def _throttles_section(throttles: list[dict[str, Any]]) -> list[str]:
+    parts = ["<h2>Throttles</h2>"]
+    if throttles:
         parts.append(_table(["resource", "name", "config", "value"], [
             f'<tr><td>{_e(t["resource"])}</td><td>{_e(t["name"])}</td><td>{_e(t["config"])}</td>'
-            f'<td>{_e(t["value"])}</td></tr>' for t in state["throttles"]], "throttles"))
+            f'<td>{_e(t["value"])}</td></tr>' for t in throttles], "throttles"))
     else:
         parts.append('<p class="muted" id="throttles">none</p>')
+    return parts
 
-    under = sum(p["under_replicated"] for t in state["topics"] for p in t["partitions"])
-    parts.append(f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
-                 f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>')
-    if state["topics"]:
+
+def _topics_section(topics: list[dict[str, Any]]) -> list[str]:
+    """The topic list with its under-replicated count, then every partition."""
+    under = sum(p["under_replicated"] for t in topics for p in t["partitions"])
+    parts = [f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
+             f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>']
+    if topics:
         parts.append(_table(["topic", "partitions", "under-replicated", "reassigning"], [
             f'<tr data-topic="{_e(t["name"])}"><td><a href="#{_anchor(t["name"])}">{_e(t["name"])}</a></td>'
             f'<td>{len(t["partitions"])}</td><td>{sum(p["under_replicated"] for p in t["partitions"])}</td>'
             f'<td>{sum(bool(p["adding"] or p["removing"]) for p in t["partitions"])}</td></tr>'
-            for t in state["topics"]], "topic-list"))
-    rows = [_partition_row(t["name"], p, first=i == 0) for t in state["topics"] for i, p in enumerate(t["partitions"])]
+            for t in topics], "topic-list"))
+    rows = [_partition_row(t["name"], p, first=i == 0) for t in topics for i, p in enumerate(t["partitions"])]
     parts.append(_table(["topic", "partition", "leader", "replicas", "isr", ""], rows, "topics") if rows
                  else '<p class="muted" id="topics">no topics</p>')
+    return parts
 
-    if state["injected_errors"]:
-        parts.append("<h2>Injected errors</h2>")
-        parts.append(_table(["api", "error code", "remaining", "topic", "partition"], [
-            f'<tr><td>{_e(api_name(r["api_key"]))}</td><td>{r["error_code"]}</td><td>{r["remaining"]}</td>'
-            f'<td>{_e(r["topic"] or "-")}</td><td>{_e(r["partition"] if r["partition"] is not None else "-")}</td>'
-            f'</tr>' for r in state["injected_errors"]], "injected-errors"))
 
-    parts.append("<h2>Recent metadata records</h2>")
-    parts.append(_table(["offset", "time", "record", "fields"], [
-        f'<tr><td>{r["offset"]}</td><td>{time.strftime("%H:%M:%S", time.localtime(r["time"]))}</td>'
-        f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
-        for r in state["recent_records"]], "records"))
-    return "\n".join(parts)
+def _injected_errors_section(injected: list[dict[str, Any]]) -> list[str]:
+    if not injected:
+        return []
+    return ["<h2>Injected errors</h2>", _table(["api", "error code", "remaining", "topic", "partition"], [
+        f'<tr><td>{_e(api_name(r["api_key"]))}</td><td>{r["error_code"]}</td><td>{r["remaining"]}</td>'
+        f'<td>{_e(r["topic"] or "-")}</td><td>{_e(r["partition"] if r["partition"] is not None else "-")}</td>'
+        f'</tr>' for r in injected], "injected-errors")]
 
 
 def _anchor(topic: str) -> str:
