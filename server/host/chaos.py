@@ -49,7 +49,7 @@ class AdminWorkload:
         self._thread = threading.Thread(target=self._run, name="kraftwire-chaos-workload", daemon=True)
         self._topics: list[str] = []  # created, not moved yet
 
-    def start(self) -> "AdminWorkload":
+    def start(self) -> AdminWorkload:
         self._thread.start()
         return self
 

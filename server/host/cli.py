@@ -10,11 +10,9 @@ as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import re
 import resource
-import signal
 import socket
 import sys
 from pathlib import Path
@@ -53,7 +51,8 @@ def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | 
 def _serve_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: a controller quorum and N simulated brokers",
                        description="Run a controller quorum (one controller by default) and N simulated "
-                                   "brokers in this process. The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
+                                   "brokers in this process. The i-th broker (i = 1..N) listens on --host at "
+                                   "--port + i - 1.")
     _node_options(p)
     _storage_options(p)
     _service_options(p)
@@ -109,7 +108,8 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
                    help="simulated capacity of each log directory (default 1 TiB)")
     p.add_argument("--log-flush-offset-checkpoint-interval-ms", type=int, default=CHECKPOINT_INTERVAL_MS,
                    help="how often each broker writes its logs' sizes to its log directories' "
-                        "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, default 60000)")
+                        "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, "
+                        "default 60000)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
     p.add_argument("--from-log", default=None, metavar="DIR",
                    help="production twin: boot a new --data-dir from a copy of a real cluster's metadata log "

@@ -7,7 +7,8 @@
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
-``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times faster than real time.
+``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times
+faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...). The control
@@ -79,7 +80,7 @@ from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, Ra
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
 from kraftwire.server.wire.client import KafkaClient
-from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
+from kraftwire.server.wire.transport import Handler, Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
@@ -97,6 +98,7 @@ __all__ = ["CONTROLLER_NODE_ID", "DEFAULT_HEARTBEAT_INTERVAL_MS", "DEFAULT_SESSI
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
 QUIET_INTERVAL_S = 0.01  # ... this far apart
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
+DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (frozen: one instance serves every call)
 
 
 def seconds_left(copies: list[dict[str, Any]]) -> float | None:
@@ -149,13 +151,13 @@ class Cluster:
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
                  log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
-                 transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
+                 transport_limits: TransportLimits = DEFAULT_TRANSPORT_LIMITS, throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int | None = None,
+                 controllers: int = 1, quorum_timers: Timers = DEFAULT_TIMERS, kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
                  bootstrap_servers: Sequence[tuple[str, int]] = (),
@@ -697,7 +699,7 @@ class Cluster:
         else:  # one after another, each registered and unfenced before the next: the same records each run
             for node in self.brokers:
                 await node.start()
-                await self.wait_until(lambda image: self._unfenced(image, [node]), unfence_timeout)
+                await self.wait_until(lambda image, node=node: self._unfenced(image, [node]), unfence_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
         if whole and self._throttle_auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
@@ -904,8 +906,9 @@ class Cluster:
                 and all(b.replica_manager.idle and b.log_manager.assignments.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:
-        """Wait until writes, AlterPartition proposals and directory assignments are all answered, the brokers have the log, and the
-        committed offset stayed put over a few turns (what one sets off may set off another)."""
+        """Wait until writes, AlterPartition proposals and directory assignments are all answered, the brokers
+        have the log, and the committed offset stayed put over a few turns (what one sets off may set off
+        another)."""
         deadline = asyncio.get_running_loop().time() + timeout
         quiet, last = 0, None
         while quiet < QUIET_TURNS:
@@ -916,7 +919,7 @@ class Cluster:
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not come to rest in time")
 
-    async def __aenter__(self) -> "Cluster":
+    async def __aenter__(self) -> Cluster:
         await self.start()
         return self
 
@@ -980,7 +983,7 @@ class BackgroundCluster:
     def bootstrap(self) -> str:
         return self.call(lambda: self.cluster.bootstrap)
 
-    def start(self) -> "BackgroundCluster":
+    def start(self) -> BackgroundCluster:
         self._thread.start()
         self._ready.wait()
 
@@ -999,7 +1002,7 @@ class BackgroundCluster:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
 
-    def __enter__(self) -> "BackgroundCluster":
+    def __enter__(self) -> BackgroundCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -24,7 +24,7 @@ import os
 import textwrap
 import tomllib
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 ENV_PREFIX = "KRAFTWIRE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"

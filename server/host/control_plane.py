@@ -70,7 +70,6 @@ from kraftwire.codec.message import Message
 from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
-from kraftwire.codec import KafkaError
 from .http_guard import RequestGuard
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name, under_replicated_partition
@@ -107,7 +106,7 @@ class RecentRecords:
 # --- state ----------------------------------------------------------------------------------------------
 
 
-def describe_broker(cluster: "Cluster", node) -> dict:
+def describe_broker(cluster: Cluster, node) -> dict:
     registration = cluster.controller.committed.brokers.get(node.broker_id)
     return {
         "id": node.broker_id, "host": node.host, "port": node.port, "rack": node.rack,
@@ -129,7 +128,7 @@ def _throttles(image) -> list[dict]:
             for key, value in sorted(values.items()) if key in THROTTLE_CONFIGS]
 
 
-def _reassignments(cluster: "Cluster") -> list[dict]:
+def _reassignments(cluster: Cluster) -> list[dict]:
     """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
     slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
     image = cluster.controller.committed
@@ -143,12 +142,12 @@ def _reassignments(cluster: "Cluster") -> list[dict]:
     return listed
 
 
-def _clock(cluster: "Cluster") -> dict:
+def _clock(cluster: Cluster) -> dict:
     """The simulated clock: virtual (moved by the test) or following the wall clock, and its reading."""
     return {"virtual": cluster.network.virtual_clock, "seconds": cluster.network.now()}
 
 
-def cluster_state(cluster: "Cluster") -> dict:
+def cluster_state(cluster: Cluster) -> dict:
     image = cluster.controller.committed
     topics = []
     for topic in sorted(image.topics.values(), key=lambda t: t.name):
@@ -184,7 +183,7 @@ def cluster_state(cluster: "Cluster") -> dict:
 
 
 class ControlPlane:
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self.cluster = cluster
 
     def http_server(self, host: str, port: int, token: str) -> HttpServer:
@@ -489,7 +488,8 @@ def _reassignments_section(state: dict[str, Any]) -> list[str]:
         parts.append(_table(["topic", "partition", "copy", "moved", "left", "rate"], [
             f'<tr data-catch-up="{_e(c["topic"])}-{c["partition"]}-{c["follower"]}"><td>{_e(c["topic"])}</td>'
             f'<td>{c["partition"]}</td><td>{c["leader"]}&rarr;{c["follower"]}</td><td>{_bytes(c["bytes_moved"])}</td>'
-            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up], "catching-up"))
+            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up],
+            "catching-up"))
     return parts
 
 
@@ -570,7 +570,8 @@ def _throughput_charts(throughput: dict, broker_ids: list[int]) -> str:
                 for moment in (max(at, start), until):
                     points.append(f"{(moment - start) / window * CHART_WIDTH:.1f},{y:.1f}")
             if points:
-                lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{" ".join(points)}"/>')
+                lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" '
+                             f'points="{" ".join(points)}"/>')
         latest = changes[-1][1] if changes else {}
         received, sent = latest.get(broker_id, (0.0, 0.0))
         charts.append(

@@ -2,7 +2,8 @@
 
 Sends one ApiVersions request (v3, what current clients open with) over a plain blocking socket with
 our codec and reports healthy when the answer decodes with error code 0; a server whose metadata log
-directory failed answers KAFKA_STORAGE_ERROR (56) until it has stopped, and is reported unhealthy. Blocking and dependency-free
+directory failed answers KAFKA_STORAGE_ERROR (56) until it has stopped, and is reported unhealthy. Blocking and
+dependency-free
 on purpose: it runs as a container's HEALTHCHECK, a fresh process every few seconds.
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")
 CORRELATION_ID = 1
 # What an error code in the answer means for the server's health.
-ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR: "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
+ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR:
+                  "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
 
 
 class Unhealthy(Exception):

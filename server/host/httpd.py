@@ -23,7 +23,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 log = logging.getLogger("kraftwire.http")
@@ -69,11 +69,11 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, value, status: int = 200) -> "Response":
+    def json(cls, value, status: int = 200) -> Response:
         return cls(status, json.dumps(value).encode(), "application/json")
 
     @classmethod
-    def html(cls, text: str) -> "Response":
+    def html(cls, text: str) -> Response:
         return cls(200, text.encode(), "text/html; charset=utf-8")
 
 

@@ -4,8 +4,8 @@ Each cluster has its own ``CollectorRegistry`` (not prometheus-client's global o
 clusters in one process (a test session) keep separate counts.
 
 * Per request, counted by the transport as its response is written (``Listener.request_stats``):
-  ``kraftwire_requests_total`` by listener, api, version and error code (the response's top-level ``ErrorCode``, 0 for responses
-  without one, as Kafka's request metrics do not look inside either), and
+  ``kraftwire_requests_total`` by listener, api, version and error code (the response's top-level
+  ``ErrorCode``, 0 for responses without one, as Kafka's request metrics do not look inside either), and
   ``kraftwire_request_latency_seconds`` by listener and api (arrival to response written, Kafka's
   TotalTimeMs). Both are plain counts per listener, made into metric families when scraped.
 * Cluster state, computed when scraped from the committed image and the running nodes (no bookkeeping
@@ -82,7 +82,7 @@ class _RequestCollector:
 
 
 class ClusterMetrics:
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self.registry = CollectorRegistry(auto_describe=False)
         commit_latency = Histogram("kraftwire_metadata_commit_latency_seconds", "Time from appending a write's "
                                    "records to the metadata log to their commit.", buckets=LATENCY_BUCKETS,
@@ -110,7 +110,7 @@ def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
 class _ClusterStateCollector:
     """Gauges read from the cluster when scraped."""
 
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self._cluster = cluster
 
     def collect(self):

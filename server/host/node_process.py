@@ -35,6 +35,7 @@ import logging
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -340,6 +341,12 @@ def write_bootstrap_checkpoint(directory: Path, voters: SnapshotVoters) -> Path:
     return write_snapshot(partition, SnapshotId(0, 0), now, now, (), voters.control_records())
 
 
+def _uuids(first: list[uuid.UUID]) -> Callable[[], uuid.UUID]:
+    """New ids: those of ``first`` (a directory id the voter set names), then random ones."""
+    ids = iter(first)
+    return lambda: next(ids, None) or random_kafka_uuid()
+
+
 def format_storage(args: argparse.Namespace) -> int:
     """``kraftwire format``: 0 once every directory is formatted, 1 (with the reason) otherwise."""
     try:
@@ -353,8 +360,8 @@ def format_storage(args: argparse.Namespace) -> int:
             formatted = (directory / META_PROPERTIES).exists()
             if formatted and not args.ignore_formatted:
                 raise StorageError(f"{directory} is already formatted (use --ignore-formatted to accept that)")
-            ids = iter([] if directory_id is None else [directory_id])
-            load_meta_properties(directory, args.cluster_id, config.node_id, lambda: next(ids, None) or random_kafka_uuid())
+            load_meta_properties(directory, args.cluster_id, config.node_id, _uuids([] if directory_id is None
+                                                                                    else [directory_id]))
             if checkpoint is not None and config.role == "controller" and not formatted:
                 write_bootstrap_checkpoint(directory, checkpoint)
     except (ValueError, StorageError, OSError) as exc:

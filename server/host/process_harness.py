@@ -253,7 +253,7 @@ class ProcessCluster:
         self._thread.join(10)
         self._loop.close()
 
-    def __enter__(self) -> "ProcessCluster":
+    def __enter__(self) -> ProcessCluster:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -280,7 +280,7 @@ class ProcessCluster:
         for node_id in sorted(set(self.ids) & set(self.addresses) - self.paused):
             try:
                 answer = self.request(node_id, request, 2, timeout=2.0)
-            except (KafkaClientError, OSError, asyncio.TimeoutError, KeyError):
+            except (TimeoutError, KafkaClientError, OSError, KeyError):
                 continue
             if answer.error_code == ErrorCode.NONE and answer.topics[0].partitions[0].error_code == ErrorCode.NONE:
                 return node_id, answer.topics[0].partitions[0]

@@ -92,7 +92,8 @@ class Security:
         if mechanism not in MECHANISM_IDS:
             raise ValueError(f"unknown SCRAM mechanism {mechanism!r}: {', '.join(MECHANISM_IDS)}")
         if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
-            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, got {iterations}")
+            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, "
+                             f"got {iterations}")
         mechanism_id, salt = MECHANISM_IDS[mechanism], os.urandom(32)
         return user, mechanism_id, salt, salted_password(mechanism_id, password, salt, iterations), iterations
 

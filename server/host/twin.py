@@ -183,7 +183,7 @@ def read_source(path: str | Path) -> TwinSource:
         if valid:
             snapshot, file = valid[-1]
             snapshot_end = snapshot.end_offset
-            for offset, _epoch, timestamp, control, record, _version in read_file(file, 0):
+            for _offset, _epoch, timestamp, control, record, _version in read_file(file, 0):
                 take(file, snapshot_end - 1, snapshot.epoch, timestamp, control, record)
             source.end_offset, source.epoch = snapshot_end, snapshot.epoch
         if segments and _base_offset(segments[0]) > snapshot_end:
