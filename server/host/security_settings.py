@@ -46,6 +46,7 @@ from kraftwire.server.wire.security import (
     ClientSecurity, Credentials, ListenerSecurity, ScramCredential, protocol_of, server_ssl_context)
 
 INTERNAL_BROKER_USER = "kraftwire-broker"
+BootstrapCredential = tuple[str, int, bytes, bytes, int]  # user, mechanism id, salt, salted password, iterations
 ImageSource = Callable[[], MetadataImage]  # the committed metadata image a listener's SCRAM logins read
 
 
@@ -60,14 +61,14 @@ class Security:
     client_auth: str = "none"
     mechanisms: tuple[str, ...] = MECHANISMS
     plain_users: dict[str, str] = field(default_factory=dict)
-    scram_users: list[tuple] = field(default_factory=list)
+    scram_users: list[tuple[str, str, str] | tuple[str, str, str, int]] = field(default_factory=list)
     inter_broker_user: tuple[str, str] | None = None
     failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
     authorizer: bool = False
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.listener_name = self.listener_name.upper()
         self.controller_listener_name = self.controller_listener_name.upper()
         self.protocol_map = {name.upper(): protocol.upper() for name, protocol in self.protocol_map.items()}
@@ -81,13 +82,14 @@ class Security:
             raise ValueError("the nodes need cafile to check each other's TLS certificates")
         self.credentials = Credentials(plain=dict(self.plain_users))
         self.bootstrap_scram = [self._bootstrap_credential(*user) for user in self.scram_users]
-        self._server_context = None
-        if uses_ssl:
+        self._server_context: ssl.SSLContext | None = None
+        if uses_ssl and self.certfile:  # (refused above without one)
             self._server_context = server_ssl_context(self.certfile, self.keyfile, self.cafile, self.client_auth)
         self._inter_broker = self._inter_broker_credential()
 
     @staticmethod
-    def _bootstrap_credential(mechanism: str, user: str, password: str, iterations: int = SCRAM_MIN_ITERATIONS):
+    def _bootstrap_credential(mechanism: str, user: str, password: str,
+                              iterations: int = SCRAM_MIN_ITERATIONS) -> BootstrapCredential:
         """(user, mechanism id, salt, salted password, iterations) for ``scram.bootstrap_credentials``."""
         if mechanism not in MECHANISM_IDS:
             raise ValueError(f"unknown SCRAM mechanism {mechanism!r}: {', '.join(MECHANISM_IDS)}")
@@ -163,8 +165,10 @@ class Security:
 
     def _client(self, protocol: str) -> ClientSecurity:
         context = None
-        if protocol in ("SSL", "SASL_SSL"):
+        if protocol in ("SSL", "SASL_SSL") and self.certfile:  # (__post_init__ refuses TLS without one)
             context = ssl.create_default_context(cafile=self.cafile)
             context.load_cert_chain(self.certfile, self.keyfile)
-        mechanism, user, password = self._inter_broker if protocol.startswith("SASL_") else (None, None, None)
-        return ClientSecurity(protocol, context, mechanism, user, password)
+        if protocol.startswith("SASL_") and self._inter_broker is not None:
+            mechanism, user, password = self._inter_broker
+            return ClientSecurity(protocol, context, mechanism, user, password)
+        return ClientSecurity(protocol, context)
