@@ -34,6 +34,7 @@ from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
 from kraftwire.server.wire.transport import TransportLimits
 
+Subcommands = argparse._SubParsersAction  # what ``add_subparsers`` returns
 EXIT_LOG_FAILED = 3  # the metadata log directory failed while serving
 DEFAULT_FAILURE_EXIT_DELAY_MS = 2000
 
@@ -48,7 +49,7 @@ def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | 
     return list(range(node_ids, node_ids + brokers)) if isinstance(node_ids, int) else node_ids
 
 
-def _serve_parser(sub) -> argparse.ArgumentParser:
+def _serve_parser(sub: Subcommands) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: a controller quorum and N simulated brokers",
                        description="Run a controller quorum (one controller by default) and N simulated "
                                    "brokers in this process. The i-th broker (i = 1..N) listens on --host at "
@@ -218,7 +219,7 @@ def _security_options(p: argparse.ArgumentParser) -> None:
 _SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
 
 
-def _security(args) -> Security | None:
+def _security(args: argparse.Namespace) -> Security | None:
     """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
     protocol_map = parse_protocol_map(args.listener_security_protocol_map)
     asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
@@ -244,7 +245,7 @@ def _security(args) -> Security | None:
                     allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
-def _transport_limits(args) -> TransportLimits:
+def _transport_limits(args: argparse.Namespace) -> TransportLimits:
     queued = args.queued_max_request_bytes
     return TransportLimits(socket_request_max_bytes=args.socket_request_max_bytes,
                            queued_max_request_bytes=None if queued == -1 else queued,
@@ -278,7 +279,7 @@ def _log_config(args: argparse.Namespace) -> RaftConfig:
                       retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
 
 
-def _ports_in_use(args) -> str | None:
+def _ports_in_use(args: argparse.Namespace) -> str | None:
     """The first fixed port (not 0) another socket holds, said in one line; checked before the data
     directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
     wanted = [("controller" if args.controllers == 1 else f"controller {3000 + k}", args.controller_port - k)
@@ -308,7 +309,7 @@ def _raise_descriptor_limit() -> None:
             pass
 
 
-async def _serve(args) -> int:
+async def _serve(args: argparse.Namespace) -> int:
     logger = logging.getLogger("kraftwire")
     twin = None
     if args.from_log is not None:
@@ -347,7 +348,7 @@ async def _serve(args) -> int:
     return await node_process.run_until_stopped(cluster, args.failure_exit_delay_ms, EXIT_LOG_FAILED, stop)
 
 
-def _log_parser(sub) -> None:
+def _log_parser(sub: Subcommands) -> None:
     p = sub.add_parser("log", help="read a metadata log directory offline (dump, verify)")
     tools = p.add_subparsers(dest="log_command", required=True)
     dump = tools.add_parser("dump", help="print every record of every snapshot and segment, control records too")
@@ -357,7 +358,7 @@ def _log_parser(sub) -> None:
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
 
-def _audit_parser(sub) -> None:
+def _audit_parser(sub: Subcommands) -> None:
     from kraftwire.audit.options import add_arguments  # argparse only
 
     add_arguments(sub.add_parser(
@@ -386,7 +387,7 @@ def _pack_env(argv: list[str]) -> int:
     return 0
 
 
-def _healthcheck_parser(sub) -> argparse.ArgumentParser:
+def _healthcheck_parser(sub: Subcommands) -> argparse.ArgumentParser:
     p = sub.add_parser("healthcheck", help="exit 0 when a broker answers ApiVersions, 1 otherwise",
                        description="Send one ApiVersions request to a broker and report whether it answered.")
     p.add_argument("--host", default="127.0.0.1", help="the broker's address (default 127.0.0.1)")

@@ -62,15 +62,19 @@ import html
 import inspect
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
 from kraftwire.codec import KafkaError
-from kraftwire.codec.message import Message
 from kraftwire.codec.constants import ConfigResourceType
-
+from kraftwire.codec.message import Message
+from kraftwire.server.broker.metadata_follower import MetadataReplica
+from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.metadata import configs
+from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from .http_guard import RequestGuard
+from .httpd import Handler as HttpHandler
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name, under_replicated_partition
 
@@ -83,22 +87,22 @@ DEFAULT_WAIT_SECONDS = 30.0
 THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
                     configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
                     configs.REPLICATION_BANDWIDTH)
-_RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
+_RESOURCE_NAMES: dict[int, str] = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
 
 
 class RecentRecords:
     """The last committed metadata records, newest first, for the live view."""
 
-    def __init__(self, metadata, keep: int = RECENT_RECORDS):
+    def __init__(self, metadata: MetadataReplica, keep: int = RECENT_RECORDS):
         """``metadata``: the cluster's MetadataView, which hands each committed record on once."""
         self._records: deque[tuple[int, float, Message]] = deque(maxlen=keep)
         metadata.subscribe(self._on_commit)
 
-    def _on_commit(self, committed) -> None:
+    def _on_commit(self, committed: Iterable[tuple[int, Message]]) -> None:
         now = time.time()
         self._records.extend((offset, now, record) for offset, record in committed)
 
-    def to_list(self) -> list[dict]:
+    def to_list(self) -> list[dict[str, Any]]:
         return [{"offset": offset, "time": at, "type": type(record).__name__, "fields": record.to_dict()}
                 for offset, at, record in reversed(self._records)]
 
@@ -106,7 +110,7 @@ class RecentRecords:
 # --- state ----------------------------------------------------------------------------------------------
 
 
-def describe_broker(cluster: Cluster, node) -> dict:
+def describe_broker(cluster: Cluster, node: BrokerNode) -> dict[str, Any]:
     registration = cluster.controller.committed.brokers.get(node.broker_id)
     return {
         "id": node.broker_id, "host": node.host, "port": node.port, "rack": node.rack,
@@ -121,7 +125,7 @@ def describe_broker(cluster: Cluster, node) -> dict:
     }
 
 
-def _throttles(image) -> list[dict]:
+def _throttles(image: MetadataImage) -> list[dict[str, Any]]:
     return [{"resource": _RESOURCE_NAMES.get(kind, str(kind)), "name": name or "(cluster default)",
              "config": key, "value": value}
             for (kind, name), values in sorted(image.configs.items())
@@ -137,9 +141,17 @@ def _reassignments(cluster: Cluster) -> list[dict]:
     for (topic, partition), progress in sorted(cluster.reassignment_progress().items()):
         simulated = progress["seconds_left"]
         listed.append({"topic": topic, "partition": partition,
-                       "replicas": list(image.topic(topic).partitions[partition].replicas), **progress,
+                       "replicas": list(_partition(image, topic, partition).replicas), **progress,
                        "seconds_left": None if simulated is None else simulated / speed})
     return listed
+
+
+def _partition(image: MetadataImage, topic: str, partition: int) -> PartitionState:
+    """A partition the image holds (one ``reassignment_progress`` read from it)."""
+    state = image.topic(topic)
+    if state is None:
+        raise KeyError(f"no topic {topic}")
+    return state.partitions[partition]
 
 
 def _clock(cluster: Cluster) -> dict:
@@ -251,7 +263,7 @@ class ControlPlane:
     def one_broker(self, request: Request, broker_id: str) -> Response:
         return self._broker_answer(self._broker_id(broker_id))
 
-    def _broker_action(self, action):
+    def _broker_action(self, action: Callable[[int], Awaitable[object]]) -> HttpHandler:
         """An endpoint running ``action(broker id)`` and answering with the broker as it is then."""
         async def handle(request: Request, broker_id: str) -> Response:
             broker = self._broker_id(broker_id)
@@ -262,11 +274,11 @@ class ControlPlane:
     def controllers(self, request: Request) -> Response:
         return Response.json(self.cluster.list_controllers())
 
-    def _controller_action(self, action):
+    def _controller_action(self, action: Callable[[int], object]) -> HttpHandler:
         """An endpoint running ``action(controller id)`` and answering with every controller as they are then."""
         async def handle(request: Request, controller_id: str) -> Response:
             node_id = int(controller_id) if controller_id.isdigit() else None
-            if node_id not in self.cluster.controller_ids:
+            if node_id is None or node_id not in self.cluster.controller_ids:
                 raise HttpError(404, f"no controller {controller_id}")
             try:
                 answer = action(node_id)
@@ -293,11 +305,11 @@ class ControlPlane:
             raise HttpError(504, str(exc)) from None
         return Response.json({"resigned": resigned, "active": active})
 
-    def _link_action(self, action):
+    def _link_action(self, action: Callable[[int, int], None]) -> HttpHandler:
         def handle(request: Request) -> Response:
             body = request.json()
             a, b = body.get("a"), body.get("b")
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b)):
+            if not (isinstance(a, int) and isinstance(b, int)) or isinstance(a, bool) or isinstance(b, bool):
                 raise HttpError(400, "a and b must be node ids")
             try:
                 action(a, b)
@@ -308,7 +320,7 @@ class ControlPlane:
             return Response.json({"cut": sorted(sorted(link) for link in self.cluster.links.cut)})
         return handle
 
-    def _log_dir_action(self, action):
+    def _log_dir_action(self, action: Callable[[int, int | str], Awaitable[None]]) -> HttpHandler:
         """An endpoint running ``action(broker id, directory)`` and answering with the broker as it is then."""
         async def handle(request: Request, broker_id: str, directory: str) -> Response:
             broker = self._broker_id(broker_id)
@@ -326,12 +338,13 @@ class ControlPlane:
         try:
             await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
         except KafkaError as exc:
-            raise HttpError(400, exc.message) from None
+            raise HttpError(400, exc.message or exc.code.message or exc.code.name) from None
         return self._broker_answer(broker)
 
     async def set_speed(self, request: Request) -> Response:
         try:
-            await self.cluster.set_speed(request.json().get("speed"))
+            speed: Any = request.json().get("speed")  # any JSON value: set_speed refuses all but a positive number
+            await self.cluster.set_speed(speed)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         return Response.json({"speed": self.cluster.network.speed})
@@ -346,7 +359,8 @@ class ControlPlane:
             elif "until" in body:
                 raise HttpError(400, 'until must be "reassignments-done"')
             else:
-                await self.cluster.advance(body.get("seconds"))
+                seconds: Any = body.get("seconds")  # any JSON value: advance refuses all but a number of at least 0
+                await self.cluster.advance(seconds)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         except RuntimeError as exc:  # a reassignment that cannot finish
@@ -418,11 +432,11 @@ setInterval(async () => {{
 """
 
 
-def _e(value) -> str:
+def _e(value: object) -> str:
     return html.escape(str(value))
 
 
-def _ids(values) -> str:
+def _ids(values: Iterable[object]) -> str:
     return ",".join(str(v) for v in values) or "-"
 
 

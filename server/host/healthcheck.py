@@ -15,6 +15,7 @@ import sys
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
 
+API_VERSIONS_KEY = 18  # ApiVersionsRequest.API_KEY
 API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")
 CORRELATION_ID = 1
@@ -40,9 +41,9 @@ def _read_exactly(connection: socket.socket, count: int) -> bytes:
 def probe(host: str, port: int, timeout: float = 5.0) -> ApiVersionsResponse:
     """The broker's ApiVersions answer; ``Unhealthy`` when there is none or it is an error."""
     frame = bytearray(b"\0\0\0\0")
-    RequestHeader(request_api_key=ApiVersionsRequest.API_KEY, request_api_version=API_VERSIONS_VERSION,
+    RequestHeader(request_api_key=API_VERSIONS_KEY, request_api_version=API_VERSIONS_VERSION,
                   correlation_id=CORRELATION_ID, client_id="kraftwire-healthcheck").encode_into(
-        frame, codec.request_header_version(ApiVersionsRequest.API_KEY, API_VERSIONS_VERSION))
+        frame, codec.request_header_version(API_VERSIONS_KEY, API_VERSIONS_VERSION))
     ApiVersionsRequest(client_software_name="kraftwire-healthcheck",
                        client_software_version="1").encode_into(frame, API_VERSIONS_VERSION)
     _SIZE.pack_into(frame, 0, len(frame) - 4)

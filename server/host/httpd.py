@@ -24,7 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Request:
     headers: dict[str, str]
     body: bytes
 
-    def json(self) -> dict:
+    def json(self) -> dict[str, Any]:
         """The body as a JSON object ({} when empty); 400 when it is not one."""
         if not self.body.strip():
             return {}

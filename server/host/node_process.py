@@ -81,7 +81,9 @@ class NodeConfig:
     @property
     def directories(self) -> list[Path]:
         """The directories ``kraftwire format`` formats for this node."""
-        return [self.metadata_log_dir] if self.role == "controller" else self.log_dirs
+        if self.role == "controller" and self.metadata_log_dir is not None:  # (node_config requires one)
+            return [self.metadata_log_dir]
+        return self.log_dirs
 
 
 def parse_address(text: str, what: str) -> Address:
@@ -194,7 +196,8 @@ def _quorum(values: dict[str, str], role: str, node_id: int) -> tuple[dict[int, 
 def _directories(values: dict[str, str], role: str) -> tuple[Path | None, list[Path]]:
     """(``metadata.log.dir``, default the first of ``log.dirs``; ``log.dirs`` or ``log.dir``)."""
     log_dirs = [Path(d.strip()) for d in values.get("log.dirs", values.get("log.dir", "")).split(",") if d.strip()]
-    metadata_log_dir = Path(values["metadata.log.dir"]) if values.get("metadata.log.dir") else (log_dirs or [None])[0]
+    given = values.get("metadata.log.dir")
+    metadata_log_dir = Path(given) if given else next(iter(log_dirs), None)
     if role == "controller" and metadata_log_dir is None:
         raise ValueError("a controller needs metadata.log.dir (or log.dirs)")
     if role == "broker" and not log_dirs:
@@ -237,7 +240,7 @@ def config_values(args: argparse.Namespace) -> dict[str, str]:
     return values
 
 
-def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
+def add_parsers(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentParser]:
     parsers = {}
     for role in ROLES:
         p = parsers[role] = sub.add_parser(
@@ -286,7 +289,7 @@ def random_uuid() -> int:
 def parse_initial_controllers(text: str, listener: str) -> VoterSet:
     """``--initial-controllers``: ``id@host:port:directory-id,...`` (a host in brackets may hold colons),
     as Kafka's DynamicVoters parses it, into the voter set of the bootstrap checkpoint."""
-    voters = []
+    voters: list[VoterNode] = []
     for entry in filter(None, (e.strip() for e in text.split(","))):
         node_id, _, rest = entry.partition("@")
         address, _, directory = rest.rpartition(":")
@@ -327,7 +330,8 @@ def initial_quorum(args: argparse.Namespace, config: NodeConfig) -> tuple[Snapsh
     else:
         voters = parse_initial_controllers(args.initial_controllers, config.listener_name)
     mine = voters.node(config.node_id)
-    return SnapshotVoters(1, voters), mine.key.directory_id if mine is not None else None
+    directory_id = mine.key.directory_id if mine is not None else None
+    return SnapshotVoters(1, voters), directory_id if isinstance(directory_id, uuid.UUID) else None
 
 
 def write_bootstrap_checkpoint(directory: Path, voters: SnapshotVoters) -> Path:
@@ -372,7 +376,7 @@ def format_storage(args: argparse.Namespace) -> int:
     return 0
 
 
-def formatted_cluster_id(config: NodeConfig) -> str:
+def formatted_cluster_id(config: NodeConfig) -> str | None:
     """The cluster id ``kraftwire format`` wrote (the same in every directory of the node)."""
     ids = set()
     for directory in config.directories:

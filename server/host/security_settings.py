@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import secrets
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kraftwire.server.controller.scram import MECHANISM_IDS, salted_password
@@ -61,7 +61,7 @@ class Security:
     client_auth: str = "none"
     mechanisms: tuple[str, ...] = MECHANISMS
     plain_users: dict[str, str] = field(default_factory=dict)
-    scram_users: list[tuple[str, str, str] | tuple[str, str, str, int]] = field(default_factory=list)
+    scram_users: Sequence[tuple[str, str, str] | tuple[str, str, str, int]] = field(default_factory=list)
     inter_broker_user: tuple[str, str] | None = None
     failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
     authorizer: bool = False
