@@ -52,12 +52,13 @@ import secrets
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.message import Message
 from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
@@ -67,7 +68,7 @@ from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
-from kraftwire.server.controller.active_controller import Controller
+from kraftwire.server.controller.active_controller import Controller, Decision
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
@@ -75,6 +76,7 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
@@ -98,6 +100,7 @@ __all__ = ["CONTROLLER_NODE_ID", "DEFAULT_HEARTBEAT_INTERVAL_MS", "DEFAULT_SESSI
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
 QUIET_INTERVAL_S = 0.01  # ... this far apart
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
+T = TypeVar("T")
 DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (frozen: one instance serves every call)
 
 
@@ -129,7 +132,7 @@ class _ControllerSettings:
     ports: list[int]
     kraft_version: int
     bootstrap_ids: list[int]
-    cluster_id: str | None
+    cluster_id: str
     startup_configs: dict[str, str]
 
 
@@ -138,7 +141,7 @@ class _Storage:
     """The directories a cluster opened (and locked) before anything else was built."""
     controller_dirs: list[Path]
     controller_directory_ids: list[uuid.UUID]
-    cluster_id: str | None  # None only in a process of brokers alone given none (each log directory makes its own)
+    cluster_id: str
     broker_log_dirs: list[list[LogDir]]
 
 
@@ -243,6 +246,7 @@ class Cluster:
                     self._locks.acquire(directory)
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
                 controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
+            assert cluster_id is not None  # (a controller's meta.properties holds one; validate() asks the others)
             if twin is not None:
                 twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)),
                           spec.quorum.resolved_kraft_version)
@@ -373,7 +377,7 @@ class Cluster:
                           ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
                 for k, node_id in enumerate(settings.bootstrap_ids)))
 
-    def _broker_link(self, broker_id: int):
+    def _broker_link(self, broker_id: int) -> Callable[[int], bool]:
         """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
         return lambda index: not self.links.is_cut(broker_id, list(self.controller_endpoints())[index])
 
@@ -390,7 +394,8 @@ class Cluster:
             return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int,
+                  new_uuid: Callable[[], uuid.UUID]) -> list[LogDir]:
         paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
@@ -463,7 +468,7 @@ class Cluster:
             await asyncio.sleep(0.01)
         return self.controller
 
-    async def write(self, decide, timeout: float = 10.0):
+    async def write(self, decide: Decision, timeout: float = 10.0) -> Any:
         """Run a decision on the active controller, waiting for one (and again if it loses leadership
         before the write commits: harness writes are idempotent decisions); returns once the brokers'
         metadata has it too."""
@@ -536,8 +541,8 @@ class Cluster:
         listener = self.controller_nodes[i].listener
         resumed = asyncio.Event()
 
-        def frozen(handler):
-            async def wait_then_handle(context, request):
+        def frozen(handler: Handler) -> Handler:
+            async def wait_then_handle(context: RequestContext, request: object) -> object:
                 await resumed.wait()
                 answer = handler(context, request)
                 return await answer if inspect.isawaitable(answer) else answer
@@ -629,7 +634,7 @@ class Cluster:
             voter_directory_id=self.controller_directory_id(node_id)), 0, timeout)
         await self.stop_controller(node_id)
 
-    async def _change_voters(self, request, version: int, timeout: float) -> None:
+    async def _change_voters(self, request: Message, version: int, timeout: float) -> None:
         """Send a voter change to the active controller; again to the next one when it answers that it
         no longer leads (as a broker's forwarding does), and again when it answers REQUEST_TIMED_OUT (Kafka's
         retriable answer while another voter change, e.g. a restarted voter's UpdateRaftVoter, or the new
@@ -688,8 +693,9 @@ class Cluster:
         whole = self._voter_addresses is None  # else part of a cluster, whose other processes may not be up yet
         if whole:
             await self.wait_for_active_controller(ready_timeout)
-        if whole and self.security is not None and self.security.bootstrap_scram:
-            await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
+        scram = self.security.bootstrap_scram if self.security is not None else []
+        if whole and scram:
+            await self.write(lambda image: bootstrap_credentials(image, scram))
         # A restart moves every partition off each broker that registers again and back (Kafka's rules
         # for a new incarnation), so unfencing takes time in proportion to the partitions the log holds.
         unfence_timeout = ready_timeout + UNFENCE_SECONDS_PER_PARTITION * sum(
@@ -697,18 +703,22 @@ class Cluster:
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
-            for node in self.brokers:
-                await node.start()
-                await self.wait_until(lambda image, node=node: self._unfenced(image, [node]), unfence_timeout)
+            for broker in self.brokers:
+                await broker.start()
+                await self.wait_until(self._unfenced_predicate([broker]), unfence_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
-        if whole and self._throttle_auto_remove is not None:
-            await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
+        auto_remove = self._throttle_auto_remove
+        if whole and auto_remove is not None:
+            await self.write(lambda image: set_auto_remove(image, auto_remove))
         for server in self._http_servers:
             await server.start()
         collector.cluster_started(self)
 
+    def _unfenced_predicate(self, nodes: list[BrokerNode]) -> Callable[[MetadataImage], bool]:
+        return lambda image: self._unfenced(image, nodes)
+
     @staticmethod
-    def _unfenced(image, nodes) -> bool:
+    def _unfenced(image: MetadataImage, nodes: Iterable[BrokerNode]) -> bool:
         return all((b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in nodes)
 
     async def stop(self) -> None:
@@ -758,7 +768,7 @@ class Cluster:
                            for c in moving]}
         return progress
 
-    def _committed_image(self):
+    def _committed_image(self) -> MetadataImage:
         """The committed metadata as this process knows it: its active controller's image, or, in a
         process of brokers only, the image its brokers fetched."""
         return self.controller.committed if self.controllers else self.metadata.image
@@ -769,7 +779,8 @@ class Cluster:
         return (not self.logs or self.metadata.end_offset >= self.log.high_watermark
                 or not any(b.running for b in self.brokers))
 
-    async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
+    async def wait_until(self, predicate: Callable[[MetadataImage], object], timeout: float = 10.0,
+                         interval: float = 0.02) -> None:
         """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
         TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
@@ -815,7 +826,7 @@ class Cluster:
             await node.heartbeat()
             await self.wait_until(lambda image: not image.brokers[broker_id].fenced, timeout)
 
-    async def fail_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+    async def fail_log_dir(self, broker_id: int, path_or_index: int | str, timeout: float = 10.0) -> None:
         """Fail one of a broker's log directories (its index, path or id): the broker reports it in its
         heartbeat and the controller moves leadership and ISR membership off its replicas. Returns once
         the controller has it offline (or, for the broker's last online directory, the broker stopped)."""
@@ -826,7 +837,7 @@ class Cluster:
             await self.wait_until(lambda image: directory.directory_id not in image.brokers[broker_id].log_dirs,
                                   timeout)
 
-    async def restore_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+    async def restore_log_dir(self, broker_id: int, path_or_index: int | str, timeout: float = 10.0) -> None:
         """Bring a failed log directory back: its replicas are served again and the broker re-registers
         with it online. Returns once the controller lists it online (at once for a stopped broker)."""
         node = self.broker(broker_id)
@@ -923,11 +934,11 @@ class Cluster:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
 
-def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+def _log_failure_answer(context: RequestContext, request: object, exc: BaseException) -> Message | None:
     """A write the metadata log could not take, or one that reached a controller that is not (or no
     longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
     requests pending at a controller that resigns; a forwarded request no controller answered in time,
@@ -947,11 +958,12 @@ class BackgroundCluster:
             bg.run(bg.cluster.broker(2).stop())   # run a coroutine on the cluster's loop
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any):
+        """The arguments of ``Cluster``, for the cluster built on the loop's thread at ``start``."""
         import threading
 
         self._args, self._kwargs = args, kwargs
-        self._loop = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._main, name="kraftwire-cluster", daemon=True)
         self.cluster: Cluster | None = None
@@ -959,35 +971,45 @@ class BackgroundCluster:
     def _main(self) -> None:
         import uvloop
 
-        self._loop = uvloop.new_event_loop()
-        asyncio.set_event_loop(self._loop)
+        self._loop = loop = uvloop.new_event_loop()
+        asyncio.set_event_loop(loop)
         self._ready.set()
-        self._loop.run_forever()
-        left = asyncio.all_tasks(self._loop)  # stopped: what the cluster left running goes, then the loop's fds
+        loop.run_forever()
+        left = asyncio.all_tasks(loop)  # stopped: what the cluster left running goes, then the loop's fds
         for task in left:
             task.cancel()
-        self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-        self._loop.close()
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.close()
 
-    def run(self, coroutine, timeout: float | None = 60.0):
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            raise RuntimeError("the background cluster has not been started")
+        return self._loop
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
         """Run a coroutine on the cluster's loop and return its result."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(coroutine, self._running_loop()).result(timeout)
 
-    def call(self, function, *args):
+    def call(self, function: Callable[..., T], *args: Any) -> T:
         """Call a plain function on the cluster's loop (to read state without racing it)."""
-        async def wrapper():
+        async def wrapper() -> T:
             return function(*args)
         return self.run(wrapper())
 
     @property
     def bootstrap(self) -> str:
-        return self.call(lambda: self.cluster.bootstrap)
+        return self.call(lambda: self._started().bootstrap)
+
+    def _started(self) -> Cluster:
+        if self.cluster is None:
+            raise RuntimeError("the background cluster has not been started")
+        return self.cluster
 
     def start(self) -> BackgroundCluster:
         self._thread.start()
         self._ready.wait()
 
-        async def create_and_start():
+        async def create_and_start() -> None:
             self.cluster = Cluster(*self._args, **self._kwargs)
             await self.cluster.start()
 
@@ -999,11 +1021,12 @@ class BackgroundCluster:
             if self.cluster is not None:
                 self.run(self.cluster.stop())
         finally:  # even when stopping failed: a loop left running is destroyed at exit with its tasks pending
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            loop = self._running_loop()
+            loop.call_soon_threadsafe(loop.stop)
             self._thread.join(10)
 
     def __enter__(self) -> BackgroundCluster:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -190,7 +190,7 @@ class ClusterSpec:
     network: NetworkSpec = field(default_factory=NetworkSpec)
     services: ServicesSpec = field(default_factory=ServicesSpec)
 
-    def with_twin(self, node_ids: Sequence[int], racks: Sequence[str | None], cluster_id: str,
+    def with_twin(self, node_ids: Sequence[int], racks: Sequence[str | None], cluster_id: str | None,
                   kraft_version: int) -> ClusterSpec:
         """This spec for a production twin: its brokers, racks and cluster id come from the source log, and
         its kraft.version too unless one is asked for."""
@@ -217,6 +217,9 @@ class ClusterSpec:
                 raise ValueError("a process runs at least one controller or broker")
             if brokers.log_dir_paths is not None and brokers.count != 1:
                 raise ValueError("explicit log directories are for a process running one broker")
+            if not quorum.local_ids and self.storage.cluster_id is None:
+                raise ValueError("a process running no controller needs the cluster id (cluster_id), "
+                                 "which its brokers' log directories are formatted for")
         if quorum.resolved_kraft_version not in (0, 1):
             raise ValueError(f"kraft.version {quorum.resolved_kraft_version} is not 0 or 1")
         metadata_version_level(quorum.metadata_version)
