@@ -4,6 +4,9 @@
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
         await cluster.broker(2).stop()      # the controller fences it after the session timeout
 
+The settings are grouped and judged as a ``ClusterSpec`` (server/host/spec.py, which says what each
+means); ``Cluster.from_spec`` builds the cluster from one, as ``kraftwire serve`` and the node processes do.
+
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.

@@ -19,13 +19,17 @@ Its parts:
   ``auto_create_topics`` (auto.create.topics.enable, off by default: README), ``num_partitions`` and
   ``default_replication_factor``, used for auto-created topics and CreateTopics asking for the default (-1);
 * ``QuorumSpec``: the controllers. ``count`` voters (ids 3000, 3001, ...) with listeners at ``port``,
-  ``port - 1``, ... (unless 0) and, when there are several, data directories ``<data_dir>/controller-<id>``;
+  ``port - 1``, ... (unless 0) and, when there are several, data directories ``<data_dir>/controller-<id>``
+  (controllers ``add_controller`` added there start again with them, on ports of the kernel's; a twin's
+  all start from the same snapshot, its seed);
   their ``session_timeout_ms``, Raft ``timers`` (short ones by default; ``Timers.kafka_defaults()`` for
   Kafka's) and log ``log_config``; ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``, written at the first
   start; record_versions.py); ``kraft_version`` 1 (dynamic voters, KIP-853, as ``kafka-storage format
   --standalone``/``--initial-controllers``) or 0 (a static set, as ``controller.quorum.voters``), None for the
   default (``default_kraft_version``: 1, except for a process given ``voters``, and a twin, whose is its
-  source's). One process may host part of a cluster: ``voters`` names every controller of the quorum with
+  source's; a data directory keeps the kraft.version it first started with). With 1 the first leader
+  writes the bootstrap voters to the log and AddRaftVoter/RemoveRaftVoter change them. One process may
+  host part of a cluster: ``voters`` names every controller of the quorum with
   the address the others reach it at, ``local_controllers`` those this process runs (a single one keeps its
   log in ``data_dir`` itself), and ``bootstrap_servers`` instead of ``voters`` (Kafka's
   ``controller.quorum.bootstrap.servers``) joins a dynamic quorum whose voters come from the log;
