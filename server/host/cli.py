@@ -22,8 +22,8 @@ import uvloop
 from . import config_file, healthcheck, node_process
 from .cluster import Cluster
 from .security_settings import Security
-from .spec import (DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, BrokerSpec, ClusterSpec, NetworkSpec,
-                   QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec, TopicDefaults)
+from .spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec,
+                   TopicDefaults)
 from .twin import TwinSource, read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
@@ -257,20 +257,24 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
     """The cluster ``kraftwire serve`` runs, from its settings (flags, ``KRAFTWIRE_*``, kraftwire.toml);
     ``twin``: the source log already read for ``--from-log``. ValueError for a bad security setting (the
     others are judged by ``ClusterSpec.validate`` as the cluster is built)."""
-    node_id_list_ = node_id_list(args.node_ids, args.brokers)
+    ids = node_id_list(args.node_ids, args.brokers)
     return ClusterSpec(
-        brokers=BrokerSpec(args.brokers, None if node_id_list_ is None else tuple(node_id_list_), None, args.port,
-                           args.advertised_host, DEFAULT_HEARTBEAT_INTERVAL_MS, args.log_dirs,
-                           args.log_dir_capacity_bytes, None, args.log_flush_offset_checkpoint_interval_ms),
-        topics=TopicDefaults(args.auto_create_topics, args.num_partitions, args.default_replication_factor),
-        quorum=QuorumSpec(args.controllers, args.controller_port, DEFAULT_SESSION_TIMEOUT_MS, _log_config(args),
-                          Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(), args.kraft_version,
-                          args.metadata_version),
-        storage=StorageSpec(Path(args.data_dir), args.cluster_id, twin if twin is not None else args.from_log,
-                            args.sizes),
-        simulation=SimulationSpec(args.speed, args.virtual_clock, args.seed, args.throttle_auto_remove),
-        network=NetworkSpec(args.host, _transport_limits(args), _security(args)),
-        services=ServicesSpec(args.metrics_port, args.control_port, args.control_token))
+        brokers=BrokerSpec(count=args.brokers, node_ids=None if ids is None else tuple(ids), port=args.port,
+                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
+                           log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                           checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms),
+        topics=TopicDefaults(auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
+                             default_replication_factor=args.default_replication_factor),
+        quorum=QuorumSpec(count=args.controllers, port=args.controller_port, log_config=_log_config(args),
+                          timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
+                          kraft_version=args.kraft_version, metadata_version=args.metadata_version),
+        storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
+                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
+        simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
+                                  throttle_auto_remove=args.throttle_auto_remove),
+        network=NetworkSpec(host=args.host, transport_limits=_transport_limits(args), security=_security(args)),
+        services=ServicesSpec(metrics_port=args.metrics_port, control_port=args.control_port,
+                              control_token=args.control_token))
 
 
 def _log_config(args: argparse.Namespace) -> RaftConfig:

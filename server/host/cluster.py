@@ -173,20 +173,28 @@ class Cluster:
         ``bootstrap_servers``); ``from_log`` boots a production twin, whose brokers, racks and log
         directories come from the log."""
         self._compose(ClusterSpec(
-            brokers=BrokerSpec(brokers, None if node_ids is None else tuple(node_ids),
-                               None if racks is None else tuple(racks), port, advertised_host, heartbeat_interval_ms,
-                               log_dirs, log_dir_capacity_bytes,
-                               None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
-                               checkpoint_interval_ms),
-            topics=TopicDefaults(auto_create_topics, num_partitions, default_replication_factor),
-            quorum=QuorumSpec(controllers, controller_port, session_timeout_ms, log_config or RaftConfig(),
-                              quorum_timers, kraft_version, metadata_version,
-                              None if voters is None else dict(voters), tuple(local_controllers),
-                              tuple((h, p) for h, p in bootstrap_servers)),
-            storage=StorageSpec(None if data_dir is None else Path(data_dir), cluster_id, from_log, sizes),
-            simulation=SimulationSpec(speed, virtual_clock, seed, throttle_auto_remove),
-            network=NetworkSpec(host, transport_limits, security),
-            services=ServicesSpec(metrics_port, control_port, control_token)))
+            brokers=BrokerSpec(
+                count=brokers, node_ids=None if node_ids is None else tuple(node_ids),
+                racks=None if racks is None else tuple(racks), port=port, advertised_host=advertised_host,
+                heartbeat_interval_ms=heartbeat_interval_ms, log_dirs=log_dirs,
+                log_dir_capacity_bytes=log_dir_capacity_bytes,
+                log_dir_paths=None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
+                checkpoint_interval_ms=checkpoint_interval_ms),
+            topics=TopicDefaults(auto_create_topics=auto_create_topics, num_partitions=num_partitions,
+                                 default_replication_factor=default_replication_factor),
+            quorum=QuorumSpec(
+                count=controllers, port=controller_port, session_timeout_ms=session_timeout_ms,
+                log_config=log_config or RaftConfig(), timers=quorum_timers, kraft_version=kraft_version,
+                metadata_version=metadata_version, voters=None if voters is None else dict(voters),
+                local_controllers=tuple(local_controllers),
+                bootstrap_servers=tuple((h, p) for h, p in bootstrap_servers)),
+            storage=StorageSpec(data_dir=None if data_dir is None else Path(data_dir), cluster_id=cluster_id,
+                                from_log=from_log, sizes=sizes),
+            simulation=SimulationSpec(speed=speed, virtual_clock=virtual_clock, seed=seed,
+                                      throttle_auto_remove=throttle_auto_remove),
+            network=NetworkSpec(host=host, transport_limits=transport_limits, security=security),
+            services=ServicesSpec(metrics_port=metrics_port, control_port=control_port,
+                                  control_token=control_token)))
 
     @classmethod
     def from_spec(cls, spec: ClusterSpec) -> Cluster:
