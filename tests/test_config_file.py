@@ -181,3 +181,44 @@ def test_throttle_auto_remove_is_a_flag_with_a_negation():
     config_file.apply_layers(serve, [], environ={"KRAFTWIRE_THROTTLE_AUTO_REMOVE": "true"})
     assert parser.parse_args(["serve"]).throttle_auto_remove is True
     assert parser.parse_args(["serve", "--no-throttle-auto-remove"]).throttle_auto_remove is False
+
+
+def test_the_toml_file_the_environment_and_flags_build_one_cluster_spec(tmp_path, monkeypatch):
+    """``kraftwire serve``'s layers end in the same ``ClusterSpec`` a ``Cluster(**kwargs)`` describes."""
+    from kraftwire.server.host.cli import _serve_parser, cluster_spec
+    from kraftwire.server.host.spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec,
+                                            SimulationSpec, StorageSpec, TopicDefaults)
+    from kraftwire.server.raft import RaftConfig, Timers
+
+    (tmp_path / "kraftwire.toml").write_text('brokers = 4\nnode-ids = "0"\nnum-partitions = 6\nseed = 7\n'
+                                             'log-dirs = 2\nsnapshot-every-records = 1000\n')
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser()
+    serve = _serve_parser(parser.add_subparsers(dest="command"))
+    argv = ["--port", "19092", "--controllers", "3", "--data-dir", "d"]
+    config_file.apply_layers(serve, argv, environ={"KRAFTWIRE_SPEED": "2.5", "KRAFTWIRE_VIRTUAL_CLOCK": "true"})
+    spec = cluster_spec(parser.parse_args(["serve", *argv]))
+    assert spec == ClusterSpec(
+        brokers=BrokerSpec(count=4, node_ids=(0, 1, 2, 3), port=19092, log_dirs=2),
+        topics=TopicDefaults(num_partitions=6),
+        quorum=QuorumSpec(count=3, port=9091, log_config=RaftConfig(snapshot_every_records=1000),
+                          timers=Timers.kafka_defaults()),
+        storage=StorageSpec(data_dir=Path("d")), simulation=SimulationSpec(speed=2.5, virtual_clock=True, seed=7),
+        network=NetworkSpec(), services=ServicesSpec())
+    spec.validate()
+    assert spec.quorum.voter_ids == [3000, 3001, 3002] and spec.brokers.ids == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("settings, refusal", [
+    ({"log_dirs": 0}, "a broker needs at least one log directory"),
+    ({"node_ids": [1, 1, 2]}, "node ids must differ"),
+    ({"num_partitions": 0}, "num.partitions must be at least 1, not 0"),
+    ({"controllers": 0}, "a cluster needs at least one controller"),
+    ({"kraft_version": 2}, "kraft.version 2 is not 0 or 1"),
+])
+def test_a_bad_setting_is_refused_before_the_data_directory_is_made(tmp_path, settings, refusal):
+    from kraftwire import Cluster
+
+    with pytest.raises(ValueError, match=refusal):
+        Cluster(3, data_dir=tmp_path / "data", **settings)
+    assert not (tmp_path / "data").exists()

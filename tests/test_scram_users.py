@@ -13,6 +13,7 @@ from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechan
 from kraftwire import BackgroundCluster, Security
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import DescribeClusterRequest, DescribeUserScramCredentialsRequest
+from kraftwire.server.raft.storage import kafka_uuid, random_kafka_uuid
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.wire.security import ClientSecurity
 
@@ -177,3 +178,27 @@ def test_a_not_controller_answer_names_every_user_once(bg):
     finally:
         bg.cluster.faults.clear()
     assert not logs_in(bg, "SCRAM-SHA-256", "gina", "pw")
+
+
+def test_a_scram_user_created_through_a_broker_only_process_logs_in_on_its_listener(tmp_path):
+    """A cluster in two parts, as ``kraftwire controller`` and ``kraftwire broker`` run it: a controller-only
+    ``Cluster`` and a broker-only one following its log. A SCRAM user created through the broker logs in on
+    the broker's listener, whose logins read the brokers' own metadata view (the process has no controller:
+    reading the controller's image raised IndexError, and the login failed)."""
+    def security() -> Security:
+        return Security(listener_name="SASL_PLAINTEXT", plain_users={"admin": "admin-secret"})
+
+    cluster_id = kafka_uuid(random_kafka_uuid())
+    with BackgroundCluster(0, voters={3000: ("127.0.0.1", 0)}, local_controllers=[3000], cluster_id=cluster_id,
+                           data_dir=tmp_path / "controller", security=security()) as controllers:
+        address = controllers.call(lambda: (controllers.cluster.controller_node.host,
+                                            controllers.cluster.controller_node.port))
+        with BackgroundCluster(1, voters={3000: address}, cluster_id=cluster_id, data_dir=tmp_path / "broker",
+                               security=security()) as brokers:
+            assert brokers.cluster.controllers == []
+            upsert = UserScramCredentialUpsertion("erin", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
+                                                  b"erin-secret")
+            client = admin(brokers, "admin")
+            client.alter_user_scram_credentials([upsert])["erin"].result(timeout=30)
+            assert logs_in(brokers, "SCRAM-SHA-256", "erin", "erin-secret")
+            assert not logs_in(brokers, "SCRAM-SHA-256", "erin", "wrong-secret")

@@ -19,12 +19,16 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from .process_harness import ProcessCluster
+
+T = TypeVar("T")
 
 FIRST_RETENTION_MS = 3_600_000
 PARTITION_BYTES = str(1 << 20)  # simulated: a move between broker processes finishes in well under a second
@@ -49,7 +53,7 @@ class AdminWorkload:
         self._thread = threading.Thread(target=self._run, name="kraftwire-chaos-workload", daemon=True)
         self._topics: list[str] = []  # created, not moved yet
 
-    def start(self) -> "AdminWorkload":
+    def start(self) -> AdminWorkload:
         self._thread.start()
         return self
 
@@ -102,7 +106,8 @@ class AdminWorkload:
             admin.close()
 
 
-def wait_for(predicate, timeout: float, what: str):
+def wait_for(predicate: Callable[[], T | None], timeout: float, what: str) -> T:
+    """``predicate()`` once it is true (not None, 0 or empty); TimeoutError naming ``what`` otherwise."""
     deadline = time.monotonic() + timeout
     while not (value := predicate()):
         if time.monotonic() > deadline:
@@ -116,7 +121,11 @@ def wait_for_moves(harness: ProcessCluster, writes: Writes, timeout: float = 150
     the follower, in another broker process than the leader, caught up and joined the ISR); returns
     how many. The bound covers a broker's requests waiting out two controller-channel timeouts (30 s
     each, Kafka's request.timeout.ms) after the last fault; a timeout names the unfinished moves."""
-    moves = dict(key for kind, key in writes.acknowledged if kind == "move")
+    moves: dict[str, int] = {}  # topic -> the broker it moves to
+    for kind, key in writes.acknowledged:
+        if kind == "move" and isinstance(key, tuple):
+            topic, target = key
+            moves[topic] = target
     admin = KafkaAdminClient(bootstrap_servers=harness.bootstrap, client_id="kraftwire-chaos-check",
                              request_timeout_ms=REQUEST_TIMEOUT_MS)
     unfinished: list = []
@@ -215,10 +224,10 @@ class Verdict:
         return not (self.lost or self.duplicated or self.diverged)
 
 
-def _written(records: list[dict], high_watermark: int) -> Counter:
+def _written(records: list[dict[str, Any]], high_watermark: int) -> Counter[tuple[str, object]]:
     """(kind, key) of every workload write among the committed records of one log."""
-    found = Counter()
-    names = {}
+    found: Counter[tuple[str, object]] = Counter()
+    names: dict[str, str] = {}
     for record in records:
         if record["offset"] >= high_watermark:
             continue

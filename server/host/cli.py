@@ -10,20 +10,21 @@ as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import re
 import resource
-import signal
 import socket
 import sys
+from pathlib import Path
 
 import uvloop
 
 from . import config_file, healthcheck, node_process
 from .cluster import Cluster
 from .security_settings import Security
-from .twin import read_source
+from .spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec,
+                   TopicDefaults)
+from .twin import TwinSource, read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
@@ -33,6 +34,7 @@ from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
 from kraftwire.server.wire.transport import TransportLimits
 
+Subcommands = argparse._SubParsersAction  # what ``add_subparsers`` returns
 EXIT_LOG_FAILED = 3  # the metadata log directory failed while serving
 DEFAULT_FAILURE_EXIT_DELAY_MS = 2000
 
@@ -47,10 +49,26 @@ def node_id_list(node_ids: list[int] | int | None, brokers: int) -> list[int] | 
     return list(range(node_ids, node_ids + brokers)) if isinstance(node_ids, int) else node_ids
 
 
-def _serve_parser(sub) -> argparse.ArgumentParser:
+def _serve_parser(sub: Subcommands) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run an embedded cluster: a controller quorum and N simulated brokers",
                        description="Run a controller quorum (one controller by default) and N simulated "
-                                   "brokers in this process. The i-th broker (i = 1..N) listens on --host at --port + i - 1.")
+                                   "brokers in this process. The i-th broker (i = 1..N) listens on --host at "
+                                   "--port + i - 1.")
+    _node_options(p)
+    _storage_options(p)
+    _service_options(p)
+    _security_options(p)
+    _metadata_log_options(p)
+    _transport_options(p)
+    p.add_argument("--failure-exit-delay-ms", type=int, default=DEFAULT_FAILURE_EXIT_DELAY_MS,
+                   help="once the metadata log cannot be written, keep answering (writes NOT_CONTROLLER, ApiVersions "
+                        f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
+                        f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
+    return p
+
+
+def _node_options(p: argparse.ArgumentParser) -> None:
+    """The brokers and controllers, their addresses and the topic defaults."""
     p.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
     p.add_argument("--node-ids", type=node_ids, default=None,
                    help="the brokers' node ids: a list (0,1,2) or the first id (0 gives 0..N-1); default 1..N, "
@@ -80,6 +98,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                         "kraft.version it first started with)")
     p.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
                    help="the controllers' Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
+
+
+def _storage_options(p: argparse.ArgumentParser) -> None:
+    """The data directory, the brokers' log directories, the cluster id and a twin's source."""
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--log-dirs", type=int, default=1,
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
@@ -87,7 +109,8 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="simulated capacity of each log directory (default 1 TiB)")
     p.add_argument("--log-flush-offset-checkpoint-interval-ms", type=int, default=CHECKPOINT_INTERVAL_MS,
                    help="how often each broker writes its logs' sizes to its log directories' "
-                        "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, default 60000)")
+                        "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, "
+                        "default 60000)")
     p.add_argument("--cluster-id", default=None, help="cluster id (default: a random one)")
     p.add_argument("--from-log", default=None, metavar="DIR",
                    help="production twin: boot a new --data-dir from a copy of a real cluster's metadata log "
@@ -97,6 +120,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--sizes", default=None, metavar="FILE",
                    help="with --from-log: the output of kafka-log-dirs --describe, giving every partition its "
                         "size (partitions it does not list are empty)")
+
+
+def _service_options(p: argparse.ArgumentParser) -> None:
+    """The simulation, logging, and the HTTP services (metrics, control plane)."""
     p.add_argument("--speed", type=float, default=1.0,
                    help="run simulated replication (data movement) this many times faster than real time (default 1)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
@@ -119,7 +146,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                         "the wall clock (with --control-port)")
     p.add_argument("--control-token", default=None,
                    help="bearer token the control plane's state-changing calls need (default: generated and printed)")
-    _security_options(p)
+
+
+def _metadata_log_options(p: argparse.ArgumentParser) -> None:
+    """The metadata log's segments, snapshots and retention."""
     defaults = RaftConfig()
     p.add_argument("--log-segment-bytes", type=int, default=defaults.segment_bytes,
                    help="roll metadata log segments at this size (default 1 GiB)")
@@ -134,6 +164,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                    help="retire segments below the newest snapshot older than this (default: keep every segment)")
     p.add_argument("--log-archive-dir", default=None,
                    help="move retired segments and snapshots here instead of deleting them")
+
+
+def _transport_options(p: argparse.ArgumentParser) -> None:
+    """Kafka's socket-server limits, over every listener."""
     limits = TransportLimits()
     p.add_argument("--socket-request-max-bytes", type=int, default=limits.socket_request_max_bytes,
                    help="socket.request.max.bytes: close a connection sending a larger frame (default 100 MiB)")
@@ -149,11 +183,6 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--max-connections-per-ip", type=int, default=None,
                    help="max.connections.per.ip: close new connections from an address over this many "
                         "(default: unbounded)")
-    p.add_argument("--failure-exit-delay-ms", type=int, default=DEFAULT_FAILURE_EXIT_DELAY_MS,
-                   help="once the metadata log cannot be written, keep answering (writes NOT_CONTROLLER, ApiVersions "
-                        f"KAFKA_STORAGE_ERROR) this long, then stop with exit status {EXIT_LOG_FAILED} "
-                        f"(default {DEFAULT_FAILURE_EXIT_DELAY_MS})")
-    return p
 
 
 def _security_options(p: argparse.ArgumentParser) -> None:
@@ -190,7 +219,7 @@ def _security_options(p: argparse.ArgumentParser) -> None:
 _SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
 
 
-def _security(args) -> Security | None:
+def _security(args: argparse.Namespace) -> Security | None:
     """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
     protocol_map = parse_protocol_map(args.listener_security_protocol_map)
     asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
@@ -216,7 +245,7 @@ def _security(args) -> Security | None:
                     allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
-def _transport_limits(args) -> TransportLimits:
+def _transport_limits(args: argparse.Namespace) -> TransportLimits:
     queued = args.queued_max_request_bytes
     return TransportLimits(socket_request_max_bytes=args.socket_request_max_bytes,
                            queued_max_request_bytes=None if queued == -1 else queued,
@@ -224,7 +253,37 @@ def _transport_limits(args) -> TransportLimits:
                            max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip)
 
 
-def _ports_in_use(args) -> str | None:
+def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> ClusterSpec:
+    """The cluster ``kraftwire serve`` runs, from its settings (flags, ``KRAFTWIRE_*``, kraftwire.toml);
+    ``twin``: the source log already read for ``--from-log``. ValueError for a bad security setting (the
+    others are judged by ``ClusterSpec.validate`` as the cluster is built)."""
+    ids = node_id_list(args.node_ids, args.brokers)
+    return ClusterSpec(
+        brokers=BrokerSpec(count=args.brokers, node_ids=None if ids is None else tuple(ids), port=args.port,
+                           advertised_host=args.advertised_host, log_dirs=args.log_dirs,
+                           log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                           checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms),
+        topics=TopicDefaults(auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
+                             default_replication_factor=args.default_replication_factor),
+        quorum=QuorumSpec(count=args.controllers, port=args.controller_port, log_config=_log_config(args),
+                          timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
+                          kraft_version=args.kraft_version, metadata_version=args.metadata_version),
+        storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
+                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
+        simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
+                                  throttle_auto_remove=args.throttle_auto_remove),
+        network=NetworkSpec(host=args.host, transport_limits=_transport_limits(args), security=_security(args)),
+        services=ServicesSpec(metrics_port=args.metrics_port, control_port=args.control_port,
+                              control_token=args.control_token))
+
+
+def _log_config(args: argparse.Namespace) -> RaftConfig:
+    return RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
+                      snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
+                      retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
+
+
+def _ports_in_use(args: argparse.Namespace) -> str | None:
     """The first fixed port (not 0) another socket holds, said in one line; checked before the data
     directory is touched. (A port taken between this check and the bind still stops start-up, later.)"""
     wanted = [("controller" if args.controllers == 1 else f"controller {3000 + k}", args.controller_port - k)
@@ -254,7 +313,7 @@ def _raise_descriptor_limit() -> None:
             pass
 
 
-async def _serve(args) -> int:
+async def _serve(args: argparse.Namespace) -> int:
     logger = logging.getLogger("kraftwire")
     twin = None
     if args.from_log is not None:
@@ -269,25 +328,8 @@ async def _serve(args) -> int:
         logger.critical("cannot start: %s", in_use)
         return 1
     _raise_descriptor_limit()
-    log_config = RaftConfig(segment_bytes=args.log_segment_bytes, snapshot_every_records=args.snapshot_every_records,
-                            snapshot_every_bytes=args.snapshot_every_bytes, retention_bytes=args.log_retention_bytes,
-                            retention_ms=args.log_retention_ms, archive_dir=args.log_archive_dir)
     try:
-        security = _security(args)
-        cluster = Cluster(args.brokers, host=args.host, port=args.port, controller_port=args.controller_port,
-                          data_dir=args.data_dir, cluster_id=args.cluster_id, speed=args.speed, log_config=log_config,
-                          metrics_port=args.metrics_port, control_port=args.control_port,
-                          advertised_host=args.advertised_host, log_dirs=args.log_dirs,
-                          log_dir_capacity_bytes=args.log_dir_capacity_bytes,
-                          throttle_auto_remove=args.throttle_auto_remove, seed=args.seed,
-                          virtual_clock=args.virtual_clock, transport_limits=_transport_limits(args),
-                          node_ids=node_id_list(args.node_ids, args.brokers), auto_create_topics=args.auto_create_topics,
-                          num_partitions=args.num_partitions, default_replication_factor=args.default_replication_factor,
-                          metadata_version=args.metadata_version, security=security, control_token=args.control_token,
-                          from_log=twin, sizes=args.sizes,
-                          checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms,
-                          controllers=args.controllers, kraft_version=args.kraft_version,
-                          quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
+        cluster = Cluster.from_spec(cluster_spec(args, twin))
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
         logger.critical("cannot start: %s", exc)
         return 1
@@ -310,7 +352,7 @@ async def _serve(args) -> int:
     return await node_process.run_until_stopped(cluster, args.failure_exit_delay_ms, EXIT_LOG_FAILED, stop)
 
 
-def _log_parser(sub) -> None:
+def _log_parser(sub: Subcommands) -> None:
     p = sub.add_parser("log", help="read a metadata log directory offline (dump, verify)")
     tools = p.add_subparsers(dest="log_command", required=True)
     dump = tools.add_parser("dump", help="print every record of every snapshot and segment, control records too")
@@ -320,7 +362,7 @@ def _log_parser(sub) -> None:
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
 
-def _audit_parser(sub) -> None:
+def _audit_parser(sub: Subcommands) -> None:
     from kraftwire.audit.options import add_arguments  # argparse only
 
     add_arguments(sub.add_parser(
@@ -349,7 +391,7 @@ def _pack_env(argv: list[str]) -> int:
     return 0
 
 
-def _healthcheck_parser(sub) -> argparse.ArgumentParser:
+def _healthcheck_parser(sub: Subcommands) -> argparse.ArgumentParser:
     p = sub.add_parser("healthcheck", help="exit 0 when a broker answers ApiVersions, 1 otherwise",
                        description="Send one ApiVersions request to a broker and report whether it answered.")
     p.add_argument("--host", default="127.0.0.1", help="the broker's address (default 127.0.0.1)")

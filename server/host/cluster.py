@@ -4,10 +4,14 @@
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap)
         await cluster.broker(2).stop()      # the controller fences it after the session timeout
 
+The settings are grouped and judged as a ``ClusterSpec`` (server/host/spec.py, which says what each
+means); ``Cluster.from_spec`` builds the cluster from one, as ``kraftwire serve`` and the node processes do.
+
 ``port=0`` (the default here) gives every listener an ephemeral port, so tests can run side by side;
 ``kraftwire serve`` uses 9092, 9093, ... for brokers 1, 2, ... Timings are shorter than Kafka's
 defaults (heartbeat 500 ms, session 3 s instead of 2 s and 9 s) so that tests see fencing quickly.
-``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times faster than real time.
+``speed`` runs the simulated replication (``kraftwire.server.broker.replication_network``) that many times
+faster than real time.
 ``metrics_port`` and ``control_port`` (None: off, 0: ephemeral) serve Prometheus metrics
 (server/host/metrics.py) and the control plane with its live view (server/host/control_plane.py); the control
 operations are also methods here (``stop_broker``, ``fence_broker``, ``inject_error``, ...). The control
@@ -51,10 +55,13 @@ import secrets
 import shutil
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from kraftwire.codec import ErrorCode, KafkaError
+from kraftwire.codec.message import Message
 from kraftwire.codec.messages import AddRaftVoterRequest, RemoveRaftVoterRequest
 from kraftwire.server import apis
 from kraftwire.server.apis.api55_describe_quorum import CONTROLLER_LISTENER
@@ -64,7 +71,7 @@ from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES, LogDir
 from kraftwire.server.broker.metadata_follower import FollowerView, MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.replication_network import ReplicationNetwork
-from kraftwire.server.controller.active_controller import Controller
+from kraftwire.server.controller.active_controller import Controller, Decision
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
@@ -72,42 +79,43 @@ from kraftwire.server.controller.replication_bandwidth import set_replication_ba
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
-from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
+from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
 from kraftwire.server.wire.client import KafkaClient
-from kraftwire.server.wire.transport import Listener, Quotas, RequestContext, TransportLimits
+from kraftwire.server.wire.transport import Handler, Listener, Quotas, RequestContext, TransportLimits
 from . import collector
 from .control_plane import ControlPlane, RecentRecords, describe_broker
 from .fault_injection import ErrorInjector, InjectedError, error_response
 from .metrics import ClusterMetrics
 from .quorum_links import QuorumLinks
 from .security_settings import Security
+from .spec import (CONTROLLER_NODE_ID, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, BrokerSpec,
+                   ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec, TopicDefaults,
+                   default_kraft_version)
 from .twin import TwinSource, load_twin
 
-DEFAULT_HEARTBEAT_INTERVAL_MS = 500
-DEFAULT_SESSION_TIMEOUT_MS = 3000
-CONTROLLER_NODE_ID = 3000
+__all__ = ["CONTROLLER_NODE_ID", "DEFAULT_HEARTBEAT_INTERVAL_MS", "DEFAULT_SESSION_TIMEOUT_MS", "BackgroundCluster",
+           "Cluster", "ClusterSpec", "default_kraft_version", "seconds_left"]
+
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
 QUIET_INTERVAL_S = 0.01  # ... this far apart
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
+T = TypeVar("T")
+DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (frozen: one instance serves every call)
 
 
-def default_kraft_version(static_voters: bool) -> int:
-    """kraft.version when none is asked for: 1 (dynamic voters), as Kafka 4's ``kafka-storage format
-    --standalone`` and ``--initial-controllers`` give, for one controller as for several; 0 where the
-    voters are given as ``controller.quorum.voters`` (node processes), which Kafka keeps static."""
-    return 0 if static_voters else 1
-
-
-def seconds_left(copies: list[dict]) -> float | None:
+def seconds_left(copies: list[dict[str, Any]]) -> float | None:
     """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
     there is none yet, or one with bytes left does not move."""
     if not copies:
         return None
     waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
-    return None if None in waits else max(waits, default=0.0)
+    if None in waits:
+        return None
+    return max((w for w in waits if w is not None), default=0.0)
 
 
 def _added_controllers(data_dir: Path, controller_ids: list[int]) -> list[int]:
@@ -118,27 +126,26 @@ def _added_controllers(data_dir: Path, controller_ids: list[int]) -> list[int]:
     return sorted(n for n in found if n > max(controller_ids))
 
 
-def _check_node_ids(node_ids: list[int], brokers: int, controller_ids: list[int]) -> None:
-    if len(node_ids) != brokers:
-        raise ValueError(f"{len(node_ids)} node ids given for {brokers} brokers")
-    if len(set(node_ids)) != len(node_ids):
-        raise ValueError(f"node ids must differ: {node_ids}")
-    if any(not 0 <= node_id < (1 << 31) for node_id in node_ids):
-        raise ValueError(f"a node id must be at least 0 and fit in an int32: {node_ids}")
-    if taken := sorted(set(node_ids) & set(controller_ids)):
-        raise ValueError(f"node ids {taken} are the controllers' ({controller_ids[0]}..{controller_ids[-1]})")
+@dataclass
+class _ControllerSettings:
+    """What every controller of the process is built with (``_make_controller``); the lists grow as
+    ``add_controller`` adds one."""
+    directories: list[Path]
+    directory_ids: list[uuid.UUID]
+    ports: list[int]
+    kraft_version: int
+    bootstrap_ids: list[int]
+    cluster_id: str
+    startup_configs: dict[str, str]
 
 
-def _startup_configs(auto_create_topics: bool, num_partitions: int | None,
-                     default_replication_factor: int | None) -> dict[str, str]:
-    """The cluster-wide broker configs a Kafka cluster would have in every server.properties."""
-    startup = {"auto.create.topics.enable": "true" if auto_create_topics else "false"}
-    for name, value in (("num.partitions", num_partitions), ("default.replication.factor", default_replication_factor)):
-        if value is not None:
-            if not 1 <= value < (1 << 31) or (name == "default.replication.factor" and value >= 1 << 15):
-                raise ValueError(f"{name} must be at least 1, not {value}")
-            startup[name] = str(value)
-    return startup
+@dataclass
+class _Storage:
+    """The directories a cluster opened (and locked) before anything else was built."""
+    controller_dirs: list[Path]
+    controller_directory_ids: list[uuid.UUID]
+    cluster_id: str
+    broker_log_dirs: list[list[LogDir]]
 
 
 class Cluster:
@@ -150,106 +157,96 @@ class Cluster:
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
                  log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
-                 transport_limits: TransportLimits = TransportLimits(), throttle_auto_remove: bool | None = None,
+                 transport_limits: TransportLimits = DEFAULT_TRANSPORT_LIMITS, throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
-                 controllers: int = 1, quorum_timers: Timers = Timers(), kraft_version: int | None = None,
+                 controllers: int = 1, quorum_timers: Timers = DEFAULT_TIMERS, kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
                  bootstrap_servers: Sequence[tuple[str, int]] = (),
                  checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS):
-        """``node_ids`` are the brokers' ids (default 1..N, as Kafka's sample server.properties starts
-        at node.id=1). ``auto_create_topics`` is Kafka's auto.create.topics.enable (off by default:
-        see README); ``num_partitions`` and ``default_replication_factor`` are the broker configs of
-        those names, used for auto-created topics and CreateTopics asking for the default (-1).
-        ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``) is written at the first start; the records
-        are then written at the versions Kafka writes at that level (record_versions.py).
-        ``from_log`` boots a production twin from a copy of a real cluster's metadata log, with its
-        brokers' ids, racks and log directories (``brokers``, ``racks`` and ``log_dirs`` then come from
-        the log), and ``sizes`` the partition sizes ``kafka-log-dirs --describe`` printed (twin.py).
-        ``controllers`` voters (ids 3000, 3001, ...) form the controller quorum, each with its own
-        listener (ports ``controller_port``, ``controller_port - 1``, ... unless 0) and, when there are
-        several, its own data directory ``<data_dir>/controller-<id>``; controllers ``add_controller``
-        added (``<data_dir>/controller-<id>`` past those) start again with them, on ports of the
-        kernel's. ``quorum_timers`` are their Raft timers (short ones by default;
-        ``Timers.kafka_defaults()`` for Kafka's). A twin's controllers all start from the same snapshot,
-        its seed.
-        ``kraft_version`` 1 makes the voter set dynamic (KIP-853), as ``kafka-storage format
-        --initial-controllers`` (or ``--standalone``) does: the first leader writes the bootstrap voters
-        to the log, and AddRaftVoter/RemoveRaftVoter change them; snapshots hold the voter set in force at
-        their end, as Kafka's do, so retention works as with 0, and a twin's controllers are its bootstrap
-        voters. 0 is a static set, as Kafka's ``controller.quorum.voters``. The default (None) is 1, for
-        one controller too, as Kafka 4's ``--standalone`` gives (``default_kraft_version``), except for a
-        process given ``voters``, which are static, and a twin, whose is its source's. A data directory
-        keeps the kraft.version it first started with (``RaftLog.open``).
+        """A cluster described by these settings, grouped and judged as a ``ClusterSpec`` (server/host/spec.py
+        says what each means). ``brokers`` may be 0 in a process hosting part of a cluster (``voters`` or
+        ``bootstrap_servers``); ``from_log`` boots a production twin, whose brokers, racks and log
+        directories come from the log."""
+        self._compose(ClusterSpec(
+            brokers=BrokerSpec(
+                count=brokers, node_ids=None if node_ids is None else tuple(node_ids),
+                racks=None if racks is None else tuple(racks), port=port, advertised_host=advertised_host,
+                heartbeat_interval_ms=heartbeat_interval_ms, log_dirs=log_dirs,
+                log_dir_capacity_bytes=log_dir_capacity_bytes,
+                log_dir_paths=None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
+                checkpoint_interval_ms=checkpoint_interval_ms),
+            topics=TopicDefaults(auto_create_topics=auto_create_topics, num_partitions=num_partitions,
+                                 default_replication_factor=default_replication_factor),
+            quorum=QuorumSpec(
+                count=controllers, port=controller_port, session_timeout_ms=session_timeout_ms,
+                log_config=log_config or RaftConfig(), timers=quorum_timers, kraft_version=kraft_version,
+                metadata_version=metadata_version, voters=None if voters is None else dict(voters),
+                local_controllers=tuple(local_controllers),
+                bootstrap_servers=tuple((h, p) for h, p in bootstrap_servers)),
+            storage=StorageSpec(data_dir=None if data_dir is None else Path(data_dir), cluster_id=cluster_id,
+                                from_log=from_log, sizes=sizes),
+            simulation=SimulationSpec(speed=speed, virtual_clock=virtual_clock, seed=seed,
+                                      throttle_auto_remove=throttle_auto_remove),
+            network=NetworkSpec(host=host, transport_limits=transport_limits, security=security),
+            services=ServicesSpec(metrics_port=metrics_port, control_port=control_port,
+                                  control_token=control_token)))
 
-        One process may also host part of a cluster (``kraftwire controller``/``broker``,
-        server/host/node_process.py): ``voters`` then names every controller of the quorum with the
-        address the others reach it at (``controller.quorum.voters``), ``local_controllers`` those this
-        process runs (a single one keeps its log in ``data_dir`` itself); ``brokers`` may be 0, and brokers
-        without a controller beside them follow the log of the remote quorum as well. ``log_dir_paths``
-        are then its one broker's log directories (Kafka's ``log.dirs``) instead of
-        ``<data_dir>/broker-<id>/logs-<k>``. ``bootstrap_servers`` instead of ``voters`` (Kafka's
-        ``controller.quorum.bootstrap.servers``) makes the process part of a dynamic quorum whose voters
-        its controller reads from its log (``kraftwire format``'s bootstrap checkpoint first) and reaches
-        at the listeners logged there; the bootstrap servers are asked for the leader.
-        ``checkpoint_interval_ms`` is Kafka's log.flush.offset.checkpoint.interval.ms: how often each
-        broker writes its logs' sizes to its log directories (server/broker/checkpoints.py)."""
-        twin = None if from_log is None else load_twin(from_log, sizes, node_ids, cluster_id)
-        if twin is not None:
-            node_ids, racks, brokers, cluster_id = twin.node_ids, twin.racks, len(twin.node_ids), twin.cluster_id
-        elif sizes is not None:
-            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
-        if voters is None and not bootstrap_servers:  # the whole cluster in this process
-            if brokers < 1:
-                raise ValueError("a cluster needs at least one broker")
-            if controllers < 1:
-                raise ValueError("a cluster needs at least one controller")
-            voter_ids = local_ids = [CONTROLLER_NODE_ID + i for i in range(controllers)]
-        else:
-            voter_ids, local_ids = sorted(voters or {}), list(local_controllers)
-            if voters is not None and not set(local_ids) <= set(voter_ids):
-                raise ValueError(f"controllers {local_ids} are not all among the voters {voter_ids}")
-            if brokers < 0 or not (brokers or local_ids):
-                raise ValueError("a process runs at least one controller or broker")
-            if log_dir_paths is not None and brokers != 1:
-                raise ValueError("explicit log directories are for a process running one broker")
-        if kraft_version is None:
-            kraft_version = twin.kraft_version if twin is not None else default_kraft_version(voters is not None)
-        if kraft_version not in (0, 1):
-            raise ValueError(f"kraft.version {kraft_version} is not 0 or 1")
-        node_ids = list(range(1, brokers + 1)) if node_ids is None else list(node_ids)
-        metadata_version_level(metadata_version)  # refused before anything is created
-        self.voter_ids = list(voter_ids)  # every controller of the quorum (at the start)
-        self.controller_ids = list(local_ids)  # those this process runs (and those added since, below)
-        self._voter_addresses = None if voters is None and not bootstrap_servers else dict(voters or {})
+    @classmethod
+    def from_spec(cls, spec: ClusterSpec) -> Cluster:
+        """The cluster a spec describes (as ``kraftwire serve`` and the node processes build it)."""
+        cluster = cls.__new__(cls)
+        cluster._compose(spec)
+        return cluster
+
+    def _compose(self, spec: ClusterSpec) -> None:
+        """Build the cluster from its spec, step by step: storage first (refused settings create nothing),
+        then the controllers, the replication network, the brokers, the listeners' shared limits and the
+        HTTP services."""
+        twin = None
+        if spec.storage.from_log is not None:
+            twin = load_twin(spec.storage.from_log, spec.storage.sizes, spec.brokers.node_ids, spec.storage.cluster_id)
+            spec = spec.with_twin(twin.node_ids, twin.racks, twin.cluster_id, twin.kraft_version)
+        spec.validate()
+        quorum = self._quorum = spec.quorum  # (the spec itself is not kept: a twin's holds its source's image)
+        self.voter_ids = quorum.voter_ids  # every controller of the quorum (at the start)
+        self.controller_ids = quorum.local_ids  # those this process runs (and those added since, below)
+        self._voter_addresses = None if quorum.whole else dict(quorum.voters or {})
         # Kafka's ids for the bootstrap servers: -2, -3, ...
-        self._bootstrap_addresses = {-2 - i: tuple(address) for i, address in enumerate(bootstrap_servers)}
-        self._log_dir_paths_given = None if log_dir_paths is None else [Path(p) for p in log_dir_paths]
-        _check_node_ids(node_ids, brokers, voter_ids)
-        startup_configs = _startup_configs(auto_create_topics, num_partitions, default_replication_factor)
-        if security is not None:
-            startup_configs.update(security.static_configs())
-        if bootstrap_servers:  # as configured: the brokers reach the voters they learn of besides
-            startup_configs["controller.quorum.bootstrap.servers"] = ",".join(f"{h}:{p}" for h, p in bootstrap_servers)
-        if log_dirs < 1:
-            raise ValueError("a broker needs at least one log directory")
-        if checkpoint_interval_ms < 1:
-            raise ValueError(f"the offset checkpoint interval must be at least 1 ms, not {checkpoint_interval_ms}")
-        self.host = host
-        self._throttle_auto_remove = throttle_auto_remove
-        self.seed = seed
+        self._bootstrap_addresses = {-2 - i: address for i, address in enumerate(quorum.bootstrap_servers)}
+        self._log_dir_paths_given = spec.brokers.log_dir_paths
+        self.host = spec.network.host
+        self._throttle_auto_remove = spec.simulation.throttle_auto_remove
+        self.seed = seed = spec.simulation.seed
         ids = random.Random(f"kraftwire-ids-{seed}") if seed is not None else None
         new_uuid = uuid.uuid4 if ids is None else lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
-        self._temporary_data_dir = data_dir is None  # a fresh directory, removed at stop
-        self.data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-")) if data_dir is None else Path(data_dir)
+        self._temporary_data_dir = spec.storage.data_dir is None  # a fresh directory, removed at stop
+        self.data_dir = spec.storage.data_dir or Path(tempfile.mkdtemp(prefix="kraftwire-"))
         self._locks = DirectoryLocks()  # the data directory and every broker log directory, until stop
+        storage = self._open_storage(spec, twin, new_uuid)
+        security = self.security = spec.network.security
+        self.authorizer = security.make_authorizer() if security else None
+        self.peer_security = security.controller_client() if security else None  # how controllers reach each other
+        self._build_controllers(spec, storage)
+        self.network = ReplicationNetwork(lambda: self.metadata.image, spec.simulation.speed,
+                                          spec.simulation.virtual_clock,
+                                          remote_brokers=quorum.voters is not None)  # brokers of other processes
+        self.metadata.subscribe(self.network.on_commit)
+        self._build_brokers(spec, storage, twin.incarnations if twin else None, new_uuid)
+        self._share_listener_limits(spec.network.transport_limits)
+        self._build_services(spec.services)
+
+    def _open_storage(self, spec: ClusterSpec, twin: TwinSource | None, new_uuid: Callable[[], uuid.UUID]) -> _Storage:
+        """Lock the data directory and every node's directories, read or write their meta.properties (the
+        cluster id and directory ids), and seed a twin's controllers; on a failure release what was locked."""
+        cluster_id = spec.storage.cluster_id
         try:
             self._locks.acquire(self.data_dir)
-            controller_dirs = ([self.data_dir] if len(local_ids) == 1
+            controller_dirs = ([self.data_dir] if len(self.controller_ids) == 1
                                else [self.data_dir / f"controller-{c}" for c in self.controller_ids])
             for node_id in _added_controllers(self.data_dir, self.controller_ids):
                 self.controller_ids.append(node_id)
@@ -260,62 +257,71 @@ class Cluster:
                     self._locks.acquire(directory)
                 cluster_id = load_meta_properties(directory, cluster_id, node_id, new_uuid)["cluster.id"]
                 controller_directory_ids.append(directory_id(directory, cluster_id, node_id, new_uuid))
+            assert cluster_id is not None  # (a controller's meta.properties holds one; validate() asks the others)
             if twin is not None:
                 twin.seed(controller_dirs, cluster_id, lambda b: self._log_dir_paths(b, twin.log_dir_count(b)),
-                          kraft_version)
+                          spec.quorum.resolved_kraft_version)
+            brokers = spec.brokers
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
-                                              twin.log_dir_count(broker_id) if twin else log_dirs,
-                                              log_dir_capacity_bytes, new_uuid)
-                               for broker_id in node_ids]
+                                              twin.log_dir_count(broker_id) if twin else brokers.log_dirs,
+                                              brokers.log_dir_capacity_bytes, new_uuid)
+                               for broker_id in brokers.ids]
         except BaseException:
             self._locks.release()
             raise
-        self.security = security
-        self.authorizer = security.make_authorizer() if security else None
-        self.peer_security = security.controller_client() if security else None  # how controllers reach each other
-        self._controller_settings = dict(
-            directories=controller_dirs, directory_ids=controller_directory_ids, kraft_version=kraft_version,
-            bootstrap_ids=self.voter_ids, log_config=log_config or RaftConfig(),
-            timers=quorum_timers,
-            cluster_id=cluster_id, session_timeout_ms=session_timeout_ms, seed=seed, metadata_version=metadata_version,
-            startup_configs=startup_configs, ports=[controller_port - i if controller_port and i < len(local_ids) else 0
-                                                    for i in range(len(self.controller_ids))])
+        return _Storage(controller_dirs, controller_directory_ids, cluster_id, broker_log_dirs)
+
+    def _build_controllers(self, spec: ClusterSpec, storage: _Storage) -> None:
+        """The controllers this process runs, each with its log and listener, and the brokers' shared image."""
+        quorum = spec.quorum
+        self._controller_settings = _ControllerSettings(
+            directories=storage.controller_dirs, directory_ids=storage.controller_directory_ids,
+            ports=[quorum.port - i if quorum.port and i < len(quorum.local_ids) else 0
+                   for i in range(len(self.controller_ids))],
+            kraft_version=quorum.resolved_kraft_version, bootstrap_ids=self.voter_ids,
+            cluster_id=storage.cluster_id, startup_configs=spec.startup_configs())
         self._active = 0  # index of the controller that is (or was last) active
         self.links = QuorumLinks(self)
         self.logs: list[RaftLog] = []
         self.controllers: list[Controller] = []
         self.controller_nodes: list[ControllerNode] = []
-        self.brokers: list[BrokerNode] = []  # made below, once the controllers are
+        self.brokers: list[BrokerNode] = []  # made once the controllers are
         # One image for every broker of the process, each broker fetching for itself (metadata_follower.py)
-        self.metadata = metadata = MetadataReplica(cluster_id)
+        self.metadata = MetadataReplica(storage.cluster_id)
         for i in range(len(self.controller_ids)):
             self._make_controller(i)
         self._stopped_controllers: set[int] = set()
-        self._paused_controllers: dict[int, tuple[asyncio.Event, dict]] = {}
-        if security is not None:
-            security.read_scram_from(lambda: self.controller.committed)
-        self.network = ReplicationNetwork(lambda: metadata.image, speed, virtual_clock,
-                                          remote_brokers=voters is not None)  # brokers of other processes
-        metadata.subscribe(self.network.on_commit)
-        racks = racks or [None] * brokers
-        controller_addresses = lambda: list(self.controller_endpoints().values())
+        self._paused_controllers: dict[int, tuple[asyncio.Event, dict[int, Handler]]] = {}
+
+    def _build_brokers(self, spec: ClusterSpec, storage: _Storage,
+                       twin_incarnations: Callable[[int, Callable[[], uuid.UUID]], Callable[[], uuid.UUID]] | None,
+                       new_uuid: Callable[[], uuid.UUID]) -> None:
+        """The brokers this process runs, each following the metadata log into the shared image."""
+        brokers, security, metadata = spec.brokers, self.security, self.metadata
+        startup_configs = self._controller_settings.startup_configs
+        controller_addresses = lambda: list(self.controller_endpoints().values())  # noqa: E731
         self.brokers = [
-            BrokerNode(broker_id, host, port + i if port else 0,
-                       metadata=FollowerView(broker_id, broker_log_dirs[i][0].directory_id, controller_addresses,
-                                             cluster_id, security.broker_client() if security else None,
+            BrokerNode(broker_id, self.host, brokers.port + i if brokers.port else 0,
+                       metadata=FollowerView(broker_id, storage.broker_log_dirs[i][0].directory_id,
+                                             controller_addresses, storage.cluster_id,
+                                             security.broker_client() if security else None,
                                              replica=metadata, reachable=self._broker_link(broker_id)),
                        controller_addresses=controller_addresses,
                        apis=apis.BROKER_APIS, network=self.network,
-                       log_dirs=broker_log_dirs[i], rack=racks[i],
-                       heartbeat_interval_ms=heartbeat_interval_ms, advertised_host=advertised_host,
+                       log_dirs=storage.broker_log_dirs[i], rack=brokers.rack_list[i],
+                       heartbeat_interval_ms=brokers.heartbeat_interval_ms, advertised_host=brokers.advertised_host,
                        startup_configs=startup_configs, **self._broker_security(),
                        controller_reachable=self._broker_link(broker_id),
-                       checkpoint_interval_ms=checkpoint_interval_ms)
-            for i, broker_id in enumerate(node_ids)
+                       checkpoint_interval_ms=brokers.checkpoint_interval_ms)
+            for i, broker_id in enumerate(brokers.ids)
         ]
         self._by_id = {broker.broker_id: broker for broker in self.brokers}
         for node in self.brokers:
-            node.new_incarnation_id = twin.incarnations(node.broker_id, new_uuid) if twin else new_uuid
+            node.new_incarnation_id = twin_incarnations(node.broker_id, new_uuid) if twin_incarnations else new_uuid
+
+    def _share_listener_limits(self, transport_limits: TransportLimits) -> None:
+        """Error injection on the brokers' listeners, the log-failure answer and one set of socket-server
+        limits over every listener."""
         self.faults = ErrorInjector([b.listener for b in self.brokers])
         self.failure: str | None = None  # why the metadata log failed, once it has
         self.failed = asyncio.Event()
@@ -325,29 +331,34 @@ class Cluster:
         for listener in self.listeners():
             listener.quotas = quotas
             listener.error_answer = _log_failure_answer
-        self.recent_records = RecentRecords(metadata)
+
+    def _build_services(self, services: ServicesSpec) -> None:
+        """The recent-records feed, the metrics and the control plane (HTTP servers when asked for)."""
+        self.recent_records = RecentRecords(self.metadata)
         self.metrics = ClusterMetrics(self)
-        self.metrics_server = None if metrics_port is None else self.metrics.http_server(host, metrics_port)
-        self.control_token = control_token or secrets.token_urlsafe(24)  # for the control plane's writes
-        self.control_server = (None if control_port is None
-                               else ControlPlane(self).http_server(host, control_port, self.control_token))
+        self.metrics_server = (None if services.metrics_port is None
+                               else self.metrics.http_server(self.host, services.metrics_port))
+        self.control_token = services.control_token or secrets.token_urlsafe(24)  # for the control plane's writes
+        self.control_server = (None if services.control_port is None
+                               else ControlPlane(self).http_server(self.host, services.control_port,
+                                                                   self.control_token))
 
     def _make_controller(self, i: int) -> None:
         """Build (or, for a restart, rebuild) controller ``i``: its log, controller and listener node."""
-        settings, security, seed = self._controller_settings, self.security, self._controller_settings["seed"]
+        settings, security, seed, quorum = self._controller_settings, self.security, self.seed, self._quorum
         node_id = self.controller_ids[i]
-        bootstrap = VoterSet(()) if self._bootstrap_addresses else settings["bootstrap_ids"]  # else from the log
-        log = RaftLog(settings["directories"][i], node_id, settings["log_config"], voters=bootstrap,
-                      timers=settings["timers"], rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
-                      cluster_id=settings["cluster_id"], kraft_version=settings["kraft_version"],
-                      directory_id=settings["directory_ids"][i])
-        controller = Controller(log, node_id=node_id, cluster_id=settings["cluster_id"],
-                                session_timeout_ms=settings["session_timeout_ms"],
+        bootstrap = VoterSet(()) if self._bootstrap_addresses else settings.bootstrap_ids  # else from the log
+        log = RaftLog(settings.directories[i], node_id, quorum.log_config, voters=bootstrap,
+                      timers=quorum.timers, rng=None if seed is None else random.Random(f"{seed}-{node_id}"),
+                      cluster_id=settings.cluster_id, kraft_version=settings.kraft_version,
+                      directory_id=settings.directory_ids[i])
+        controller = Controller(log, node_id=node_id, cluster_id=settings.cluster_id,
+                                session_timeout_ms=quorum.session_timeout_ms,
                                 rng=None if seed is None else random.Random(seed),
-                                metadata_version=settings["metadata_version"])
-        node = ControllerNode(controller, self.host, settings["ports"][i], apis.CONTROLLER_APIS,
-                              security.controller_listener() if security else None, self.authorizer,
-                              settings["startup_configs"], quorum=log)
+                                metadata_version=quorum.metadata_version)
+        node = ControllerNode(controller, self.host, settings.ports[i], apis.CONTROLLER_APIS,
+                              security.controller_listener(lambda: controller.committed) if security else None,
+                              self.authorizer, settings.startup_configs, quorum=log)
         log.transport = self.links.transport(node_id)
         node.quorum_endpoints = self.controller_endpoints
         controller.add_leadership_listener(lambda active: self._leadership_changed(i, active))
@@ -370,20 +381,22 @@ class Cluster:
         settings, log, node = self._controller_settings, self.logs[i], self.controller_nodes[i]
         log.endpoints = ((CONTROLLER_LISTENER, node.host, node.port),)
         log.bootstrap_servers = tuple(self._bootstrap_addresses)
-        if settings["kraft_version"] >= 1 and not self._bootstrap_addresses:
+        if settings.kraft_version >= 1 and not self._bootstrap_addresses:
             log.bootstrap_voters = VoterSet(tuple(
-                VoterNode(ReplicaKey(node_id, settings["directory_ids"][k]),
+                VoterNode(ReplicaKey(node_id, settings.directory_ids[k]),
                           ((CONTROLLER_LISTENER, self.controller_nodes[k].host, self.controller_nodes[k].port),))
-                for k, node_id in enumerate(settings["bootstrap_ids"])))
+                for k, node_id in enumerate(settings.bootstrap_ids)))
 
-    def _broker_link(self, broker_id: int):
+    def _broker_link(self, broker_id: int) -> Callable[[int], bool]:
         """Whether the link from the broker to the controller at an index is up (the harness cuts it)."""
         return lambda index: not self.links.is_cut(broker_id, list(self.controller_endpoints())[index])
 
     def _broker_security(self) -> dict:
         if self.security is None:
             return {}
-        return {"listener_name": self.security.listener_name, "security": self.security.broker_listener(),
+        metadata = self.metadata  # the brokers' view: SCRAM logins read what the brokers fetched
+        return {"listener_name": self.security.listener_name,
+                "security": self.security.broker_listener(lambda: metadata.image),
                 "controller_security": self.security.broker_client(), "authorizer": self.authorizer}
 
     def _log_dir_paths(self, broker_id: int, count: int) -> list[Path]:
@@ -391,7 +404,8 @@ class Cluster:
             return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int, new_uuid) -> list[LogDir]:
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int,
+                  new_uuid: Callable[[], uuid.UUID]) -> list[LogDir]:
         paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
@@ -464,7 +478,7 @@ class Cluster:
             await asyncio.sleep(0.01)
         return self.controller
 
-    async def write(self, decide, timeout: float = 10.0):
+    async def write(self, decide: Decision, timeout: float = 10.0) -> Any:
         """Run a decision on the active controller, waiting for one (and again if it loses leadership
         before the write commits: harness writes are idempotent decisions); returns once the brokers'
         metadata has it too."""
@@ -537,8 +551,8 @@ class Cluster:
         listener = self.controller_nodes[i].listener
         resumed = asyncio.Event()
 
-        def frozen(handler):
-            async def wait_then_handle(context, request):
+        def frozen(handler: Handler) -> Handler:
+            async def wait_then_handle(context: RequestContext, request: object) -> object:
                 await resumed.wait()
                 answer = handler(context, request)
                 return await answer if inspect.isawaitable(answer) else answer
@@ -585,9 +599,9 @@ class Cluster:
             raise ValueError(f"node id {node_id} is a broker's")
         directory = self.data_dir / f"controller-{node_id}"
         self._locks.acquire(directory)
-        settings["directory_ids"].append(directory_id(directory, settings["cluster_id"], node_id, uuid.uuid4))
-        settings["directories"].append(directory)
-        settings["ports"].append(0)
+        settings.directory_ids.append(directory_id(directory, settings.cluster_id, node_id, uuid.uuid4))
+        settings.directories.append(directory)
+        settings.ports.append(0)
         self.controller_ids.append(node_id)
         i = len(self.controller_ids) - 1
         self._make_controller(i)
@@ -605,11 +619,11 @@ class Cluster:
         return "\n".join([f"node.id={node_id}", "process.roles=controller",
                           f"listeners={CONTROLLER_LISTENER}://{node.host}:{node.port}",
                           f"controller.listener.names={CONTROLLER_LISTENER}",
-                          f"metadata.log.dir={self._controller_settings['directories'][i]}", ""])
+                          f"metadata.log.dir={self._controller_settings.directories[i]}", ""])
 
     def controller_directory_id(self, node_id: int) -> uuid.UUID:
         """The metadata log directory id of a controller (its meta.properties' ``directory.id``)."""
-        return self._controller_settings["directory_ids"][self._controller_index(node_id)]
+        return self._controller_settings.directory_ids[self._controller_index(node_id)]
 
     async def add_voter(self, node_id: int, timeout: float = 30.0) -> None:
         """Make a running controller that has caught up as an observer a voter: AddRaftVoter over TCP to
@@ -617,7 +631,7 @@ class Cluster:
         voter set is committed; KafkaError with Kafka's code when refused."""
         node = self.controller_nodes[self._controller_index(node_id)]
         await self._change_voters(AddRaftVoterRequest(
-            cluster_id=self._controller_settings["cluster_id"], timeout_ms=int(timeout * 1000), voter_id=node_id,
+            cluster_id=self._controller_settings.cluster_id, timeout_ms=int(timeout * 1000), voter_id=node_id,
             voter_directory_id=self.controller_directory_id(node_id),
             listeners=[AddRaftVoterRequest.Listener(name=CONTROLLER_LISTENER, host=node.host, port=node.port)]),
             1, timeout)
@@ -626,11 +640,11 @@ class Cluster:
         """Take a controller out of the voters (RemoveRaftVoter over TCP to the active controller, as
         ``kafka-metadata-quorum remove-controller`` sends it), then stop it."""
         await self._change_voters(RemoveRaftVoterRequest(
-            cluster_id=self._controller_settings["cluster_id"], voter_id=node_id,
+            cluster_id=self._controller_settings.cluster_id, voter_id=node_id,
             voter_directory_id=self.controller_directory_id(node_id)), 0, timeout)
         await self.stop_controller(node_id)
 
-    async def _change_voters(self, request, version: int, timeout: float) -> None:
+    async def _change_voters(self, request: Message, version: int, timeout: float) -> None:
         """Send a voter change to the active controller; again to the next one when it answers that it
         no longer leads (as a broker's forwarding does), and again when it answers REQUEST_TIMED_OUT (Kafka's
         retriable answer while another voter change, e.g. a restarted voter's UpdateRaftVoter, or the new
@@ -689,8 +703,9 @@ class Cluster:
         whole = self._voter_addresses is None  # else part of a cluster, whose other processes may not be up yet
         if whole:
             await self.wait_for_active_controller(ready_timeout)
-        if whole and self.security is not None and self.security.bootstrap_scram:
-            await self.write(lambda image: bootstrap_credentials(image, self.security.bootstrap_scram))
+        scram = self.security.bootstrap_scram if self.security is not None else []
+        if whole and scram:
+            await self.write(lambda image: bootstrap_credentials(image, scram))
         # A restart moves every partition off each broker that registers again and back (Kafka's rules
         # for a new incarnation), so unfencing takes time in proportion to the partitions the log holds.
         unfence_timeout = ready_timeout + UNFENCE_SECONDS_PER_PARTITION * sum(
@@ -698,18 +713,22 @@ class Cluster:
         if self.seed is None:
             await asyncio.gather(*(b.start() for b in self.brokers))
         else:  # one after another, each registered and unfenced before the next: the same records each run
-            for node in self.brokers:
-                await node.start()
-                await self.wait_until(lambda image: self._unfenced(image, [node]), unfence_timeout)
+            for broker in self.brokers:
+                await broker.start()
+                await self.wait_until(self._unfenced_predicate([broker]), unfence_timeout)
         await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
-        if whole and self._throttle_auto_remove is not None:
-            await self.write(lambda image: set_auto_remove(image, self._throttle_auto_remove))
+        auto_remove = self._throttle_auto_remove
+        if whole and auto_remove is not None:
+            await self.write(lambda image: set_auto_remove(image, auto_remove))
         for server in self._http_servers:
             await server.start()
         collector.cluster_started(self)
 
+    def _unfenced_predicate(self, nodes: list[BrokerNode]) -> Callable[[MetadataImage], bool]:
+        return lambda image: self._unfenced(image, nodes)
+
     @staticmethod
-    def _unfenced(image, nodes) -> bool:
+    def _unfenced(image: MetadataImage, nodes: Iterable[BrokerNode]) -> bool:
         return all((b := image.brokers.get(n.broker_id)) is not None and not b.fenced for n in nodes)
 
     async def stop(self) -> None:
@@ -759,7 +778,7 @@ class Cluster:
                            for c in moving]}
         return progress
 
-    def _committed_image(self):
+    def _committed_image(self) -> MetadataImage:
         """The committed metadata as this process knows it: its active controller's image, or, in a
         process of brokers only, the image its brokers fetched."""
         return self.controller.committed if self.controllers else self.metadata.image
@@ -770,7 +789,8 @@ class Cluster:
         return (not self.logs or self.metadata.end_offset >= self.log.high_watermark
                 or not any(b.running for b in self.brokers))
 
-    async def wait_until(self, predicate, timeout: float = 10.0, interval: float = 0.02) -> None:
+    async def wait_until(self, predicate: Callable[[MetadataImage], object], timeout: float = 10.0,
+                         interval: float = 0.02) -> None:
         """Wait until ``predicate(committed image)`` holds and the brokers have fetched that far;
         TimeoutError otherwise."""
         deadline = asyncio.get_running_loop().time() + timeout
@@ -816,7 +836,7 @@ class Cluster:
             await node.heartbeat()
             await self.wait_until(lambda image: not image.brokers[broker_id].fenced, timeout)
 
-    async def fail_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+    async def fail_log_dir(self, broker_id: int, path_or_index: int | str, timeout: float = 10.0) -> None:
         """Fail one of a broker's log directories (its index, path or id): the broker reports it in its
         heartbeat and the controller moves leadership and ISR membership off its replicas. Returns once
         the controller has it offline (or, for the broker's last online directory, the broker stopped)."""
@@ -827,7 +847,7 @@ class Cluster:
             await self.wait_until(lambda image: directory.directory_id not in image.brokers[broker_id].log_dirs,
                                   timeout)
 
-    async def restore_log_dir(self, broker_id: int, path_or_index, timeout: float = 10.0) -> None:
+    async def restore_log_dir(self, broker_id: int, path_or_index: int | str, timeout: float = 10.0) -> None:
         """Bring a failed log directory back: its replicas are served again and the broker re-registers
         with it online. Returns once the controller lists it online (at once for a stopped broker)."""
         node = self.broker(broker_id)
@@ -907,8 +927,9 @@ class Cluster:
                 and all(b.replica_manager.idle and b.log_manager.assignments.idle for b in self.brokers))
 
     async def _quiesce(self, timeout: float) -> None:
-        """Wait until writes, AlterPartition proposals and directory assignments are all answered, the brokers have the log, and the
-        committed offset stayed put over a few turns (what one sets off may set off another)."""
+        """Wait until writes, AlterPartition proposals and directory assignments are all answered, the brokers
+        have the log, and the committed offset stayed put over a few turns (what one sets off may set off
+        another)."""
         deadline = asyncio.get_running_loop().time() + timeout
         quiet, last = 0, None
         while quiet < QUIET_TURNS:
@@ -919,15 +940,15 @@ class Cluster:
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("the cluster did not come to rest in time")
 
-    async def __aenter__(self) -> "Cluster":
+    async def __aenter__(self) -> Cluster:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
 
-def _log_failure_answer(context: RequestContext, request, exc: BaseException):
+def _log_failure_answer(context: RequestContext, request: object, exc: BaseException) -> Message | None:
     """A write the metadata log could not take, or one that reached a controller that is not (or no
     longer) the active one, is answered NOT_CONTROLLER in the API's own shape, as Kafka answers the
     requests pending at a controller that resigns; a forwarded request no controller answered in time,
@@ -947,11 +968,12 @@ class BackgroundCluster:
             bg.run(bg.cluster.broker(2).stop())   # run a coroutine on the cluster's loop
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any):
+        """The arguments of ``Cluster``, for the cluster built on the loop's thread at ``start``."""
         import threading
 
         self._args, self._kwargs = args, kwargs
-        self._loop = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._main, name="kraftwire-cluster", daemon=True)
         self.cluster: Cluster | None = None
@@ -959,35 +981,45 @@ class BackgroundCluster:
     def _main(self) -> None:
         import uvloop
 
-        self._loop = uvloop.new_event_loop()
-        asyncio.set_event_loop(self._loop)
+        self._loop = loop = uvloop.new_event_loop()
+        asyncio.set_event_loop(loop)
         self._ready.set()
-        self._loop.run_forever()
-        left = asyncio.all_tasks(self._loop)  # stopped: what the cluster left running goes, then the loop's fds
+        loop.run_forever()
+        left = asyncio.all_tasks(loop)  # stopped: what the cluster left running goes, then the loop's fds
         for task in left:
             task.cancel()
-        self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-        self._loop.close()
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.close()
 
-    def run(self, coroutine, timeout: float | None = 60.0):
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            raise RuntimeError("the background cluster has not been started")
+        return self._loop
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
         """Run a coroutine on the cluster's loop and return its result."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(coroutine, self._running_loop()).result(timeout)
 
-    def call(self, function, *args):
+    def call(self, function: Callable[..., T], *args: Any) -> T:
         """Call a plain function on the cluster's loop (to read state without racing it)."""
-        async def wrapper():
+        async def wrapper() -> T:
             return function(*args)
         return self.run(wrapper())
 
     @property
     def bootstrap(self) -> str:
-        return self.call(lambda: self.cluster.bootstrap)
+        return self.call(lambda: self._started().bootstrap)
 
-    def start(self) -> "BackgroundCluster":
+    def _started(self) -> Cluster:
+        if self.cluster is None:
+            raise RuntimeError("the background cluster has not been started")
+        return self.cluster
+
+    def start(self) -> BackgroundCluster:
         self._thread.start()
         self._ready.wait()
 
-        async def create_and_start():
+        async def create_and_start() -> None:
             self.cluster = Cluster(*self._args, **self._kwargs)
             await self.cluster.start()
 
@@ -999,11 +1031,12 @@ class BackgroundCluster:
             if self.cluster is not None:
                 self.run(self.cluster.stop())
         finally:  # even when stopping failed: a loop left running is destroyed at exit with its tasks pending
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            loop = self._running_loop()
+            loop.call_soon_threadsafe(loop.stop)
             self._thread.join(10)
 
-    def __enter__(self) -> "BackgroundCluster":
+    def __enter__(self) -> BackgroundCluster:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -20,7 +20,7 @@ _running: set[int] = set()  # id() of every cluster started and not yet stopped
 _saved: tuple[int, int, int] = gc.get_threshold()
 
 
-def cluster_started(cluster) -> None:
+def cluster_started(cluster: object) -> None:
     """Freeze what start-up allocated and raise the thresholds (the first running cluster saves the
     process's own)."""
     global _saved
@@ -31,7 +31,7 @@ def cluster_started(cluster) -> None:
     gc.freeze()
 
 
-def cluster_stopped(cluster) -> None:
+def cluster_stopped(cluster: object) -> None:
     """The last running cluster gives the process its settings back (a second stop changes nothing)."""
     if id(cluster) not in _running:
         return

@@ -23,8 +23,8 @@ import logging
 import os
 import textwrap
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 ENV_PREFIX = "KRAFTWIRE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -47,7 +47,7 @@ def _is_flag(action: argparse.Action) -> bool:
     return isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse.BooleanOptionalAction))
 
 
-def _convert(action: argparse.Action, value, where: str):
+def _convert(action: argparse.Action, value: object, where: str) -> object:
     """A file or environment value as the flag would have parsed it; ValueError with ``where`` if bad."""
     if _is_flag(action):
         if isinstance(value, bool):
@@ -59,6 +59,8 @@ def _convert(action: argparse.Action, value, where: str):
     if isinstance(value, (dict, list)) or (isinstance(value, bool) and action.type is not None):
         raise ValueError(f"{where}: expected a single value, got {value!r}")
     kind = action.type or str
+    if not callable(kind):  # (argparse.FileType is callable too)
+        raise TypeError(f"{where}: option type {kind!r} is not a converter")
     if kind is str and not isinstance(value, str):
         raise ValueError(f"{where}: expected a string, got {value!r}")
     try:
@@ -81,7 +83,7 @@ def _config_path(argv: list[str], environ: Mapping[str, str]) -> tuple[Path | No
     return (default, False) if default.is_file() else (None, False)
 
 
-def _from_file(path: Path, settings: dict[str, argparse.Action], ignore_unknown: bool) -> dict:
+def _from_file(path: Path, settings: dict[str, argparse.Action], ignore_unknown: bool) -> dict[str, object]:
     try:
         table = tomllib.loads(path.read_text())
     except OSError as exc:
@@ -101,7 +103,7 @@ def _from_file(path: Path, settings: dict[str, argparse.Action], ignore_unknown:
     return values
 
 
-def _from_environment(environ: Mapping[str, str], settings: dict[str, argparse.Action]) -> dict:
+def _from_environment(environ: Mapping[str, str], settings: dict[str, argparse.Action]) -> dict[str, object]:
     return {dest: _convert(action, environ[env_name(dest)], env_name(dest))
             for dest, action in settings.items() if env_name(dest) in environ}
 

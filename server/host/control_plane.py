@@ -62,16 +62,19 @@ import html
 import inspect
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
 from kraftwire.codec import KafkaError
-from kraftwire.codec.message import Message
 from kraftwire.codec.constants import ConfigResourceType
-
+from kraftwire.codec.message import Message
+from kraftwire.server.broker.metadata_follower import MetadataReplica
+from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.metadata import configs
-from kraftwire.codec import KafkaError
+from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from .http_guard import RequestGuard
+from .httpd import Handler as HttpHandler
 from .httpd import HttpError, HttpServer, Request, Response
 from .metrics import api_name, under_replicated_partition
 
@@ -84,22 +87,22 @@ DEFAULT_WAIT_SECONDS = 30.0
 THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
                     configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
                     configs.REPLICATION_BANDWIDTH)
-_RESOURCE_NAMES = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
+_RESOURCE_NAMES: dict[int, str] = {ConfigResourceType.TOPIC: "topic", ConfigResourceType.BROKER: "broker"}
 
 
 class RecentRecords:
     """The last committed metadata records, newest first, for the live view."""
 
-    def __init__(self, metadata, keep: int = RECENT_RECORDS):
+    def __init__(self, metadata: MetadataReplica, keep: int = RECENT_RECORDS):
         """``metadata``: the cluster's MetadataView, which hands each committed record on once."""
         self._records: deque[tuple[int, float, Message]] = deque(maxlen=keep)
         metadata.subscribe(self._on_commit)
 
-    def _on_commit(self, committed) -> None:
+    def _on_commit(self, committed: Iterable[tuple[int, Message]]) -> None:
         now = time.time()
         self._records.extend((offset, now, record) for offset, record in committed)
 
-    def to_list(self) -> list[dict]:
+    def to_list(self) -> list[dict[str, Any]]:
         return [{"offset": offset, "time": at, "type": type(record).__name__, "fields": record.to_dict()}
                 for offset, at, record in reversed(self._records)]
 
@@ -107,7 +110,7 @@ class RecentRecords:
 # --- state ----------------------------------------------------------------------------------------------
 
 
-def describe_broker(cluster: "Cluster", node) -> dict:
+def describe_broker(cluster: Cluster, node: BrokerNode) -> dict[str, Any]:
     registration = cluster.controller.committed.brokers.get(node.broker_id)
     return {
         "id": node.broker_id, "host": node.host, "port": node.port, "rack": node.rack,
@@ -122,14 +125,14 @@ def describe_broker(cluster: "Cluster", node) -> dict:
     }
 
 
-def _throttles(image) -> list[dict]:
+def _throttles(image: MetadataImage) -> list[dict[str, Any]]:
     return [{"resource": _RESOURCE_NAMES.get(kind, str(kind)), "name": name or "(cluster default)",
              "config": key, "value": value}
             for (kind, name), values in sorted(image.configs.items())
             for key, value in sorted(values.items()) if key in THROTTLE_CONFIGS]
 
 
-def _reassignments(cluster: "Cluster") -> list[dict]:
+def _reassignments(cluster: Cluster) -> list[dict]:
     """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
     slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
     image = cluster.controller.committed
@@ -138,17 +141,25 @@ def _reassignments(cluster: "Cluster") -> list[dict]:
     for (topic, partition), progress in sorted(cluster.reassignment_progress().items()):
         simulated = progress["seconds_left"]
         listed.append({"topic": topic, "partition": partition,
-                       "replicas": list(image.topic(topic).partitions[partition].replicas), **progress,
+                       "replicas": list(_partition(image, topic, partition).replicas), **progress,
                        "seconds_left": None if simulated is None else simulated / speed})
     return listed
 
 
-def _clock(cluster: "Cluster") -> dict:
+def _partition(image: MetadataImage, topic: str, partition: int) -> PartitionState:
+    """A partition the image holds (one ``reassignment_progress`` read from it)."""
+    state = image.topic(topic)
+    if state is None:
+        raise KeyError(f"no topic {topic}")
+    return state.partitions[partition]
+
+
+def _clock(cluster: Cluster) -> dict:
     """The simulated clock: virtual (moved by the test) or following the wall clock, and its reading."""
     return {"virtual": cluster.network.virtual_clock, "seconds": cluster.network.now()}
 
 
-def cluster_state(cluster: "Cluster") -> dict:
+def cluster_state(cluster: Cluster) -> dict:
     image = cluster.controller.committed
     topics = []
     for topic in sorted(image.topics.values(), key=lambda t: t.name):
@@ -184,7 +195,7 @@ def cluster_state(cluster: "Cluster") -> dict:
 
 
 class ControlPlane:
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self.cluster = cluster
 
     def http_server(self, host: str, port: int, token: str) -> HttpServer:
@@ -252,7 +263,7 @@ class ControlPlane:
     def one_broker(self, request: Request, broker_id: str) -> Response:
         return self._broker_answer(self._broker_id(broker_id))
 
-    def _broker_action(self, action):
+    def _broker_action(self, action: Callable[[int], Awaitable[object]]) -> HttpHandler:
         """An endpoint running ``action(broker id)`` and answering with the broker as it is then."""
         async def handle(request: Request, broker_id: str) -> Response:
             broker = self._broker_id(broker_id)
@@ -263,11 +274,11 @@ class ControlPlane:
     def controllers(self, request: Request) -> Response:
         return Response.json(self.cluster.list_controllers())
 
-    def _controller_action(self, action):
+    def _controller_action(self, action: Callable[[int], object]) -> HttpHandler:
         """An endpoint running ``action(controller id)`` and answering with every controller as they are then."""
         async def handle(request: Request, controller_id: str) -> Response:
             node_id = int(controller_id) if controller_id.isdigit() else None
-            if node_id not in self.cluster.controller_ids:
+            if node_id is None or node_id not in self.cluster.controller_ids:
                 raise HttpError(404, f"no controller {controller_id}")
             try:
                 answer = action(node_id)
@@ -294,11 +305,11 @@ class ControlPlane:
             raise HttpError(504, str(exc)) from None
         return Response.json({"resigned": resigned, "active": active})
 
-    def _link_action(self, action):
+    def _link_action(self, action: Callable[[int, int], None]) -> HttpHandler:
         def handle(request: Request) -> Response:
             body = request.json()
             a, b = body.get("a"), body.get("b")
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b)):
+            if not (isinstance(a, int) and isinstance(b, int)) or isinstance(a, bool) or isinstance(b, bool):
                 raise HttpError(400, "a and b must be node ids")
             try:
                 action(a, b)
@@ -309,7 +320,7 @@ class ControlPlane:
             return Response.json({"cut": sorted(sorted(link) for link in self.cluster.links.cut)})
         return handle
 
-    def _log_dir_action(self, action):
+    def _log_dir_action(self, action: Callable[[int, int | str], Awaitable[None]]) -> HttpHandler:
         """An endpoint running ``action(broker id, directory)`` and answering with the broker as it is then."""
         async def handle(request: Request, broker_id: str, directory: str) -> Response:
             broker = self._broker_id(broker_id)
@@ -327,12 +338,13 @@ class ControlPlane:
         try:
             await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
         except KafkaError as exc:
-            raise HttpError(400, exc.message) from None
+            raise HttpError(400, exc.message or exc.code.message or exc.code.name) from None
         return self._broker_answer(broker)
 
     async def set_speed(self, request: Request) -> Response:
         try:
-            await self.cluster.set_speed(request.json().get("speed"))
+            speed: Any = request.json().get("speed")  # any JSON value: set_speed refuses all but a positive number
+            await self.cluster.set_speed(speed)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         return Response.json({"speed": self.cluster.network.speed})
@@ -347,7 +359,8 @@ class ControlPlane:
             elif "until" in body:
                 raise HttpError(400, 'until must be "reassignments-done"')
             else:
-                await self.cluster.advance(body.get("seconds"))
+                seconds: Any = body.get("seconds")  # any JSON value: advance refuses all but a number of at least 0
+                await self.cluster.advance(seconds)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         except RuntimeError as exc:  # a reassignment that cannot finish
@@ -419,11 +432,11 @@ setInterval(async () => {{
 """
 
 
-def _e(value) -> str:
+def _e(value: object) -> str:
     return html.escape(str(value))
 
 
-def _ids(values) -> str:
+def _ids(values: Iterable[object]) -> str:
     return ",".join(str(v) for v in values) or "-"
 
 
@@ -447,7 +460,7 @@ def _broker_rows(brokers: list[dict]) -> list[str]:
     return rows
 
 
-def render_view(state: dict) -> str:
+def render_view(state: dict[str, Any]) -> str:
     """The live view's content (everything but the page's shell)."""
     parts = [f'<p>cluster <code>{_e(state["cluster_id"])}</code>, controller {state["controller"]["id"]} at '
              f'{_e(state["controller"]["host"])}:{state["controller"]["port"]}; metadata offset '
@@ -458,9 +471,23 @@ def render_view(state: dict) -> str:
 
     parts.append("<h2>Replication throughput</h2>")
     parts.append(_throughput_charts(state["throughput"], [b["id"] for b in state["brokers"]]))
+    parts += _reassignments_section(state)
+    parts += _throttles_section(state["throttles"])
+    parts += _topics_section(state["topics"])
+    parts += _injected_errors_section(state["injected_errors"])
 
+    parts.append("<h2>Recent metadata records</h2>")
+    parts.append(_table(["offset", "time", "record", "fields"], [
+        f'<tr><td>{r["offset"]}</td><td>{time.strftime("%H:%M:%S", time.localtime(r["time"]))}</td>'
+        f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
+        for r in state["recent_records"]], "records"))
+    return "\n".join(parts)
+
+
+def _reassignments_section(state: dict[str, Any]) -> list[str]:
+    """The reassignments in progress, and the followers catching up outside any."""
     clock = "virtual clock" if state["clock"]["virtual"] else f'simulation speed x{state["speed"]:g}'
-    parts.append(f'<h2>Reassignments</h2><p class="muted">{clock}</p>')
+    parts = [f'<h2>Reassignments</h2><p class="muted">{clock}</p>']
     if state["reassignments"]:
         parts.append(_table(["topic", "partition", "replicas", "adding", "removing", "progress", "moved", "left",
                              "rate", "time left", "copies"], [_reassignment_row(r) for r in state["reassignments"]],
@@ -475,42 +502,46 @@ def render_view(state: dict) -> str:
         parts.append(_table(["topic", "partition", "copy", "moved", "left", "rate"], [
             f'<tr data-catch-up="{_e(c["topic"])}-{c["partition"]}-{c["follower"]}"><td>{_e(c["topic"])}</td>'
             f'<td>{c["partition"]}</td><td>{c["leader"]}&rarr;{c["follower"]}</td><td>{_bytes(c["bytes_moved"])}</td>'
-            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up], "catching-up"))
+            f'<td>{_bytes(c["bytes_left"])}</td><td>{_bytes(c["rate"])}/s</td></tr>' for c in catching_up],
+            "catching-up"))
+    return parts
 
-    parts.append("<h2>Throttles</h2>")
-    if state["throttles"]:
+
+def _throttles_section(throttles: list[dict[str, Any]]) -> list[str]:
+    parts = ["<h2>Throttles</h2>"]
+    if throttles:
         parts.append(_table(["resource", "name", "config", "value"], [
             f'<tr><td>{_e(t["resource"])}</td><td>{_e(t["name"])}</td><td>{_e(t["config"])}</td>'
-            f'<td>{_e(t["value"])}</td></tr>' for t in state["throttles"]], "throttles"))
+            f'<td>{_e(t["value"])}</td></tr>' for t in throttles], "throttles"))
     else:
         parts.append('<p class="muted" id="throttles">none</p>')
+    return parts
 
-    under = sum(p["under_replicated"] for t in state["topics"] for p in t["partitions"])
-    parts.append(f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
-                 f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>')
-    if state["topics"]:
+
+def _topics_section(topics: list[dict[str, Any]]) -> list[str]:
+    """The topic list with its under-replicated count, then every partition."""
+    under = sum(p["under_replicated"] for t in topics for p in t["partitions"])
+    parts = [f'<h2>Topics</h2><p class="muted" id="under-replicated">{under} under-replicated '
+             f'(a leader, and an ISR smaller than the replicas minus those being added: Kafka\'s rule)</p>']
+    if topics:
         parts.append(_table(["topic", "partitions", "under-replicated", "reassigning"], [
             f'<tr data-topic="{_e(t["name"])}"><td><a href="#{_anchor(t["name"])}">{_e(t["name"])}</a></td>'
             f'<td>{len(t["partitions"])}</td><td>{sum(p["under_replicated"] for p in t["partitions"])}</td>'
             f'<td>{sum(bool(p["adding"] or p["removing"]) for p in t["partitions"])}</td></tr>'
-            for t in state["topics"]], "topic-list"))
-    rows = [_partition_row(t["name"], p, first=i == 0) for t in state["topics"] for i, p in enumerate(t["partitions"])]
+            for t in topics], "topic-list"))
+    rows = [_partition_row(t["name"], p, first=i == 0) for t in topics for i, p in enumerate(t["partitions"])]
     parts.append(_table(["topic", "partition", "leader", "replicas", "isr", ""], rows, "topics") if rows
                  else '<p class="muted" id="topics">no topics</p>')
+    return parts
 
-    if state["injected_errors"]:
-        parts.append("<h2>Injected errors</h2>")
-        parts.append(_table(["api", "error code", "remaining", "topic", "partition"], [
-            f'<tr><td>{_e(api_name(r["api_key"]))}</td><td>{r["error_code"]}</td><td>{r["remaining"]}</td>'
-            f'<td>{_e(r["topic"] or "-")}</td><td>{_e(r["partition"] if r["partition"] is not None else "-")}</td>'
-            f'</tr>' for r in state["injected_errors"]], "injected-errors"))
 
-    parts.append("<h2>Recent metadata records</h2>")
-    parts.append(_table(["offset", "time", "record", "fields"], [
-        f'<tr><td>{r["offset"]}</td><td>{time.strftime("%H:%M:%S", time.localtime(r["time"]))}</td>'
-        f'<td>{_e(r["type"])}</td><td><code>{_e(_brief(r["fields"]))}</code></td></tr>'
-        for r in state["recent_records"]], "records"))
-    return "\n".join(parts)
+def _injected_errors_section(injected: list[dict[str, Any]]) -> list[str]:
+    if not injected:
+        return []
+    return ["<h2>Injected errors</h2>", _table(["api", "error code", "remaining", "topic", "partition"], [
+        f'<tr><td>{_e(api_name(r["api_key"]))}</td><td>{r["error_code"]}</td><td>{r["remaining"]}</td>'
+        f'<td>{_e(r["topic"] or "-")}</td><td>{_e(r["partition"] if r["partition"] is not None else "-")}</td>'
+        f'</tr>' for r in injected], "injected-errors")]
 
 
 def _anchor(topic: str) -> str:
@@ -553,7 +584,8 @@ def _throughput_charts(throughput: dict, broker_ids: list[int]) -> str:
                 for moment in (max(at, start), until):
                     points.append(f"{(moment - start) / window * CHART_WIDTH:.1f},{y:.1f}")
             if points:
-                lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{" ".join(points)}"/>')
+                lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" '
+                             f'points="{" ".join(points)}"/>')
         latest = changes[-1][1] if changes else {}
         received, sent = latest.get(broker_id, (0.0, 0.0))
         charts.append(

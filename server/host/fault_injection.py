@@ -18,13 +18,16 @@ of them, even when the rule names just one.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kraftwire import codec
 from kraftwire.codec.messages import AlterUserScramCredentialsRequest
+from kraftwire.codec.message import Message
 from kraftwire.codec.model import Struct
-
-from kraftwire.server.wire.transport import Listener
+from kraftwire.codec.schema import FieldSpec, StructSpec
+from kraftwire.server.wire.transport import Handler, Listener, RequestContext
 
 INJECTED_MESSAGE = None  # clients print the code's stock message, as for most Kafka errors
 TOPIC_KEYS = ("name", "topic", "topic_name", "resource_name")
@@ -41,13 +44,13 @@ class InjectedError:
     topic: str | None = None
     partition: int | None = None
 
-    def matches(self, request) -> bool:
+    def matches(self, request: object) -> bool:
         if self.topic is None:
             return True
         return any(self.partition is None or _names_partition(item, self.partition)
                    for item in _items_naming(request, self.topic))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"api_key": self.api_key, "error_code": self.error_code, "remaining": self.remaining,
                 "topic": self.topic, "partition": self.partition}
 
@@ -56,7 +59,7 @@ class ErrorInjector:
     def __init__(self, listeners: list[Listener]):
         self._listeners = listeners
         self._rules: dict[int, list[InjectedError]] = {}
-        self._originals: dict[tuple[str, int], object] = {}
+        self._originals: dict[tuple[str, int], Handler] = {}
 
     @property
     def armed(self) -> list[InjectedError]:
@@ -91,7 +94,7 @@ class ErrorInjector:
             return
         self._originals[(listener.name, api_key)] = original
 
-        def injecting(context, request):
+        def injecting(context: RequestContext, request: object) -> object:
             rule = self._take(api_key, request)
             if rule is None:
                 return original(context, request)
@@ -99,8 +102,8 @@ class ErrorInjector:
 
         listener.handlers[api_key] = injecting
 
-    def _take(self, api_key: int, request) -> InjectedError | None:
-        rules = self._rules.get(api_key, ())
+    def _take(self, api_key: int, request: object) -> InjectedError | None:
+        rules = self._rules.get(api_key, [])
         for rule in rules:
             if rule.matches(request):
                 rule.remaining -= 1
@@ -119,7 +122,7 @@ class ErrorInjector:
                 listener.handlers[api_key] = original
 
 
-def _items_naming(value, topic: str):
+def _items_naming(value: object, topic: str) -> Iterator[Struct]:
     """The structs in a request that name ``topic`` (by name or by topic id)."""
     if isinstance(value, Struct):
         for attr, field_value in zip(value._fields, value):
@@ -133,7 +136,7 @@ def _items_naming(value, topic: str):
             yield from _items_naming(item, topic)
 
 
-def _names_partition(value, partition: int) -> bool:
+def _names_partition(value: object, partition: int) -> bool:
     if isinstance(value, Struct):
         return any((attr in PARTITION_KEYS and (field_value == partition or
                                                 (isinstance(field_value, tuple) and partition in field_value)))
@@ -147,40 +150,41 @@ def _names_partition(value, partition: int) -> bool:
 # --- the error response ----------------------------------------------------------------------------------
 
 
-def error_response(api_key: int, version: int, request, error_code: int):
+def error_response(api_key: int, version: int, request: Any, error_code: int) -> Message:
     """A response to ``request`` (at ``version``) in which every error code is ``error_code``."""
-    response_class = codec.api(api_key)[1]
+    response_class: type[Message] = codec.api(api_key)[1]
     if api_key == AlterUserScramCredentialsRequest.API_KEY:
         return _scram_error_response(response_class, request, error_code)
     return _mirror(response_class, response_class.SPEC.root, request, version, error_code)
 
 
-def _scram_error_response(response_class, request, error_code: int):
+def _scram_error_response(response_class: Any, request: Any, error_code: int) -> Message:
     """AlterUserScramCredentials answers one result per user, named by its deletions and its upsertions
     together (Kafka's error response lists each such user once, sorted): two request arrays behind one
     response array, which the schema-driven mirroring cannot pair."""
     users = sorted({item.name for item in (*request.deletions, *request.upsertions)})
     result = response_class.AlterUserScramCredentialsResult
-    return response_class(results=[result(user=user, error_code=error_code, error_message=INJECTED_MESSAGE)
+    response: Message = response_class(results=[result(user=user, error_code=error_code, error_message=INJECTED_MESSAGE)
                                    for user in users])
+    return response
 
 
-def _present(spec, version: int):
+def _present(spec: StructSpec, version: int) -> list[FieldSpec]:
     return [f for f in spec.fields if version in f.versions]
 
 
-def _has_error_code(spec) -> bool:
+def _has_error_code(spec: StructSpec) -> bool:
     return any(f.attr == "error_code" or (f.struct is not None and _has_error_code(f.struct)) for f in spec.fields)
 
 
-def _shares_key(response_spec, request_item, version: int) -> bool:
+def _shares_key(response_spec: StructSpec, request_item: object, version: int) -> bool:
     """Whether a response item can be keyed from a request item (a key field in common)."""
     if not isinstance(request_item, Struct):
         return True
-    return any(f.attr in KEY_FIELDS and f.attr in request_item._index for f in _present(response_spec, version))
+    return any(f.attr in KEY_FIELDS and f.attr in request_item._fields for f in _present(response_spec, version))
 
 
-def _pair_arrays(response_fields, request) -> dict[str, str]:
+def _pair_arrays(response_fields: list[FieldSpec], request: object) -> dict[str, str]:
     """Response array field -> the request array it lists items of: same name first, then the one left
     on each side (CreatePartitions' topics -> results, DescribeConfigs' resources -> results). Empty
     request arrays do not count (DeleteTopics has both TopicNames and Topics, one per version range)."""
@@ -197,10 +201,10 @@ def _pair_arrays(response_fields, request) -> dict[str, str]:
     return pairs
 
 
-def _mirror(root, spec, request_item, version: int, error_code: int):
+def _mirror(root: type[Message], spec: StructSpec, request_item: object, version: int, error_code: int) -> Any:
     """One response struct of ``spec`` answering ``request_item`` (a request struct or a bare key)."""
     fields = _present(spec, version)
-    values = {}
+    values: dict[str, object] = {}
     if not isinstance(request_item, Struct):
         _key_from_primitive(values, fields, request_item)
     pairs = _pair_arrays(fields, request_item)
@@ -213,13 +217,14 @@ def _mirror(root, spec, request_item, version: int, error_code: int):
             source = getattr(request_item, pairs[f.attr]) if f.attr in pairs else None
             if source and _has_error_code(f.struct) and _shares_key(f.struct, source[0], version):
                 values[f.attr] = [_mirror(root, f.struct, item, version, error_code) for item in source]
-        elif f.attr in KEY_FIELDS and isinstance(request_item, Struct) and f.attr in request_item._index:
+        elif f.attr in KEY_FIELDS and isinstance(request_item, Struct) and f.attr in request_item._fields:
             values[f.attr] = getattr(request_item, f.attr)
-    struct_class = root if spec is root.SPEC.root else root._classes[spec.name]
+    # (the nested classes are bound at import by codec.message.bind_message_classes; Message does not declare them)
+    struct_class = root if spec is root.SPEC.root else root._classes[spec.name]  # type: ignore[attr-defined]
     return struct_class(**values)
 
 
-def _key_from_primitive(values: dict, fields, item) -> None:
+def _key_from_primitive(values: dict[str, object], fields: list[FieldSpec], item: object) -> None:
     """A request listing bare names or indexes (DeleteTopics v0-5, ElectLeaders' partitions): the
     item goes into the response item's first field of its type."""
     wanted = ("string",) if isinstance(item, str) else ("uuid",) if isinstance(item, uuid.UUID) else ("int32",)

@@ -2,7 +2,8 @@
 
 Sends one ApiVersions request (v3, what current clients open with) over a plain blocking socket with
 our codec and reports healthy when the answer decodes with error code 0; a server whose metadata log
-directory failed answers KAFKA_STORAGE_ERROR (56) until it has stopped, and is reported unhealthy. Blocking and dependency-free
+directory failed answers KAFKA_STORAGE_ERROR (56) until it has stopped, and is reported unhealthy. Blocking and
+dependency-free
 on purpose: it runs as a container's HEALTHCHECK, a fresh process every few seconds.
 """
 from __future__ import annotations
@@ -14,11 +15,13 @@ import sys
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader
 
+API_VERSIONS_KEY = 18  # ApiVersionsRequest.API_KEY
 API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")
 CORRELATION_ID = 1
 # What an error code in the answer means for the server's health.
-ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR: "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
+ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR:
+                  "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
 
 
 class Unhealthy(Exception):
@@ -38,9 +41,9 @@ def _read_exactly(connection: socket.socket, count: int) -> bytes:
 def probe(host: str, port: int, timeout: float = 5.0) -> ApiVersionsResponse:
     """The broker's ApiVersions answer; ``Unhealthy`` when there is none or it is an error."""
     frame = bytearray(b"\0\0\0\0")
-    RequestHeader(request_api_key=ApiVersionsRequest.API_KEY, request_api_version=API_VERSIONS_VERSION,
+    RequestHeader(request_api_key=API_VERSIONS_KEY, request_api_version=API_VERSIONS_VERSION,
                   correlation_id=CORRELATION_ID, client_id="kraftwire-healthcheck").encode_into(
-        frame, codec.request_header_version(ApiVersionsRequest.API_KEY, API_VERSIONS_VERSION))
+        frame, codec.request_header_version(API_VERSIONS_KEY, API_VERSIONS_VERSION))
     ApiVersionsRequest(client_software_name="kraftwire-healthcheck",
                        client_software_version="1").encode_into(frame, API_VERSIONS_VERSION)
     _SIZE.pack_into(frame, 0, len(frame) - 4)

@@ -21,10 +21,14 @@ import asyncio
 import inspect
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+if TYPE_CHECKING:
+    from .http_guard import RequestGuard
 
 log = logging.getLogger("kraftwire.http")
 
@@ -48,7 +52,7 @@ class Request:
     headers: dict[str, str]
     body: bytes
 
-    def json(self) -> dict:
+    def json(self) -> dict[str, Any]:
         """The body as a JSON object ({} when empty); 400 when it is not one."""
         if not self.body.strip():
             return {}
@@ -69,11 +73,11 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def json(cls, value, status: int = 200) -> "Response":
+    def json(cls, value: object, status: int = 200) -> Response:
         return cls(status, json.dumps(value).encode(), "application/json")
 
     @classmethod
-    def html(cls, text: str) -> "Response":
+    def html(cls, text: str) -> Response:
         return cls(200, text.encode(), "text/html; charset=utf-8")
 
 
@@ -81,7 +85,8 @@ Handler = Callable[..., Response | Awaitable[Response]]
 
 
 class HttpServer:
-    def __init__(self, name: str, host: str, port: int, routes: dict[tuple[str, str], Handler], guard=None):
+    def __init__(self, name: str, host: str, port: int, routes: dict[tuple[str, str], Handler],
+                 guard: RequestGuard | None = None):
         self.name = name
         self.guard = guard
         self.host = host
@@ -135,6 +140,7 @@ class HttpServer:
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # (asyncio.start_server runs each connection in a task of its own)
         self._connections.add(task)
         try:
             while True:

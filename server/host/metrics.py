@@ -4,8 +4,8 @@ Each cluster has its own ``CollectorRegistry`` (not prometheus-client's global o
 clusters in one process (a test session) keep separate counts.
 
 * Per request, counted by the transport as its response is written (``Listener.request_stats``):
-  ``kraftwire_requests_total`` by listener, api, version and error code (the response's top-level ``ErrorCode``, 0 for responses
-  without one, as Kafka's request metrics do not look inside either), and
+  ``kraftwire_requests_total`` by listener, api, version and error code (the response's top-level
+  ``ErrorCode``, 0 for responses without one, as Kafka's request metrics do not look inside either), and
   ``kraftwire_request_latency_seconds`` by listener and api (arrival to response written, Kafka's
   TotalTimeMs). Both are plain counts per listener, made into metric families when scraped.
 * Cluster state, computed when scraped from the committed image and the running nodes (no bookkeeping
@@ -20,6 +20,7 @@ clusters in one process (a test session) keep separate counts.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,12 +28,14 @@ from typing import TYPE_CHECKING
 from kraftwire.codec.constants import NO_LEADER
 from kraftwire import codec
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .httpd import HttpServer, Response
-from kraftwire.server.wire.transport import LATENCY_BUCKETS
+from kraftwire.server.broker.metadata_follower import FollowerView
+from kraftwire.server.metadata.image import PartitionState
 from kraftwire.server.raft.snapshots import list_snapshots
+from kraftwire.server.wire.transport import LATENCY_BUCKETS, Listener
+from .httpd import HttpServer, Request, Response
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -47,7 +50,7 @@ def api_name(api_key: int) -> str:
         return str(api_key)
 
 
-def under_replicated_partition(state) -> bool:
+def under_replicated_partition(state: PartitionState) -> bool:
     """Kafka's under-replicated partition: it has a leader and its ISR is smaller than its replication
     factor, which during a reassignment is the replicas minus those being added (Kafka's
     ``Partition.isUnderReplicated`` and ``kafka-topics --under-replicated-partitions``). So a healthy
@@ -61,10 +64,10 @@ class _RequestCollector:
     """The listeners' own counts (``Listener.request_stats``, plain numbers kept as each answer is
     written), made into metric families only when scraped."""
 
-    def __init__(self, listeners: list):
+    def __init__(self, listeners: list[Listener]):
         self._listeners = listeners
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily("kraftwire_requests", "Requests answered, by listener, api, version and "
                                        "top-level error code.", labels=["listener", "api", "version", "error_code"])
         latency = HistogramMetricFamily("kraftwire_request_latency_seconds", "Time from a request's arrival to "
@@ -82,7 +85,7 @@ class _RequestCollector:
 
 
 class ClusterMetrics:
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self.registry = CollectorRegistry(auto_describe=False)
         commit_latency = Histogram("kraftwire_metadata_commit_latency_seconds", "Time from appending a write's "
                                    "records to the metadata log to their commit.", buckets=LATENCY_BUCKETS,
@@ -97,7 +100,7 @@ class ClusterMetrics:
         return generate_latest(self.registry)
 
     def http_server(self, host: str, port: int) -> HttpServer:
-        def scrape(request):
+        def scrape(request: Request) -> Response:
             return Response(200, self.exposition(), CONTENT_TYPE_LATEST)
 
         return HttpServer("metrics", host, port, {("GET", "/metrics"): scrape})
@@ -110,10 +113,10 @@ def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
 class _ClusterStateCollector:
     """Gauges read from the cluster when scraped."""
 
-    def __init__(self, cluster: "Cluster"):
+    def __init__(self, cluster: Cluster):
         self._cluster = cluster
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         cluster = self._cluster
         image = cluster.controller.committed
         brokers = image.brokers.values()
@@ -152,14 +155,15 @@ class _ClusterStateCollector:
                                     "batch a broker has fetched (it lags the high watermark until it fetches).",
                                     labels=["broker"])
         for broker in cluster.brokers:
-            fetched.add_metric([str(broker.broker_id)], broker.metadata.end_offset)
+            if isinstance(broker.metadata, FollowerView):  # (every broker a Cluster builds)
+                fetched.add_metric([str(broker.broker_id)], broker.metadata.end_offset)
         yield fetched
         yield _gauge("kraftwire_metadata_log_failed", "1 once a write of the metadata log failed (the server is "
                      "stopping), else 0.", int(cluster.failure is not None))
         yield from _newest_snapshot(log.directory)
 
 
-def _newest_snapshot(directory: Path):
+def _newest_snapshot(directory: Path) -> Iterator[Metric]:
     """Where the newest snapshot ends and how old its file is (nothing before the first snapshot)."""
     try:
         snapshot, path = list_snapshots(directory)[-1]

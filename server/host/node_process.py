@@ -35,6 +35,7 @@ import logging
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,9 @@ from kraftwire.server.raft.snapshots import SnapshotId, write_snapshot
 from kraftwire.server.raft.storage import (META_PROPERTIES, kafka_uuid, load_meta_properties, parse_kafka_uuid,
                                            random_kafka_uuid, read_properties)
 from kraftwire.server.raft.voters import ReplicaKey, SnapshotVoters, VoterNode, VoterSet
-from .cluster import DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, Cluster
+from .cluster import Cluster
+from .spec import (DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SESSION_TIMEOUT_MS, BrokerSpec, ClusterSpec, NetworkSpec,
+                   QuorumSpec, SimulationSpec, StorageSpec)
 
 logger = logging.getLogger("kraftwire")
 
@@ -78,7 +81,9 @@ class NodeConfig:
     @property
     def directories(self) -> list[Path]:
         """The directories ``kraftwire format`` formats for this node."""
-        return [self.metadata_log_dir] if self.role == "controller" else self.log_dirs
+        if self.role == "controller" and self.metadata_log_dir is not None:  # (node_config requires one)
+            return [self.metadata_log_dir]
+        return self.log_dirs
 
 
 def parse_address(text: str, what: str) -> Address:
@@ -124,13 +129,16 @@ def _positive_int(values: dict[str, str], key: str, default: int) -> int:
     return int(text)
 
 
-def node_config(values: dict[str, str], role: str) -> NodeConfig:
-    """Judge a node's Kafka-style settings for ``role`` (the command run); ValueError says what is wrong."""
+def _node_id(values: dict[str, str]) -> int:
     if "node.id" not in values:
         raise ValueError("node.id is required")
     if not values["node.id"].strip().isdigit() or int(values["node.id"]) >= 1 << 31:
         raise ValueError(f"node.id must be a whole number from 0 to 2147483647, not {values['node.id']!r}")
-    node_id = int(values["node.id"])
+    return int(values["node.id"])
+
+
+def _check_roles(values: dict[str, str], role: str) -> None:
+    """``process.roles`` must be the command's one role; PLAINTEXT is the only protocol a node process speaks."""
     roles = [r.strip() for r in values.get("process.roles", role).split(",") if r.strip()]
     if sorted(roles) == sorted(ROLES):
         raise ValueError("process.roles=broker,controller: kraftwire runs each node in one role; give the "
@@ -144,6 +152,11 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
         if protocol.strip().upper() != "PLAINTEXT":
             raise ValueError(f"listener.security.protocol.map: {name} is {protocol}; kraftwire's node processes "
                              "speak PLAINTEXT only (`kraftwire serve` has TLS and SASL)")
+
+
+def _node_listener(values: dict[str, str], role: str) -> tuple[str, Address, Address, str]:
+    """(the listener's name, where it listens, what it advertises, the controller listener's name): a
+    controller's is the first listener ``controller.listener.names`` names, a broker's the first other."""
     controller_names = [n.strip().upper() for n in values.get("controller.listener.names", "").split(",") if n.strip()]
     if not controller_names:
         raise ValueError("controller.listener.names is required")
@@ -162,6 +175,11 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
     if advertised[1] != listen[1]:
         raise ValueError(f"advertised.listeners: {names[0]} advertises port {advertised[1]} but listens on "
                          f"{listen[1]}; kraftwire advertises the port it listens on")
+    return names[0], listen, advertised, controller_names[0]
+
+
+def _quorum(values: dict[str, str], role: str, node_id: int) -> tuple[dict[int, Address] | None, list[Address]]:
+    """(``controller.quorum.voters``, ``controller.quorum.bootstrap.servers``): one of them is required."""
     voters = parse_voters(values["controller.quorum.voters"]) if values.get("controller.quorum.voters") else None
     bootstrap = [parse_address(a, "controller.quorum.bootstrap.servers")
                  for a in values.get("controller.quorum.bootstrap.servers", "").split(",") if a.strip()]
@@ -172,14 +190,30 @@ def node_config(values: dict[str, str], role: str) -> NodeConfig:
         raise ValueError(f"node.id {node_id} is not among controller.quorum.voters ({sorted(voters)})")
     if role == "broker" and voters is not None and node_id in voters:
         raise ValueError(f"node.id {node_id} is a voter: a broker needs an id of its own")
+    return voters, bootstrap
+
+
+def _directories(values: dict[str, str], role: str) -> tuple[Path | None, list[Path]]:
+    """(``metadata.log.dir``, default the first of ``log.dirs``; ``log.dirs`` or ``log.dir``)."""
     log_dirs = [Path(d.strip()) for d in values.get("log.dirs", values.get("log.dir", "")).split(",") if d.strip()]
-    metadata_log_dir = Path(values["metadata.log.dir"]) if values.get("metadata.log.dir") else (log_dirs or [None])[0]
+    given = values.get("metadata.log.dir")
+    metadata_log_dir = Path(given) if given else next(iter(log_dirs), None)
     if role == "controller" and metadata_log_dir is None:
         raise ValueError("a controller needs metadata.log.dir (or log.dirs)")
     if role == "broker" and not log_dirs:
         raise ValueError("a broker needs log.dirs")
+    return metadata_log_dir, log_dirs
+
+
+def node_config(values: dict[str, str], role: str) -> NodeConfig:
+    """Judge a node's Kafka-style settings for ``role`` (the command run); ValueError says what is wrong."""
+    node_id = _node_id(values)
+    _check_roles(values, role)
+    _name, listen, advertised, controller_listener = _node_listener(values, role)
+    voters, bootstrap = _quorum(values, role, node_id)
+    metadata_log_dir, log_dirs = _directories(values, role)
     return NodeConfig(node_id, role, listen, advertised, voters, bootstrap, metadata_log_dir, log_dirs,
-                      controller_names[0], values.get("broker.rack") or None,
+                      controller_listener, values.get("broker.rack") or None,
                       _positive_int(values, "broker.heartbeat.interval.ms", DEFAULT_HEARTBEAT_INTERVAL_MS),
                       _positive_int(values, "broker.session.timeout.ms", DEFAULT_SESSION_TIMEOUT_MS),
                       sorted(set(values) - set(KEYS)))
@@ -206,7 +240,7 @@ def config_values(args: argparse.Namespace) -> dict[str, str]:
     return values
 
 
-def add_parsers(sub) -> dict[str, argparse.ArgumentParser]:
+def add_parsers(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentParser]:
     parsers = {}
     for role in ROLES:
         p = parsers[role] = sub.add_parser(
@@ -255,7 +289,7 @@ def random_uuid() -> int:
 def parse_initial_controllers(text: str, listener: str) -> VoterSet:
     """``--initial-controllers``: ``id@host:port:directory-id,...`` (a host in brackets may hold colons),
     as Kafka's DynamicVoters parses it, into the voter set of the bootstrap checkpoint."""
-    voters = []
+    voters: list[VoterNode] = []
     for entry in filter(None, (e.strip() for e in text.split(","))):
         node_id, _, rest = entry.partition("@")
         address, _, directory = rest.rpartition(":")
@@ -296,7 +330,8 @@ def initial_quorum(args: argparse.Namespace, config: NodeConfig) -> tuple[Snapsh
     else:
         voters = parse_initial_controllers(args.initial_controllers, config.listener_name)
     mine = voters.node(config.node_id)
-    return SnapshotVoters(1, voters), mine.key.directory_id if mine is not None else None
+    directory_id = mine.key.directory_id if mine is not None else None
+    return SnapshotVoters(1, voters), directory_id if isinstance(directory_id, uuid.UUID) else None
 
 
 def write_bootstrap_checkpoint(directory: Path, voters: SnapshotVoters) -> Path:
@@ -308,6 +343,12 @@ def write_bootstrap_checkpoint(directory: Path, voters: SnapshotVoters) -> Path:
     partition.mkdir(parents=True, exist_ok=True)
     now = int(time.time() * 1000)
     return write_snapshot(partition, SnapshotId(0, 0), now, now, (), voters.control_records())
+
+
+def _uuids(first: list[uuid.UUID]) -> Callable[[], uuid.UUID]:
+    """New ids: those of ``first`` (a directory id the voter set names), then random ones."""
+    ids = iter(first)
+    return lambda: next(ids, None) or random_kafka_uuid()
 
 
 def format_storage(args: argparse.Namespace) -> int:
@@ -323,8 +364,8 @@ def format_storage(args: argparse.Namespace) -> int:
             formatted = (directory / META_PROPERTIES).exists()
             if formatted and not args.ignore_formatted:
                 raise StorageError(f"{directory} is already formatted (use --ignore-formatted to accept that)")
-            ids = iter([] if directory_id is None else [directory_id])
-            load_meta_properties(directory, args.cluster_id, config.node_id, lambda: next(ids, None) or random_kafka_uuid())
+            load_meta_properties(directory, args.cluster_id, config.node_id, _uuids([] if directory_id is None
+                                                                                    else [directory_id]))
             if checkpoint is not None and config.role == "controller" and not formatted:
                 write_bootstrap_checkpoint(directory, checkpoint)
     except (ValueError, StorageError, OSError) as exc:
@@ -335,7 +376,7 @@ def format_storage(args: argparse.Namespace) -> int:
     return 0
 
 
-def formatted_cluster_id(config: NodeConfig) -> str:
+def formatted_cluster_id(config: NodeConfig) -> str | None:
     """The cluster id ``kraftwire format`` wrote (the same in every directory of the node)."""
     ids = set()
     for directory in config.directories:
@@ -348,23 +389,41 @@ def formatted_cluster_id(config: NodeConfig) -> str:
     return ids.pop()
 
 
+def controller_spec(args: argparse.Namespace, config: NodeConfig) -> ClusterSpec:
+    """One controller node: a cluster spec hosting that voter alone."""
+    return ClusterSpec(
+        brokers=BrokerSpec(count=0),
+        quorum=QuorumSpec(count=1, port=config.listen[1], session_timeout_ms=config.session_timeout_ms,
+                          timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
+                          metadata_version=args.metadata_version, voters=config.voters,
+                          local_controllers=(config.node_id,),
+                          bootstrap_servers=tuple(config.bootstrap) if config.voters is None else ()),
+        storage=StorageSpec(data_dir=config.metadata_log_dir, cluster_id=formatted_cluster_id(config)),
+        network=NetworkSpec(host=config.listen[0]))
+
+
+def broker_spec(args: argparse.Namespace, config: NodeConfig) -> ClusterSpec:
+    """One broker node: a cluster spec hosting that broker alone, following the quorum's log over Fetch."""
+    return ClusterSpec(
+        brokers=BrokerSpec(count=1, node_ids=(config.node_id,), racks=(config.rack,), port=config.listen[1],
+                           advertised_host=config.advertised[0], heartbeat_interval_ms=config.heartbeat_interval_ms,
+                           log_dirs=len(config.log_dirs), log_dir_paths=tuple(config.log_dirs)),
+        quorum=QuorumSpec(voters=config.voters,
+                          bootstrap_servers=tuple(config.bootstrap) if config.voters is None else ()),
+        storage=StorageSpec(cluster_id=formatted_cluster_id(config)),
+        simulation=SimulationSpec(speed=args.speed),
+        network=NetworkSpec(host=config.listen[0]))
+
+
 def controller_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
     """The composition of one controller node: a ``Cluster`` hosting that voter alone."""
-    return Cluster(0, host=config.listen[0], controller_port=config.listen[1], data_dir=config.metadata_log_dir,
-                   cluster_id=formatted_cluster_id(config), session_timeout_ms=config.session_timeout_ms,
-                   metadata_version=args.metadata_version, voters=config.voters, local_controllers=[config.node_id],
-                   bootstrap_servers=config.bootstrap if config.voters is None else (),
-                   quorum_timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers())
+    return Cluster.from_spec(controller_spec(args, config))
 
 
 def broker_cluster(args: argparse.Namespace, config: NodeConfig) -> Cluster:
     """The composition of one broker node: a ``Cluster`` hosting that broker alone, following the
     quorum's log over Fetch."""
-    return Cluster(1, host=config.listen[0], port=config.listen[1], advertised_host=config.advertised[0],
-                   node_ids=[config.node_id], racks=[config.rack], cluster_id=formatted_cluster_id(config),
-                   heartbeat_interval_ms=config.heartbeat_interval_ms, speed=args.speed, voters=config.voters,
-                   bootstrap_servers=config.bootstrap if config.voters is None else (),
-                   log_dir_paths=config.log_dirs, log_dirs=len(config.log_dirs))
+    return Cluster.from_spec(broker_spec(args, config))
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -24,18 +24,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, PARTITION_DIR
-from kraftwire.codec.messages import DescribeQuorumRequest
+from kraftwire.codec.message import Message
+from kraftwire.codec.messages import DescribeQuorumRequest, DescribeQuorumResponse
 from kraftwire.server.raft.segments import mapped, walk
 from kraftwire.server.raft.storage import kafka_uuid, random_kafka_uuid
 from kraftwire.server.raft.tools import segment_paths
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 
 Address = tuple[str, int]
+T = TypeVar("T")
 HOST = "127.0.0.1"
 COPY_CHUNK = 1 << 16
 
@@ -116,7 +119,7 @@ class ProcessCluster:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kraftwire-harness", daemon=True)
         self._thread.start()
-        self.proxies = {(a, b): LinkProxy(lambda b=b: self.addresses.get(b))
+        self.proxies = {(a, b): LinkProxy(self._address_of(b))
                         for a in self.ids + self.broker_ids for b in self.ids if a != b}
         for proxy in self.proxies.values():
             self._run(proxy.start())
@@ -125,7 +128,11 @@ class ProcessCluster:
             subprocess.run(self.command("format", node_id) + [f"--cluster-id={self.cluster_id}"], check=True,
                            capture_output=True, text=True)
 
-    def _run(self, coroutine, timeout: float = 30.0):
+    def _address_of(self, node_id: int) -> Callable[[], Address | None]:
+        """Where a node listens while it runs (None while it is down), as its proxies find it."""
+        return lambda: self.addresses.get(node_id)
+
+    def _run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     # --- configuration --------------------------------------------------------------------------
@@ -176,8 +183,10 @@ class ProcessCluster:
                         started.wait()
                     name = f"{self.role(node_id)}-{node_id}"
                     raise RuntimeError(f"{name} did not start (see {self.root}/{name}.log)")
-                if select.select([process.stdout], [], [], 0.1)[0]:
-                    line += os.read(process.stdout.fileno(), 4096)
+                stdout = process.stdout
+                assert stdout is not None  # (spawned with stdout=PIPE)
+                if select.select([stdout], [], [], 0.1)[0]:
+                    line += os.read(stdout.fileno(), 4096)
             host, _, port = line.split(b"\n")[0].decode().rpartition(" ")[2].rpartition(":")
             self.processes[node_id] = process
             self.addresses[node_id] = (host, int(port))
@@ -253,17 +262,17 @@ class ProcessCluster:
         self._thread.join(10)
         self._loop.close()
 
-    def __enter__(self) -> "ProcessCluster":
+    def __enter__(self) -> ProcessCluster:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- the quorum, over TCP -------------------------------------------------------------------
 
-    def request(self, node_id: int, request, version: int, timeout: float = 5.0):
+    def request(self, node_id: int, request: Message, version: int, timeout: float = 5.0) -> Any:
         """Send one request to a running controller's listener (directly, not through a proxy)."""
-        async def send():
+        async def send() -> Any:
             client = KafkaClient(*self.addresses[node_id], "kraftwire-harness")
             try:
                 return await asyncio.wait_for(client.send(request, version), timeout)
@@ -271,7 +280,7 @@ class ProcessCluster:
                 await client.close()
         return self._run(send(), timeout + 5)
 
-    def describe_quorum(self) -> tuple[int, object] | None:
+    def describe_quorum(self) -> tuple[int, DescribeQuorumResponse.PartitionData] | None:
         """(active controller id, its DescribeQuorum partition) from whichever running controller leads,
         or None while none answers as the leader."""
         partition = DescribeQuorumRequest.PartitionData(partition_index=METADATA_PARTITION)
@@ -280,7 +289,7 @@ class ProcessCluster:
         for node_id in sorted(set(self.ids) & set(self.addresses) - self.paused):
             try:
                 answer = self.request(node_id, request, 2, timeout=2.0)
-            except (KafkaClientError, OSError, asyncio.TimeoutError, KeyError):
+            except (TimeoutError, KafkaClientError, OSError, KeyError):
                 continue
             if answer.error_code == ErrorCode.NONE and answer.topics[0].partitions[0].error_code == ErrorCode.NONE:
                 return node_id, answer.topics[0].partitions[0]
@@ -315,7 +324,7 @@ class ProcessCluster:
     def committed_batches(self, node_id: int, high_watermark: int) -> list[tuple[int, bytes]]:
         """(base offset, the batch's bytes) of every batch of a stopped controller's segments below the
         high watermark, in log order."""
-        batches = []
+        batches: list[tuple[int, bytes]] = []
         for path in segment_paths(self.data_dir(node_id) / PARTITION_DIR):
             with mapped(path) as buf:
                 for position, header in walk(buf, 0, None, None):

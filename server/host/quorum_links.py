@@ -14,7 +14,13 @@ the same way in the broker's ``ControllerChannel`` (``Cluster.cut_link``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kraftwire.server.raft.log import Transport
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 class LinkCut(KafkaClientError):
@@ -22,7 +28,7 @@ class LinkCut(KafkaClientError):
 
 
 class QuorumLinks:
-    def __init__(self, cluster):
+    def __init__(self, cluster: Cluster):
         self._cluster = cluster
         self._clients: dict[tuple[int, int], KafkaClient] = {}
         self.cut: set[frozenset[int]] = set()
@@ -30,8 +36,9 @@ class QuorumLinks:
     def is_cut(self, a: int, b: int) -> bool:
         return frozenset((a, b)) in self.cut
 
-    def transport(self, source: int):
-        async def send(destination: int, request, version: int):
+    def transport(self, source: int) -> Transport:
+        """How controller ``source``'s log sends to another voter (over the cluster's own client)."""
+        async def send(destination: int, request: object, version: int) -> object:
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
             endpoints = self._cluster.controller_endpoints()

@@ -11,7 +11,8 @@ is PLAINTEXT unless mapped). TLS takes ``certfile``/``keyfile`` (the listeners' 
 entries) and ``scram_users`` ([(mechanism, user, password, iterations)]: salted at start and written
 to the metadata log as UserScramCredentialRecords unless the user already has a credential there, as
 ``kafka-storage format --add-scram`` does; the passwords are not kept). SCRAM logins check the
-credentials in the committed metadata image, which AlterUserScramCredentials changes.
+credentials in a committed metadata image, which AlterUserScramCredentials changes: a broker's listener
+the brokers' own metadata view, a controller's the controller's committed image.
 
 Brokers authenticate to the controller as ``inter_broker_user`` (user, password), with SCRAM-SHA-512
 when enabled, else PLAIN; without one the cluster makes a user of its own with a random password.
@@ -34,15 +35,19 @@ from __future__ import annotations
 import os
 import secrets
 import ssl
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from kraftwire.server.controller.scram import MECHANISM_IDS, salted_password
 from kraftwire.server.metadata.acls import Authorizer
+from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.wire.security import (
     ANONYMOUS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS,
     ClientSecurity, Credentials, ListenerSecurity, ScramCredential, protocol_of, server_ssl_context)
 
 INTERNAL_BROKER_USER = "kraftwire-broker"
+BootstrapCredential = tuple[str, int, bytes, bytes, int]  # user, mechanism id, salt, salted password, iterations
+ImageSource = Callable[[], MetadataImage]  # the committed metadata image a listener's SCRAM logins read
 
 
 @dataclass
@@ -56,14 +61,14 @@ class Security:
     client_auth: str = "none"
     mechanisms: tuple[str, ...] = MECHANISMS
     plain_users: dict[str, str] = field(default_factory=dict)
-    scram_users: list[tuple] = field(default_factory=list)
+    scram_users: Sequence[tuple[str, str, str] | tuple[str, str, str, int]] = field(default_factory=list)
     inter_broker_user: tuple[str, str] | None = None
     failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
     authorizer: bool = False
     super_users: tuple[str, ...] = ()
     allow_everyone_if_no_acl_found: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.listener_name = self.listener_name.upper()
         self.controller_listener_name = self.controller_listener_name.upper()
         self.protocol_map = {name.upper(): protocol.upper() for name, protocol in self.protocol_map.items()}
@@ -77,27 +82,33 @@ class Security:
             raise ValueError("the nodes need cafile to check each other's TLS certificates")
         self.credentials = Credentials(plain=dict(self.plain_users))
         self.bootstrap_scram = [self._bootstrap_credential(*user) for user in self.scram_users]
-        self._server_context = None
-        if uses_ssl:
+        self._server_context: ssl.SSLContext | None = None
+        if uses_ssl and self.certfile:  # (refused above without one)
             self._server_context = server_ssl_context(self.certfile, self.keyfile, self.cafile, self.client_auth)
         self._inter_broker = self._inter_broker_credential()
 
     @staticmethod
-    def _bootstrap_credential(mechanism: str, user: str, password: str, iterations: int = SCRAM_MIN_ITERATIONS):
+    def _bootstrap_credential(mechanism: str, user: str, password: str,
+                              iterations: int = SCRAM_MIN_ITERATIONS) -> BootstrapCredential:
         """(user, mechanism id, salt, salted password, iterations) for ``scram.bootstrap_credentials``."""
         if mechanism not in MECHANISM_IDS:
             raise ValueError(f"unknown SCRAM mechanism {mechanism!r}: {', '.join(MECHANISM_IDS)}")
         if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
-            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, got {iterations}")
+            raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, "
+                             f"got {iterations}")
         mechanism_id, salt = MECHANISM_IDS[mechanism], os.urandom(32)
         return user, mechanism_id, salt, salted_password(mechanism_id, password, salt, iterations), iterations
 
-    def read_scram_from(self, image_of) -> None:
-        """SCRAM logins check ``image_of()``'s credentials (the committed metadata image)."""
+    def _credentials_reading(self, image_of: ImageSource | None) -> Credentials:
+        """The listener's users: the cluster's, with SCRAM logins checking ``image_of()``'s credentials (a
+        committed metadata image) first, when given. The PLAIN and in-memory SCRAM users stay shared."""
+        if image_of is None:
+            return self.credentials
+
         def lookup(mechanism: str, user: str) -> ScramCredential | None:
             found = image_of().scram.get((MECHANISM_IDS[mechanism], user))
             return None if found is None else ScramCredential(*found)
-        self.credentials.scram_lookup = lookup
+        return replace(self.credentials, scram_lookup=lookup)
 
     def _inter_broker_credential(self) -> tuple[str, str, str] | None:
         """(mechanism, user, password) the nodes use towards each other's SASL listeners, or None without SASL."""
@@ -131,15 +142,17 @@ class Security:
                                                   f"{self.listener_name}:{self.broker_protocol}",
                 "controller.listener.names": self.controller_listener_name}
 
-    def broker_listener(self) -> ListenerSecurity:
-        return self._listener(self.broker_protocol)
+    def broker_listener(self, scram_image: ImageSource | None = None) -> ListenerSecurity:
+        """A broker's listener; its SCRAM logins read ``scram_image()``, the brokers' metadata view."""
+        return self._listener(self.broker_protocol, scram_image)
 
-    def controller_listener(self) -> ListenerSecurity:
-        return self._listener(self.controller_protocol)
+    def controller_listener(self, scram_image: ImageSource | None = None) -> ListenerSecurity:
+        """A controller's listener; its SCRAM logins read ``scram_image()``, the controller's committed image."""
+        return self._listener(self.controller_protocol, scram_image)
 
-    def _listener(self, protocol: str) -> ListenerSecurity:
+    def _listener(self, protocol: str, scram_image: ImageSource | None) -> ListenerSecurity:
         return ListenerSecurity(protocol, ssl_context=self._server_context, mechanisms=self.mechanisms,
-                                credentials=self.credentials,
+                                credentials=self._credentials_reading(scram_image),
                                 failed_authentication_delay_ms=self.failed_authentication_delay_ms)
 
     def broker_client(self) -> ClientSecurity:
@@ -152,8 +165,10 @@ class Security:
 
     def _client(self, protocol: str) -> ClientSecurity:
         context = None
-        if protocol in ("SSL", "SASL_SSL"):
+        if protocol in ("SSL", "SASL_SSL") and self.certfile:  # (__post_init__ refuses TLS without one)
             context = ssl.create_default_context(cafile=self.cafile)
             context.load_cert_chain(self.certfile, self.keyfile)
-        mechanism, user, password = self._inter_broker if protocol.startswith("SASL_") else (None, None, None)
-        return ClientSecurity(protocol, context, mechanism, user, password)
+        if protocol.startswith("SASL_") and self._inter_broker is not None:
+            mechanism, user, password = self._inter_broker
+            return ClientSecurity(protocol, context, mechanism, user, password)
+        return ClientSecurity(protocol, context)

@@ -29,7 +29,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,8 +132,8 @@ class TwinSource:
                  self.image.features[METADATA_VERSION_FEATURE], self.end_offset - 1)
 
 
-def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_ids, cluster_id: str | None
-              ) -> TwinSource:
+def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_ids: Sequence[int] | None,
+              cluster_id: str | None) -> TwinSource:
     """The source a ``Cluster(from_log=...)`` boots from, its partitions sized from ``sizes`` when given."""
     if node_ids is not None:
         raise ValueError("a twin's brokers are those its log registers: give no node ids (--node-ids)")
@@ -163,7 +163,7 @@ def read_source(path: str | Path) -> TwinSource:
     source = TwinSource(directory, MetadataImage(), _cluster_id(directory), 0, 0, -1)
     controllers: set[int] = set()
 
-    def take(file: Path, offset: int, epoch: int, timestamp: int, control: bool, record) -> None:
+    def take(file: Path, offset: int, epoch: int, timestamp: int, control: bool, record: object) -> None:
         if isinstance(record, UnknownRecord):
             raise SourceError(f"--from-log {given}: {file.name}: offset {offset}: {record.describe(with_frame=False)}: "
                               f"kraftwire cannot replay it (nor can a Kafka whose metadata loader lacks it)")
@@ -183,7 +183,7 @@ def read_source(path: str | Path) -> TwinSource:
         if valid:
             snapshot, file = valid[-1]
             snapshot_end = snapshot.end_offset
-            for offset, _epoch, timestamp, control, record, _version in read_file(file, 0):
+            for _offset, _epoch, timestamp, control, record, _version in read_file(file, 0):
                 take(file, snapshot_end - 1, snapshot.epoch, timestamp, control, record)
             source.end_offset, source.epoch = snapshot_end, snapshot.epoch
         if segments and _base_offset(segments[0]) > snapshot_end:
@@ -264,7 +264,7 @@ def read_sizes(path: str | Path, image: MetadataImage) -> tuple[dict[str, dict[i
         raise SourceError(f"--sizes {path}: cannot read it: {exc}") from None
     start = text.find("{")
     try:
-        described = json.loads(text[start:]) if start >= 0 else None
+        described = json.loads(text[start:]) if start >= 0 else {}
         brokers = described["brokers"]
         listed = [(entry["broker"], p["partition"], int(p["size"])) for entry in brokers
                   for log_dir in entry["logDirs"] for p in (log_dir.get("partitions") or ())
@@ -276,15 +276,17 @@ def read_sizes(path: str | Path, image: MetadataImage) -> tuple[dict[str, dict[i
     replicas: dict[tuple[str, int], dict[int, int]] = {}
     unknown = set()
     for broker_id, name, size in listed:
-        topic_name, _, index = str(name).rpartition("-")
+        topic_name, _, number = str(name).rpartition("-")
         topic = image.topic(topic_name)
-        if topic is None or not index.isdigit() or int(index) not in topic.partitions:
+        if topic is None or not number.isdigit() or int(number) not in topic.partitions:
             unknown.add(name)
             continue
-        replicas.setdefault((topic_name, int(index)), {})[broker_id] = size
+        replicas.setdefault((topic_name, int(number)), {})[broker_id] = size
     sizes: dict[str, dict[int, int]] = {}
     for (topic_name, index), by_broker in replicas.items():
-        leader = image.topic(topic_name).partitions[index].leader
+        topic = image.topic(topic_name)
+        assert topic is not None  # (only the image's partitions were kept above)
+        leader = topic.partitions[index].leader
         sizes.setdefault(topic_name, {})[index] = by_broker.get(leader, max(by_broker.values()))
     notes = []
     unsized = sum(1 for topic, index, _ in image.partitions() if index not in sizes.get(topic.name, {}))

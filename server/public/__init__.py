@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["BackgroundCluster", "Cluster", "Security"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # Loaded on first use, so that ``import kraftwire.codec`` or ``kraftwire.audit`` (on a Spark executor,
     # say) does not pull in the server and its dependencies.
     if name in __all__:

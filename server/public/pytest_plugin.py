@@ -22,26 +22,33 @@ The cluster modules are imported on first use, so the plugin costs nothing in ru
 """
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+if TYPE_CHECKING:
+    from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 MARKER = "kraftwire"
 
 try:
     import pytest_asyncio
+    ASYNC_FIXTURES = True
 except ImportError:  # the async fixtures need pytest-asyncio; the sync ones do not
-    pytest_asyncio = None
+    ASYNC_FIXTURES = False
 
 
-def pytest_configure(config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(**options): keywords for kraftwire.Cluster (brokers=4, log_dirs=2, speed=10, "
                    "seed=7, ...) used by this test's kraftwire_cluster / kraftwire_sync_cluster")
 
 
-def marker_options(node) -> dict:
+def marker_options(node: pytest.Item) -> dict[str, Any]:
     """The ``kraftwire`` marker keywords that apply to ``node``: module, then class, then function,
     each overriding the one before."""
-    options: dict = {}
+    options: dict[str, Any] = {}
     for marker in reversed(list(node.iter_markers(MARKER))):
         if marker.args:
             raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only (brokers=4, ...), "
@@ -51,60 +58,61 @@ def marker_options(node) -> dict:
 
 
 @pytest.fixture
-def kraftwire_options(request) -> dict:
+def kraftwire_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The Cluster keywords for this test's function-scoped cluster (from its markers)."""
     return marker_options(request.node)
 
 
 @pytest.fixture(scope="session")
-def kraftwire_session_options() -> dict:
+def kraftwire_session_options() -> dict[str, Any]:
     """The Cluster keywords of the session-scoped clusters; override it in conftest.py."""
     return {}
 
 
-def _background_cluster(options: dict):
+def _background_cluster(options: dict[str, Any]) -> BackgroundCluster:
     from kraftwire import BackgroundCluster
 
     return BackgroundCluster(**options)
 
 
 @pytest.fixture
-def kraftwire_sync_cluster(kraftwire_options):
+def kraftwire_sync_cluster(kraftwire_options: dict[str, Any]) -> Iterator[BackgroundCluster]:
     """A ``BackgroundCluster`` for this test, started before it and stopped after it."""
     with _background_cluster(kraftwire_options) as cluster:
         yield cluster
 
 
 @pytest.fixture(scope="session")
-def kraftwire_sync_session_cluster(kraftwire_session_options):
+def kraftwire_sync_session_cluster(kraftwire_session_options: dict[str, Any]) -> Iterator[BackgroundCluster]:
     """One ``BackgroundCluster`` for the whole run."""
     with _background_cluster(kraftwire_session_options) as cluster:
         yield cluster
 
 
 @pytest.fixture
-def kraftwire_bootstrap(request) -> str:
+def kraftwire_bootstrap(request: pytest.FixtureRequest) -> str:
     """The bootstrap servers of this test's cluster: ``kraftwire_cluster`` if the test uses it, else
     ``kraftwire_sync_cluster``."""
     name = "kraftwire_cluster" if "kraftwire_cluster" in request.fixturenames else "kraftwire_sync_cluster"
-    return request.getfixturevalue(name).bootstrap
+    bootstrap: str = request.getfixturevalue(name).bootstrap
+    return bootstrap
 
 
-if pytest_asyncio is not None:
-    async def _running_cluster(options: dict):
+if ASYNC_FIXTURES:
+    async def _running_cluster(options: dict[str, Any]) -> AsyncIterator[Cluster]:
         from kraftwire import Cluster
 
         async with Cluster(**options) as cluster:
             yield cluster
 
     @pytest_asyncio.fixture
-    async def kraftwire_cluster(kraftwire_options):
+    async def kraftwire_cluster(kraftwire_options: dict[str, Any]) -> AsyncIterator[Cluster]:
         """A ``Cluster`` on the test's event loop, started before it and stopped after it."""
         async for cluster in _running_cluster(kraftwire_options):
             yield cluster
 
     @pytest_asyncio.fixture(scope="session", loop_scope="session")
-    async def kraftwire_session_cluster(kraftwire_session_options):
+    async def kraftwire_session_cluster(kraftwire_session_options: dict[str, Any]) -> AsyncIterator[Cluster]:
         """One ``Cluster`` for the whole run, on the session's event loop."""
         async for cluster in _running_cluster(kraftwire_session_options):
             yield cluster
