@@ -12,7 +12,7 @@ Only what the controller itself uses is named here; the Raft RPCs and DescribeQu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,7 +60,7 @@ class MetadataLog(Protocol):
         snapshot's records go to ``frames(framed records, offset)`` undecoded instead, before the rest
         is yielded (``MetadataImage.apply_frames``)."""
 
-    def append(self, records: list[VersionedRecord]) -> tuple[int, asyncio.Future[Any]]:
+    def append(self, records: Sequence[VersionedRecord]) -> tuple[int, asyncio.Future[Any]]:
         """Append one atomic batch on the active controller; returns (base offset, future resolved with the
         last offset once committed, or failed if it cannot be, e.g. when leadership is lost first)."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kraftwire.codec.message import Message
 from kraftwire.server.raft.log import Transport
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 
@@ -38,7 +39,7 @@ class QuorumLinks:
 
     def transport(self, source: int) -> Transport:
         """How controller ``source``'s log sends to another voter (over the cluster's own client)."""
-        async def send(destination: int, request: object, version: int) -> object:
+        async def send(destination: int, request: Message, version: int) -> Message:
             if self.is_cut(source, destination):
                 raise LinkCut(f"the link {source}-{destination} is cut")
             endpoints = self._cluster.controller_endpoints()

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from kraftwire.codec import MalformedError
@@ -186,7 +186,7 @@ class RaftLog(CoreDriver, QuorumRpcs, SnapshotKeeper, Lifecycle):
 
     # --- appending -----------------------------------------------------------------------------------
 
-    def append(self, records: list[tuple[Message, int | None]]) -> tuple[int, asyncio.Future[int]]:
+    def append(self, records: Sequence[tuple[Message, int | None]]) -> tuple[int, asyncio.Future[int]]:
         """Append one batch on the active controller: (base offset, future resolved with its last offset
         once committed). NotLeaderError when this controller is not the active one."""
         loop = asyncio.get_running_loop()

@@ -29,7 +29,7 @@ import uuid
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, AssignReplicasToDirsResponse
-from kraftwire.codec.records import PartitionChangeRecord
+from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 
 from ..broker_lifecycle import move_off_broker
@@ -60,7 +60,7 @@ def decide(image: MetadataImage, request: AssignReplicasToDirsRequest) -> Contro
         return ControllerResult([], Response(error_code=ErrorCode.STALE_BROKER_EPOCH))
     broker_id = request.broker_id
     broker = image.brokers[broker_id]
-    records: list[PartitionChangeRecord] = []
+    records: list[Message] = []
     # (topic id, index) -> None: partitions assigned to a directory that is not online
     to_move_off: dict[tuple[uuid.UUID, int], None] = {}
     directories = []
