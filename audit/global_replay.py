@@ -4,16 +4,34 @@ partitions' replay (``audit.partition_replay``) needs only its ``Topics``."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN, FENCE, ConfigResourceType
 
-from .partition_replay import Topics
+from .partition_replay import TopicLife, Topics
 from .rows import Output, Raw, decode, record_row, undecodable, violation
 
 THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+ThrottleKey = tuple[int, str, str]  # (config resource type, resource name, config name)
+
+
+@dataclass(slots=True)
+class ThrottleEpisode:
+    """A throttle config's value from the record that set it until one deleted it or set another value
+    (``removed_by``: ``deleted``, ``replaced``, ``topic_deleted``); open while ``removed_offset`` is None."""
+
+    key: ThrottleKey
+    value: str
+    set_offset: int
+    set_time: int
+    removed_offset: int | None = None
+    removed_time: int | None = None
+    removed_by: str | None = None
 
 
 class GlobalReplay:
@@ -24,8 +42,8 @@ class GlobalReplay:
         self.topics = Topics()
         self.topic_ids: dict[str, uuid.UUID] = {}
         self.brokers: dict[int, dict] = {}
-        self.throttles: dict[tuple, list] = {}  # open episodes by (resource type, name, config)
-        self.episodes: list[list] = []  # closed and open throttle episodes, in the order they started
+        self.throttles: dict[ThrottleKey, ThrottleEpisode] = {}  # the open episodes
+        self.episodes: list[ThrottleEpisode] = []  # closed and open, in the order they started
         self.leader_changes = 0
 
     def feed(self, raw: Raw) -> uuid.UUID | None:
@@ -53,18 +71,18 @@ class GlobalReplay:
     # --- topics and configs --------------------------------------------------------------------------
 
     def _topic(self, offset, timestamp, r) -> None:
-        self.topics.by_id[r.topic_id] = [r.name, offset, None, None]
+        self.topics.by_id[r.topic_id] = TopicLife(r.name, offset)
         self.topic_ids[r.name] = r.topic_id
 
     def _remove_topic(self, offset, timestamp, r) -> uuid.UUID | None:
         topic = self.topics.by_id.get(r.topic_id)
-        if topic is None or topic[2] is not None:
+        if topic is None or topic.deleted is not None:
             self._violation(offset, timestamp, "unknown_topic", f"RemoveTopicRecord for unknown topic id {r.topic_id}")
             return None
-        topic[2], topic[3] = offset, timestamp
-        self.topic_ids.pop(topic[0], None)
+        topic.deleted, topic.deleted_time = offset, timestamp
+        self.topic_ids.pop(topic.name, None)
         for config in THROTTLED_REPLICAS:
-            self._end_throttle((ConfigResourceType.TOPIC, topic[0], config), offset, timestamp, "topic_deleted")
+            self._end_throttle((ConfigResourceType.TOPIC, topic.name, config), offset, timestamp, "topic_deleted")
         return r.topic_id
 
     def _config(self, offset, timestamp, r) -> None:
@@ -77,16 +95,16 @@ class GlobalReplay:
             return
         episode = self.throttles.get(key)
         if episode is not None:
-            if episode[1] == r.value:
+            if episode.value == r.value:
                 return  # set again to the same value: the same episode
             self._end_throttle(key, offset, timestamp, "replaced")
-        episode = self.throttles[key] = [key, r.value, offset, timestamp, None, None, None]
+        episode = self.throttles[key] = ThrottleEpisode(key, r.value, offset, timestamp)
         self.episodes.append(episode)
 
-    def _end_throttle(self, key, offset, timestamp, removed_by) -> None:
+    def _end_throttle(self, key: ThrottleKey, offset: int, timestamp: int, removed_by: str) -> None:
         episode = self.throttles.pop(key, None)
         if episode is not None:
-            episode[4], episode[5], episode[6] = offset, timestamp, removed_by
+            episode.removed_offset, episode.removed_time, episode.removed_by = offset, timestamp, removed_by
 
     # --- brokers and directories -------------------------------------------------------------------
 
