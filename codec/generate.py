@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .schema import FieldSpec, MessageSpec, StructSpec, Versions, load_package, strip_comments
 
-WIDTH = 110
+WIDTH = 110  # string literals
+LINE_WIDTH = 120  # ruff's line length: fields and their comments
 PYTHON_TYPES = {"bool": "bool", "int8": "int", "int16": "int", "int32": "int", "int64": "int", "uint16": "int",
                 "uint32": "int", "float64": "float", "string": "str", "bytes": "bytes", "records": "bytes",
                 "uuid": "uuid.UUID"}
@@ -92,7 +93,9 @@ def _annotation(f: FieldSpec, root: str) -> str:
     return kind if _is_empty(f.nullable) else f"{kind} | None"
 
 
-def _field_line(f: FieldSpec, struct: StructSpec, root: str) -> str:
+def _field_lines(f: FieldSpec, struct: StructSpec, root: str, indent: str) -> list[str]:
+    """A field's annotation with its versions, nullability and tag, and the schema's ``about`` text: after
+    the annotation when the line stays within LINE_WIDTH, else as comment lines above it."""
     facts = []
     if not _covers(f.versions, struct.versions):
         facts.append(f"versions {f.versions}")
@@ -100,8 +103,12 @@ def _field_line(f: FieldSpec, struct: StructSpec, root: str) -> str:
         facts.append(f"nullable {f.nullable}")
     if not _is_empty(f.tagged):
         facts.append(f"tag {f.tag}")
-    line = f"{f.attr}: {_annotation(f, root)}"
-    return line + (f"  # {', '.join(facts)}" if facts else "")
+    line = f"{indent}{f.attr}: {_annotation(f, root)}"
+    comment = "; ".join(filter(None, (", ".join(facts), f.about)))
+    if comment and len(f"{line}  # {comment}") <= LINE_WIDTH:
+        return [f"{line}  # {comment}"]
+    above = [f"{indent}# {text}" for text in textwrap.wrap(f.about, LINE_WIDTH - len(indent) - 2)]
+    return above + [line + (f"  # {', '.join(facts)}" if facts else "")]
 
 
 def _root_doc(spec: MessageSpec) -> str:
@@ -119,7 +126,8 @@ def _root_doc(spec: MessageSpec) -> str:
 
 def _class_lines(name: str, base: str, doc: str, struct: StructSpec, root: str, indent: str) -> list[str]:
     lines = [f"{indent}class {name}({base}):", f'{indent}    """{doc}"""', "", f"{indent}    __slots__ = ()"]
-    lines += [f"{indent}    {_field_line(f, struct, root)}" for f in struct.fields]
+    for f in struct.fields:
+        lines += _field_lines(f, struct, root, indent + "    ")
     return lines
 
 

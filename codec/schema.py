@@ -73,6 +73,7 @@ class FieldSpec:
     flexible_override: Versions | None  # a field-level flexibleVersions ("none" for RequestHeader.ClientId)
     default_text: str | None
     struct: StructSpec | None  # the element/struct type for struct and struct-array fields
+    about: str = ""  # the schema's description of the field, whitespace collapsed
 
     @property
     def is_array(self) -> bool:
@@ -169,6 +170,7 @@ def parse_message(text: str) -> MessageSpec:
             flexible_override=Versions.parse(f["flexibleVersions"]) if "flexibleVersions" in f else None,
             default_text=_default_text(f.get("default")),
             struct=struct,
+            about=" ".join(str(f.get("about", "")).split()),
         )
 
     valid = Versions.parse(raw["validVersions"])
