@@ -4,7 +4,6 @@ partitions' replay (``audit.partition_replay``) needs only its ``Topics``."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from kraftwire.codec import MalformedError

@@ -58,7 +58,7 @@ class Digest:
         self.rf_first = heapq.nsmallest(self.SAMPLE, self.rf_first + rf_shown, key=ROW_ORDER["rf_changes"])
         return shown, rf_shown
 
-    def merge(self, other: "Digest") -> None:
+    def merge(self, other: Digest) -> None:
         self.spans.extend(other.spans)
         self.outcomes.update(other.outcomes)
         for outcome, durations in other.durations.items():

@@ -132,7 +132,7 @@ class PartitionReplay:
                  "settled_rf", "broken", "under_replicated", "offline")
 
     @classmethod
-    def for_key(cls, key: bytes, out: Output) -> "PartitionReplay":
+    def for_key(cls, key: bytes, out: Output) -> PartitionReplay:
         """The replay for a reader key (PartitionId int32 + TopicId bytes)."""
         return cls(uuid.UUID(bytes=key[4:20]), int.from_bytes(key[:4], "big", signed=True), out)
 

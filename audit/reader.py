@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec

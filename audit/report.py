@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import io
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from . import storage, tables
 from .joins import Digest
@@ -25,7 +25,7 @@ OUTCOME_COLOURS = {"completed": "#2a9d8f", "cancelled": "#e9c46a", "superseded":
 def when(ms: int | None) -> str:
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
 
 
 def span(ms: int | None) -> str:
@@ -149,7 +149,7 @@ def _svg(fig) -> str:
 def _dates(values):
     from matplotlib import dates
 
-    return dates.date2num([datetime.fromtimestamp(v / 1000, timezone.utc) for v in values])
+    return dates.date2num([datetime.fromtimestamp(v / 1000, UTC) for v in values])
 
 
 def _gantt(reassignments: list[dict], end: int | None) -> str:

@@ -600,7 +600,8 @@ class CreatePartitionsRequest(Message):
 
         __slots__ = ()
         name: str  # Topic to grow.
-        count: int  # Total number of partitions the topic should have afterwards.
+        # Total number of partitions the topic should have afterwards.
+        count: int  # type: ignore[assignment]  # hides tuple.count
         # Replica lists for the added partitions only, in partition order; null lets the controller choose.
         assignments: tuple[CreatePartitionsRequest.CreatePartitionsAssignment, ...] | None
 
@@ -1473,7 +1474,8 @@ class FetchSnapshotResponse(Message):
         """FetchSnapshotResponse.PartitionSnapshot: versions 0+."""
 
         __slots__ = ()
-        index: int  # Partition index.
+        # Partition index.
+        index: int  # type: ignore[assignment]  # hides tuple.index
         error_code: int  # Outcome for this partition; 0 on success.
         snapshot_id: FetchSnapshotResponse.SnapshotId  # Which snapshot the chunk is of.
         current_leader: FetchSnapshotResponse.LeaderIdAndEpoch  # tag 0; The leader as this replica knows it.
