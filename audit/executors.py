@@ -29,7 +29,14 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterable, Iterator
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the probe must import nothing of pyspark on executors
+    from pyspark import SparkContext
+
+ProbeResult = tuple[str, str, str, list[str]]  # host, Python version, interpreter, libraries that fail
 
 EXECUTOR_LIBRARIES = ("pyarrow", "crc32c", "construct")  # distribution names, also their import names
 ENV_DIRECTORY = "kraftwire_env"  # where executors unpack the pack-env archive (spark.archives' #alias)
@@ -114,9 +121,9 @@ def env_settings(archive: str) -> dict[str, str]:
     return {"spark.archives": f"{archive}#{ENV_DIRECTORY}", "spark.executorEnv.PYTHONPATH": ENV_DIRECTORY}
 
 
-def probe(_index: int):
+def probe(_partition: Iterable[int]) -> Iterator[ProbeResult]:
     """Run on an executor: (host, Python version, interpreter, libraries that do not import)."""
-    missing = []
+    missing: list[str] = []
     for name in EXECUTOR_LIBRARIES:
         try:
             importlib.import_module(name)
@@ -125,18 +132,19 @@ def probe(_index: int):
     yield socket.gethostname(), platform.python_version(), sys.executable, missing
 
 
-def check_executors(sc) -> None:
+def check_executors(sc: SparkContext) -> None:
     """RuntimeError naming the fix if an executor's Python is too old or lacks a library."""
     tasks = max(1, sc.defaultParallelism)
     sc.setJobDescription("kraftwire audit: check the executors' Python")
     try:
-        found = set()
-        for host, version, executable, missing in sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect():
-            found.add((host, version, executable, tuple(missing)))
+        found: set[tuple[str, str, str, tuple[str, ...]]] = set()
+        for host, version, executable, failing in sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect():
+            found.add((host, version, executable, tuple(failing)))
     except Exception as exc:
+        first_line = str(exc).splitlines()[0]
         raise RuntimeError(
             "the executors could not run the audit's Python (set spark.pyspark.python or PYSPARK_PYTHON to a "
-            f"Python >= {'.'.join(map(str, MIN_PYTHON))} that every executor has): {str(exc).splitlines()[0]}") from None
+            f"Python >= {'.'.join(map(str, MIN_PYTHON))} that every executor has): {first_line}") from None
     for host, version, executable, missing in sorted(found):
         if tuple(map(int, version.split(".")[:2])) < MIN_PYTHON:
             raise RuntimeError(f"executor {host} runs Python {version} ({executable}); kraftwire needs "
@@ -164,7 +172,7 @@ def pack_env(target: str, python_version: str | None = None, platform_tag: str |
     return os.path.getsize(target)
 
 
-def _packed(info: tarfile.TarInfo):
+def _packed(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     path = "/" + info.name + ("/" if info.isdir() else "")
     if any(part in path for part in _NOT_PACKED) or info.name.endswith(_NOT_PACKED_SUFFIXES):
         return None
@@ -177,7 +185,7 @@ def _copy_installed(site: str) -> None:
         for file in dist.files or ():
             if file.parts[0] == ".." or "__pycache__" in file.parts:
                 continue  # scripts outside site-packages, bytecode
-            source = dist.locate_file(file)
+            source = str(dist.locate_file(file))
             destination = os.path.join(site, *file.parts)
             os.makedirs(os.path.dirname(destination), exist_ok=True)
             shutil.copy2(source, destination)

@@ -42,7 +42,8 @@ class Digest:
         self.rf_changes = 0
         self.rf_first: list[tuple] = []
 
-    def add(self, reassignments: list[tuple], rf_changes: list[tuple], end_timestamp: int | None):
+    def add(self, reassignments: list[tuple], rf_changes: list[tuple],
+            end_timestamp: int | None) -> tuple[list[tuple], list[tuple]]:
         """Take in rows; returns (reassignments, RF changes) within the window: the rows to write."""
         self.spans.extend((ra[3], ra[5], ra[6], ra[0], tuple({*ra[8], *ra[9]})) for ra in reassignments)
         shown = in_window("reassignments", reassignments, self.window)

@@ -155,6 +155,8 @@ class PartitionReplay:
         except MalformedError as exc:
             undecodable(out, raw, exc, topic_id=self.topic_id_text, partition=self.partition)
             return
+        if not isinstance(record, (rec.PartitionRecord, rec.PartitionChangeRecord)):
+            raise TypeError(f"{type(record).__name__} keyed as a partition's record")  # the reader keys only these
         offset, timestamp = raw[0], raw[1]
         out.record_types[type(record).__name__] += 1
         name = topics.name_at(self.topic_id, offset)
@@ -168,7 +170,7 @@ class PartitionReplay:
                             f"{type(record).__name__} for topic id {self.topic_id_text}, which does not exist here")
             return
         self.topic = name
-        if type(record) is rec.PartitionRecord:
+        if isinstance(record, rec.PartitionRecord):
             self._create(offset, timestamp, record, texts)
         elif self.state is None:
             self._violation(offset, timestamp, "unknown_partition",

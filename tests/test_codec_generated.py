@@ -47,9 +47,10 @@ def test_every_generated_field_carries_its_schema_about_text():
         assert max(map(len, lines)) <= 120
         for cls in classes.values():
             root = lines.index(f"class {cls.__name__}(Message):")
-            for struct_name, struct in cls.SPEC.structs.items():
-                start = root if struct is cls.SPEC.root else lines.index(f"    class {struct_name}(Struct):", root)
-                for f in struct.fields:
+            for struct_name, struct_spec in cls.SPEC.structs.items():
+                start = (root if struct_spec is cls.SPEC.root
+                         else lines.index(f"    class {struct_name}(Struct):", root))
+                for f in struct_spec.fields:
                     assert f.about, (cls.__name__, f.name)
                     at = next(i for i in range(start, len(lines))
                               if lines[i].lstrip().startswith(f"{f.attr}: "))
@@ -78,5 +79,6 @@ def test_fixed_offset_finds_a_top_level_field_after_fixed_width_ones_only():
                          (m.ListPartitionReassignmentsResponse, 0), (m.DescribeQuorumResponse, 2)):
         body = cls(error_code=41, error_message="not the controller").encode(version)
         assert struct.unpack_from(">h", body, cls.fixed_offset("error_code", version))[0] == 41
-    assert m.AlterPartitionReassignmentsResponse.fixed_offset("error_code", 1) == 5  # after AllowReplicationFactorChange
+    # after AllowReplicationFactorChange
+    assert m.AlterPartitionReassignmentsResponse.fixed_offset("error_code", 1) == 5
     assert m.MetadataResponse.fixed_offset("error_code", 13) is None  # arrays come before it
