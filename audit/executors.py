@@ -5,8 +5,8 @@ code on their path, the C libraries they import, and storage that every node see
   virtualenv that is not activated, pipx or docker work); otherwise ``PYSPARK_PYTHON`` or Spark's
   default, ``python3`` on the executors' PATH. A driver started by plain Python reads only the
   environment variable, so the choice is put there before the SparkContext starts.
-* Code: on a cluster master the driver zips ``kraftwire`` (its codec, audit and schemas; the server is
-  not needed) and adds it with ``addPyFile``, whichever way the job started.
+* Code: on a cluster master the driver zips ``kraftwire`` (its codec, audit and schemas, and the package's
+  lazy ``__init__``; the server is not needed) and adds it with ``addPyFile``, whichever way the job started.
 * Libraries: executors import pyarrow, crc32c and construct, and nothing else of ours (no pyspark,
   pandas or matplotlib). ``kraftwire audit pack-env`` packs just those into a tar.gz that the driver
   ships with ``spark.archives`` and puts on the workers' PYTHONPATH; without it the executors must
@@ -29,11 +29,23 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterable, Iterator
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the probe must import nothing of pyspark on executors
+    from pyspark import SparkContext
+
+ProbeResult = tuple[str, str, str, list[str]]  # host, Python version, interpreter, libraries that fail
 
 EXECUTOR_LIBRARIES = ("pyarrow", "crc32c", "construct")  # distribution names, also their import names
 ENV_DIRECTORY = "kraftwire_env"  # where executors unpack the pack-env archive (spark.archives' #alias)
-CODE_PACKAGES = ("kraftwire", "kraftwire.codec", "kraftwire.audit", "kraftwire.schemas")
+# What executors import of ours: the audit, the codec it decodes with and the JSON schemas the codec is built
+# from at import (``codec.schema.load_package``), each package's folder whole. Of ``kraftwire`` itself only its
+# ``__init__``, which imports nothing of the server until a name of the public API is asked for.
+ROOT_PACKAGE = "kraftwire"
+CODE_PACKAGES = ("kraftwire.codec", "kraftwire.audit", "kraftwire.schemas")
+_CODE_SUFFIXES = (".py", ".json")
 MIN_PYTHON = (3, 11)
 _NOT_PACKED = ("/include/", "/tests/", "/src/", "__pycache__")
 _NOT_PACKED_SUFFIXES = (".pxd", ".pyx", ".pxi", ".h", ".hpp", ".pyc")
@@ -65,20 +77,42 @@ def refuse_node_local(master: str | None, uris: list[str]) -> None:
             "asserts it is shared)")
 
 
+def code_files() -> dict[str, str]:
+    """The archive's entries (``kraftwire/codec/records.py``...) and the files they are read from, once each.
+
+    A strict editable install lays ``kraftwire`` out as a tree of links whose root also holds the server, so
+    only the named packages' own folders are walked, and each link is resolved to the file it names."""
+    root = _package_folder(ROOT_PACKAGE)
+    files = {f"{ROOT_PACKAGE}/__init__.py": os.path.realpath(os.path.join(root, "__init__.py"))}
+    for package in CODE_PACKAGES:
+        source = _package_folder(package)
+        prefix = package.replace(".", "/")
+        for folder, dirs, names in os.walk(source):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(_CODE_SUFFIXES):
+                    full = os.path.join(folder, name)
+                    entry = f"{prefix}/{os.path.relpath(full, source)}".replace(os.sep, "/")
+                    files.setdefault(entry, os.path.realpath(full))
+    return files
+
+
 def code_zip(directory: str) -> str:
-    """A zip of the kraftwire packages executors import, from wherever this driver loads them."""
+    """A zip of the kraftwire code executors import (``code_files``), from wherever this driver loads it; the
+    entries hold the files' contents (never links)."""
     path = os.path.join(directory, "kraftwire.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for package in CODE_PACKAGES:
-            source = os.path.dirname(importlib.import_module(package).__file__)
-            prefix = package.replace(".", "/")
-            for root, dirs, files in os.walk(source):
-                dirs[:] = [d for d in dirs if d != "__pycache__"]
-                for name in files:
-                    if name.endswith((".py", ".json")):
-                        full = os.path.join(root, name)
-                        z.write(full, f"{prefix}/{os.path.relpath(full, source)}")
+        for entry, source in code_files().items():
+            with open(source, "rb") as f:
+                z.writestr(entry, f.read())
     return path
+
+
+def _package_folder(package: str) -> str:
+    init = importlib.import_module(package).__file__
+    if init is None:
+        raise RuntimeError(f"{package} is not a regular package (no __init__.py): it cannot be shipped")
+    return os.path.dirname(init)
 
 
 def env_settings(archive: str) -> dict[str, str]:
@@ -87,9 +121,9 @@ def env_settings(archive: str) -> dict[str, str]:
     return {"spark.archives": f"{archive}#{ENV_DIRECTORY}", "spark.executorEnv.PYTHONPATH": ENV_DIRECTORY}
 
 
-def probe(_index: int):
+def probe(_partition: Iterable[int]) -> Iterator[ProbeResult]:
     """Run on an executor: (host, Python version, interpreter, libraries that do not import)."""
-    missing = []
+    missing: list[str] = []
     for name in EXECUTOR_LIBRARIES:
         try:
             importlib.import_module(name)
@@ -98,18 +132,19 @@ def probe(_index: int):
     yield socket.gethostname(), platform.python_version(), sys.executable, missing
 
 
-def check_executors(sc) -> None:
+def check_executors(sc: SparkContext) -> None:
     """RuntimeError naming the fix if an executor's Python is too old or lacks a library."""
     tasks = max(1, sc.defaultParallelism)
     sc.setJobDescription("kraftwire audit: check the executors' Python")
     try:
-        found = set()
-        for host, version, executable, missing in sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect():
-            found.add((host, version, executable, tuple(missing)))
+        found: set[tuple[str, str, str, tuple[str, ...]]] = set()
+        for host, version, executable, failing in sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect():
+            found.add((host, version, executable, tuple(failing)))
     except Exception as exc:
+        first_line = str(exc).splitlines()[0]
         raise RuntimeError(
             "the executors could not run the audit's Python (set spark.pyspark.python or PYSPARK_PYTHON to a "
-            f"Python >= {'.'.join(map(str, MIN_PYTHON))} that every executor has): {str(exc).splitlines()[0]}") from None
+            f"Python >= {'.'.join(map(str, MIN_PYTHON))} that every executor has): {first_line}") from None
     for host, version, executable, missing in sorted(found):
         if tuple(map(int, version.split(".")[:2])) < MIN_PYTHON:
             raise RuntimeError(f"executor {host} runs Python {version} ({executable}); kraftwire needs "
@@ -137,7 +172,7 @@ def pack_env(target: str, python_version: str | None = None, platform_tag: str |
     return os.path.getsize(target)
 
 
-def _packed(info: tarfile.TarInfo):
+def _packed(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     path = "/" + info.name + ("/" if info.isdir() else "")
     if any(part in path for part in _NOT_PACKED) or info.name.endswith(_NOT_PACKED_SUFFIXES):
         return None
@@ -150,7 +185,7 @@ def _copy_installed(site: str) -> None:
         for file in dist.files or ():
             if file.parts[0] == ".." or "__pycache__" in file.parts:
                 continue  # scripts outside site-packages, bytecode
-            source = dist.locate_file(file)
+            source = str(dist.locate_file(file))
             destination = os.path.join(site, *file.parts)
             os.makedirs(os.path.dirname(destination), exist_ok=True)
             shutil.copy2(source, destination)

@@ -4,16 +4,37 @@ partitions' replay (``audit.partition_replay``) needs only its ``Topics``."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN, FENCE, ConfigResourceType
+from kraftwire.codec.message import Message
 
-from .partition_replay import Topics
+from .partition_replay import TopicLife, Topics
 from .rows import Output, Raw, decode, record_row, undecodable, violation
 
 THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+Broker = dict[str, Any]  # a registered broker: epoch, fenced, shutdown, rack, dirs, incarnation
+ThrottleKey = tuple[int, str, str]  # (config resource type, resource name, config name)
+
+
+@dataclass(slots=True)
+class ThrottleEpisode:
+    """A throttle config's value from the record that set it until one deleted it or set another value
+    (``removed_by``: ``deleted``, ``replaced``, ``topic_deleted``); open while ``removed_offset`` is None."""
+
+    key: ThrottleKey
+    value: str
+    set_offset: int
+    set_time: int
+    removed_offset: int | None = None
+    removed_time: int | None = None
+    removed_by: str | None = None
 
 
 class GlobalReplay:
@@ -23,9 +44,9 @@ class GlobalReplay:
         self.out = out
         self.topics = Topics()
         self.topic_ids: dict[str, uuid.UUID] = {}
-        self.brokers: dict[int, dict] = {}
-        self.throttles: dict[tuple, list] = {}  # open episodes by (resource type, name, config)
-        self.episodes: list[list] = []  # closed and open throttle episodes, in the order they started
+        self.brokers: dict[int, Broker] = {}
+        self.throttles: dict[ThrottleKey, ThrottleEpisode] = {}  # the open episodes
+        self.episodes: list[ThrottleEpisode] = []  # closed and open, in the order they started
         self.leader_changes = 0
 
     def feed(self, raw: Raw) -> uuid.UUID | None:
@@ -41,9 +62,9 @@ class GlobalReplay:
         offset, timestamp = raw[0], raw[1]
         if out.window.contains(offset, timestamp):
             topic = topic_id = None
-            if kind is rec.TopicRecord:
+            if isinstance(record, rec.TopicRecord):
                 topic, topic_id = record.name, str(record.topic_id)
-            elif kind is rec.RemoveTopicRecord:
+            elif isinstance(record, rec.RemoveTopicRecord):
                 topic_id = str(record.topic_id)
                 topic = self.topics.name_at(record.topic_id, offset)
             out.rows["records"].append(record_row(raw, record, version, topic, topic_id))
@@ -52,54 +73,54 @@ class GlobalReplay:
 
     # --- topics and configs --------------------------------------------------------------------------
 
-    def _topic(self, offset, timestamp, r) -> None:
-        self.topics.by_id[r.topic_id] = [r.name, offset, None, None]
+    def _topic(self, offset: int, timestamp: int, r: rec.TopicRecord) -> None:
+        self.topics.by_id[r.topic_id] = TopicLife(r.name, offset)
         self.topic_ids[r.name] = r.topic_id
 
-    def _remove_topic(self, offset, timestamp, r) -> uuid.UUID | None:
+    def _remove_topic(self, offset: int, timestamp: int, r: rec.RemoveTopicRecord) -> uuid.UUID | None:
         topic = self.topics.by_id.get(r.topic_id)
-        if topic is None or topic[2] is not None:
+        if topic is None or topic.deleted is not None:
             self._violation(offset, timestamp, "unknown_topic", f"RemoveTopicRecord for unknown topic id {r.topic_id}")
             return None
-        topic[2], topic[3] = offset, timestamp
-        self.topic_ids.pop(topic[0], None)
+        topic.deleted, topic.deleted_time = offset, timestamp
+        self.topic_ids.pop(topic.name, None)
         for config in THROTTLED_REPLICAS:
-            self._end_throttle((ConfigResourceType.TOPIC, topic[0], config), offset, timestamp, "topic_deleted")
+            self._end_throttle((ConfigResourceType.TOPIC, topic.name, config), offset, timestamp, "topic_deleted")
         return r.topic_id
 
-    def _config(self, offset, timestamp, r) -> None:
+    def _config(self, offset: int, timestamp: int, r: rec.ConfigRecord) -> None:
         if r.name not in (THROTTLE_RATES if r.resource_type == ConfigResourceType.BROKER else
                           THROTTLED_REPLICAS if r.resource_type == ConfigResourceType.TOPIC else ()):
             return
-        key = (r.resource_type, r.resource_name, r.name)
+        key: ThrottleKey = (r.resource_type, r.resource_name, r.name)
         if r.value is None:
             self._end_throttle(key, offset, timestamp, "deleted")
             return
         episode = self.throttles.get(key)
         if episode is not None:
-            if episode[1] == r.value:
+            if episode.value == r.value:
                 return  # set again to the same value: the same episode
             self._end_throttle(key, offset, timestamp, "replaced")
-        episode = self.throttles[key] = [key, r.value, offset, timestamp, None, None, None]
+        episode = self.throttles[key] = ThrottleEpisode(key, r.value, offset, timestamp)
         self.episodes.append(episode)
 
-    def _end_throttle(self, key, offset, timestamp, removed_by) -> None:
+    def _end_throttle(self, key: ThrottleKey, offset: int, timestamp: int, removed_by: str) -> None:
         episode = self.throttles.pop(key, None)
         if episode is not None:
-            episode[4], episode[5], episode[6] = offset, timestamp, removed_by
+            episode.removed_offset, episode.removed_time, episode.removed_by = offset, timestamp, removed_by
 
     # --- brokers and directories -------------------------------------------------------------------
 
-    def _register(self, offset, timestamp, r) -> None:
-        broker = {"epoch": r.broker_epoch, "fenced": r.fenced, "shutdown": r.in_controlled_shutdown, "rack": r.rack,
-                  "dirs": tuple(r.log_dirs), "incarnation": str(r.incarnation_id)}
+    def _register(self, offset: int, timestamp: int, r: rec.RegisterBrokerRecord) -> None:
+        broker: Broker = {"epoch": r.broker_epoch, "fenced": r.fenced, "shutdown": r.in_controlled_shutdown,
+                          "rack": r.rack, "dirs": tuple(r.log_dirs), "incarnation": str(r.incarnation_id)}
         old = self.brokers.get(r.broker_id)
         self.brokers[r.broker_id] = broker
         self._broker_row(offset, timestamp, r.broker_id, "registered", broker)
         self._directory_changes(offset, timestamp, r.broker_id, old["dirs"] if old else (), broker["dirs"],
                                 "registered")
 
-    def _unregister(self, offset, timestamp, r) -> None:
+    def _unregister(self, offset: int, timestamp: int, r: rec.UnregisterBrokerRecord) -> None:
         broker = self.brokers.pop(r.broker_id, None)
         if broker is None:
             self._violation(offset, timestamp, "unknown_broker", f"UnregisterBrokerRecord for broker {r.broker_id}",
@@ -108,10 +129,10 @@ class GlobalReplay:
         self._broker_row(offset, timestamp, r.broker_id, "unregistered", broker)
         self._directory_changes(offset, timestamp, r.broker_id, broker["dirs"], (), "unregistered")
 
-    def _fence(self, offset, timestamp, broker_id, fenced: bool) -> None:
+    def _fence(self, offset: int, timestamp: int, broker_id: int, fenced: bool) -> None:
         self._broker_change(offset, timestamp, broker_id, "fenced" if fenced else "unfenced", fenced=fenced)
 
-    def _registration_change(self, offset, timestamp, r) -> None:
+    def _registration_change(self, offset: int, timestamp: int, r: rec.BrokerRegistrationChangeRecord) -> None:
         if r.fenced:
             self._fence(offset, timestamp, r.broker_id, r.fenced == FENCE)
         if r.in_controlled_shutdown == ENTER_CONTROLLED_SHUTDOWN:
@@ -122,7 +143,7 @@ class GlobalReplay:
             if self._broker_change(offset, timestamp, r.broker_id, "log_dirs_changed", dirs=tuple(r.log_dirs)):
                 self._directory_changes(offset, timestamp, r.broker_id, old, tuple(r.log_dirs), "broker_change")
 
-    def _broker_change(self, offset, timestamp, broker_id, event, **changes) -> bool:
+    def _broker_change(self, offset: int, timestamp: int, broker_id: int, event: str, **changes: object) -> bool:
         broker = self.brokers.get(broker_id)
         if broker is None:
             self._violation(offset, timestamp, "unknown_broker", f"{event} for unregistered broker {broker_id}",
@@ -132,27 +153,29 @@ class GlobalReplay:
         self._broker_row(offset, timestamp, broker_id, event, broker)
         return True
 
-    def _broker_row(self, offset, timestamp, broker_id, event, b) -> None:
+    def _broker_row(self, offset: int, timestamp: int, broker_id: int, event: str, b: Broker) -> None:
         if self.out.window.contains(offset, timestamp):
             self.out.rows["brokers"].append((offset, timestamp, broker_id, event, b["epoch"], b["fenced"],
                                              b["shutdown"], b["rack"], tuple(map(str, b["dirs"])), b["incarnation"]))
 
-    def _directory_changes(self, offset, timestamp, broker_id, old, new, cause) -> None:
+    def _directory_changes(self, offset: int, timestamp: int, broker_id: int, old: tuple[uuid.UUID, ...],
+                           new: tuple[uuid.UUID, ...], cause: str) -> None:
         if not self.out.window.contains(offset, timestamp):
             return
         rows = self.out.rows["directories"]
         rows.extend((offset, timestamp, broker_id, str(d), "offline", cause) for d in old if d not in new)
         rows.extend((offset, timestamp, broker_id, str(d), "online", cause) for d in new if d not in old)
 
-    def _leader_change(self, offset, timestamp, r) -> None:
+    def _leader_change(self, offset: int, timestamp: int, r: rec.LeaderChangeMessage) -> None:
         self.leader_changes += 1
 
-    def _violation(self, offset, timestamp, kind, detail, **where) -> None:
+    def _violation(self, offset: int, timestamp: int, kind: str, detail: str, broker: int | None = None) -> None:
         if self.out.window.contains(offset, timestamp):
-            self.out.rows["violations"].append(violation(offset, timestamp, kind, detail=detail, **where))
+            self.out.rows["violations"].append(violation(offset, timestamp, kind, detail=detail, broker=broker))
 
 
-_GLOBAL_HANDLERS = {
+# the record types the global replay acts on; the record's type picks the handler, hence the Any
+_GLOBAL_HANDLERS: dict[type[Message], Callable[[GlobalReplay, int, int, Any], uuid.UUID | None]] = {
     rec.TopicRecord: GlobalReplay._topic,
     rec.RemoveTopicRecord: GlobalReplay._remove_topic,
     rec.ConfigRecord: GlobalReplay._config,

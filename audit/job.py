@@ -31,19 +31,29 @@ import sys
 import zlib
 from array import array
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from itertools import accumulate, chain, repeat
+from typing import TYPE_CHECKING, Any
 
 from kraftwire.audit import executors, local, report, storage, tables
 from kraftwire.audit.options import add_arguments, window_bounds
 from kraftwire.audit.reader import KEY_BYTES, SplitStats, is_topic_record, read_split
 from kraftwire.audit.global_replay import GlobalReplay
 from kraftwire.audit.joins import Digest, merge_urp
-from kraftwire.audit.partition_replay import replay_partition
-from kraftwire.audit.rows import EVERYTHING, PARTITION_TABLES, Output, Window, few_collections
+from kraftwire.audit.partition_replay import Topics, replay_partition
+from kraftwire.audit.rows import EVERYTHING, PARTITION_TABLES, Output, Raw, Window, few_collections
 from kraftwire.audit.results import DRIVER_TABLES, AuditResult, conclude
-from kraftwire.audit.splits import DEFAULT_SPLIT_BYTES, plan
+from kraftwire.audit.splits import DEFAULT_SPLIT_BYTES, Split, plan
+
+if TYPE_CHECKING:
+    from pyspark import Broadcast
+    from pyspark.sql import SparkSession
+
+# what the map side sends a replay partition: (split index, packed records), or to partition N (split index,
+# (global raw records, split stats))
+Routed = tuple[int, tuple[int, Any]]
 
 LOCAL_SETTINGS = {
     "spark.ui.enabled": "false",
@@ -53,7 +63,7 @@ LOCAL_SETTINGS = {
 
 
 def session(master: str | None = None, settings: dict[str, str] | None = None, progress: bool = True,
-            executor_env: str | None = None):
+            executor_env: str | None = None) -> SparkSession:
     """A SparkSession for the audit. Submitted jobs (a gateway already exists) keep the master and
     settings spark-submit gave; otherwise the master defaults to local[*] and local runs stay on
     loopback with no web UI. The workers' interpreter is chosen by ``executors.executor_python``; on a
@@ -97,7 +107,7 @@ def submitted_master() -> str:
 
 
 @contextmanager
-def _environment(name: str, value: str | None):
+def _environment(name: str, value: str | None) -> Iterator[None]:
     """``os.environ[name] = value`` while the block runs (nothing when ``value`` is None)."""
     before = os.environ.get(name)
     if value is not None:
@@ -112,7 +122,7 @@ def _environment(name: str, value: str | None):
 
 
 @few_collections()
-def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
+def run(spark: SparkSession, directories: list[str], out: str, window: Window = EVERYTHING,
         split_bytes: int = DEFAULT_SPLIT_BYTES, partitions: int | None = None) -> AuditResult:
     sc = spark.sparkContext
     log_plan = plan(directories, split_bytes)
@@ -141,18 +151,18 @@ def run(spark, directories: list[str], out: str, window: Window = EVERYTHING,
     digest = Digest(window)
     urp: dict[int, list] = {}
     record_types = Counter(glob.out.record_types)
-    counts = Counter()
-    for result in results:
-        counts.update(result["counts"])
-        if "global" in result:
+    counts: Counter[str] = Counter()
+    for part in results:
+        counts.update(part["counts"])
+        if "global" in part:
             continue
-        violations.extend(result["violations"])
-        digest.merge(result["digest"])
-        merge_urp(urp, result["urp"])
-        record_types.update(result["types"])
+        violations.extend(part["violations"])
+        digest.merge(part["digest"])
+        merge_urp(urp, part["urp"])
+        record_types.update(part["types"])
     result = conclude(out, window, log_plan, stats, glob, violations, digest, urp, record_types, dict(counts),
                       f"spark {sc.master}")
-    parts = {table: range(n) for table in PARTITION_TABLES}
+    parts: dict[str, Sequence[int]] = {table: range(n) for table in PARTITION_TABLES}
     parts["records"] = range(n + 1)
     parts.update((table, (0,)) for table in DRIVER_TABLES)
     problems = tables.unseen(out, parts, result.counts)
@@ -167,15 +177,15 @@ def _identity(target: int) -> int:
     return target
 
 
-def _route(n: int, splits):
+def _route(n: int, splits: Iterable[Split]) -> Iterator[Routed]:
     """Map side: (replay partition, (split index, packed records)) for each partition the split feeds,
     then (n, (split index, (global raw records, split stats)))."""
     with few_collections():
         for split in splits:
             stats = SplitStats(split.index, split.name)
             targets: dict[bytes, int] = {}
-            routed: dict[int, list] = {}
-            global_raws = []
+            routed: dict[int, list[tuple[Any, ...]]] = {}
+            global_raws: list[Raw] = []
             for key, raw in read_split(split, stats):
                 if key:
                     target = targets.get(key)
@@ -190,7 +200,7 @@ def _route(n: int, splits):
             yield n, (split.index, (global_raws, stats))
 
 
-def pack(records: list[tuple]) -> tuple:
+def pack(records: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     """(key, raw record...) tuples as a few arrays and two bytes objects: pickling those costs a small
     fraction of pickling the tuples, which would otherwise be the shuffle's main cost."""
     keys, offsets, timestamps, epochs, controls, snapshots, values = zip(*records)
@@ -198,7 +208,7 @@ def pack(records: list[tuple]) -> tuple:
             snapshots[0], array("i", map(len, values)), b"".join(values))
 
 
-def unpack(packed: tuple):
+def unpack(packed: tuple[Any, ...]) -> Iterator[tuple[bytes, Raw]]:
     """The (key, raw record) pairs of ``pack``, in their order."""
     keys, offsets, timestamps, epochs, controls, snapshot, lengths, blob = packed
     ends = list(accumulate(lengths))
@@ -208,20 +218,21 @@ def unpack(packed: tuple):
                zip(offsets, timestamps, epochs, controls, repeat(snapshot), values))
 
 
-def _topic_records(items):
+def _topic_records(items: Iterable[Routed]) -> Iterator[tuple[SplitStats, list[Raw]]]:
     """Job 1, on partition N: each split's stats and its topic records (what the replays need first)."""
     for _, (_, (global_raws, stats)) in items:
         yield stats, [raw for raw in global_raws if is_topic_record(raw)]
 
 
-def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str, index: int, items):
+def _replay(n: int, topics: Broadcast[Topics], window: Window, end_timestamp: int | None, out: str, index: int,
+            items: Iterable[Routed]) -> Iterator[dict[str, Any]]:
     """Reduce side: replay every partition key of this Spark partition in offset order; partition N
     replays the global records meanwhile."""
     with few_collections():
         if index == n:
             yield _replay_global(window, out, index, items)
             return
-        by_key: dict[bytes, list] = {}
+        by_key: dict[bytes, list[Raw]] = {}
         for _, (_, packed) in sorted(items, key=lambda item: item[1][0]):  # in split order, so in log order
             for key, raw in unpack(packed):
                 raws = by_key.get(key)
@@ -241,7 +252,7 @@ def _replay(n: int, topics, window: Window, end_timestamp: int | None, out: str,
                "types": output.record_types, "counts": writer.close()}
 
 
-def _replay_global(window: Window, out: str, index: int, items) -> dict:
+def _replay_global(window: Window, out: str, index: int, items: Iterable[Routed]) -> dict[str, Any]:
     output = Output(window)
     glob = GlobalReplay(output)
     for _, (_, (raws, _)) in sorted(items, key=lambda item: item[1][0]):

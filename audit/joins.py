@@ -8,9 +8,13 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import accumulate
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from kraftwire.codec.constants import ConfigResourceType
 from .rows import EVERYTHING, ROW_ORDER, Window, in_window
+
+if TYPE_CHECKING:
+    from .global_replay import ThrottleEpisode
 
 NEVER = -1 << 63  # below any timestamp
 
@@ -38,7 +42,8 @@ class Digest:
         self.rf_changes = 0
         self.rf_first: list[tuple] = []
 
-    def add(self, reassignments: list[tuple], rf_changes: list[tuple], end_timestamp: int | None):
+    def add(self, reassignments: list[tuple], rf_changes: list[tuple],
+            end_timestamp: int | None) -> tuple[list[tuple], list[tuple]]:
         """Take in rows; returns (reassignments, RF changes) within the window: the rows to write."""
         self.spans.extend((ra[3], ra[5], ra[6], ra[0], tuple({*ra[8], *ra[9]})) for ra in reassignments)
         shown = in_window("reassignments", reassignments, self.window)
@@ -54,7 +59,7 @@ class Digest:
         self.rf_first = heapq.nsmallest(self.SAMPLE, self.rf_first + rf_shown, key=ROW_ORDER["rf_changes"])
         return shown, rf_shown
 
-    def merge(self, other: "Digest") -> None:
+    def merge(self, other: Digest) -> None:
         self.spans.extend(other.spans)
         self.outcomes.update(other.outcomes)
         for outcome, durations in other.durations.items():
@@ -93,7 +98,7 @@ class _Intervals:
         return count, running, None if latest == NEVER else latest
 
 
-def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int | None,
+def throttle_rows(episodes: list[ThrottleEpisode], spans: list[tuple], end_timestamp: int | None,
                   window: Window = EVERYTHING) -> list[tuple]:
     """One row per throttle episode (a config value, from the record that set it until it is deleted,
     set to another value or the log ends) with the reassignments that needed it: on the topic for a
@@ -101,7 +106,7 @@ def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int |
     ""). A throttle that stayed after the last of them ended lingered that long; one still set at the
     end of the log with none in flight is left behind.
     ``spans`` are ``Digest.spans``."""
-    throttled = {(key[0], key[1]) for key, *_ in episodes}
+    throttled = {(episode.key[0], episode.key[1]) for episode in episodes}
     every = (ConfigResourceType.BROKER, "") in throttled
     by_resource: dict[tuple, list] = {resource: [] for resource in throttled}
     for start, end, end_time, topic, brokers in spans:
@@ -117,16 +122,18 @@ def throttle_rows(episodes: list[list], spans: list[tuple], end_timestamp: int |
                 on_broker.append(span)
     indexes = {resource: _Intervals(found) for resource, found in by_resource.items()}
     rows = []
-    for key, value, set_offset, set_time, removed_offset, removed_time, removed_by in episodes:
-        resource_type, name, config = key
+    for episode in episodes:
+        resource_type, name, config = episode.key
+        set_offset, set_time = episode.set_offset, episode.set_time
+        removed_offset, removed_time = episode.removed_offset, episode.removed_time
         if not window.overlaps(set_offset, set_time, removed_offset, removed_time):
             continue
         needed, running, last_end = indexes[resource_type, name].overlapping(set_offset, removed_offset)
         until = removed_time if removed_time is not None else end_timestamp
         since = set_time if last_end is None else max(last_end, set_time)
         lingered = None if running or until is None else max(0, until - since)
-        rows.append(("broker" if resource_type == ConfigResourceType.BROKER else "topic", name, config, value, set_offset,
-                     set_time, removed_offset, removed_time, removed_by, needed, last_end, lingered,
+        rows.append(("broker" if resource_type == ConfigResourceType.BROKER else "topic", name, config, episode.value,
+                     set_offset, set_time, removed_offset, removed_time, episode.removed_by, needed, last_end, lingered,
                      removed_offset is None and not running))
     return rows
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
+from typing import BinaryIO
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.log_layout import (DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name,
@@ -34,7 +35,8 @@ class LogWriter:
         self.segment_bytes = segment_bytes
         self.index_interval_bytes = index_interval_bytes
         self.next_offset = base_offset
-        self._log = self._index = None
+        self._log: BinaryIO | None = None
+        self._index: BinaryIO | None = None
         self._base = self._size = self._since_entry = 0
 
     def _roll(self, base_offset: int) -> None:
@@ -48,12 +50,16 @@ class LogWriter:
         if base_offset is None:
             base_offset, _, _, _, _, _, last_delta = struct.unpack_from(">qiibIhi", batch)
             last_offset = base_offset + last_delta
-        if self._log is None or (self._size and self._size + len(batch) > self.segment_bytes):
+        if last_offset is None:
+            raise ValueError("a batch's last offset goes with its base offset")
+        if self._log is None or self._index is None or (self._size and self._size + len(batch) > self.segment_bytes):
             self._roll(base_offset)
+        log, index = self._log, self._index
+        assert log is not None and index is not None  # opened by _roll
         if self._since_entry > self.index_interval_bytes:
-            self._index.write(INDEX_ENTRY.pack(last_offset - self._base, self._size))
+            index.write(INDEX_ENTRY.pack(last_offset - self._base, self._size))
             self._since_entry = 0
-        self._log.write(batch)
+        log.write(batch)
         self._size += len(batch)
         self._since_entry += len(batch)
         self.next_offset = last_offset + 1
@@ -81,10 +87,10 @@ class LogWriter:
                 f.close()
         self._log = self._index = None
 
-    def __enter__(self):
+    def __enter__(self) -> LogWriter:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -4,7 +4,7 @@ Only argparse here: ``kraftwire`` builds its parser from this without importing 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from importlib.util import find_spec
 
 INSTALL_EXTRA = "pip install 'kraftwire[audit]'"
@@ -59,7 +59,7 @@ def parse_bound(text: str) -> tuple[int, bool]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is neither an offset nor an ISO 8601 time") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000), True
 
 

@@ -30,6 +30,9 @@ that broke it) with the offset and a detail.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
@@ -37,25 +40,83 @@ from kraftwire.codec.constants import LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGE
 
 from .rows import Output, Raw, decode, partition_fields_json, record_row, undecodable, violation
 
+Brokers = tuple[int, ...]
+
+
+@dataclass(slots=True)
+class TopicLife:
+    """A topic as the global replay saw it: its name, the offset of its TopicRecord and, once a
+    RemoveTopicRecord deleted it, that record's offset and timestamp."""
+
+    name: str
+    created: int
+    deleted: int | None = None
+    deleted_time: int | None = None
 
 
 class Topics:
-    """Topic id -> [name, created offset, deleted offset, deleted timestamp]; what a partition's replay
-    needs from the global one. Picklable, to broadcast."""
+    """Topic id -> ``TopicLife``; what a partition's replay needs from the global one. Picklable, to
+    broadcast."""
 
-    def __init__(self):
-        self.by_id: dict[uuid.UUID, list] = {}
+    def __init__(self) -> None:
+        self.by_id: dict[uuid.UUID, TopicLife] = {}
 
     def name_at(self, topic_id: uuid.UUID, offset: int) -> str | None:
         """The topic's name if it exists at ``offset``."""
         topic = self.by_id.get(topic_id)
-        if topic is None or offset < topic[1] or (topic[2] is not None and offset >= topic[2]):
+        if topic is None or offset < topic.created or (topic.deleted is not None and offset >= topic.deleted):
             return None
-        return topic[0]
+        return topic.name
 
     def deletion(self, topic_id: uuid.UUID) -> tuple[int, int] | None:
+        """(offset, timestamp) of the record that deleted the topic, None while it exists."""
         topic = self.by_id.get(topic_id)
-        return None if topic is None or topic[2] is None else (topic[2], topic[3])
+        if topic is None or topic.deleted is None or topic.deleted_time is None:
+            return None
+        return topic.deleted, topic.deleted_time
+
+
+class PartitionState(NamedTuple):
+    """A partition as its records have left it (Kafka's ``PartitionRegistration``), with its
+    directories also as text (the tables' form, made once per change of them)."""
+
+    replicas: Brokers
+    isr: Brokers
+    removing: Brokers
+    adding: Brokers
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    directories: tuple[uuid.UUID, ...]
+    directory_texts: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class OpenReassignment:
+    """A reassignment followed from the record that started it; ``row`` is its ``reassignments`` row
+    (``rows.COLUMNS`` order) once it is closed."""
+
+    topic: str | None
+    topic_id: str
+    partition: int
+    start_offset: int
+    start_time: int
+    original_replicas: Brokers
+    target_replicas: Brokers
+    adding: Brokers
+    removing: Brokers
+    end_offset: int | None = None
+    end_time: int | None = None
+    outcome: str | None = None
+    final_replicas: Brokers | None = None
+    rf_after: int | None = None
+    duration_ms: int | None = None
+
+    def row(self) -> tuple:
+        return (self.topic, self.topic_id, self.partition, self.start_offset, self.start_time, self.end_offset,
+                self.end_time, self.outcome, self.original_replicas, self.target_replicas, self.final_replicas,
+                self.adding, self.removing, len(self.original_replicas), self.rf_after, self.duration_ms)
 
 
 
@@ -65,14 +126,13 @@ _INVARIANTS = ("duplicate_replicas", "isr_not_in_replicas", "leader_not_in_isr",
 
 class PartitionReplay:
     """One partition's history. ``state`` is None before its PartitionRecord and after its topic is
-    deleted; otherwise (replicas, isr, removing, adding, leader, leader recovery state, leader epoch,
-    partition epoch, directories, directories as text)."""
+    deleted."""
 
     __slots__ = ("topic_id", "partition", "topic_id_text", "out", "state", "topic", "reassignment",
                  "settled_rf", "broken", "under_replicated", "offline")
 
     @classmethod
-    def for_key(cls, key: bytes, out: Output) -> "PartitionReplay":
+    def for_key(cls, key: bytes, out: Output) -> PartitionReplay:
         """The replay for a reader key (PartitionId int32 + TopicId bytes)."""
         return cls(uuid.UUID(bytes=key[4:20]), int.from_bytes(key[:4], "big", signed=True), out)
 
@@ -81,10 +141,10 @@ class PartitionReplay:
         self.partition = partition
         self.topic_id_text = str(topic_id)
         self.out = out
-        self.state = None
-        self.topic = None
-        self.reassignment = None  # the open reassignment row, as a list
-        self.settled_rf = None  # replica count when no reassignment was in flight
+        self.state: PartitionState | None = None
+        self.topic: str | None = None
+        self.reassignment: OpenReassignment | None = None  # the one in flight
+        self.settled_rf: int | None = None  # replica count when no reassignment was in flight
         self.broken: frozenset[str] = frozenset()  # invariants currently violated
         self.under_replicated = self.offline = False
 
@@ -95,6 +155,8 @@ class PartitionReplay:
         except MalformedError as exc:
             undecodable(out, raw, exc, topic_id=self.topic_id_text, partition=self.partition)
             return
+        if not isinstance(record, (rec.PartitionRecord, rec.PartitionChangeRecord)):
+            raise TypeError(f"{type(record).__name__} keyed as a partition's record")  # the reader keys only these
         offset, timestamp = raw[0], raw[1]
         out.record_types[type(record).__name__] += 1
         name = topics.name_at(self.topic_id, offset)
@@ -108,7 +170,7 @@ class PartitionReplay:
                             f"{type(record).__name__} for topic id {self.topic_id_text}, which does not exist here")
             return
         self.topic = name
-        if type(record) is rec.PartitionRecord:
+        if isinstance(record, rec.PartitionRecord):
             self._create(offset, timestamp, record, texts)
         elif self.state is None:
             self._violation(offset, timestamp, "unknown_partition",
@@ -118,19 +180,22 @@ class PartitionReplay:
             self._change(offset, timestamp, record, texts)
         if in_window:
             s = self.state
+            assert s is not None
             out.rows["partition_states"].append((
-                offset, timestamp, name, self.topic_id_text, self.partition, type(record).__name__, s[0], s[1], s[4],
-                s[6], s[7], s[3], s[2], s[9], s[5]))
+                offset, timestamp, name, self.topic_id_text, self.partition, type(record).__name__, s.replicas, s.isr,
+                s.leader, s.leader_epoch, s.partition_epoch, s.adding, s.removing, s.directory_texts,
+                s.leader_recovery_state))
 
-    def _create(self, offset, timestamp, r, texts) -> None:
+    def _create(self, offset: int, timestamp: int, r: rec.PartitionRecord, texts: tuple[str, ...] | None) -> None:
         old = self.state
         directories = _directories(r.directories, r.replicas)
-        state = (r.replicas, r.isr, r.removing_replicas, r.adding_replicas, r.leader, r.leader_recovery_state,
-                 r.leader_epoch, r.partition_epoch, directories,
-                 texts if directories is r.directories else tuple(map(str, directories)))
-        if old is not None and (state[6] < old[6] or state[7] < old[7]):
+        state = PartitionState(r.replicas, r.isr, r.removing_replicas, r.adding_replicas, r.leader,
+                               r.leader_recovery_state, r.leader_epoch, r.partition_epoch, directories,
+                               _texts(directories, r.directories, texts))
+        if old is not None and (state.leader_epoch < old.leader_epoch or state.partition_epoch < old.partition_epoch):
             self._violation(offset, timestamp, "epoch_went_back", (
-                f"PartitionRecord sets leader epoch {old[6]} -> {state[6]}, partition epoch {old[7]} -> {state[7]}"))
+                f"PartitionRecord sets leader epoch {old.leader_epoch} -> {state.leader_epoch}, partition epoch "
+                f"{old.partition_epoch} -> {state.partition_epoch}"))
         if self.reassignment is not None:
             self._close(offset, timestamp, "superseded", None)
         self.state = state
@@ -140,99 +205,107 @@ class PartitionReplay:
             self.settled_rf = len(r.replicas)
         self._check(offset, timestamp, state)
 
-    def _change(self, offset, timestamp, r, texts) -> None:
+    def _change(self, offset: int, timestamp: int, r: rec.PartitionChangeRecord,
+                texts: tuple[str, ...] | None) -> None:
         old = self.state
-        replicas = old[0] if r.replicas is None else r.replicas
+        assert old is not None
+        replicas = old.replicas if r.replicas is None else r.replicas
         if r.directories is None and r.replicas is None:
-            directories, texts = old[8], old[9]
+            directories, directory_texts = old.directories, old.directory_texts
         else:
-            directories = _directories(old[8] if r.directories is None else r.directories, replicas)
-            if directories is old[8]:
-                texts = old[9]
-            elif directories is not r.directories:
-                texts = tuple(map(str, directories))
-        leader, leader_epoch = (old[4], old[6]) if r.leader == LEADER_UNCHANGED else (r.leader, old[6] + 1)
-        state = (replicas,
-                 old[1] if r.isr is None else r.isr,
-                 old[2] if r.removing_replicas is None else r.removing_replicas,
-                 old[3] if r.adding_replicas is None else r.adding_replicas,
-                 leader,
-                 old[5] if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
-                 leader_epoch, old[7] + 1, directories, texts)
+            directories = _directories(old.directories if r.directories is None else r.directories, replicas)
+            directory_texts = (old.directory_texts if directories is old.directories
+                               else _texts(directories, r.directories, texts))
+        if r.leader == LEADER_UNCHANGED:
+            leader, leader_epoch = old.leader, old.leader_epoch
+        else:
+            leader, leader_epoch = r.leader, old.leader_epoch + 1
+        state = PartitionState(
+            replicas,
+            old.isr if r.isr is None else r.isr,
+            old.removing if r.removing_replicas is None else r.removing_replicas,
+            old.adding if r.adding_replicas is None else r.adding_replicas,
+            leader,
+            old.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
+            else r.leader_recovery_state,
+            leader_epoch, old.partition_epoch + 1, directories, directory_texts)
         self.state = state
-        was, now = bool(old[2] or old[3]), bool(state[2] or state[3])
-        if was or now or replicas != old[0]:
+        was, now = bool(old.removing or old.adding), bool(state.removing or state.adding)
+        if was or now or replicas != old.replicas:
             self._follow_reassignment(offset, timestamp, old, state, was, now)
         self._check(offset, timestamp, state)
 
     # --- reassignments -----------------------------------------------------------------------------
 
-    def _follow_reassignment(self, offset, timestamp, old, new, was, now) -> None:
+    def _follow_reassignment(self, offset: int, timestamp: int, old: PartitionState, new: PartitionState,
+                             was: bool, now: bool) -> None:
         if not was:
-            self._open(offset, timestamp, new, old[0])
+            self._open(offset, timestamp, new, old.replicas)
             if not now:
                 self._end(offset, timestamp, new, "completed")
             return
         if now:
-            if (new[0], new[2], new[3]) != (old[0], old[2], old[3]):
+            if (new.replicas, new.removing, new.adding) != (old.replicas, old.removing, old.adding):
                 self._close(offset, timestamp, "superseded", None)
-                self._open(offset, timestamp, new, [b for b in old[0] if b not in old[3]])
+                self._open(offset, timestamp, new, [b for b in old.replicas if b not in old.adding])
             return
         # Kafka completes to R - RR and reverts to R - AR, both of the state just before
-        completed = {b for b in old[0] if b not in old[2]}
-        reverted = {b for b in old[0] if b not in old[3]}
-        final = set(new[0])
+        completed = {b for b in old.replicas if b not in old.removing}
+        reverted = {b for b in old.replicas if b not in old.adding}
+        final = set(new.replicas)
         if completed == reverted or final == reverted:
             self._end(offset, timestamp, new, "cancelled")
         elif final == completed:
             self._end(offset, timestamp, new, "completed")
         else:
             self._close(offset, timestamp, "superseded", None)
-            self._open(offset, timestamp, new, [b for b in old[0] if b not in old[3]])
+            self._open(offset, timestamp, new, [b for b in old.replicas if b not in old.adding])
             self._end(offset, timestamp, new, "completed")
 
-    def _open(self, offset, timestamp, state, original) -> None:
-        replicas, removing = state[0], state[2]
-        target = tuple(b for b in replicas if b not in removing)
-        original = tuple(original)
-        adding = state[3] if state[3] else tuple(b for b in target if b not in original)
+    def _open(self, offset: int, timestamp: int, state: PartitionState, before: Iterable[int]) -> None:
+        removing = state.removing
+        target = tuple(b for b in state.replicas if b not in removing)
+        original = tuple(before)
+        adding = state.adding if state.adding else tuple(b for b in target if b not in original)
         removing = removing if removing else tuple(b for b in original if b not in target)
-        self.reassignment = [self.topic, self.topic_id_text, self.partition, offset, timestamp, None, None, None,
-                             original, target, None, adding, removing, len(original), None, None]
+        self.reassignment = OpenReassignment(self.topic, self.topic_id_text, self.partition, offset, timestamp,
+                                             original, target, adding, removing)
 
-    def _end(self, offset, timestamp, new, outcome) -> None:
+    def _end(self, offset: int, timestamp: int, new: PartitionState, outcome: str) -> None:
         """Close the open reassignment as completed or cancelled at a record that settles the partition."""
         ra = self.reassignment
+        assert ra is not None
         if outcome == "completed":
-            missing = [b for b in ra[11] if b not in new[1]]
+            missing = [b for b in ra.adding if b not in new.isr]
             if missing:
                 self._violation(offset, timestamp, "completed_before_in_sync", (
-                    f"reassignment to {list(ra[9])} completed while adding replicas {missing} were not in the "
-                    f"ISR {list(new[1])}"))
-        self._close(offset, timestamp, outcome, new[0])
-        rf = len(new[0])
+                    f"reassignment to {list(ra.target_replicas)} completed while adding replicas {missing} were "
+                    f"not in the ISR {list(new.isr)}"))
+        self._close(offset, timestamp, outcome, new.replicas)
+        rf = len(new.replicas)
         if self.settled_rf is not None and rf != self.settled_rf:
             self.out.rows["rf_changes"].append((
-                self.topic, self.topic_id_text, self.partition, offset, timestamp, self.settled_rf, rf, ra[8],
-                tuple(new[0]), ra[3], outcome))
+                self.topic, self.topic_id_text, self.partition, offset, timestamp, self.settled_rf, rf,
+                ra.original_replicas, tuple(new.replicas), ra.start_offset, outcome))
         self.settled_rf = rf
 
-    def _close(self, offset, timestamp, outcome, final) -> None:
+    def _close(self, offset: int | None, timestamp: int | None, outcome: str, final: Brokers | None) -> None:
         ra = self.reassignment
-        ra[5], ra[6], ra[7] = offset, timestamp, outcome
+        assert ra is not None
+        ra.outcome = outcome
+        if outcome != "running":
+            ra.end_offset, ra.end_time = offset, timestamp
         if final is not None:
-            ra[10], ra[14] = tuple(final), len(final)
-        if outcome != "running" and timestamp is not None and ra[4] is not None:
-            ra[15] = timestamp - ra[4]
-        if outcome == "running":
-            ra[5] = ra[6] = None
-        self.out.rows["reassignments"].append(tuple(ra))
+            ra.final_replicas, ra.rf_after = tuple(final), len(final)
+        if outcome != "running" and timestamp is not None and ra.start_time is not None:
+            ra.duration_ms = timestamp - ra.start_time
+        self.out.rows["reassignments"].append(ra.row())
         self.reassignment = None
 
     # --- invariants and counts ---------------------------------------------------------------------
 
-    def _check(self, offset, timestamp, state) -> None:
-        replicas, isr, removing, adding, leader = state[0], state[1], state[2], state[3], state[4]
+    def _check(self, offset: int, timestamp: int, state: PartitionState) -> None:
+        replicas, isr, removing, adding, leader = state.replicas, state.isr, state.removing, state.adding, state.leader
         members = set(replicas)
         broken = set()
         if len(members) != len(replicas):
@@ -247,7 +320,7 @@ class PartitionReplay:
             broken.add("removing_not_in_replicas")
         if adding and removing and not set(adding).isdisjoint(removing):
             broken.add("adding_removing_overlap")
-        if len(state[8]) != len(replicas):
+        if len(state.directories) != len(replicas):
             broken.add("directories_misaligned")
         if broken or self.broken:
             for kind in _INVARIANTS:
@@ -261,7 +334,7 @@ class PartitionReplay:
             self.out.count_urp(offset, timestamp, under - self.under_replicated, offline - self.offline)
             self.under_replicated, self.offline = under, offline
 
-    def _violation(self, offset, timestamp, kind, detail) -> None:
+    def _violation(self, offset: int, timestamp: int, kind: str, detail: str) -> None:
         if self.out.window.contains(offset, timestamp):
             self.out.rows["violations"].append(violation(offset, timestamp, kind, topic=self.topic,
                                                          topic_id=self.topic_id_text, partition=self.partition,
@@ -286,7 +359,7 @@ class PartitionReplay:
             self._close(None, None, "running", None)
 
 
-def replay_partition(key: bytes, raws, topics: Topics, out: Output) -> PartitionReplay:
+def replay_partition(key: bytes, raws: Iterable[Raw], topics: Topics, out: Output) -> PartitionReplay:
     """Replay one partition's raw records (in log order) apart from the others, its topic's deletion
     taking effect at its offset; the single-process run gets the same result by interleaving."""
     replay = PartitionReplay.for_key(key, out)
@@ -302,15 +375,23 @@ def replay_partition(key: bytes, raws, topics: Topics, out: Output) -> Partition
     return replay
 
 
-def _directories(directories, replicas) -> tuple:
+def _directories(directories: tuple[uuid.UUID, ...] | None, replicas: Brokers) -> tuple[uuid.UUID, ...]:
     if not directories or all(d == MIGRATING for d in directories):
         return (MIGRATING,) * len(replicas)
     return directories
 
 
-def _describe(kind: str, state) -> str:
-    replicas, isr, removing, adding, leader = (list(state[0]), list(state[1]), list(state[2]), list(state[3]),
-                                               state[4])
+def _texts(directories: tuple[uuid.UUID, ...], recorded: tuple[uuid.UUID, ...] | None,
+           recorded_texts: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The directories as text: the record's own texts when they are the record's directories."""
+    if directories is recorded and recorded_texts is not None:
+        return recorded_texts
+    return tuple(map(str, directories))
+
+
+def _describe(kind: str, state: PartitionState) -> str:
+    replicas, isr, removing, adding = list(state.replicas), list(state.isr), list(state.removing), list(state.adding)
+    leader = state.leader
     subsets = {"isr_not_in_replicas": ("ISR", isr), "adding_not_in_replicas": ("adding", adding),
                "removing_not_in_replicas": ("removing", removing)}
     if kind in subsets:
@@ -322,4 +403,4 @@ def _describe(kind: str, state) -> str:
         return f"leader {leader} is not in ISR {isr}"
     if kind == "adding_removing_overlap":
         return f"{[b for b in adding if b in removing]} both adding {adding} and removing {removing}"
-    return f"{len(state[8])} directories for {len(replicas)} replicas {replicas}"
+    return f"{len(state.directories)} directories for {len(replicas)} replicas {replicas}"

@@ -16,8 +16,9 @@ read from another copy).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
@@ -46,7 +47,7 @@ class SplitStats:
     min_timestamp: int | None = None
     max_timestamp: int | None = None
     records: int = 0
-    findings: list = field(default_factory=list)
+    findings: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 TOPIC_RECORD_TYPES = frozenset({rec.TopicRecord.API_KEY, rec.RemoveTopicRecord.API_KEY})
@@ -58,8 +59,9 @@ def is_topic_record(raw: Raw) -> bool:
     return raw[3] < 0 and len(value) > 1 and value[0] == rec.FRAME_VERSION and value[1] in TOPIC_RECORD_TYPES
 
 
-def partition_key(value: bytes) -> bytes:
-    if len(value) >= _KEY_END and value[0] == rec.FRAME_VERSION and value[1] in PARTITION_RECORD_TYPES:
+def partition_key(value: bytes | None) -> bytes:
+    if (value is not None and len(value) >= _KEY_END and value[0] == rec.FRAME_VERSION
+            and value[1] in PARTITION_RECORD_TYPES):
         return value[_FRAME_BYTES:_KEY_END]
     return GLOBAL
 
@@ -89,40 +91,56 @@ def read_split(split: Split, stats: SplitStats) -> Iterator[tuple[bytes, Raw]]:
             batch = rec.read_batch(buf, pos)
             control_types = [_control_type(r.key, pos) for r in batch.records] if batch.is_control else None
         except MalformedError as exc:
-            stats.findings.append(violation(base, None, "corrupt_batch", file=split.name, position=where,
-                                            detail=f"offsets {base}..{base + last_delta} unreadable: {exc.what}"))
+            _unreadable(split, stats, where, base, last_delta, exc)
             pos += size
             expected = None
-            if not snapshot:  # the offsets as claimed, so that no gap is reported for them as well
-                if stats.first_offset is None:
-                    stats.first_offset = base
-                stats.next_offset = base + last_delta + 1
             continue
         if not snapshot:
             if expected is not None and batch.base_offset != expected:
                 stats.findings.append(violation(expected, batch.base_timestamp, "offset_gap", file=split.name,
                                                 position=where, detail=gap_detail(expected, batch.base_offset)))
             expected = batch.next_offset
-        if stats.max_timestamp is None or batch.max_timestamp > stats.max_timestamp:
-            stats.max_timestamp = batch.max_timestamp
-        if stats.min_timestamp is None or batch.base_timestamp < stats.min_timestamp:
-            stats.min_timestamp = batch.base_timestamp
-        for i, record in enumerate(batch.records):
-            offset = record.offset
-            if snapshot:
-                offset = split.snapshot_end - 1
-            elif offset < lo or (hi is not None and offset >= hi):
-                continue
-            elif stats.first_offset is None:
-                stats.first_offset = offset
-            if not snapshot:
-                stats.next_offset = offset + 1
-            stats.records += 1
-            if control_types is None:
-                yield partition_key(record.value), (offset, record.timestamp, epoch, -1, snapshot, record.value)
-            else:
-                yield GLOBAL, (offset, record.timestamp, epoch, control_types[i], snapshot, record.value)
+        yield from _batch_records(split, stats, batch, epoch, control_types)
         pos += size
+
+
+def _unreadable(split: Split, stats: SplitStats, where: int, base: int, last_delta: int,
+                exc: MalformedError) -> None:
+    """A batch whose length is plausible but whose CRC, magic or records do not check out: skipped."""
+    stats.findings.append(violation(base, None, "corrupt_batch", file=split.name, position=where,
+                                    detail=f"offsets {base}..{base + last_delta} unreadable: {exc.what}"))
+    if split.snapshot_end is None:  # the offsets as claimed, so that no gap is reported for them as well
+        if stats.first_offset is None:
+            stats.first_offset = base
+        stats.next_offset = base + last_delta + 1
+
+
+def _batch_records(split: Split, stats: SplitStats, batch: rec.Batch, epoch: int,
+                   control_types: list[int] | None) -> Iterator[tuple[bytes, Raw]]:
+    """(key, raw record) for the records of a verified batch within the split's offsets (all of a
+    snapshot's, which stand at the offset before its end)."""
+    if stats.max_timestamp is None or batch.max_timestamp > stats.max_timestamp:
+        stats.max_timestamp = batch.max_timestamp
+    if stats.min_timestamp is None or batch.base_timestamp < stats.min_timestamp:
+        stats.min_timestamp = batch.base_timestamp
+    lo, hi = split.lo, split.hi
+    snapshot_offset = None if split.snapshot_end is None else split.snapshot_end - 1
+    snapshot = snapshot_offset is not None
+    for i, record in enumerate(batch.records):
+        offset = record.offset
+        if snapshot_offset is not None:
+            offset = snapshot_offset
+        elif offset < lo or (hi is not None and offset >= hi):
+            continue
+        else:
+            if stats.first_offset is None:
+                stats.first_offset = offset
+            stats.next_offset = offset + 1
+        stats.records += 1
+        if control_types is None:
+            yield partition_key(record.value), (offset, record.timestamp, epoch, -1, snapshot, record.value)
+        else:
+            yield GLOBAL, (offset, record.timestamp, epoch, control_types[i], snapshot, record.value)
 
 
 def gap_detail(expected: int, found: int) -> str:

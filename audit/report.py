@@ -10,7 +10,12 @@ from __future__ import annotations
 import html
 import io
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 from . import storage, tables
 from .joins import Digest
@@ -25,7 +30,7 @@ OUTCOME_COLOURS = {"completed": "#2a9d8f", "cancelled": "#e9c46a", "superseded":
 def when(ms: int | None) -> str:
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
 
 
 def span(ms: int | None) -> str:
@@ -40,41 +45,11 @@ def span(ms: int | None) -> str:
 
 
 def summary(result: AuditResult) -> str:
-    log = result.log
-    lines = [f"kraftwire audit ({log['engine']}): {len(log['files'])} file(s), {log['splits']} split(s)"
-             + (f", starting from snapshot {log['snapshot']}" if log["snapshot"] else ""),
-             f"  log: {log['records']:,} records"
-             + (f", offsets {log['start_offset']}..{log['end_offset'] - 1}, {when(log['first_timestamp'])} .. "
-                f"{when(log['last_timestamp'])}" if log["records"] else "")
-             + f", {log['topics']} topic(s), {log['leader_changes']} leader change(s)"]
-    window = log["window"]
-    if window["from"] is not None or window["to"] is not None:
-        lines.append(f"  reporting {window['by']} {window['from']} .. {window['to']}")
-    digest = result.digest
-    outcomes = digest.outcomes
-    by_outcome = ", ".join(f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o])
-    lines.append(f"  reassignments: {sum(outcomes.values())}" + (f" ({by_outcome})" if by_outcome else ""))
-    durations = sorted(digest.durations["completed"])
-    if durations:
-        lines.append(f"    completed in: median {span(durations[len(durations) // 2])}, "
-                     f"p95 {span(durations[int(len(durations) * 0.95)])}, max {span(durations[-1])}")
-    lines.append(f"  replication-factor changes: {digest.rf_changes}")
-    lines += [f"    {r['topic']}-{r['partition']} {r['rf_before']} -> {r['rf_after']} at offset {r['offset']} "
-              f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})"
-              for r in _dicts("rf_changes", digest.rf_first[:10])]
-    throttles = result.rows("throttles")
-    left = [t for t in throttles if t["left_behind"]]
-    lines.append(f"  throttles: {len(throttles)} set, {len(left)} left behind")
-    lines += [f"    {t['resource_type']} {t['resource_name']!r} {t['config']}={t['value']} "
-              f"set at offset {t['set_offset']}, still set {span(t['lingered_ms'])} after the last reassignment "
-              "that needed it" for t in left[:10]]
-    violations = result.rows("violations")
-    kinds = Counter(v["kind"] for v in violations)
-    by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    lines.append(f"  violations: {len(violations)}" + (f" ({by_kind})" if kinds else ""))
-    lines += [f"    offset {v['offset']}: {v['kind']} "
-              + (f"{v['topic']}-{v['partition']} " if v["partition"] is not None else "")
-              + (f"[{v['file']}@{v['position']}] " if v["file"] else "") + (v["detail"] or "") for v in violations[:20]]
+    """The audit in a few lines of text: the log, then each table's gist."""
+    lines = _log_lines(result.log)
+    lines += _reassignment_lines(result.digest)
+    lines += _throttle_lines(result.rows("throttles"))
+    lines += _violation_lines(result.rows("violations"))
     brokers = Counter(b["event"] for b in result.rows("brokers"))
     offline = sum(1 for d in result.rows("directories") if d["event"] == "offline")
     lines.append("  brokers: " + (", ".join(f"{n} {e}" for e, n in sorted(brokers.items())) or "no events")
@@ -86,6 +61,53 @@ def summary(result: AuditResult) -> str:
                      f"{urp[-1]['under_replicated']} at the end; leaderless at the end: {urp[-1]['offline']}")
     lines.append(f"  tables in {result.out}: " + ", ".join(f"{name} {n:,}" for name, n in result.counts.items()))
     return "\n".join(lines)
+
+
+def _log_lines(log: dict[str, Any]) -> list[str]:
+    lines = [f"kraftwire audit ({log['engine']}): {len(log['files'])} file(s), {log['splits']} split(s)"
+             + (f", starting from snapshot {log['snapshot']}" if log["snapshot"] else ""),
+             f"  log: {log['records']:,} records"
+             + (f", offsets {log['start_offset']}..{log['end_offset'] - 1}, {when(log['first_timestamp'])} .. "
+                f"{when(log['last_timestamp'])}" if log["records"] else "")
+             + f", {log['topics']} topic(s), {log['leader_changes']} leader change(s)"]
+    window = log["window"]
+    if window["from"] is not None or window["to"] is not None:
+        lines.append(f"  reporting {window['by']} {window['from']} .. {window['to']}")
+    return lines
+
+
+def _reassignment_lines(digest: Digest) -> list[str]:
+    outcomes = digest.outcomes
+    by_outcome = ", ".join(f"{outcomes[o]} {o}" for o in OUTCOME_COLOURS if outcomes[o])
+    lines = [f"  reassignments: {sum(outcomes.values())}" + (f" ({by_outcome})" if by_outcome else "")]
+    durations = sorted(digest.durations["completed"])
+    if durations:
+        lines.append(f"    completed in: median {span(durations[len(durations) // 2])}, "
+                     f"p95 {span(durations[int(len(durations) * 0.95)])}, max {span(durations[-1])}")
+    lines.append(f"  replication-factor changes: {digest.rf_changes}")
+    lines += [f"    {r['topic']}-{r['partition']} {r['rf_before']} -> {r['rf_after']} at offset {r['offset']} "
+              f"({r['reassignment_outcome']} reassignment from offset {r['reassignment_start_offset']})"
+              for r in _dicts("rf_changes", digest.rf_first[:10])]
+    return lines
+
+
+def _throttle_lines(throttles: list[dict[str, Any]]) -> list[str]:
+    left = [t for t in throttles if t["left_behind"]]
+    lines = [f"  throttles: {len(throttles)} set, {len(left)} left behind"]
+    lines += [f"    {t['resource_type']} {t['resource_name']!r} {t['config']}={t['value']} "
+              f"set at offset {t['set_offset']}, still set {span(t['lingered_ms'])} after the last reassignment "
+              "that needed it" for t in left[:10]]
+    return lines
+
+
+def _violation_lines(violations: list[dict[str, Any]]) -> list[str]:
+    kinds = Counter(v["kind"] for v in violations)
+    by_kind = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    lines = [f"  violations: {len(violations)}" + (f" ({by_kind})" if kinds else "")]
+    lines += [f"    offset {v['offset']}: {v['kind']} "
+              + (f"{v['topic']}-{v['partition']} " if v["partition"] is not None else "")
+              + (f"[{v['file']}@{v['position']}] " if v["file"] else "") + (v["detail"] or "") for v in violations[:20]]
+    return lines
 
 
 # --- HTML --------------------------------------------------------------------------------------------
@@ -136,7 +158,7 @@ def _figure(element_id: str, svg: str, caption: str) -> str:
             "</figure>")
 
 
-def _svg(fig) -> str:
+def _svg(fig: Figure) -> str:
     from matplotlib import rc_context
 
     buf = io.StringIO()
@@ -146,17 +168,17 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
-def _dates(values):
+def _dates(values: Iterable[int]) -> Any:
     from matplotlib import dates
 
-    return dates.date2num([datetime.fromtimestamp(v / 1000, timezone.utc) for v in values])
+    return dates.date2num([datetime.fromtimestamp(v / 1000, UTC) for v in values])
 
 
 def _gantt(reassignments: list[dict], end: int | None) -> str:
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    def finish(r):  # a running reassignment lasts to the end of the log
+    def finish(r: dict[str, Any]) -> int:  # a running reassignment lasts to the end of the log
         return r["end_time"] if r["end_time"] is not None else max(end or 0, r["start_time"])
 
     shown = sorted((r for r in reassignments if r["start_time"] is not None),

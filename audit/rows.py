@@ -6,11 +6,14 @@ from __future__ import annotations
 import gc
 import json
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
+from kraftwire.codec.message import Message
 
 Raw = tuple  # (offset, timestamp, epoch, control type or -1, from a snapshot, value bytes)
 
@@ -47,8 +50,9 @@ ROW_ORDER = {  # the order tables are shown and compared in
 }
 
 
-def violation(offset, timestamp, kind, *, topic=None, topic_id=None, partition=None, broker=None, detail=None,
-              file=None, position=None) -> tuple:
+def violation(offset: int | None, timestamp: int | None, kind: str, *, topic: str | None = None,
+              topic_id: str | None = None, partition: int | None = None, broker: int | None = None,
+              detail: str | None = None, file: str | None = None, position: int | None = None) -> tuple[Any, ...]:
     return (offset, timestamp, kind, topic, topic_id, partition, broker, detail, file, position)
 
 
@@ -67,7 +71,8 @@ class Window:
             return True
         return (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
 
-    def overlaps(self, start_offset, start_time, end_offset, end_time) -> bool:
+    def overlaps(self, start_offset: int, start_time: int | None, end_offset: int | None,
+                 end_time: int | None) -> bool:
         """Whether [start, end] meets the window; end None means still open."""
         start, end = (start_time, end_time) if self.by_time else (start_offset, end_offset)
         if self.hi is not None and start is not None and start > self.hi:
@@ -81,11 +86,11 @@ EVERYTHING = Window()
 class Output:
     """Rows per table, as tuples in ``COLUMNS`` order; the caller drains the big tables as they grow."""
 
-    def __init__(self, window: Window = EVERYTHING):
+    def __init__(self, window: Window = EVERYTHING) -> None:
         self.window = window
-        self.rows: dict[str, list] = {name: [] for name in COLUMNS}
-        self.urp: dict[int, list] = {}  # timestamp -> [last offset, change of under-replicated, of offline]
-        self.record_types: Counter = Counter()
+        self.rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in COLUMNS}
+        self.urp: dict[int, list[int]] = {}  # timestamp -> [last offset, change of under-replicated, of offline]
+        self.record_types: Counter[str] = Counter()
 
     def count_urp(self, offset: int, timestamp: int, under: int, offline: int) -> None:
         entry = self.urp.get(timestamp)
@@ -96,14 +101,14 @@ class Output:
             entry[1] += under
             entry[2] += offline
 
-    def drain(self, table: str) -> list:
+    def drain(self, table: str) -> list[tuple[Any, ...]]:
         rows = self.rows[table]
         self.rows[table] = []
         return rows
 
 
 @contextmanager
-def few_collections():
+def few_collections() -> Iterator[None]:
     """Run with Python's cyclic garbage collector seldom: a replay allocates millions of short-lived
     tuples and makes no cycles, and with the default thresholds the collector keeps rescanning the
     long-lived partition states (~15 % of the time on a 1M-record log)."""
@@ -118,22 +123,24 @@ def few_collections():
 # --- decoding ---------------------------------------------------------------------------------------
 
 
-def decode(raw: Raw):
+def decode(raw: Raw) -> tuple[Message, int]:
     """(record object, record version) of a raw record; MalformedError if it does not decode."""
-    control_type = raw[3]
+    control_type, value = raw[3], raw[5]
+    if value is None:
+        raise MalformedError("record without a value", 0)
     if control_type < 0:
-        return rec.decode_frame(raw[5])
+        return rec.decode_frame(value)
     cls = rec.CONTROL_TYPES.get(control_type)
     if cls is None:
         raise MalformedError(f"unknown control record type {control_type}", 0)
-    return cls.decode(raw[5], rec.CONTROL_VALUE_VERSION), rec.CONTROL_VALUE_VERSION
+    return cls.decode(value, rec.CONTROL_VALUE_VERSION), rec.CONTROL_VALUE_VERSION
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=str).encode
 _NESTED = {cls for cls in rec.ALL.values() if any(f.struct is not None for f in cls._spec.fields)}
 
 
-def fields_json(record) -> str:
+def fields_json(record: Message) -> str:
     """The record's fields as a JSON object (snake_case names, UUIDs as strings)."""
     if type(record) in _NESTED or record.unknown_tagged_fields:
         values = record.to_dict()
@@ -144,7 +151,7 @@ def fields_json(record) -> str:
     return _ENCODE(values)
 
 
-def partition_fields_json(record, topic_id_text: str, directory_texts: tuple | None) -> str:
+def partition_fields_json(record: Message, topic_id_text: str, directory_texts: tuple[str, ...] | None) -> str:
     """``fields_json`` of a PartitionRecord/PartitionChangeRecord, with its ids already as text."""
     values = dict(zip(record._fields, record))
     values["topic_id"] = topic_id_text
@@ -156,19 +163,22 @@ def partition_fields_json(record, topic_id_text: str, directory_texts: tuple | N
     return _ENCODE(values)
 
 
-def record_row(raw: Raw, record, version: int, topic=None, topic_id=None, partition=None, fields=None) -> tuple:
+def record_row(raw: Raw, record: Message, version: int, topic: str | None = None, topic_id: str | None = None,
+               partition: int | None = None, fields: str | None = None) -> tuple[Any, ...]:
     return (raw[0], raw[1], raw[2], raw[4], raw[3] >= 0, type(record).__name__, version, topic, topic_id,
             partition, fields_json(record) if fields is None else fields)
 
 
-def undecodable(out: Output, raw: Raw, exc: MalformedError, **where) -> None:
+def undecodable(out: Output, raw: Raw, exc: MalformedError, *, topic_id: str | None = None,
+                partition: int | None = None) -> None:
     """A record that does not decode is a violation, unless it is well framed and only of a type (or
     version) the schemas lack, as a newer Kafka writes: that one is counted, not judged."""
     if isinstance(exc, rec.UnknownRecordType):
         out.record_types[f"UnknownRecordType{exc.record_type}v{exc.version}"] += 1
         return
     if out.window.contains(raw[0], raw[1]):
-        out.rows["violations"].append(violation(raw[0], raw[1], "undecodable_record", detail=exc.what, **where))
+        out.rows["violations"].append(violation(raw[0], raw[1], "undecodable_record", detail=exc.what,
+                                                topic_id=topic_id, partition=partition))
 
 
 

@@ -59,8 +59,8 @@ def plan(directories: list[str], split_bytes: int = DEFAULT_SPLIT_BYTES) -> Plan
         for entry in storage.list_files(directory):
             if (base := parse_base_offset(entry.name)) is not None:
                 segments.setdefault(base, entry)
-            elif snapshot := parse_snapshot_name(entry.name):
-                snapshots.append((*snapshot, entry))
+            elif snapshot_id := parse_snapshot_name(entry.name):
+                snapshots.append((*snapshot_id, entry))
             elif entry.name.endswith(INDEX_SUFFIX):
                 indexes.setdefault(entry.uri, entry)
     bases = sorted(segments)

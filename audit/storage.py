@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -64,7 +65,15 @@ def write_bytes(uri: str, data: bytes) -> None:
         f.write(data)
 
 
-def open_output(uri: str):
+class OutputStream(Protocol):
+    """What the tables write through (a ``pyarrow`` output stream)."""
+
+    def write(self, data: bytes) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def open_output(uri: str) -> OutputStream:
     """A writable binary stream; parent directories are created."""
     fs, path = resolve(uri)
     fs.create_dir(posixpath.dirname(path), recursive=True)

@@ -20,16 +20,17 @@ and ``tests/test_codec_generated.py`` fails while they differ from what that wri
 from . import messages
 from .error_codes import ErrorCode
 from .errors import CodecError, EncodeError, KafkaError, MalformedError, UnsupportedVersionError
+from .message import Message
 
 API_VERSIONS_KEY = 18
 
-_APIS: dict[int, tuple[type, type]] = {}
+_APIS: dict[int, tuple[type[Message], type[Message]]] = {}
 for _cls in messages.ALL.values():
-    if _cls.SPEC.type == "request":
+    if _cls.SPEC.type == "request" and _cls.API_KEY is not None:
         _APIS[_cls.API_KEY] = (_cls, messages.ALL[_cls.__name__[: -len("Request")] + "Response"])
 
 
-def api(api_key: int) -> tuple[type, type]:
+def api(api_key: int) -> tuple[type[Message], type[Message]]:
     """The (request class, response class) of an API key; KeyError if kraftwire has no schema for it."""
     return _APIS[api_key]
 

@@ -3,6 +3,8 @@ clients retry it.
 
 Generated from ``schemas/`` by ``python -m kraftwire.codec.generate``; do not edit.
 """
+from __future__ import annotations
+
 from enum import IntEnum
 
 
@@ -13,7 +15,9 @@ class ErrorCode(IntEnum):
     message: str | None
     retriable: bool
 
-    def __new__(cls, code: int, message: str | None, retriable: bool):
+    # Called only as the members are made (a lookup, ``ErrorCode(3)``, finds the member): the defaults
+    # are there for type checkers, which read a lookup as a call of this.
+    def __new__(cls, code: int, message: str | None = None, retriable: bool = False) -> ErrorCode:
         member = int.__new__(cls, code)
         member._value_ = code
         member.message = message

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from .schema import FieldSpec, MessageSpec, StructSpec, Versions, load_package, strip_comments
 
-WIDTH = 110
+WIDTH = 110  # string literals
+LINE_WIDTH = 120  # ruff's line length: fields and their comments
+_TUPLE_ATTRIBUTES = frozenset(name for name in dir(tuple) if not name.startswith("_"))
 PYTHON_TYPES = {"bool": "bool", "int8": "int", "int16": "int", "int32": "int", "int64": "int", "uint16": "int",
                 "uint32": "int", "float64": "float", "string": "str", "bytes": "bytes", "records": "bytes",
                 "uuid": "uuid.UUID"}
@@ -40,6 +42,8 @@ def error_codes_source() -> str:
     lines = _header("Kafka's error codes (``Errors`` in Kafka), each with Kafka's default message and whether\n"
                     "clients retry it.")
     lines += [
+        "from __future__ import annotations",
+        "",
         "from enum import IntEnum",
         "",
         "",
@@ -50,7 +54,9 @@ def error_codes_source() -> str:
         "    message: str | None",
         "    retriable: bool",
         "",
-        "    def __new__(cls, code: int, message: str | None, retriable: bool):",
+        "    # Called only as the members are made (a lookup, ``ErrorCode(3)``, finds the member): the defaults",
+        "    # are there for type checkers, which read a lookup as a call of this.",
+        "    def __new__(cls, code: int, message: str | None = None, retriable: bool = False) -> ErrorCode:",
         "        member = int.__new__(cls, code)",
         "        member._value_ = code",
         "        member.message = message",
@@ -92,7 +98,9 @@ def _annotation(f: FieldSpec, root: str) -> str:
     return kind if _is_empty(f.nullable) else f"{kind} | None"
 
 
-def _field_line(f: FieldSpec, struct: StructSpec, root: str) -> str:
+def _field_lines(f: FieldSpec, struct: StructSpec, root: str, indent: str) -> list[str]:
+    """A field's annotation with its versions, nullability and tag, and the schema's ``about`` text: after
+    the annotation when the line stays within LINE_WIDTH, else as comment lines above it."""
     facts = []
     if not _covers(f.versions, struct.versions):
         facts.append(f"versions {f.versions}")
@@ -100,8 +108,16 @@ def _field_line(f: FieldSpec, struct: StructSpec, root: str) -> str:
         facts.append(f"nullable {f.nullable}")
     if not _is_empty(f.tagged):
         facts.append(f"tag {f.tag}")
-    line = f"{f.attr}: {_annotation(f, root)}"
-    return line + (f"  # {', '.join(facts)}" if facts else "")
+    line = f"{indent}{f.attr}: {_annotation(f, root)}"
+    comment = "; ".join(part for part in (", ".join(facts), f.about) if part)
+    if f.attr in _TUPLE_ATTRIBUTES:
+        # a field named like a method of tuple (``count``, ``index``), which every instance is underneath
+        line += "  # type: ignore[assignment]"
+        facts.insert(0, f"hides tuple.{f.attr}")
+    elif comment and len(f"{line}  # {comment}") <= LINE_WIDTH:
+        return [f"{line}  # {comment}"]
+    above = [f"{indent}# {text}" for text in textwrap.wrap(f.about, LINE_WIDTH - len(indent) - 2)]
+    return above + [line + (f"  # {', '.join(facts)}" if facts else "")]
 
 
 def _root_doc(spec: MessageSpec) -> str:
@@ -119,7 +135,8 @@ def _root_doc(spec: MessageSpec) -> str:
 
 def _class_lines(name: str, base: str, doc: str, struct: StructSpec, root: str, indent: str) -> list[str]:
     lines = [f"{indent}class {name}({base}):", f'{indent}    """{doc}"""', "", f"{indent}    __slots__ = ()"]
-    lines += [f"{indent}    {_field_line(f, struct, root)}" for f in struct.fields]
+    for f in struct.fields:
+        lines += _field_lines(f, struct, root, indent + "    ")
     return lines
 
 

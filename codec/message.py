@@ -7,13 +7,16 @@ codecs are compiled lazily, once per version, on first use.
 from __future__ import annotations
 
 import struct
+from typing import Any, Self, TypeVar
 
 from .errors import EncodeError, MalformedError, UnsupportedVersionError
 from .model import Struct, bind_struct_class
 from .schema import MessageSpec, Versions
 from .primitives import FIXED
-from .structs import KafkaStruct, compile_struct, compile_validator
+from .structs import Decoder, Encoder, KafkaStruct, StructClasses, Validator, compile_struct, compile_validator
 
+
+_S = TypeVar("_S", bound=Struct)
 
 _FIXED_WIDTHS = {"bool": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
                  "float64": 8, "uuid": 16}
@@ -27,8 +30,9 @@ class Message(Struct):
     API_KEY: int | None
     VALID_VERSIONS: Versions
     FLEXIBLE_VERSIONS: Versions
-    _codecs: dict
-    _validators: dict
+    _classes: StructClasses  # the root's and its nested structs' classes by schema name
+    _codecs: dict[int, tuple[Decoder, Encoder]]
+    _validators: dict[int, Validator]
 
     @classmethod
     def construct(cls, version: int) -> KafkaStruct:
@@ -37,7 +41,7 @@ class Message(Struct):
         return KafkaStruct(cls.SPEC.root, cls._classes, version, version in cls.FLEXIBLE_VERSIONS)
 
     @classmethod
-    def _codec(cls, version: int):
+    def _codec(cls, version: int) -> tuple[Decoder, Encoder]:
         codec = cls._codecs.get(version)
         if codec is None:
             _, decoder, encoder = compile_struct(cls.construct(version))
@@ -65,7 +69,7 @@ class Message(Struct):
             raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {exc}") from None
 
     @classmethod
-    def decode(cls, data: bytes, version: int):
+    def decode(cls, data: bytes, version: int) -> Self:
         """Decode a body that must fill ``data`` exactly."""
         data = bytes(data)
         obj, pos = cls.decode_from(data, 0, version)
@@ -90,7 +94,7 @@ class Message(Struct):
         return None
 
     @classmethod
-    def fixed_value(cls, attr: str, version: int, buf, pos: int = 0):
+    def fixed_value(cls, attr: str, version: int, buf: bytes | bytearray | memoryview, pos: int = 0) -> Any:
         """Top-level number or bool ``attr`` of the body at ``pos`` of ``buf``, read where
         ``fixed_offset`` puts it; ``LookupError`` when it has no such place (or is not such a field)."""
         at = cls.fixed_offset(attr, version)
@@ -100,7 +104,7 @@ class Message(Struct):
         return struct.unpack_from(">" + FIXED[field.type].code, buf, pos + at)[0]
 
     @classmethod
-    def validator(cls, version: int):
+    def validator(cls, version: int) -> Validator:
         """The generated ``validate(buf, pos) -> next position`` at ``version``: refuses (MalformedError)
         exactly the bodies the decoder refuses, and builds nothing."""
         validate = cls._validators.get(version)
@@ -109,24 +113,24 @@ class Message(Struct):
         return validate
 
     @classmethod
-    def decoder(cls, version: int):
+    def decoder(cls, version: int) -> Decoder:
         """The generated ``decode(buf, pos) -> (object, next position)`` at ``version``, for callers that
         decode one version often (the transport, per route)."""
         return cls._codec(version)[0]
 
     @classmethod
-    def decode_from(cls, buf: bytes, pos: int, version: int):
+    def decode_from(cls, buf: bytes, pos: int, version: int) -> tuple[Self, int]:
         """Decode one message starting at ``pos`` of ``buf`` (bytes); returns (object, next position)."""
         return cls._codec(version)[0](buf, pos)
 
 
-def bind_message_classes(namespace: dict, specs: dict[str, MessageSpec]) -> dict[str, type[Message]]:
+def bind_message_classes(namespace: dict[str, Any], specs: dict[str, MessageSpec]) -> dict[str, type[Message]]:
     """Bind each schema's generated class in ``namespace`` (a generated module's globals) to the schema;
     returns {name: class}. A schema without a class there (generated code older than ``schemas/``)
     gets one made here, so that the generator can still import the codec to write it."""
     bound = {}
     for name, spec in specs.items():
-        root = namespace.get(name)
+        root: type[Message] | None = namespace.get(name)
         if root is None:
             root = namespace[name] = _declare(name, Message, namespace["__name__"])
         bound[name] = _bind_message_class(root, spec)
@@ -135,8 +139,9 @@ def bind_message_classes(namespace: dict, specs: dict[str, MessageSpec]) -> dict
 
 def _bind_message_class(root: type[Message], spec: MessageSpec) -> type[Message]:
     """One class per struct of the schema; nested ones hang off the root class by their names."""
-    classes: dict[str, type] = {}
+    classes: StructClasses = {}
     for name, struct_spec in spec.structs.items():  # nested structs come before their parents
+        cls: type[Struct] | None
         if struct_spec is spec.root:
             cls = root
         else:
@@ -156,7 +161,7 @@ def _bind_message_class(root: type[Message], spec: MessageSpec) -> type[Message]
     return root
 
 
-def _declare(name: str, base: type, module: str, qualname: str | None = None) -> type:
-    cls = type(name, (base,), {"__slots__": (), "__module__": module})
+def _declare(name: str, base: type[_S], module: str, qualname: str | None = None) -> type[_S]:
+    cls: type[_S] = type(name, (base,), {"__slots__": (), "__module__": module})
     cls.__qualname__ = qualname or name
     return cls

@@ -7,7 +7,8 @@ arguments only; absent fields take the schema's defaults; arrays are stored as t
 """
 from __future__ import annotations
 
-from collections import _tuplegetter  # C accessor used by namedtuple; fast attribute reads
+from collections import _tuplegetter  # type: ignore[attr-defined]  # namedtuple's C accessor, untyped
+from typing import Any, Self
 
 from .schema import FieldSpec, StructSpec
 
@@ -19,11 +20,12 @@ class Struct(tuple):
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
-    _defaults: tuple = ()
+    _defaults: tuple[Any, ...] = ()
+    _index: dict[str, int]  # field name -> slot
     _spec: StructSpec
     unknown_tagged_fields: tuple[tuple[int, bytes], ...]  # tagged fields the schema does not know, as read
 
-    def __new__(cls, **values):
+    def __new__(cls, **values: Any) -> Self:
         slots = list(cls._defaults)
         index = cls._index
         for name, value in values.items():
@@ -33,20 +35,20 @@ class Struct(tuple):
             slots[i] = tuple(value) if value.__class__ is list else value
         return _new(cls, slots)
 
-    def replace(self, **changes) -> "Struct":
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed."""
         current = dict(zip(self._fields, self))
         current.update(changes)
         return type(self)(**current)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain nested dicts/lists, e.g. for JSON output."""
         return {name: _plain(value) for name, value in zip(self._fields, self)}
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and tuple.__eq__(self, other)
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
     __hash__ = tuple.__hash__
@@ -59,15 +61,15 @@ class Struct(tuple):
         )
         return f"{type(self).__qualname__}({shown})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), tuple(self)))
 
 
-def _rebuild(cls, values):
+def _rebuild(cls: type[Struct], values: tuple[Any, ...]) -> Struct:
     return _new(cls, values)
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     if isinstance(value, Struct):
         return value.to_dict()
     if isinstance(value, tuple):
@@ -79,7 +81,7 @@ def _plain(value):
     return value
 
 
-def bind_struct_class(cls: type, spec: StructSpec, struct_classes: dict[str, type]) -> None:
+def bind_struct_class(cls: type[Struct], spec: StructSpec, struct_classes: dict[str, type[Struct]]) -> None:
     """Give a struct class (declared by the generated modules, with ``__slots__ = ()``) its fields
     from the schema: one tuple slot per field, then ``unknown_tagged_fields``. The classes of nested
     structs must already be bound and in ``struct_classes``."""
@@ -92,7 +94,7 @@ def bind_struct_class(cls: type, spec: StructSpec, struct_classes: dict[str, typ
     cls._defaults = tuple(field_default(f, struct_classes) for f in spec.fields) + ((),)
 
 
-def field_default(f: FieldSpec, struct_classes: dict[str, type]):
+def field_default(f: FieldSpec, struct_classes: dict[str, type[Struct]]) -> Any:
     """The default value of a field, with struct-typed defaults as instances of their class."""
     value = f.default()
     if value is None and f.struct is not None and not f.is_array and f.default_text != "null":

@@ -13,10 +13,18 @@ from __future__ import annotations
 
 import struct
 import uuid
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
 
 from construct import Construct, stream_read, stream_write
 
 from .errors import MalformedError
+
+if TYPE_CHECKING:
+    from .structs import Emitter
+
+Stream = IO[bytes]
+Unpacker = Callable[[bytes, int], tuple[Any, ...]]
 
 _pack = struct.pack
 _unpack = struct.unpack
@@ -34,7 +42,7 @@ def packer(code: str, count: int) -> struct.Struct:
 SMALL_ARRAY = 64
 
 
-def small_unpackers(code: str) -> tuple:
+def small_unpackers(code: str) -> tuple[Unpacker, ...]:
     """``unpack_from`` of n big-endian values of one type, indexed by n < SMALL_ARRAY: Kafka's arrays
     are mostly short, and indexing beats ``packer``'s keyed lookup in the decoders' inner loop."""
     return tuple(packer(code, n).unpack_from for n in range(SMALL_ARRAY))
@@ -77,7 +85,7 @@ def write_varint(out: bytearray, value: int) -> None:
     write_uvarint(out, (value << 1) ^ (value >> 63))
 
 
-def _stream_uvarint(stream, path) -> int:
+def _stream_uvarint(stream: Stream, path: str) -> int:
     value = shift = 0
     while True:
         b = stream_read(stream, 1, path)[0]
@@ -89,20 +97,20 @@ def _stream_uvarint(stream, path) -> int:
             raise MalformedError("varint longer than 5 bytes", stream.tell())
 
 
-def _stream_write_uvarint(stream, value, path) -> None:
+def _stream_write_uvarint(stream: Stream, value: int, path: str) -> None:
     out = bytearray()
     write_uvarint(out, value)
     stream_write(stream, bytes(out), len(out), path)
 
 
-def emit_read_uvarint(e, target: str) -> None:
+def emit_read_uvarint(e: Emitter, target: str) -> None:
     """Inline fast path for the common one-byte varint."""
     e.line("_b = buf[pos]")
     e.line(f"if _b < 128: {target} = _b; pos += 1")
     e.line(f"else: {target}, pos = read_uvarint(buf, pos)")
 
 
-def emit_write_uvarint(e, expr: str, out: str) -> None:
+def emit_write_uvarint(e: Emitter, expr: str, out: str) -> None:
     e.line(f"_n = {expr}")
     e.line(f"if _n < 128: {out}.append(_n)")
     e.line(f"else: write_uvarint({out}, _n)")
@@ -118,27 +126,27 @@ NULL_BOOL = "a bool cannot be null"
 class Fixed(Construct):
     """A big-endian fixed-width value; consecutive ones are merged into a single (un)pack."""
 
-    def __init__(self, code: str):
+    def __init__(self, code: str) -> None:
         super().__init__()
         self.code = code
         self.size = struct.calcsize(">" + code)
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Any:
         return _unpack(">" + self.code, stream_read(stream, self.size, path))[0]
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: Stream, context: object, path: str) -> Any:
         if obj is None and self.code == "?":
             raise struct.error(NULL_BOOL)
         stream_write(stream, _pack(">" + self.code, obj), self.size, path)
         return obj
 
-    def emit_decode(self, e, target):
+    def emit_decode(self, e: Emitter, target: str) -> None:
         emit_fixed_group(e, [(target, self)])
 
-    def emit_encode(self, e, expr, out):
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
         emit_fixed_group_encode(e, [(expr, self)], out)
 
-    def emit_skip(self, e):
+    def emit_skip(self, e: Emitter) -> None:
         e.line(f"pos += {self.size}")
 
 
@@ -154,21 +162,21 @@ FIXED = {
 }
 
 
-def emit_null_or_fail(e, target: str, nullable: bool, what: str) -> None:
+def emit_null_or_fail(e: Emitter, target: str, nullable: bool, what: str) -> None:
     if nullable:
         e.line(f"{target} = None")
     else:
         e.line(f"raise MalformedError({what + ' is null but not nullable'!r}, pos)")
 
 
-def emit_check_null(e, expr: str, nullable: bool, what: str) -> bool:
+def emit_check_null(e: Emitter, expr: str, nullable: bool, what: str) -> bool:
     """For encoders: refuse None where not nullable. Returns True if the caller must handle None."""
     if not nullable:
         e.line(f"if {expr} is None: raise EncodeError({what + ' is null but not nullable in this version'!r})")
     return nullable
 
 
-def emit_read_length(e, compact: bool, code: str, nullable: bool, target: str, what: str) -> None:
+def emit_read_length(e: Emitter, compact: bool, code: str, nullable: bool, target: str, what: str) -> None:
     """Read a length or count into ``_n`` (classic ``code``-sized, or compact varint minus one) and
     handle a negative one: null where allowed, an error otherwise. Leaves an open ``if``/``elif``
     chain for the caller to continue with ``elif``/``else``."""
@@ -182,7 +190,7 @@ def emit_read_length(e, compact: bool, code: str, nullable: bool, target: str, w
         emit_null_or_fail(e, target, nullable, what)
 
 
-def emit_write_length(e, compact: bool, code: str, length_expr: str, out: str) -> None:
+def emit_write_length(e: Emitter, compact: bool, code: str, length_expr: str, out: str) -> None:
     if compact:
         emit_write_uvarint(e, f"{length_expr} + 1", out)
     else:
@@ -205,22 +213,22 @@ def uuid_from_bytes(raw: bytes) -> uuid.UUID:
 
 
 class Uuid(Construct):
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Any:
         return uuid.UUID(bytes=stream_read(stream, 16, path))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: Stream, context: object, path: str) -> Any:
         stream_write(stream, obj.bytes, 16, path)
         return obj
 
-    def emit_decode(self, e, target):
+    def emit_decode(self, e: Emitter, target: str) -> None:
         e.line("if pos + 16 > _blen: raise MalformedError('truncated uuid', pos)")
         e.line("_u = buf[pos:pos + 16]; pos += 16")
         e.line(f"{target} = uuid_cache.get(_u) or uuid_from_bytes(_u)")
 
-    def emit_encode(self, e, expr, out):
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
         e.line(f"{out} += {expr}.bytes")
 
-    def emit_skip(self, e):
+    def emit_skip(self, e: Emitter) -> None:
         e.line("pos += 16")
 
 
@@ -230,12 +238,12 @@ class Sized(Construct):
     """A string or byte string with a length prefix: int16 (strings) / int32 (bytes) when classic,
     unsigned varint of length+1 when compact; -1 (classic) or 0 (compact) is null."""
 
-    def __init__(self, is_string: bool, compact: bool, nullable: bool, what: str):
+    def __init__(self, is_string: bool, compact: bool, nullable: bool, what: str) -> None:
         super().__init__()
         self.is_string, self.compact, self.nullable, self.what = is_string, compact, nullable, what
         self.prefix = "h" if is_string else "i"
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Any:
         if self.compact:
             n = _stream_uvarint(stream, path) - 1
         else:
@@ -247,7 +255,7 @@ class Sized(Construct):
         data = stream_read(stream, n, path)
         return data.decode("utf-8") if self.is_string else data
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: Stream, context: object, path: str) -> Any:
         if obj is None:
             data, n = b"", -1
         else:
@@ -260,7 +268,7 @@ class Sized(Construct):
         stream_write(stream, data, len(data), path)
         return obj
 
-    def emit_decode(self, e, target):
+    def emit_decode(self, e: Emitter, target: str) -> None:
         emit_read_length(e, self.compact, self.prefix, self.nullable, target, self.what)
         e.line("else:")
         with e.block():
@@ -268,7 +276,7 @@ class Sized(Construct):
             e.line(f"if _end > _blen: raise MalformedError({self.what + ' length beyond the buffer'!r}, pos)")
             e.line(f"{target} = buf[pos:_end]{'.decode()' if self.is_string else ''}; pos = _end")
 
-    def emit_skip(self, e):
+    def emit_skip(self, e: Emitter) -> None:
         """Past the value: a string is still decoded (bytes that are not UTF-8 are refused as by the
         decoder), a byte string only counted."""
         emit_read_length(e, self.compact, self.prefix, self.nullable, "_", self.what)
@@ -281,7 +289,7 @@ class Sized(Construct):
             else:
                 e.line("pos += _n")
 
-    def emit_encode(self, e, expr, out):
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
         handle_none = emit_check_null(e, expr, self.nullable, self.what)
         if handle_none:
             null = "append(0)" if self.compact else f"extend({_pack('>' + self.prefix, -1)!r})"
@@ -301,11 +309,11 @@ class Array(Construct):
     """An array: int32 count (classic) or varint count+1 (compact); -1 / 0 is null.
     Arrays of fixed-width numbers are (un)packed in one call."""
 
-    def __init__(self, element: Construct, compact: bool, nullable: bool, what: str):
+    def __init__(self, element: Construct, compact: bool, nullable: bool, what: str) -> None:
         super().__init__()
         self.element, self.compact, self.nullable, self.what = element, compact, nullable, what
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Any:
         n = _stream_uvarint(stream, path) - 1 if self.compact else _unpack(">i", stream_read(stream, 4, path))[0]
         if n < 0:
             if not self.nullable:
@@ -313,7 +321,7 @@ class Array(Construct):
             return None
         return tuple(self.element._parse(stream, context, path) for _ in range(n))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: Stream, context: object, path: str) -> Any:
         n = -1 if obj is None else len(obj)
         if self.compact:
             _stream_write_uvarint(stream, n + 1, path)
@@ -323,7 +331,7 @@ class Array(Construct):
             self.element._build(item, stream, context, path)
         return obj
 
-    def emit_decode(self, e, target):
+    def emit_decode(self, e: Emitter, target: str) -> None:
         emit_read_length(e, self.compact, "i", self.nullable, target, self.what)
         # Like Kafka's readers: a count larger than the bytes left cannot be honest.
         e.line(f"elif _n > _blen - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
@@ -343,7 +351,7 @@ class Array(Construct):
                     e.line(f"{append}({item})")
                 e.line(f"{target} = tuple({items})")
 
-    def emit_skip(self, e):
+    def emit_skip(self, e: Emitter) -> None:
         emit_read_length(e, self.compact, "i", self.nullable, "_", self.what)
         e.line(f"elif _n > _blen - pos: raise MalformedError({self.what + ' count beyond the buffer'!r}, pos)")
         if isinstance(self.element, (Fixed, Uuid)):
@@ -355,7 +363,7 @@ class Array(Construct):
             with e.block():
                 self.element.emit_skip(e)
 
-    def emit_encode(self, e, expr, out):
+    def emit_encode(self, e: Emitter, expr: str, out: str) -> None:
         arr = e.var("arr")
         e.line(f"{arr} = {expr}")
         handle_none = emit_check_null(e, arr, self.nullable, self.what)
@@ -376,7 +384,7 @@ class Array(Construct):
             e.dedent()
 
 
-def emit_fixed_group(e, fields: list[tuple[str, Fixed]]) -> None:
+def emit_fixed_group(e: Emitter, fields: list[tuple[str, Fixed]]) -> None:
     """Decode consecutive fixed-width fields with one unpack_from."""
     fmt = "".join(c.code for _, c in fields)
     size = sum(c.size for _, c in fields)
@@ -385,7 +393,7 @@ def emit_fixed_group(e, fields: list[tuple[str, Fixed]]) -> None:
     e.line(f"{targets} = {unpack}(buf, pos); pos += {size}")
 
 
-def emit_fixed_group_encode(e, fields: list[tuple[str, Fixed]], out: str) -> None:
+def emit_fixed_group_encode(e: Emitter, fields: list[tuple[str, Fixed]], out: str) -> None:
     for expr, c in fields:
         if c.code == "?":
             e.line(f"if {expr} is None: raise struct_error({NULL_BOOL!r})")

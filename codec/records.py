@@ -13,17 +13,34 @@ from __future__ import annotations
 import itertools
 import struct
 import zlib
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
 
 import crc32c
 
 from .errors import MalformedError
 from .message import Message
 from .primitives import read_uvarint, read_varint, write_uvarint, write_varint
+from .structs import Decoder
 from .record_types import *  # noqa: F403 (the record classes: codec.records.TopicRecord and so on)
 from .record_types import ALL
 
-METADATA_TYPES: dict[int, type[Message]] = {c.API_KEY: c for c in ALL.values() if c.SPEC.type == "metadata"}
+
+def metadata_type(cls: type[Message]) -> int:
+    """A metadata record class's type (its schema's apiKey), which every metadata schema has."""
+    if cls.API_KEY is None:
+        raise TypeError(f"{cls.__name__} is not a metadata record")
+    return cls.API_KEY
+
+
+def latest_version(cls: type[Message]) -> int:
+    """The highest version of a record schema (theirs are closed ranges)."""
+    if cls.VALID_VERSIONS.high is None:
+        raise TypeError(f"{cls.__name__} has an open version range")
+    return cls.VALID_VERSIONS.high
+
+
+METADATA_TYPES: dict[int, type[Message]] = {metadata_type(c): c for c in ALL.values() if c.SPEC.type == "metadata"}
 CONTROL_TYPES: dict[int, type[Message]] = {
     c.SPEC.control_record_type: c for c in ALL.values() if c.SPEC.control_record_type is not None
 }
@@ -41,8 +58,8 @@ CONTROL_VALUE_VERSION = 0
 def encode_frame(record: Message, version: int | None = None) -> bytes:
     """Frame a metadata record; ``version`` defaults to the highest the schema has."""
     if version is None:
-        version = record.VALID_VERSIONS.high
-    out = bytearray(_frame_prefix(record.API_KEY, version))
+        version = latest_version(type(record))
+    out = bytearray(_frame_prefix(metadata_type(type(record)), version))
     record.encode_into(out, version)
     return bytes(out)
 
@@ -75,13 +92,13 @@ class UnknownRecordType(MalformedError):
         self.record_type, self.version = record_type, version
 
 
-_frame_decoders: dict[bytes, object] = {}  # a frame's first 3 bytes (version, type, record version) -> decoder
+_frame_decoders: dict[bytes, Decoder] = {}  # a frame's first 3 bytes (version, type, record version) -> decoder
 
 
-def _frame_decoder(record_type: int, version: int, pos: int):
-    cls = METADATA_TYPES.get(record_type)
+def _frame_decoder(type_of_record: int, version: int, pos: int) -> Decoder:
+    cls = METADATA_TYPES.get(type_of_record)
     if cls is None or version not in cls.VALID_VERSIONS:
-        raise UnknownRecordType(record_type, version, pos)
+        raise UnknownRecordType(type_of_record, version, pos)
     decoder = cls._codec(version)[0]
     return _decoding_alike(cls, decoder) if cls in _LEADING_PARTITION_ID else decoder
 
@@ -89,7 +106,7 @@ def _frame_decoder(record_type: int, version: int, pos: int):
 ALIKE_DECODES = 4096  # distinct partition records remembered per (type, version) before starting afresh
 
 
-def _decoding_alike(cls, decoder):
+def _decoding_alike(cls: type[Message], decoder: Decoder) -> Decoder:
     """``decoder`` (of a record type whose body starts with its int32 partition id, behind a
     three-byte frame prefix) decoding each distinct rest of the frame once: a bulk change's thousands
     of records that differ only in their partition id (``metadata_batch`` wrote them so) are decoded
@@ -98,7 +115,7 @@ def _decoding_alike(cls, decoder):
     remembered: dict[bytes, Message] = {}
     partition_id = _INT32.unpack_from
 
-    def decode(data, pos: int):
+    def decode(data: bytes, pos: int) -> tuple[Any, int]:
         if pos != 3 or type(data) is not bytes:
             return decoder(data, pos)
         rest = data[7:]
@@ -199,7 +216,7 @@ def encode_batch(base_offset: int, epoch: int, timestamp: int, entries: list[tup
     """An uncompressed v2 batch of (key, value) records sharing one timestamp, as KRaft writes them."""
     if not entries:
         raise ValueError("a record batch needs at least one record")
-    parts = []
+    parts: list[bytes] = []
     add = parts.append
     small = _SMALL_VARINTS
     for delta, (key, value) in enumerate(entries):
@@ -269,7 +286,7 @@ class BatchHeader(NamedTuple):
     last_offset_delta: int
     base_timestamp: int
     max_timestamp: int
-    count: int
+    count: int  # type: ignore[assignment]  # Kafka's name for the field; it hides tuple.count
 
 
 def check_batch(buf: bytes, pos: int) -> BatchHeader:
@@ -371,7 +388,7 @@ def _read_records(body: bytes, count: int, base_offset: int, base_ts: int, batch
     return tuple(records)
 
 
-def iter_batches(buf: bytes, pos: int = 0):
+def iter_batches(buf: bytes, pos: int = 0) -> Iterator[Batch]:
     """Yield every batch from ``pos`` to the end of ``buf``; stops with MalformedError at damage."""
     while pos < len(buf):
         batch = read_batch(buf, pos)
@@ -391,7 +408,7 @@ def decode_value(batch: Batch, record: Record) -> Message:
         raise MalformedError(f"record at offset {record.offset}: {exc.what}", batch.position) from None
 
 
-def iter_records(buf: bytes, pos: int = 0):
+def iter_records(buf: bytes, pos: int = 0) -> Iterator[tuple[int, int, int, Message]]:
     """Yield (offset, epoch, timestamp, record object) for every record of every batch."""
     for batch in iter_batches(buf, pos):
         for record in batch.records:
@@ -414,12 +431,15 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
     four id bytes spliced in."""
     if not records:
         raise ValueError("a record batch needs at least one record")
-    parts = []
+    parts: list[bytes] = []
     add = parts.append
     small, limit = _SMALL_VARINTS, _SMALL_LIMIT
     pack_id = _INT32.pack
-    shared: dict[tuple, tuple[tuple, bytes, bytes]] = {}  # (type, version, fields after the id) -> around it
-    last_kind = last_version = last_rest = around = None
+    # (type, version, fields after the id) -> the bytes around the id: its record's starts by the offset
+    # delta's length, the head and the tail
+    shared: dict[tuple[type, int | None, tuple[Any, ...]], tuple[tuple[bytes, ...], bytes, bytes]] = {}
+    last_kind = last_version = last_rest = None
+    around: tuple[tuple[bytes, ...], bytes, bytes] = ((), b"", b"")
     for delta, (record, version) in enumerate(records):
         delta_bytes = small[delta + 1] if delta < limit else _varint_bytes(delta)
         kind = type(record)
@@ -430,16 +450,18 @@ def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
             if rest != last_rest or kind is not last_kind or version != last_version:
                 key = (kind, version, rest)
                 last_kind, last_version, last_rest = key
-                around = shared.get(key)
-                if around is None:
+                found = shared.get(key)
+                if found is not None:
+                    around = found
+                else:
                     frame = encode_frame(record, version)
-                    at = len(_frame_prefix(record.API_KEY, record.VALID_VERSIONS.high if version is None else version))
+                    at = len(_frame_prefix(metadata_type(kind), latest_version(kind) if version is None else version))
                     head = b"\x01" + _varint_bytes(len(frame)) + frame[:at]
                     size = len(head) + len(frame) - at + 3  # without the offset delta
                     # by the offset delta's length (1 to 5 bytes: a controlled shutdown at millions of
                     # partitions writes batches of over 2^20 records): the record's size, attributes and
                     # timestamp delta (0)
-                    starts = (None, *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3, 4, 5)))
+                    starts = (b"", *(_varint_bytes(size + n) + b"\x00\x00" for n in (1, 2, 3, 4, 5)))
                     around = shared[key] = (starts, head, frame[at + 4:] + b"\x00")
             # start, offset delta, head, the id, tail (headers count 0 last)
             add(around[0][len(delta_bytes)])
@@ -465,17 +487,18 @@ SNAPSHOT_BATCH_RECORDS = 1024  # SnapshotEmitter.DEFAULT_BATCH_SIZE
 SNAPSHOT_BATCH_BYTES = 8 << 20  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
 
 
-def metadata_bodies(records, max_records: int = SNAPSHOT_BATCH_RECORDS, max_bytes: int = SNAPSHOT_BATCH_BYTES):
+def metadata_bodies(records: Iterable[tuple[Message, int | None]], max_records: int = SNAPSHOT_BATCH_RECORDS,
+                    max_bytes: int = SNAPSHOT_BATCH_BYTES) -> Iterator[tuple[int, bytes]]:
     """(record count, ``metadata_records`` bytes) of consecutive batches holding ``records`` ((record,
     version) pairs) in order, each of at most ``max_records`` records and, header included,
     ``max_bytes`` bytes (a batch over it is split in halves; a record over it alone has a batch of its
     own), as a snapshot's data batches are cut."""
-    records = iter(records)
-    while chunk := list(itertools.islice(records, max_records)):
+    remaining = iter(records)
+    while chunk := list(itertools.islice(remaining, max_records)):
         yield from _bodies_within(chunk, max_bytes)
 
 
-def _bodies_within(records: list, max_bytes: int):
+def _bodies_within(records: list[tuple[Message, int | None]], max_bytes: int) -> Iterator[tuple[int, bytes]]:
     body = metadata_records(records)
     if HEADER_SIZE + len(body) <= max_bytes or len(records) == 1:
         yield len(records), body

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
 
 PRIMITIVES = frozenset(
     {"bool", "int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "string", "bytes", "uuid", "records"}
@@ -25,7 +27,7 @@ class Versions:
     high: int | None
 
     @classmethod
-    def parse(cls, text: str | None) -> "Versions":
+    def parse(cls, text: str | None) -> Versions:
         text = (text or "none").strip()
         if text == "none":
             return NO_VERSIONS
@@ -39,7 +41,7 @@ class Versions:
     def __contains__(self, version: int) -> bool:
         return self.low <= version and (self.high is None or version <= self.high)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         if self.high is None:
             raise ValueError("an open version range cannot be iterated")
         return iter(range(self.low, self.high + 1))
@@ -73,6 +75,7 @@ class FieldSpec:
     flexible_override: Versions | None  # a field-level flexibleVersions ("none" for RequestHeader.ClientId)
     default_text: str | None
     struct: StructSpec | None  # the element/struct type for struct and struct-array fields
+    about: str = ""  # the schema's description of the field, whitespace collapsed
 
     @property
     def is_array(self) -> bool:
@@ -82,7 +85,7 @@ class FieldSpec:
     def element_type(self) -> str:
         return self.type[2:] if self.is_array else self.type
 
-    def default(self):
+    def default(self) -> Any:
         """The value a reader assumes when the field is absent, following Kafka's generator rules."""
         text = self.default_text
         if text == "null":
@@ -128,7 +131,7 @@ def strip_comments(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
-def _default_text(value) -> str | None:
+def _default_text(value: object) -> str | None:
     """Kafka writes defaults as strings ("-1", "true"); accept bare JSON values too."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -140,14 +143,14 @@ def parse_message(text: str) -> MessageSpec:
     structs: dict[str, StructSpec] = {}
     common = {c["name"]: c for c in raw.get("commonStructs", ())}
 
-    def build_struct(name: str, raw_fields: list, versions: Versions) -> StructSpec:
+    def build_struct(name: str, raw_fields: list[dict[str, Any]], versions: Versions) -> StructSpec:
         if name in structs:
             return structs[name]
         spec = StructSpec(name, tuple(build_field(f) for f in raw_fields), versions)
         structs[name] = spec
         return spec
 
-    def build_field(f: dict) -> FieldSpec:
+    def build_field(f: dict[str, Any]) -> FieldSpec:
         versions = Versions.parse(f["versions"])
         element = f["type"][2:] if f["type"].startswith("[]") else f["type"]
         struct = None
@@ -169,6 +172,7 @@ def parse_message(text: str) -> MessageSpec:
             flexible_override=Versions.parse(f["flexibleVersions"]) if "flexibleVersions" in f else None,
             default_text=_default_text(f.get("default")),
             struct=struct,
+            about=" ".join(str(f.get("about", "")).split()),
         )
 
     valid = Versions.parse(raw["validVersions"])

@@ -18,16 +18,20 @@ import io
 import itertools
 import struct
 import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from construct import Construct, stream_read
 
 from .errors import EncodeError, MalformedError
+from .model import Struct
 from .primitives import (
     packer,
     FIXED,
     Array,
     Fixed,
     Sized,
+    Stream,
     Uuid,
     _stream_uvarint,
     emit_fixed_group,
@@ -51,7 +55,14 @@ def uvarint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def write_tagged(out: bytearray, known: list, unknown: tuple) -> None:
+Tags = list[tuple[int, bytes]] | tuple[tuple[int, bytes], ...]
+Decoder = Callable[[bytes, int], tuple[Any, int]]
+Encoder = Callable[[Any, bytearray], None]
+Validator = Callable[[bytes, int], int]
+StructClasses = dict[str, type[Struct]]
+
+
+def write_tagged(out: bytearray, known: Tags, unknown: Tags) -> None:
     """Write a tagged-field section: count, then (tag, size, bytes) in ascending tag order."""
     tags = sorted([*known, *unknown], key=lambda t: t[0])
     write_uvarint(out, len(tags))
@@ -64,7 +75,7 @@ def write_tagged(out: bytearray, known: list, unknown: tuple) -> None:
 class ModuleState:
     """What one compilation shares: generated blocks, module constants, already-defined structs."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.blocks: list[str] = []
         self.flushed = 0  # how many of ``blocks`` construct's code generator has been given
         self.constants: dict[str, object] = {
@@ -87,7 +98,7 @@ class ModuleState:
         self.inlining: set[int] = set()  # the structs whose decoding is being emitted in line
         self._counter = itertools.count()
 
-    def flush(self, code) -> None:
+    def flush(self, code: Any) -> None:
         """Hand construct's code generator the blocks emitted since the last flush (each block once)."""
         code.append("\n\n".join(self.blocks[self.flushed:]))
         self.flushed = len(self.blocks)
@@ -95,7 +106,7 @@ class ModuleState:
     def name(self, prefix: str) -> str:
         return f"{prefix}_{next(self._counter)}"
 
-    def const(self, value, prefix: str = "C") -> str:
+    def const(self, value: object, prefix: str = "C") -> str:
         name = self.name(prefix)
         self.constants[name] = value
         return name
@@ -119,7 +130,7 @@ class Emitter:
         self.depth -= 1
 
     @contextlib.contextmanager
-    def block(self):
+    def block(self) -> Iterator[None]:
         self.indent()
         yield
         self.dedent()
@@ -136,15 +147,27 @@ class Slot:
 
     __slots__ = ("index", "spec", "construct", "tagged", "default")
 
-    def __init__(self, index: int, spec: FieldSpec, construct: Construct | None, tagged: bool, default):
+    def __init__(self, index: int, spec: FieldSpec, construct: Construct | None, tagged: bool, default: object):
         self.index, self.spec, self.construct, self.tagged, self.default = index, spec, construct, tagged, default
+
+    @property
+    def present(self) -> Construct:
+        """The construct of a field this version has (every plain and tagged slot)."""
+        assert self.construct is not None, f"{self.spec.name} is absent in this version"
+        return self.construct
+
+    @property
+    def tag(self) -> int:
+        """The tag of a tagged field."""
+        assert self.spec.tag is not None, f"{self.spec.name} has no tag"
+        return self.spec.tag
 
 
 class KafkaStruct(Construct):
     """One Kafka struct at one version (see the module docstring)."""
 
-    def __init__(self, spec: StructSpec, classes: dict[str, type], version: int, flexible: bool,
-                 cache: dict | None = None):
+    def __init__(self, spec: StructSpec, classes: StructClasses, version: int, flexible: bool,
+                 cache: dict[str, KafkaStruct] | None = None):
         super().__init__()
         self.spec, self.version, self.flexible = spec, version, flexible
         self.cls = classes[spec.name]
@@ -157,24 +180,24 @@ class KafkaStruct(Construct):
             construct = _field_construct(f, classes, version, flexible, cache) if present else None
             self.slots.append(Slot(index, f, construct, present and version in f.tagged, self.cls._defaults[index]))
         self.plain = [s for s in self.slots if s.construct is not None and not s.tagged]
-        self.tagged = sorted((s for s in self.slots if s.tagged), key=lambda s: s.spec.tag)
+        self.tagged = sorted((s for s in self.slots if s.tagged), key=lambda s: s.tag)
         self.absent = [s for s in self.slots if s.construct is None]
 
     # --- construct's stream path ---------------------------------------------------------------
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Struct:
         values = list(self.cls._defaults)
         for slot in self.plain:
-            values[slot.index] = slot.construct._parse(stream, context, path)
+            values[slot.index] = slot.present._parse(stream, context, path)
         if self.flexible:
-            by_tag = {s.spec.tag: s for s in self.tagged}
+            by_tag = {s.tag: s for s in self.tagged}
             unknown = []
             for _ in range(_stream_uvarint(stream, path)):
                 tag = _stream_uvarint(stream, path)
                 data = stream_read(stream, _stream_uvarint(stream, path), path)
                 if tag in by_tag:
                     inner = io.BytesIO(data)
-                    values[by_tag[tag].index] = by_tag[tag].construct._parse(inner, context, path)
+                    values[by_tag[tag].index] = by_tag[tag].present._parse(inner, context, path)
                     if inner.tell() != len(data):
                         raise MalformedError(f"tagged field {tag} of {self.label} has bytes left over", stream.tell())
                 else:
@@ -182,25 +205,25 @@ class KafkaStruct(Construct):
             values[-1] = tuple(unknown)
         return tuple.__new__(self.cls, values)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Struct, stream: Stream, context: object, path: str) -> Struct:
         self._check_absent(obj)
         for slot in self.plain:
             if obj[slot.index] is None and not _nullable(slot, self.version):
                 raise EncodeError(f"{self.label}: {slot.spec.name} is null but not nullable in this version")
-            slot.construct._build(obj[slot.index], stream, context, path)
+            slot.present._build(obj[slot.index], stream, context, path)
         if self.flexible:
             known = []
             for slot in self.tagged:
                 if obj[slot.index] != slot.default:
                     inner = io.BytesIO()
-                    slot.construct._build(obj[slot.index], inner, context, path)
-                    known.append((slot.spec.tag, inner.getvalue()))
+                    slot.present._build(obj[slot.index], inner, context, path)
+                    known.append((slot.tag, inner.getvalue()))
             out = bytearray()
             write_tagged(out, known, obj[-1])
             stream.write(bytes(out))
         return obj
 
-    def _check_absent(self, obj) -> None:
+    def _check_absent(self, obj: Struct) -> None:
         for slot in self.absent:
             if not slot.spec.ignorable and obj[slot.index] != slot.default:
                 raise EncodeError(f"{self.label}: {slot.spec.name} is not supported in this version "
@@ -210,13 +233,13 @@ class KafkaStruct(Construct):
 
     # --- compiled path -------------------------------------------------------------------------
 
-    def _emitparse(self, code):
+    def _emitparse(self, code: Any) -> str:
         module = _module_state(code)
         decoder = self.define(module, "decode")
         module.flush(code)
         return f"{decoder}(io.read(), 0)[0]"
 
-    def _emitbuild(self, code):
+    def _emitbuild(self, code: Any) -> str:
         module = _module_state(code)
         encoder = self.define(module, "encode")
         module.flush(code)
@@ -292,7 +315,7 @@ class KafkaStruct(Construct):
                 if group:
                     emit_fixed_group(e, group)
                     group = []
-                slot.construct.emit_decode(e, target_var)
+                slot.present.emit_decode(e, target_var)
             if group:
                 emit_fixed_group(e, group)
             unknown = self._emit_tagged_decode(e, values) if self.flexible else "()"
@@ -321,7 +344,7 @@ class KafkaStruct(Construct):
                 if fixed:
                     e.line(f"pos += {fixed}")
                     fixed = 0
-                slot.construct.emit_skip(e)
+                slot.present.emit_skip(e)
             if fixed:
                 e.line(f"pos += {fixed}")
             if self.flexible:
@@ -333,15 +356,16 @@ class KafkaStruct(Construct):
         e.line("except (struct_error, IndexError, ValueError) as exc:")
         e.line(f"    raise MalformedError(f'cannot read {self.label}: {{exc}}', pos) from None")
 
-    def _emit_tagged_decode(self, e: Emitter, values: dict | None) -> str:
+    def _emit_tagged_decode(self, e: Emitter, values: dict[int, str] | None) -> str:
         """The tagged-field section; returns the name of the unknown tags' tuple. With ``values`` None
         (a validator) it only moves past the section, checking a known tag's value as it is decoded."""
         module = e.module
         decoding = values is not None
         unknown, count, tag, size, end = (e.var(name) for name in ("unknown", "count", "tag", "size", "tend"))
-        for slot in self.tagged if decoding else ():
-            values[slot.index] = e.var(f"f{slot.index}")
-            e.line(f"{values[slot.index]} = {module.const(slot.default)}")
+        if values is not None:
+            for slot in self.tagged:
+                values[slot.index] = e.var(f"f{slot.index}")
+                e.line(f"{values[slot.index]} = {module.const(slot.default)}")
         e.line("if buf[pos] == 0:")  # the usual case: no tagged fields at all
         e.line(f"    pos += 1; {unknown} = ()")
         e.line("else:")
@@ -358,10 +382,10 @@ class KafkaStruct(Construct):
             for slot in self.tagged:
                 e.line(f"{keyword} {tag} == {slot.spec.tag}:")
                 with e.block():
-                    if decoding:
-                        slot.construct.emit_decode(e, values[slot.index])
+                    if values is not None:
+                        slot.present.emit_decode(e, values[slot.index])
                     else:
-                        slot.construct.emit_skip(e)
+                        slot.present.emit_skip(e)
                     e.line(f"if pos != {end}: raise MalformedError('tagged field {slot.spec.name} of "
                            f"{self.label} does not fill its size', pos)")
                 keyword = "elif"
@@ -396,7 +420,7 @@ class KafkaStruct(Construct):
             if group:
                 emit_fixed_group_encode(e, group, "out")
                 group = []
-            slot.construct.emit_encode(e, expr, "out")
+            slot.present.emit_encode(e, expr, "out")
         if group:
             emit_fixed_group_encode(e, group, "out")
         if self.flexible:
@@ -420,7 +444,7 @@ class KafkaStruct(Construct):
                 e.line(f"if {present[slot.index]}:")
                 with e.block():
                     e.line("_tb = bytearray()")
-                    slot.construct.emit_encode(e, f"obj[{slot.index}]", "_tb")
+                    slot.present.emit_encode(e, f"obj[{slot.index}]", "_tb")
                     e.line(f"_tags.append(({slot.spec.tag}, _tb))")
             e.line("write_tagged(out, _tags, obj[-1])")
         e.line("else:")
@@ -433,10 +457,10 @@ class KafkaStruct(Construct):
                 at = f"_at{slot.index}"
                 e.line(f"if _p{slot.index}:")
                 with e.block():
-                    e.line(f"out += {module.const(uvarint_bytes(slot.spec.tag))}")
+                    e.line(f"out += {module.const(uvarint_bytes(slot.tag))}")
                     e.line(f"{at} = len(out)")
                     e.line("out.append(0)")
-                    slot.construct.emit_encode(e, f"obj[{slot.index}]", "out")
+                    slot.present.emit_encode(e, f"obj[{slot.index}]", "out")
                     e.line(f"_size = len(out) - {at} - 1")
                     e.line(f"if _size < 128: out[{at}] = _size")
                     e.line(f"else: out[{at}:{at} + 1] = uvarint_bytes(_size)")
@@ -445,15 +469,15 @@ class KafkaStruct(Construct):
 class NullableStruct(Construct):
     """A struct that may be null: an int8 marker (-1 null, 1 present) before the struct, as Kafka does."""
 
-    def __init__(self, struct_construct: KafkaStruct):
+    def __init__(self, struct_construct: KafkaStruct) -> None:
         super().__init__()
         self.struct = struct_construct
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: Stream, context: object, path: str) -> Struct | None:
         marker = stream_read(stream, 1, path)[0]
         return None if marker >= 0x80 else self.struct._parse(stream, context, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Struct | None, stream: Stream, context: object, path: str) -> Struct | None:
         stream.write(b"\xff" if obj is None else b"\x01")
         if obj is not None:
             self.struct._build(obj, stream, context, path)
@@ -484,7 +508,7 @@ def _nullable(slot: Slot, version: int) -> bool:
     return version in slot.spec.nullable
 
 
-def _module_state(code) -> ModuleState:
+def _module_state(code: Any) -> ModuleState:
     # construct's CodeGen keeps linkedinstances and hands them to the compiled module; our emitted
     # functions' constants ride along under one key and are bound into the module by compile_struct.
     state = code.linkedinstances.get("kraftwire")
@@ -495,29 +519,33 @@ def _module_state(code) -> ModuleState:
     return state
 
 
-def compile_struct(root: KafkaStruct):
+def compile_struct(root: KafkaStruct) -> tuple[Any, Decoder, Encoder]:
     """Compile with construct and return the root's fast (decode, encode) functions:
     ``decode(buf: bytes, pos) -> (obj, pos)`` and ``encode(obj, out: bytearray)``."""
     compiled = root.compile()
     namespace = compiled.module.__dict__
     state: ModuleState = compiled.module.linkedinstances["kraftwire"]
     namespace.update(state.constants)
-    return compiled, namespace[state.defined[(id(root), "decode")]], namespace[state.defined[(id(root), "encode")]]
+    decoder: Decoder = namespace[state.defined[(id(root), "decode")]]
+    encoder: Encoder = namespace[state.defined[(id(root), "encode")]]
+    return compiled, decoder, encoder
 
 
-def compile_validator(root: KafkaStruct):
+def compile_validator(root: KafkaStruct) -> Validator:
     """The root's ``validate(buf: bytes, pos) -> pos``: where its encoding ends, raising
     ``MalformedError`` for exactly the bytes its decoder refuses, without building anything (a relay
     checks a request it does not read this way). Compiled on its own, on first use: most messages never
     need one."""
     module = ModuleState()
     name = root.define(module, "validate")
-    namespace = dict(module.constants)
+    namespace: dict[str, Any] = dict(module.constants)
     exec(compile("\n\n".join(module.blocks), f"<validate {root.label}>", "exec"), namespace)
-    return namespace[name]
+    validator: Validator = namespace[name]
+    return validator
 
 
-def _field_construct(f: FieldSpec, classes, version: int, flexible: bool, cache: dict) -> Construct:
+def _field_construct(f: FieldSpec, classes: StructClasses, version: int, flexible: bool,
+                     cache: dict[str, KafkaStruct]) -> Construct:
     compact = flexible and (f.flexible_override is None or version in f.flexible_override)
     nullable = version in f.nullable
     what = f.name
@@ -530,7 +558,8 @@ def _field_construct(f: FieldSpec, classes, version: int, flexible: bool, cache:
     return _element_construct(f.type, f, classes, version, flexible, compact, cache, nullable)
 
 
-def _element_construct(type_name, f, classes, version, flexible, compact, cache, nullable=False):
+def _element_construct(type_name: str, f: FieldSpec, classes: StructClasses, version: int, flexible: bool,
+                       compact: bool, cache: dict[str, KafkaStruct], nullable: bool = False) -> Construct:
     if type_name in FIXED:
         return FIXED[type_name]
     if type_name == "uuid":
@@ -542,7 +571,9 @@ def _element_construct(type_name, f, classes, version, flexible, compact, cache,
     return _struct_construct(f, classes, version, flexible, cache)
 
 
-def _struct_construct(f, classes, version, flexible, cache) -> KafkaStruct:
+def _struct_construct(f: FieldSpec, classes: StructClasses, version: int, flexible: bool,
+                      cache: dict[str, KafkaStruct]) -> KafkaStruct:
+    assert f.struct is not None, f"{f.name} is not a struct field"
     existing = cache.get(f.struct.name)
     if existing is not None:
         return existing

@@ -39,6 +39,31 @@ def test_every_schema_class_is_declared_by_name_in_its_module():
                     assert getattr(cls, nested).__qualname__ == f"{name}.{nested}"
 
 
+def test_every_generated_field_carries_its_schema_about_text():
+    """Each field's annotation, in the class of its struct, comes with the schema's ``about`` text: after it
+    on the same line, or wrapped on the comment lines right above it; no line is over 120 columns."""
+    for file_name, classes in (("messages.py", messages.ALL), ("record_types.py", records.ALL)):
+        lines = (CODEC_DIR / file_name).read_text(encoding="utf-8").splitlines()
+        assert max(map(len, lines)) <= 120
+        for cls in classes.values():
+            root = lines.index(f"class {cls.__name__}(Message):")
+            for struct_name, struct_spec in cls.SPEC.structs.items():
+                start = (root if struct_spec is cls.SPEC.root
+                         else lines.index(f"    class {struct_name}(Struct):", root))
+                for f in struct_spec.fields:
+                    assert f.about, (cls.__name__, f.name)
+                    at = next(i for i in range(start, len(lines))
+                              if lines[i].lstrip().startswith(f"{f.attr}: "))
+                    trailing = lines[at].partition("  # ")[2]
+                    above = []
+                    for line in reversed(lines[start:at]):
+                        if not line.lstrip().startswith("# "):
+                            break
+                        above.insert(0, line.lstrip()[2:])
+                    assert f.about in (trailing, trailing.partition("; ")[2], " ".join(above)), (
+                        cls.__name__, struct_name, f.name)
+
+
 def test_error_codes_are_kafkas_list():
     rows = json.loads(strip_comments(resources.files("kraftwire.schemas").joinpath("errors.json").read_text("utf-8")))
     assert [(row["code"], row["name"]) for row in rows] == [(int(code), code.name) for code in ErrorCode]
@@ -54,5 +79,6 @@ def test_fixed_offset_finds_a_top_level_field_after_fixed_width_ones_only():
                          (m.ListPartitionReassignmentsResponse, 0), (m.DescribeQuorumResponse, 2)):
         body = cls(error_code=41, error_message="not the controller").encode(version)
         assert struct.unpack_from(">h", body, cls.fixed_offset("error_code", version))[0] == 41
-    assert m.AlterPartitionReassignmentsResponse.fixed_offset("error_code", 1) == 5  # after AllowReplicationFactorChange
+    # after AllowReplicationFactorChange
+    assert m.AlterPartitionReassignmentsResponse.fixed_offset("error_code", 1) == 5
     assert m.MetadataResponse.fixed_offset("error_code", 13) is None  # arrays come before it
