@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import crc32c
@@ -415,13 +415,13 @@ def iter_records(buf: bytes, pos: int = 0) -> Iterator[tuple[int, int, int, Mess
             yield record.offset, batch.partition_leader_epoch, record.timestamp, decode_value(batch, record)
 
 
-def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: list[tuple[Message, int | None]]) -> bytes:
+def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: Sequence[tuple[Message, int | None]]) -> bytes:
     """A batch of framed metadata records, each given as (record, version or None for the latest):
     the bytes ``encode_batch`` makes of their frames (null keys), built without them."""
     return _framed_batch(base_offset, epoch, timestamp, metadata_records(records), len(records), False)
 
 
-def metadata_records(records: list[tuple[Message, int | None]]) -> bytes:
+def metadata_records(records: Sequence[tuple[Message, int | None]]) -> bytes:
     """The records part of ``metadata_batch`` (what follows the batch header; offset deltas from 0).
 
     A bulk partition change writes thousands of records that differ only in their partition id, the

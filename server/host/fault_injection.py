@@ -220,7 +220,7 @@ def _mirror(root: type[Message], spec: StructSpec, request_item: object, version
         elif f.attr in KEY_FIELDS and isinstance(request_item, Struct) and f.attr in request_item._fields:
             values[f.attr] = getattr(request_item, f.attr)
     # (the nested classes are bound at import by codec.message.bind_message_classes; Message does not declare them)
-    struct_class = root if spec is root.SPEC.root else root._classes[spec.name]  # type: ignore[attr-defined]
+    struct_class = root if spec is root.SPEC.root else root._classes[spec.name]
     return struct_class(**values)
 
 

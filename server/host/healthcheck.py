@@ -20,7 +20,7 @@ API_VERSIONS_VERSION = 3
 _SIZE = struct.Struct(">i")
 CORRELATION_ID = 1
 # What an error code in the answer means for the server's health.
-ERROR_MEANINGS = {codec.ErrorCode.KAFKA_STORAGE_ERROR:
+ERROR_MEANINGS: dict[int, str] = {codec.ErrorCode.KAFKA_STORAGE_ERROR:
                   "KAFKA_STORAGE_ERROR: the server's metadata log directory failed; it is stopping"}
 
 

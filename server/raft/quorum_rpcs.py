@@ -232,4 +232,4 @@ class QuorumRpcs(LogState):
             return
         assert isinstance(answer, UpdateRaftVoterResponse)  # what the core answers an UpdateRaftVoter with
         log.info("node %d: UpdateRaftVoter with listeners %s: %s", self.node_id, list(request.listeners),
-                 ErrorCode(answer.error_code).name)  # type: ignore[call-arg]  # IntEnum lookup by value
+                 ErrorCode(answer.error_code).name)

@@ -628,7 +628,7 @@ class Simulation:
         """A voter change answered; one answered as committed must be in the leader's committed log."""
         request = self._voter_requests.pop(response.correlation_id)
         kind = type(request).__name__.removesuffix("Request")
-        error = ErrorCode(response.error_code)  # type: ignore[call-arg]  # IntEnum lookup by value
+        error = ErrorCode(response.error_code)
         self.voter_answers[f"{kind} {error.name}"] += 1
         self._record(f"answer to {kind}", response)
         if response.error_code != ErrorCode.NONE or isinstance(request, UpdateRaftVoterRequest):
