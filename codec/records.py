@@ -415,7 +415,8 @@ def iter_records(buf: bytes, pos: int = 0) -> Iterator[tuple[int, int, int, Mess
             yield record.offset, batch.partition_leader_epoch, record.timestamp, decode_value(batch, record)
 
 
-def metadata_batch(base_offset: int, epoch: int, timestamp: int, records: Sequence[tuple[Message, int | None]]) -> bytes:
+def metadata_batch(base_offset: int, epoch: int, timestamp: int,
+                   records: Sequence[tuple[Message, int | None]]) -> bytes:
     """A batch of framed metadata records, each given as (record, version or None for the latest):
     the bytes ``encode_batch`` makes of their frames (null keys), built without them."""
     return _framed_batch(base_offset, epoch, timestamp, metadata_records(records), len(records), False)
