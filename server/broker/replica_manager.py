@@ -43,7 +43,7 @@ from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionRequest
 
 from kraftwire.server.metadata import configs
-from kraftwire.server.metadata.image import PartitionState, shared
+from kraftwire.server.metadata.image import PartitionState
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import UNFENCE
@@ -399,7 +399,7 @@ class ReplicaManager:
                 if replica is None:
                     continue
                 if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
-                    replica.state = replica.state._replace(isr=shared(result.isr), leader_epoch=result.leader_epoch,
+                    replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
                                                            partition_epoch=result.partition_epoch)
                 if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
                     again.add(key)  # more may have caught up, or newer state arrived meanwhile
