@@ -18,8 +18,8 @@ log is there), with the size that checkpoint gave it (at most the partition's si
 stop that is all it had, so an in-sync follower copies nothing; after kill -9 it is the last periodic
 checkpoint, and the follower copies the difference.
 Deliberate differences from Kafka: the first periodic checkpoint comes after a fraction of the
-interval set by the broker's id (``first_delay``), not 30 s after start; the log itself is not on disk, so nothing past the checkpoint
-survives a crash (Kafka's log recovery reads past its recovery point); no
+interval set by the broker's id (``first_delay``), not 30 s after start; the log itself is not on
+disk, so nothing past the checkpoint survives a crash (Kafka's log recovery reads past its recovery point); no
 ``replication-offset-checkpoint`` (high watermarks are not simulated apart from log sizes); a log is
 matched by topic name and partition only (Kafka also checks the topic id in ``partition.metadata``);
 future replicas of AlterReplicaLogDirs are not kept.

@@ -145,7 +145,7 @@ class ControllerChannel:
         if len(self._addresses()) == 1 and not self._retries_alone:
             try:
                 return await asyncio.wait_for(attempt(self._current()), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise ForwardTimedOut(f"the controller did not answer within {timeout:g} s") from None
         while True:
             answer, failure, client = None, None, None
@@ -155,7 +155,7 @@ class ControllerChannel:
                 answer = await self._answer(attempt(client), tried, deadline)
                 if not refused(answer) or len(self._addresses()) == 1:
                     return answer
-            except (KafkaClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, KafkaClientError) as exc:
                 failure = exc
                 if client is not None:
                     await self._drop(client)
@@ -184,13 +184,13 @@ class ControllerChannel:
                 if done:
                     return pending.result()
                 if loop.time() >= deadline:
-                    raise asyncio.TimeoutError()
+                    raise TimeoutError()
                 waited_on = tried % len(self._addresses())
                 leader = await self._named_leader(waited_on)
                 if leader is not None and leader != waited_on:
                     if self._index == tried:
                         self._index = leader
-                    raise asyncio.TimeoutError()
+                    raise TimeoutError()
         finally:
             pending.cancel()
 
@@ -235,7 +235,7 @@ class ControllerChannel:
         try:
             answer = await asyncio.wait_for(client.send(DescribeClusterRequest(endpoint_type=CONTROLLERS_ENDPOINT)),
                                             DISCOVERY_TIMEOUT_S)
-        except (KafkaClientError, asyncio.TimeoutError):
+        except (TimeoutError, KafkaClientError):
             return None
         finally:
             await client.close()

@@ -499,7 +499,7 @@ class LogDirManager:
             used = sum(size for _, size, _, _ in logs[directory])
             topics: dict[str, list] = {}
             for replica, size, lag, is_future in sorted(logs[directory],
-                                                        key=lambda l: (l[0].topic_name, l[0].partition, l[3])):
+                                                        key=lambda log: (log[0].topic_name, log[0].partition, log[3])):
                 if wanted is None or (replica.topic_name, replica.partition) in wanted:
                     topics.setdefault(replica.topic_name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(
                         partition_index=replica.partition, partition_size=size, offset_lag=lag,

@@ -404,7 +404,7 @@ class FollowerView:
         hold a long poll)."""
         try:
             await asyncio.wait_for(self._sync(), timeout)
-        except (KafkaClientError, asyncio.TimeoutError, OSError, MalformedError) as exc:
+        except (TimeoutError, KafkaClientError, OSError, MalformedError) as exc:
             log.debug("broker %d: metadata sync gave up: %r", self.broker_id, exc)
 
     async def _sync(self) -> None:
@@ -434,7 +434,7 @@ class FollowerView:
         while self._task is not None:
             try:
                 await self._on_answer(await self._channel.send(self._fetch_request(), FETCH_VERSION))
-            except (KafkaClientError, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, KafkaClientError, OSError) as exc:
                 self.failed_fetches += 1
                 log.debug("broker %d: metadata fetch failed: %r", self.broker_id, exc)
                 await asyncio.sleep(RETRY_BACKOFF_S)
@@ -452,8 +452,8 @@ class FollowerView:
             partition=METADATA_PARTITION, current_leader_epoch=self.leader_epoch, fetch_offset=self.end_offset,
             last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
             replica_directory_id=self.directory_id)
-        return FetchRequest(cluster_id=self.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
-                            max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
+        return FetchRequest(cluster_id=self.cluster_id,
+                            replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id), max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
                             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
 
     async def _on_answer(self, answer) -> None:

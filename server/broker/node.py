@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from kraftwire.codec import ErrorCode
 
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
+from kraftwire.server.metadata.record_versions import (METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL,
+                                                      MIN_METADATA_VERSION)
 from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
@@ -158,7 +159,8 @@ class BrokerNode:
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
         # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
-        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}", self._controller_security,
+        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}",
+                                        self._controller_security,
                                         attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
                                         reachable=self._controller_reachable)
         await self._register()

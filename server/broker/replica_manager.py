@@ -270,8 +270,8 @@ class ReplicaManager:
     def on_commit(self, committed) -> None:
         """Commit listener of the broker's metadata. A broker unfenced: as leader, propose it for the ISR
         where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
-        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
-        size at once (writes land there first) and followers copy the difference from it; a smaller size
+        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's
+        log takes the new size at once (writes land there first) and followers copy the difference from it; a smaller size
         truncates every replica. Only the resized topics' partitions are looked at; a topic created in
         the same commit is not (a CreateTopics sets the size of every topic it creates, and its replicas
         took that size when ``apply_changes`` made them, before this listener runs)."""
@@ -368,7 +368,8 @@ class ReplicaManager:
             if isr is None:
                 continue
             topics.setdefault(replica.topic_id, []).append(AlterPartitionRequest.PartitionData(
-                partition_index=replica.partition, leader_epoch=replica.leader_epoch, new_isr_with_epochs=[AlterPartitionRequest.BrokerState(
+                partition_index=replica.partition, leader_epoch=replica.leader_epoch,
+                new_isr_with_epochs=[AlterPartitionRequest.BrokerState(
                     broker_id=b, broker_epoch=image.brokers[b].epoch if b in image.brokers else -1) for b in isr],
                 partition_epoch=replica.partition_epoch))
             sent[key] = replica.partition_epoch

@@ -62,7 +62,8 @@ import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from kraftwire.codec import records as rec
 
@@ -157,7 +158,7 @@ def allocate_rates(demands: dict, capacities: dict) -> dict:
     remaining = dict(capacities)
     rates = {}
     while users:
-        limit = min(users, key=lambda l: remaining[l] / flows[l])
+        limit = min(users, key=lambda user: remaining[user] / flows[user])
         share = max(remaining[limit], 0.0) / flows[limit]
         for cls in users.pop(limit):
             members = classes[cls]

@@ -36,9 +36,10 @@ T = TypeVar("T")
 
 # A PartitionRecord's frame: three one-byte varints (frame version, type 3, record version), then the
 # int32 partition id, then the rest of its body.
-PARTITION_FRAME_PREFIXES = frozenset(
-    bytes((rec.FRAME_VERSION, rec.PartitionRecord.API_KEY or 0, version))
-    for version in range(rec.PartitionRecord.VALID_VERSIONS.low, rec.PartitionRecord.VALID_VERSIONS.high + 1))
+_VERSIONS = rec.PartitionRecord.VALID_VERSIONS
+assert rec.PartitionRecord.API_KEY is not None and _VERSIONS.high is not None
+PARTITION_FRAME_PREFIXES = frozenset(bytes((rec.FRAME_VERSION, rec.PartitionRecord.API_KEY, version))
+                                     for version in range(_VERSIONS.low, _VERSIONS.high + 1))
 PREFIX_END = 3
 REST_START = PREFIX_END + 4
 partition_id_of_frame = struct.Struct(">i").unpack_from

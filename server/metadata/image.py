@@ -28,7 +28,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import ENTER_CONTROLLED_SHUTDOWN, FENCE, LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LOST, MIGRATING, UNASSIGNED, UNFENCE,
+                                       ConfigResourceType)
 from kraftwire.codec.message import Message
 
 from .acls import Acl
@@ -161,7 +162,7 @@ class MetadataImage:
         """Dynamic configs of one broker ("1") or the cluster-wide default ("")."""
         return self.configs.get((ConfigResourceType.BROKER, broker), {})
 
-    def reassigning_partitions(self):
+    def reassigning_partitions(self) -> Iterator[tuple[TopicState, int, PartitionState]]:
         """Every (topic, partition index, state) with adding or removing replicas."""
         for topic_id, indexes in self.reassigning.items():
             topic = self.topics[topic_id]
@@ -176,7 +177,7 @@ class MetadataImage:
             if not indexes:
                 del self.reassigning[topic_id]
 
-    def partitions(self):
+    def partitions(self) -> Iterator[tuple[TopicState, int, PartitionState]]:
         """Every (topic, partition index, state)."""
         for topic in self.topics.values():
             for index, state in topic.partitions.items():
@@ -184,7 +185,7 @@ class MetadataImage:
 
     # --- copies and snapshots ------------------------------------------------------------------------
 
-    def copy(self) -> "MetadataImage":
+    def copy(self) -> MetadataImage:
         """An independent image equal to this one (the immutable broker and partition states are shared):
         cheap enough to take on the event loop and hand to a snapshot thread."""
         other = MetadataImage(self._states)
@@ -203,30 +204,34 @@ class MetadataImage:
         other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
 
-    def to_records(self):
+    def to_records(self) -> Iterator[tuple[Message, int]]:
         """The image as (record, version) pairs at its metadata.version, the content of a snapshot:
-        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing state), topics each followed
-        by their partitions, then configs, ACLs and SCRAM credentials, as Kafka's image writer orders them."""
+        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing
+        state), topics each followed by their partitions, then configs, ACLs and SCRAM credentials, as
+        Kafka's image writer orders them."""
         level = self.metadata_version_level
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
-    def snapshot_batches(self):
+    def snapshot_batches(self) -> Iterator[tuple[int, bytes]]:
         """The snapshot of the image as it is now: its ``to_records`` as data batches (record count,
         records' bytes) for ``raft.snapshots.write_snapshot_batches``, to be iterated on any thread.
         Called on the thread that applies records; the topics unchanged since the last call are not
         encoded again (server/metadata/snapshot_encoding.py)."""
         return self._encodings.capture(self)
 
-    def _snapshot_records(self):
+    def _snapshot_records(self) -> Iterator[Message]:
         yield from self.head_records()
         for topic in self.topics.values():
             yield from topic_records(topic.name, topic.topic_id, topic.partitions)
         yield from self.tail_records()
 
-    def head_records(self):
+    def head_records(self) -> Iterator[Message]:
         """The snapshot's records before the topics: features, then brokers."""
         # metadata.version first, as Kafka's FeaturesImage writes it: a reader needs it before the rest
-        for name, level in sorted(self.features.items(), key=lambda item: (item[0] != METADATA_VERSION_FEATURE, item[0])):
+        def metadata_version_first(feature: tuple[str, int]) -> tuple[bool, str]:
+            return feature[0] != METADATA_VERSION_FEATURE, feature[0]
+
+        for name, level in sorted(self.features.items(), key=metadata_version_first):
             yield rec.FeatureLevelRecord(name=name, feature_level=level)
         for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
             yield rec.RegisterBrokerRecord(
@@ -239,7 +244,7 @@ class MetadataImage:
                           for n, lo, hi in b.features],
                 log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
 
-    def tail_records(self):
+    def tail_records(self) -> Iterator[Message]:
         """The snapshot's records after the topics: configs, ACLs, SCRAM credentials."""
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
@@ -391,7 +396,7 @@ class MetadataImage:
     def _begin_transaction(self, _record: Message) -> None:
         self.pending_transaction = []
 
-    def _register_broker(self, r) -> None:
+    def _register_broker(self, r: rec.RegisterBrokerRecord) -> None:
         self.brokers[r.broker_id] = BrokerState(
             broker_id=r.broker_id, epoch=r.broker_epoch, incarnation_id=r.incarnation_id,
             endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
@@ -400,7 +405,7 @@ class MetadataImage:
             features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
             cordoned_log_dirs=None if r.cordoned_log_dirs is None else tuple(r.cordoned_log_dirs))
 
-    def _unregister_broker(self, r) -> None:
+    def _unregister_broker(self, r: rec.UnregisterBrokerRecord) -> None:
         self.brokers.pop(r.broker_id, None)
 
     def _set_fenced(self, broker_id: int, fenced: bool) -> None:
@@ -408,11 +413,11 @@ class MetadataImage:
         if broker is not None:
             self.brokers[broker_id] = replace(broker, fenced=fenced)
 
-    def _change_broker(self, r) -> None:
+    def _change_broker(self, r: rec.BrokerRegistrationChangeRecord) -> None:
         broker = self.brokers.get(r.broker_id)
         if broker is None:
             return
-        changes = {}
+        changes: dict[str, Any] = {}  # BrokerState's fields by name
         if r.fenced == FENCE:
             changes["fenced"] = True
         elif r.fenced == UNFENCE:
@@ -425,13 +430,13 @@ class MetadataImage:
             changes["cordoned_log_dirs"] = tuple(r.cordoned_log_dirs)
         self.brokers[r.broker_id] = replace(broker, **changes)
 
-    def _add_topic(self, r) -> None:
+    def _add_topic(self, r: rec.TopicRecord) -> None:
         self._run.end()
         self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
         self.reassigning.pop(r.topic_id, None)  # a topic record again starts it without partitions
         self.topic_ids[r.name] = r.topic_id
 
-    def _remove_topic(self, r) -> None:
+    def _remove_topic(self, r: rec.RemoveTopicRecord) -> None:
         self._run.end()
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
@@ -439,7 +444,7 @@ class MetadataImage:
             self.reassigning.pop(r.topic_id, None)
             self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
-    def _add_partition(self, r) -> None:
+    def _add_partition(self, r: rec.PartitionRecord) -> None:
         self._run.end()  # the index of reassigning partitions may change below
         topic = self.topics.get(r.topic_id)
         if topic is None:
@@ -449,7 +454,7 @@ class MetadataImage:
         if state.removing or state.adding or r.topic_id in self.reassigning:
             self._track_reassignment(r.topic_id, r.partition_id, state)
 
-    def _clear_elr(self, r) -> None:
+    def _clear_elr(self, r: rec.ClearElrRecord) -> None:
         """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
         emptied, each such partition's epoch going up as a change record's would."""
         if r.topic_name:
@@ -464,7 +469,7 @@ class MetadataImage:
                     topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
                                                              partition_epoch=state.partition_epoch + 1)
 
-    def _set_config(self, r) -> None:
+    def _set_config(self, r: rec.ConfigRecord) -> None:
         key = (r.resource_type, r.resource_name)
         if r.value is None:
             values = self.configs.get(key)
@@ -475,10 +480,10 @@ class MetadataImage:
         else:
             self.configs.setdefault(key, {})[r.name] = r.value
 
-    def _set_feature(self, r) -> None:
+    def _set_feature(self, r: rec.FeatureLevelRecord) -> None:
         self.features[r.name] = r.feature_level
 
-    def _add_acl(self, r) -> None:
+    def _add_acl(self, r: rec.AccessControlEntryRecord) -> None:
         self.acls[r.id] = Acl(r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host, r.operation,
                               r.permission_type)
 
@@ -546,7 +551,7 @@ def _nothing(image: MetadataImage, r: Message) -> None:
 
 # What each record type does to the image (PartitionChangeRecords and transactions' ends are the core's,
 # ``MetadataImage._apply_one``). Each handler takes the record of its key's type.
-_APPLY: dict[type[Message], Callable[[MetadataImage, Any], None]] = {
+_APPLY: dict[type[Message], Callable[[MetadataImage, Any], object]] = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
     rec.UnregisterBrokerRecord: MetadataImage._unregister_broker,
     rec.FenceBrokerRecord: lambda image, r: image._set_fenced(r.id, True),

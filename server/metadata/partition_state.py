@@ -83,7 +83,8 @@ def merge_change(state: PartitionState, r: rec.PartitionChangeRecord, share: Sha
         state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
         state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
         state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
+        (state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED
+         else r.leader_recovery_state),
         state.leader_epoch + (r.leader != LEADER_UNCHANGED),
         state.partition_epoch + 1,
         directories if directories is state.directories else all_directories(directories, replicas, share),

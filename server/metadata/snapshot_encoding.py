@@ -33,7 +33,7 @@ objects are new.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from kraftwire.codec import records as rec
 

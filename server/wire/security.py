@@ -183,7 +183,7 @@ class ListenerSecurity:
         self.credentials = credentials or Credentials()
         self.failed_authentication_delay = failed_authentication_delay_ms / 1000
 
-    def session(self, transport) -> "Session":
+    def session(self, transport) -> Session:
         peercert = transport.get_extra_info("peercert") if self.ssl_context is not None else None
         return Session(self, certificate_principal(peercert))
 

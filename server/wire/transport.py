@@ -74,7 +74,8 @@ import time
 from bisect import bisect_left
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Awaitable, Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Awaitable, Callable
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
@@ -165,7 +166,7 @@ class RequestContext(NamedTuple):
     correlation_id: int
     client_id: str | None
     peer: tuple | None
-    listener: "Listener"
+    listener: Listener
     session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
     frame: bytes = b""  # the request as received, header included
     body_start: int = 0  # where its body starts in ``frame``
@@ -187,7 +188,7 @@ class Undecoded:
 
     __slots__ = ("_route", "_frame", "_pos", "_request")
 
-    def __init__(self, route: "_Route", frame: bytes, pos: int):
+    def __init__(self, route: _Route, frame: bytes, pos: int):
         self._route, self._frame, self._pos, self._request = route, frame, pos, None
 
     def decode(self):
@@ -245,7 +246,7 @@ class Quotas:
         self.connections = 0
         self.per_ip: dict[str, int] = {}
         self.memory_reserved = 0  # bytes of frames still arriving
-        self._waiting: deque[tuple["_Connection", int]] = deque()
+        self._waiting: deque[tuple[_Connection, int]] = deque()
 
     def admit(self, ip: str | None) -> str | None:
         """Count a new connection, or say why it is refused."""
@@ -266,7 +267,7 @@ class Quotas:
         else:
             del self.per_ip[ip]
 
-    def reserve(self, connection: "_Connection", size: int) -> bool:
+    def reserve(self, connection: _Connection, size: int) -> bool:
         """Reserve ``size`` bytes for a frame ``connection`` is receiving; if they do not fit, queue it (it
         gets them, in turn, from ``release``) and return False."""
         pool = self.limits.queued_max_request_bytes
@@ -277,7 +278,7 @@ class Quotas:
         self._waiting.append((connection, size))
         return False
 
-    def release(self, connection: "_Connection") -> None:
+    def release(self, connection: _Connection) -> None:
         self.memory_reserved -= connection.reserved
         connection.reserved = 0
         self._waiting = deque((c, size) for c, size in self._waiting if c is not connection)
