@@ -11,7 +11,7 @@ import pytest
 from kraftwire.codec import records as rec
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.controller.result import ControllerResult
-from kraftwire.server.metadata.image import MetadataImage, Outcome, UnknownPartitionError
+from kraftwire.server.metadata.image import MetadataImage, UnknownPartitionError
 from kraftwire.server.raft import RaftLog
 from tests.raft_helpers import NODE_ID, state
 
@@ -75,7 +75,7 @@ def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
     before = image.partition_state(topic_id, 0)
     image.apply(change, 100)
     after = image.partition_state(topic_id, 0)
-    known = {100: Outcome(change, before, after)}
+    known = {100: (change, before, after)}
     other.adopt_or_apply([(100, change)], known)
     assert other.partition_state(topic_id, 0) is after and (other.offset, other.version) == (100, image.version)
     assert not known  # read once
@@ -84,20 +84,20 @@ def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
     elsewhere.apply(rec.PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2), 101)
     # partition 0 no longer holds ``before`` but ``after``: the record is applied, not the outcome taken
     fake = before._replace(leader=7)
-    elsewhere.adopt_or_apply([(102, change)], {102: Outcome(change, before, fake)})
+    elsewhere.adopt_or_apply([(102, change)], {102: (change, before, fake)})
     applied = elsewhere.partition_state(topic_id, 0)
     assert (applied.isr, applied.partition_epoch, elsewhere.offset) == ((2,), after.partition_epoch + 1, 102)
     # an outcome of another record at that offset is not taken either
     equal = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[2])
-    elsewhere.adopt_or_apply([(103, equal)], {103: Outcome(change, applied, fake)})
+    elsewhere.adopt_or_apply([(103, equal)], {103: (change, applied, fake)})
     assert elsewhere.partition_state(topic_id, 0).partition_epoch == applied.partition_epoch + 1
     missing = rec.PartitionChangeRecord(partition_id=PARTITIONS, topic_id=topic_id, isr=[2])
     with pytest.raises(UnknownPartitionError, match=f"offset 104 changes partition {PARTITIONS} of topic {topic_id}"):
-        elsewhere.adopt_or_apply([(104, missing)], {104: Outcome(missing, before, fake)})  # no log holds it
+        elsewhere.adopt_or_apply([(104, missing)], {104: (missing, before, fake)})  # no log holds it
     assert PARTITIONS not in elsewhere.topic("t").partitions
     elsewhere.apply(rec.BeginTransactionRecord(), 105)
     new = rec.PartitionRecord(partition_id=PARTITIONS, topic_id=topic_id, replicas=[1], isr=[1], leader=1)
-    elsewhere.adopt_or_apply([(106, new)], {106: Outcome(new, None, fake)})  # inside a transaction records wait
+    elsewhere.adopt_or_apply([(106, new)], {106: (new, None, fake)})  # inside a transaction records wait
     assert PARTITIONS not in elsewhere.topic("t").partitions
     elsewhere.apply(rec.EndTransactionRecord(), 107)
     assert elsewhere.partition_state(topic_id, PARTITIONS).replicas == (1,)
