@@ -310,10 +310,11 @@ class MetadataImage:
         return None if topic is None else topic.partitions.get(partition)
 
     def apply(self, record: Message, offset: int) -> None:
-        """Apply one committed record, at ``offset``: the core, what one record means. Records inside a metadata transaction (written by Kafka's
-        controller, never by kraftwire's) take effect together at its end, or not at all if aborted,
-        as Kafka's MetadataLoader replays them. Record types that carry no state kraftwire keeps
-        (quotas, producer ids, delegation tokens, controller registrations, ...) change nothing."""
+        """Apply one committed record, at ``offset``: the core, what one record means. Records inside a
+        metadata transaction (written by Kafka's controller, never by kraftwire's) take effect together at
+        its end, or not at all if aborted, as Kafka's MetadataLoader replays them. Record types that carry
+        no state kraftwire keeps (quotas, producer ids, delegation tokens, controller registrations, ...)
+        change nothing."""
         kind = type(record)
         held = self.pending_transaction
         if held is not None and kind not in _TRANSACTION_ENDS:
