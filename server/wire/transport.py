@@ -74,12 +74,16 @@ import time
 from bisect import bisect_left
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import NamedTuple
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.message import Message
+
+if TYPE_CHECKING:
+    from .security import ListenerSecurity, Session
 
 log = logging.getLogger("kraftwire.transport")
 
@@ -126,22 +130,23 @@ class _Route:
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
-        self.request_cls = codec.api(api_key)[0]
+        self.request_cls = cast(type[Message], codec.api(api_key)[0])
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
-        self.decode = self.validate = None
+        self.decode: Callable[..., Any] | None = None  # the version's generated decoder, once bound
+        self.validate: Callable[..., Any] | None = None  # and validator
         self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
         self.errors: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written with it
         self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # every answer, by LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
 
-    def decoder(self):
-        self.decode = self.request_cls.decoder(self.version)
-        return self.decode
+    def decoder(self) -> Callable[..., Any]:
+        decode = self.decode = self.request_cls.decoder(self.version)
+        return decode
 
-    def validator(self):
-        self.validate = self.request_cls.validator(self.version)
-        return self.validate
+    def validator(self) -> Callable[..., Any]:
+        validate = self.validate = self.request_cls.validator(self.version)
+        return validate
 
     def keep(self, tail: bytes, decoded: tuple) -> None:
         """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
@@ -189,15 +194,16 @@ class Undecoded:
     __slots__ = ("_route", "_frame", "_pos", "_request")
 
     def __init__(self, route: _Route, frame: bytes, pos: int):
-        self._route, self._frame, self._pos, self._request = route, frame, pos, None
+        self._route, self._frame, self._pos = route, frame, pos
+        self._request: Message | None = None
 
-    def decode(self):
+    def decode(self) -> Message:
         if self._request is None:
             route = self._route
             self._request = (route.decode or route.decoder())(self._frame, self._pos)[0]
         return self._request
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         route = self._route
         if name not in route.request_cls._fields:
             raise AttributeError(name)
@@ -210,7 +216,8 @@ class Undecoded:
 
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
-    versions = codec.api(api_key)[0].VALID_VERSIONS
+    versions = cast(type[Message], codec.api(api_key)[0]).VALID_VERSIONS
+    assert versions.high is not None  # every request schema names its highest version
     return versions.low, versions.high
 
 
@@ -223,7 +230,7 @@ class TransportLimits:
     max_connections: int | None = None  # Kafka: Int.MaxValue
     max_connections_per_ip: int | None = None  # Kafka: Int.MaxValue
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("socket_request_max_bytes", "queued_max_request_bytes", "connections_max_idle_ms",
                      "max_connections", "max_connections_per_ip"):
             value = getattr(self, name)
@@ -244,7 +251,7 @@ class Quotas:
         self.limits = limits
         self.max_connections = limits.max_connections or descriptor_budget()
         self.connections = 0
-        self.per_ip: dict[str, int] = {}
+        self.per_ip: dict[str | None, int] = {}  # by peer IP (None: a peer that is no IP address)
         self.memory_reserved = 0  # bytes of frames still arriving
         self._waiting: deque[tuple[_Connection, int]] = deque()
 
@@ -283,7 +290,8 @@ class Quotas:
         connection.reserved = 0
         self._waiting = deque((c, size) for c, size in self._waiting if c is not connection)
         pool = self.limits.queued_max_request_bytes
-        while self._waiting and (self.memory_reserved + self._waiting[0][1] <= pool or not self.memory_reserved):
+        while self._waiting and (pool is None or self.memory_reserved + self._waiting[0][1] <= pool
+                                 or not self.memory_reserved):
             waiting, size = self._waiting.popleft()
             self.memory_reserved += size
             waiting.reserved = size
@@ -299,8 +307,8 @@ class Listener:
     it before ``start``).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None,
-                 relaying=()):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler],
+                 security: ListenerSecurity | None = None, relaying: Iterable[int] = ()):
         self.name = name
         self.security = security  # a security.ListenerSecurity (TLS, SASL), consulted per connection
         self.host = host
@@ -339,7 +347,8 @@ class Listener:
         are answered (within ``drain_timeout`` seconds), the others at once."""
         if self._server is None:
             return
-        self._reaper.cancel()
+        if self._reaper is not None:
+            self._reaper.cancel()
         self._server.close()
         busy = []
         for connection in list(self._connections):
@@ -379,7 +388,8 @@ class Listener:
         """What this listener answered: answers by (api key, version, top-level error code, 0 for a
         response without one), and by api key their latencies (answers per ``LATENCY_BUCKETS`` bucket,
         the last +Inf; the sum of seconds)."""
-        counts, latencies = {}, {}
+        counts: dict[tuple[int, int, int], int] = {}
+        latencies: dict[int, tuple[list[int], float]] = {}
         for route in self.routes.values():
             answered = sum(route.latency)
             if not answered:
@@ -393,10 +403,10 @@ class Listener:
             latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
         return counts, latencies
 
-    def api_versions_body(self):
+    def api_versions_body(self) -> ApiVersionsResponse:
         return self._api_versions
 
-    def unsupported_api_versions_body(self):
+    def unsupported_api_versions_body(self) -> ApiVersionsResponse:
         low, high = self.versions[API_VERSIONS]
         return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
@@ -416,14 +426,21 @@ class Encoded:
         out += self.data
 
 
-def _encode(response, version: int) -> bytes:
+class Encodable(Protocol):
+    """What a listener writes as an answer: a response message, or an ``Encoded`` body."""
+
+    def encode_into(self, out: bytearray, version: int) -> None: ...
+
+
+def _encode(response: Encodable, version: int) -> bytes:
     body = bytearray()
     response.encode_into(body, version)
     return bytes(body)
 
 
-async def _encode_aside(result, version: int) -> Encoded:
-    response = result if hasattr(result, "encode_into") else await result
+async def _encode_aside(result: Any, version: int) -> Encoded:
+    """``result`` (an answer, or an awaitable of one) encoded in a worker thread."""
+    response: Encodable = result if hasattr(result, "encode_into") else await result
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
     return Encoded(data, getattr(response, "error_code", 0))
 
@@ -477,7 +494,7 @@ class _Connection(asyncio.Protocol):
         self.admitted = False
         self.closing = False  # refused or closed: read nothing more
         self.lingering = False  # closing later (a failed authentication): the timer closes it
-        self.session = None
+        self.session: Session | None = None
         self.reserved = 0  # bytes of the request memory pool held for the frame in ``buffer``
         self.waiting_for_memory = False
         self.write_paused = False  # the transport asked us to stop writing (its buffer is full)
@@ -487,7 +504,8 @@ class _Connection(asyncio.Protocol):
 
     # --- life of the connection -------------------------------------------------------------------
 
-    def connection_made(self, transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a stream server's
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
         self.ip = self.peer[0] if isinstance(self.peer, tuple) else None
@@ -503,7 +521,7 @@ class _Connection(asyncio.Protocol):
             self.session = self.listener.security.session(transport)
         self.listener._connections.add(self)
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted:
             self.admitted = False
             self.quotas.leave(self.ip)
@@ -691,6 +709,7 @@ class _Connection(asyncio.Protocol):
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
                                               session, frame, body_start))
+        result: Any  # the answer (a response, an Encoded) or an awaitable of it
         if listener.failure is not None and api_key == API_VERSIONS:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
@@ -720,8 +739,8 @@ class _Connection(asyncio.Protocol):
         decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame, self._relayed(route))
         decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
 
-    def _await(self, result, route: _Route, correlation_id: int, arrived: float, context: RequestContext,
-               request) -> None:
+    def _await(self, result: Awaitable[object], route: _Route, correlation_id: int, arrived: float,
+               context: RequestContext, request: object) -> None:
         """A handler's awaitable answer: it takes its place among the pending ones (``_completed``)."""
         entry = [False, route, correlation_id, None, arrived]
         self.pending.append(entry)
@@ -771,9 +790,9 @@ class _Connection(asyncio.Protocol):
             self._write()
         self._go_on()
 
-    def _error_answer(self, context: RequestContext, request, exc: BaseException):
+    def _error_answer(self, context: RequestContext, request: object, exc: BaseException) -> object | None:
         """The listener's answer to a handler's exception, or None (logged) to close the connection."""
-        if request.__class__ is Undecoded:  # the answer lists what the request names
+        if isinstance(request, Undecoded):  # the answer lists what the request names
             request = request.decode()
         if self.listener.error_answer is not None:
             answer = self.listener.error_answer(context, request, exc)
@@ -785,9 +804,11 @@ class _Connection(asyncio.Protocol):
 
     def _raw_token(self, frame: bytes) -> None:
         """SaslHandshake v0: a bare token in, a bare token out; a failure closes without an answer."""
-        reply = self.session.token(frame)
+        session = self.session
+        assert session is not None  # SaslHandshake v0 tokens come only on a listener with SASL
+        reply = session.token(frame)
         if reply is None:
-            return self._close_later(self.session.close_after)
+            return self._close_later(session.close_after or 0.0)
         self._add(_SIZE.pack(len(reply)) + reply)
 
     def _close_later(self, delay: float) -> None:
@@ -808,11 +829,13 @@ class _Connection(asyncio.Protocol):
         else:
             self._append(*answer)
 
-    def _completed(self, entry: list, task: asyncio.Future, context: RequestContext, request) -> None:
+    def _completed(self, entry: list[Any], task: asyncio.Future[object], context: RequestContext,
+                   request: object) -> None:
         if task.cancelled():
             return self.close()
-        if task.exception() is not None:
-            answer = self._error_answer(context, request, task.exception())
+        failure = task.exception()
+        if failure is not None:
+            answer = self._error_answer(context, request, failure)
             if answer is None:
                 return self.close()
             entry[3] = answer
@@ -828,7 +851,7 @@ class _Connection(asyncio.Protocol):
 
     # --- writing ------------------------------------------------------------------------------------
 
-    def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
+    def _append(self, route: _Route, correlation_id: int, response: Any, arrived: float) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
         if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
@@ -850,7 +873,7 @@ class _Connection(asyncio.Protocol):
         route.latency[0 if elapsed < _FIRST_BUCKET else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
-    def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
+    def _encode_answer(self, route: _Route, correlation_id: int, response: Encodable) -> bool:
         """Encode the answer, add it to ``out``; False (logged, nothing added) if it fails."""
         answer = bytearray(_SIZE_CORRELATION_NO_TAGS.pack(0, correlation_id, 0) if route.flexible
                            else _SIZE_AND_CORRELATION.pack(0, correlation_id))
@@ -864,7 +887,7 @@ class _Connection(asyncio.Protocol):
         self._add(answer)
         return True
 
-    def _add(self, answer) -> None:
+    def _add(self, answer: bytes | bytearray) -> None:
         self.out.append(answer)
         self.out_bytes += len(answer)
 
