@@ -32,7 +32,7 @@ import operator
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -80,10 +80,11 @@ def _groups(replicas: list) -> Iterator[tuple[object, list, float | None]]:
     by directory, each directory read once (so that a group's count is its number of lines): ``(directory,
     replicas, the size they all have or None)``; those without a directory are left out."""
     directories = set(map(_DIRECTORY, replicas))
+    groups: Iterable[tuple[object, list[Any]]]
     if len(directories) == 1:
         groups = [(directories.pop(), replicas)]
     else:
-        by_directory: dict = {}
+        by_directory: dict[object, list[Any]] = {}
         for replica in replicas:
             by_directory.setdefault(replica.log_dir, []).append(replica)
         groups = by_directory.items()
