@@ -59,7 +59,7 @@ from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 
 from .replica_manager import Replica
-from .replication_network import CAUGHT_UP_SLACK, ReplicationNetwork, partition_size
+from .replication_network import CAUGHT_UP_SLACK, ReplicationNetwork, Timer, partition_size
 
 if TYPE_CHECKING:  # the node imports this module
     from .node import BrokerNode
@@ -236,7 +236,7 @@ class LogDirManager:
         self._current_logs = {d: 0 for d in directories}  # replicas (not futures) in each directory
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         network.add_pace_listener(self._changed)
 
     def directory(self, path_or_index: int | str | uuid.UUID) -> LogDir:

@@ -334,7 +334,8 @@ class FollowerView:
     ``ControllerChannel``; ``replica`` may be shared with the process's other followers."""
 
     def __init__(self, broker_id: int, directory_id: uuid.UUID,
-                 controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str, security: ClientSecurity | None = None, *,
+                 controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str,
+                 security: ClientSecurity | None = None, *,
                  replica: MetadataReplica | None = None, reachable: Callable[[int], bool] = lambda index: True,
                  max_wait_ms: int = FETCH_MAX_WAIT_MS):
         self.broker_id = broker_id
@@ -460,7 +461,8 @@ class FollowerView:
             last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
             replica_directory_id=self.directory_id)
         return FetchRequest(cluster_id=self.cluster_id,
-                            replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id), max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
+                            replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
+                            max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
                             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
 
     async def _on_answer(self, answer: Any) -> None:

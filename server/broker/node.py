@@ -141,8 +141,8 @@ class BrokerNode:
         await self.sync_metadata()
         return answer
 
-    async def relay(self, api_key: int, version: int, body: bytes | bytearray | memoryview, timeout_ms: int | None = None, *,
-                    synced: bool = True) -> bytes:
+    async def relay(self, api_key: int, version: int, body: bytes | bytearray | memoryview,
+                    timeout_ms: int | None = None, *, synced: bool = True) -> bytes:
         """``forward`` for a request body relayed as it came; the answer's bytes. ``synced`` False: the
         answer as soon as the controller gives it (after its commit), as Kafka's ForwardingManager
         hands it back, for requests a client reads back from the controller anyway (README: differences)."""

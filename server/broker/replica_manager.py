@@ -283,10 +283,10 @@ class ReplicaManager:
         """Commit listener of the broker's metadata. A broker unfenced: as leader, propose it for the ISR
         where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
         fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's
-        log takes the new size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Only the resized topics' partitions are looked at; a topic created in
-        the same commit is not (a CreateTopics sets the size of every topic it creates, and its replicas
-        took that size when ``apply_changes`` made them, before this listener runs)."""
+        log takes the new size at once (writes land there first) and followers copy the difference from
+        it; a smaller size truncates every replica. Only the resized topics' partitions are looked at; a
+        topic created in the same commit is not (a CreateTopics sets the size of every topic it creates,
+        and its replicas took that size when ``apply_changes`` made them, before this listener runs)."""
         resized = set()
         created = set()
         unfenced = set()

@@ -505,7 +505,8 @@ class _Connection(asyncio.Protocol):
     # --- life of the connection -------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)  # a stream server's
+        # a stream server's transport (uvloop's is no asyncio.Transport subclass, hence no isinstance)
+        transport = cast(asyncio.Transport, transport)
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
         self.ip = self.peer[0] if isinstance(self.peer, tuple) else None
