@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import MIGRATING
-from kraftwire.server.metadata.image import MetadataImage, UnknownPartitionError
+from kraftwire.server.metadata.image import MetadataImage, PartitionState, UnknownPartitionError
 
 BROKER_IDS = st.integers(1, 3)
 DIRECTORIES = [uuid.UUID(int=(1 << 64) + i) for i in range(3)]
@@ -320,3 +320,13 @@ def test_the_frames_path_refuses_what_the_codec_refuses():
         with pytest.raises(error):
             image.apply_frames([bad], 4)
     assert image.topic("a").partitions[0].replicas == (1,)
+
+
+@settings(max_examples=200, deadline=None)
+@given(partition_record())
+def test_the_fast_state_builder_builds_what_the_plain_rules_build(record):
+    """``fast_paths.PartitionStates.from_record`` (positional) against ``build_partition_state``."""
+    from kraftwire.server.metadata.fast_paths import PartitionStates
+    from kraftwire.server.metadata.partition_state import build_partition_state
+    built = PartitionStates().from_record(record)
+    assert type(built) is PartitionState and built == build_partition_state(record)

@@ -34,7 +34,7 @@ from kraftwire.codec.message import Message
 
 from .acls import Acl
 from .fast_paths import PARTITION_FRAME_PREFIXES, PREFIX_END, PartitionStates, partition_id_of_frame
-from .partition_state import PartitionState, build_partition_state, merged_partition
+from .partition_state import PartitionState, merged_partition
 from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
 from .snapshot_encoding import SnapshotEncodings, topic_records
 
@@ -324,7 +324,7 @@ class MetadataImage:
             if kind is rec.EndTransactionRecord:
                 for held_offset, held_record in held:
                     self.apply(held_record, held_offset)
-        elif kind is rec.PartitionChangeRecord:
+        elif kind is _CHANGE_RECORD:
             self._apply_partition_change(record, offset, None, None)  # type: ignore[arg-type]  # its type, just checked
         else:
             handler = _APPLY.get(kind)
@@ -447,7 +447,7 @@ class MetadataImage:
         if topic is None:
             return
         topic.changes += 1
-        topic.partitions[r.partition_id] = state = build_partition_state(r, self._states.shared)
+        topic.partitions[r.partition_id] = state = self._states.from_record(r)
         if state.removing or state.adding or r.topic_id in self.reassigning:
             self._track_reassignment(r.topic_id, r.partition_id, state)
 
@@ -569,3 +569,4 @@ _APPLY: dict[type[Message], Callable[[MetadataImage, Any], object]] = {
     rec.AbortTransactionRecord: _nothing,
 }
 _TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
+_CHANGE_RECORD = rec.PartitionChangeRecord
