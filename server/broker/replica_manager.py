@@ -199,13 +199,7 @@ class ReplicaManager:
                     if hosted is None:
                         hosted = by_topic[topic_id.int] = {}
                     hosted[index] = replica
-                    kept = self._kept.pop((topic.name, index), None) if self._kept else None
-                    if kept is not None:  # its log directory's checkpoint kept it (server/broker/checkpoints.py)
-                        self.broker.log_manager.keep_in(replica, kept[1])
-                    if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                        replica.log_bytes = self._partition_size(image, topic.name, index)
-                    elif kept is not None:
-                        replica.log_bytes = min(float(kept[0]), self._partition_size(image, topic.name, index))
+                    self._start_log(image, replica)
                     led = kept = False
                 else:
                     had = replica.state
@@ -234,6 +228,17 @@ class ReplicaManager:
                     # again; the network tells of a catch-up only once (Kafka's leader sees it at the
                     # follower's next fetch)
                     self._consider_isr(replica)
+
+    def _start_log(self, image: MetadataImage, replica: Replica) -> None:
+        """A replica new here: its directory and size as its log directory's checkpoint kept them
+        (server/broker/checkpoints.py), whole if in sync when this broker learns of it."""
+        kept = self._kept.pop((replica.topic_name, replica.partition), None) if self._kept else None
+        if kept is not None:
+            self.broker.log_manager.keep_in(replica, kept[1])
+        if self.broker_id in replica.state.isr:  # in sync: it holds everything
+            replica.log_bytes = self._partition_size(image, replica.topic_name, replica.partition)
+        elif kept is not None:
+            replica.log_bytes = min(float(kept[0]), self._partition_size(image, replica.topic_name, replica.partition))
 
     def tables(self) -> Iterable[dict[int, Replica]]:
         """Each topic's table of this broker's replicas, {partition: replica}, to read."""
@@ -339,6 +344,22 @@ class ReplicaManager:
         if replica is not None:
             self._consider_isr(replica)
 
+    def _take_answer(self, response: Any, sent: dict[tuple[uuid.UUID, int], int],
+                     again: set[tuple[uuid.UUID, int]]) -> None:
+        """An AlterPartition answer: each accepted partition's state as the controller made it; those to
+        look at again (accepted: more may have caught up; newer state arrived meanwhile) into ``again``."""
+        for topic in response.topics:
+            for result in topic.partitions:
+                key = (topic.topic_id, result.partition_index)
+                replica = self.replicas.get(key)
+                if replica is None:
+                    continue
+                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
+                    replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
+                                                           partition_epoch=result.partition_epoch)
+                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
+                    again.add(key)
+
     def _reconsider(self, keys: Iterable[tuple[uuid.UUID, int]]) -> None:
         for key in keys:
             self.follower_caught_up(key)
@@ -407,17 +428,8 @@ class ReplicaManager:
             if response is not None:
                 log.info("broker %d: AlterPartition refused with error %d", self.broker_id, response.error_code)
             asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
-        for topic in response.topics if response is not None else ():
-            for result in topic.partitions:
-                key = (topic.topic_id, result.partition_index)
-                replica = self.replicas.get(key)
-                if replica is None:
-                    continue
-                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
-                    replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
-                                                           partition_epoch=result.partition_epoch)
-                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
-                    again.add(key)  # more may have caught up, or newer state arrived meanwhile
+        if response is not None:
+            self._take_answer(response, sent, again)
         for key in again:
             self.follower_caught_up(key)
 

@@ -585,13 +585,28 @@ class ReplicationNetwork:
                 self._drop(copy)
         return created
 
-    def _reschedule(self) -> None:
-        image = self._image()
-        limits_of = _Limits(image)
+    def _moving_brokers(self, image: MetadataImage) -> set[int]:
+        """The brokers copies may move between: running (or, remote, active in the image) and not paused."""
         moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
         if self._remote_brokers:
             moving |= {b for b, broker in image.brokers.items()
                        if b not in self._members and broker.active and b not in self._paused}
+        return moving
+
+    def _time_next_finish(self) -> None:
+        """Arm the one timer for the copy that finishes first at the current rates."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        finishing = [(c.size - c.replica.log_bytes) / c.rate  # type: ignore[operator]  # a copying one is sized
+                     for c in self._copying if c.rate > 0]
+        if finishing:
+            self._timer = self.call_later(min(finishing), self._tick)
+
+    def _reschedule(self) -> None:
+        image = self._image()
+        limits_of = _Limits(image)
+        moving = self._moving_brokers(image)
         demands = {}  # copy -> the limits it goes through
         capacities: dict[object, float] = {}
         # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
@@ -629,13 +644,7 @@ class ReplicationNetwork:
                 if copy.started_at is None:
                     copy.started_at = self._settled_at
         self._record_throughput()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        finishing = [(c.size - c.replica.log_bytes) / c.rate  # type: ignore[operator]  # a copying one is sized
-                     for c in self._copying if c.rate > 0]
-        if finishing:
-            self._timer = self.call_later(min(finishing), self._tick)
+        self._time_next_finish()
         for copy in ended:
             self._tell_leader(copy)
 
