@@ -583,22 +583,15 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         self.last_active = now = _monotonic()
+        if self.buffer:  # the rest of a frame begun earlier (off the one-read-one-frame path)
+            return self._buffer_more(data)
         buffer = self.buffer
-        if buffer:
-            buffer += data
-            if len(buffer) >= self.wanted and not self._held_back():
-                self._take_buffer()
-            return
         pending = self.pending
         if self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
             return
-        held = False  # closing or _held_back(), inlined: checked after each request
-        if first is not None:
-            self._handle(first, now)
-            if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
-                self.quotas.release(self)
-            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
+        # closing or _held_back(), inlined: checked after each request
+        held = False if first is None else self._handle_first(first, now)
         length = len(data)
         start = 0
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
@@ -620,14 +613,39 @@ class _Connection(asyncio.Protocol):
                 self._write()
             held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         if start < length and not self.closing:
-            self.buffer += memoryview(data)[start:]
-            self._expect_frame()
+            self._keep_rest(data, start)
         else:
             self.wanted = 4
+        self._end_read(held)
+
+    def _end_read(self, held: bool) -> None:
+        """After a read's frames: write their answers, and pause or resume reading as ``held`` (by the
+        requests' state) and the write buffer say."""
         if self.out:
             self._write()  # may pause writing
         if held or self.write_paused or self.waiting_for_memory or not self.reading:
             self._read_while_free()
+
+    # (data_received's paths off the usual read, apart: they cost it no branch and no call)
+
+    def _buffer_more(self, data: bytes) -> None:
+        """Add a read to the frame the buffer holds the start of; handle it once whole."""
+        buffer = self.buffer
+        buffer += data
+        if len(buffer) >= self.wanted and not self._held_back():
+            self._take_buffer()
+
+    def _handle_first(self, first: bytes, now: float) -> bool:
+        """Handle the frame ``_take_buffer`` took out of the buffer; whether the connection is held back."""
+        self._handle(first, now)
+        if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
+            self.quotas.release(self)
+        return self.closing or self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT
+
+    def _keep_rest(self, data: bytes, start: int) -> None:
+        """Keep the bytes of ``data`` from ``start`` on: a frame not read whole yet."""
+        self.buffer += memoryview(data)[start:]
+        self._expect_frame()
 
     def _take_buffer(self) -> None:
         """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
@@ -704,8 +722,7 @@ class _Connection(asyncio.Protocol):
         else:
             route, client_id, request, body_start = aside
             correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
-            if request.__class__ is Undecoded and not self._relayed(route):  # its handler was swapped meanwhile
-                request = request.decode()
+            request = self._decoded_aside(route, request)
         listener = self.listener
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
@@ -731,6 +748,13 @@ class _Connection(asyncio.Protocol):
                 self._append(route, correlation_id, result, arrived)
         else:
             self._await(result, route, correlation_id, arrived, context, request)
+
+    def _decoded_aside(self, route: _Route, request: object) -> object:
+        """A request decoded in a worker thread, decoded whole if its handler was swapped meanwhile for
+        one that reads it."""
+        if isinstance(request, Undecoded) and not self._relayed(route):
+            return request.decode()
+        return request
 
     # (helpers that make closures, apart: a closure's variables would cost ``_handle`` cells on every call)
 
