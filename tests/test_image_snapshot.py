@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kraftwire.codec import MalformedError
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import MIGRATING
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.image import MetadataImage, PartitionState, UnknownPartitionError
 
 BROKER_IDS = st.integers(1, 3)
 DIRECTORIES = [uuid.UUID(int=(1 << 64) + i) for i in range(3)]
@@ -110,8 +110,17 @@ def replayed(image: MetadataImage) -> MetadataImage:
 
 
 def build(history) -> MetadataImage:
+    """The image of ``history``, less the changes to partitions it has not registered (or has removed):
+    no log holds those, and applying one refuses, leaving the image as it was."""
     image = MetadataImage()
     for offset, record in enumerate(history):
+        if type(record) is rec.PartitionChangeRecord and image.partition_state(record.topic_id,
+                                                                               record.partition_id) is None:
+            before = contents(image)
+            with pytest.raises(UnknownPartitionError, match=f"at offset {offset} "):
+                image.apply(record, offset)
+            assert contents(image) == before
+            continue
         image.apply(record, offset)
     return image
 
@@ -271,6 +280,7 @@ def test_the_frames_path_builds_the_image_the_decoded_records_build(history, bat
     frames = TOPICS_FIRST_FRAMES + [f for item in history
                                     for f in (item if isinstance(item, list) else [item if isinstance(item, bytes)
                                                                                    else rec.encode_frame(item)])]
+    frames = without_refused(frames)
     decoded = build(rec.decode_frame(frame)[0] for frame in frames)
     loaded = MetadataImage()
     for start in range(0, len(frames), batch):
@@ -286,6 +296,18 @@ def test_the_frames_path_builds_the_image_the_decoded_records_build(history, bat
 TOPICS_FIRST_FRAMES = [rec.encode_frame(record) for record in TOPICS_FIRST]
 
 
+def without_refused(frames: list[bytes]) -> list[bytes]:
+    """The frames a log can hold: less the changes to partitions not registered where they come."""
+    image, kept = MetadataImage(), []
+    for offset, frame in enumerate(frames):
+        try:
+            image.apply(rec.decode_frame(frame)[0], offset)
+        except UnknownPartitionError:
+            continue
+        kept.append(frame)
+    return kept
+
+
 def test_the_frames_path_refuses_what_the_codec_refuses():
     """A frame of no known type or version, or a PartitionRecord cut short, raises the codec's errors
     (the snapshot's reader names the file and offset; tests/test_raft_recovery_edges.py)."""
@@ -298,3 +320,13 @@ def test_the_frames_path_refuses_what_the_codec_refuses():
         with pytest.raises(error):
             image.apply_frames([bad], 4)
     assert image.topic("a").partitions[0].replicas == (1,)
+
+
+@settings(max_examples=200, deadline=None)
+@given(partition_record())
+def test_the_fast_state_builder_builds_what_the_plain_rules_build(record):
+    """``fast_paths.PartitionStates.from_record`` (positional) against ``build_partition_state``."""
+    from kraftwire.server.metadata.fast_paths import PartitionStates
+    from kraftwire.server.metadata.partition_state import build_partition_state
+    built = PartitionStates().from_record(record)
+    assert type(built) is PartitionState and built == build_partition_state(record)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
+
 from kraftwire.codec import records as rec
 from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.controller.result import ControllerResult
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.image import MetadataImage, UnknownPartitionError
 from kraftwire.server.raft import RaftLog
 from tests.raft_helpers import NODE_ID, state
 
@@ -90,7 +92,8 @@ def test_a_change_is_adopted_only_onto_the_state_it_was_built_from():
     elsewhere.adopt_or_apply([(103, equal)], {103: (change, applied, fake)})
     assert elsewhere.partition_state(topic_id, 0).partition_epoch == applied.partition_epoch + 1
     missing = rec.PartitionChangeRecord(partition_id=PARTITIONS, topic_id=topic_id, isr=[2])
-    elsewhere.adopt_or_apply([(104, missing)], {104: (missing, before, fake)})
+    with pytest.raises(UnknownPartitionError, match=f"offset 104 changes partition {PARTITIONS} of topic {topic_id}"):
+        elsewhere.adopt_or_apply([(104, missing)], {104: (missing, before, fake)})  # no log holds it
     assert PARTITIONS not in elsewhere.topic("t").partitions
     elsewhere.apply(rec.BeginTransactionRecord(), 105)
     new = rec.PartitionRecord(partition_id=PARTITIONS, topic_id=topic_id, replicas=[1], isr=[1], leader=1)
@@ -113,8 +116,7 @@ def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
              + [rec.PartitionChangeRecord(partition_id=3, topic_id=topic_id, isr=[2, 1])]  # partition 3 again
              + [rec.TopicRecord(name="u", topic_id=other_id),
                 rec.PartitionRecord(partition_id=0, topic_id=other_id, replicas=[3], isr=[3], leader=3),
-                rec.PartitionChangeRecord(partition_id=0, topic_id=other_id, leader=-1),
-                rec.PartitionChangeRecord(partition_id=9, topic_id=other_id, leader=-1)])  # no such partition
+                rec.PartitionChangeRecord(partition_id=0, topic_id=other_id, leader=-1)])
     outcomes = image.apply_appended(batch, 100)
     for offset, record in enumerate(batch, 100):
         one_by_one.apply(record, offset)
@@ -132,6 +134,13 @@ def test_a_batch_applied_at_once_equals_its_records_applied_one_by_one():
     first, unlike, last = (image.partition_state(topic_id, p) for p in (0, 1, PARTITIONS - 1))
     assert first is last  # one merge for the alike partitions, one state shared
     assert unlike.leader_epoch == first.leader_epoch + 1
+    # a change to no such partition is refused, as ``apply`` refuses it, and leaves the image as it was
+    missing = rec.PartitionChangeRecord(partition_id=9, topic_id=other_id, leader=-1)
+    kept = state(image)
+    for refusing in (lambda: image.apply_appended([missing], 200), lambda: one_by_one.apply(missing, 200)):
+        with pytest.raises(UnknownPartitionError, match=f"offset 200 changes partition 9 of topic {other_id}"):
+            refusing()
+    assert state(image) == kept == state(one_by_one)
 
 
 def reassigning_recomputed(image: MetadataImage) -> dict:
@@ -153,7 +162,7 @@ def test_partition_changes_follow_topics_recreated_between_them():
     done = rec.PartitionChangeRecord(partition_id=0, topic_id=topic_id, replicas=[3, 1, 2], adding_replicas=[],
                                      removing_replicas=[])
     history = (seeded(topic_id).records
-               + [start, rec.RemoveTopicRecord(topic_id=topic_id), start]  # the second start finds no topic
+               + [start, rec.RemoveTopicRecord(topic_id=topic_id)]
                + seeded(topic_id).records[:2]  # created again, partition 0 not reassigning
                + [done, rec.PartitionRecord(partition_id=5, topic_id=topic_id, replicas=[3, 1], isr=[1], leader=1,
                                             adding_replicas=[3]),  # reassigning from the start
@@ -181,3 +190,33 @@ def test_partition_changes_follow_topics_recreated_between_them():
     for image in (appended, adopted, standby):
         assert state(image) == state(one_by_one)
         assert (image.offset, image.version) == (one_by_one.offset, one_by_one.version)
+    # a change to the removed topic's partition finds no topic: each face refuses it, naming its offset
+    removed = history[:PARTITIONS + 3]
+    assert type(removed[-1]) is rec.RemoveTopicRecord
+    for refusing in (lambda image: image.apply(start, 500), lambda image: image.apply_appended([start], 500),
+                     lambda image: image.adopt_or_apply([(500, start)], {})):
+        image = MetadataImage()
+        image.apply_appended(removed, 0)
+        with pytest.raises(UnknownPartitionError, match=f"offset 500 changes partition 0 of topic {topic_id}"):
+            refusing(image)
+
+
+async def test_a_log_changing_a_partition_it_never_registered_is_refused_at_replay(tmp_path):
+    """Kafka's replay throws on a PartitionChangeRecord whose partition the image lacks; so does the
+    controller's, naming the record's offset, topic id and partition, rather than skipping it."""
+    topic_id = uuid.uuid4()
+    log = RaftLog(tmp_path, NODE_ID)
+    await log.open()
+    try:
+        await log.append([(record, None) for record in seeded(topic_id).records])[1]
+        base, committed = log.append([(rec.PartitionChangeRecord(partition_id=PARTITIONS, topic_id=topic_id, isr=[2]),
+                                       None)])
+        await committed
+    finally:
+        await log.close()
+    controller = Controller(RaftLog(tmp_path, NODE_ID), node_id=NODE_ID)
+    with pytest.raises(UnknownPartitionError) as refused:
+        await controller.start()
+    await controller.log.close()
+    assert f"offset {base} changes partition {PARTITIONS} of topic {topic_id}" in str(refused.value)
+    assert (refused.value.offset, refused.value.topic_id, refused.value.partition) == (base, topic_id, PARTITIONS)

@@ -18,8 +18,8 @@ log is there), with the size that checkpoint gave it (at most the partition's si
 stop that is all it had, so an in-sync follower copies nothing; after kill -9 it is the last periodic
 checkpoint, and the follower copies the difference.
 Deliberate differences from Kafka: the first periodic checkpoint comes after a fraction of the
-interval set by the broker's id (``first_delay``), not 30 s after start; the log itself is not on disk, so nothing past the checkpoint
-survives a crash (Kafka's log recovery reads past its recovery point); no
+interval set by the broker's id (``first_delay``), not 30 s after start; the log itself is not on
+disk, so nothing past the checkpoint survives a crash (Kafka's log recovery reads past its recovery point); no
 ``replication-offset-checkpoint`` (high watermarks are not simulated apart from log sizes); a log is
 matched by topic name and partition only (Kafka also checks the topic id in ``partition.metadata``);
 future replicas of AlterReplicaLogDirs are not kept.
@@ -32,7 +32,7 @@ import operator
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -80,10 +80,11 @@ def _groups(replicas: list) -> Iterator[tuple[object, list, float | None]]:
     by directory, each directory read once (so that a group's count is its number of lines): ``(directory,
     replicas, the size they all have or None)``; those without a directory are left out."""
     directories = set(map(_DIRECTORY, replicas))
+    groups: Iterable[tuple[object, list[Any]]]
     if len(directories) == 1:
         groups = [(directories.pop(), replicas)]
     else:
-        by_directory: dict = {}
+        by_directory: dict[object, list[Any]] = {}
         for replica in replicas:
             by_directory.setdefault(replica.log_dir, []).append(replica)
         groups = by_directory.items()

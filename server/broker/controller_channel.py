@@ -36,14 +36,17 @@ import asyncio
 import logging
 import struct
 from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from collections import Counter
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.message import Message
 from kraftwire.codec.messages import DescribeClusterRequest
 from kraftwire.codec.model import Struct
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
+from kraftwire.server.wire.security import ClientSecurity
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -53,7 +56,7 @@ CONTROLLERS_ENDPOINT = 2  # DescribeCluster's EndpointType for controllers
 _INT16 = struct.Struct(">h")
 
 
-def says_not_controller(response) -> bool:
+def says_not_controller(response: Struct) -> bool:
     """Whether any error code in the answer is NOT_CONTROLLER."""
     stack = [response]
     while stack:
@@ -77,7 +80,8 @@ class ForwardTimedOut(KafkaClientError):
 
 
 class ControllerChannel:
-    def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str, security=None,
+    def __init__(self, addresses: Callable[[], list[tuple[str, int]]], client_id: str,
+                 security: ClientSecurity | None = None,
                  attempt_timeout: float = 5.0, default_timeout: float = 30.0,
                  reachable: Callable[[int], bool] = lambda index: True, retries_alone: bool = True):
         self._addresses = addresses
@@ -120,24 +124,26 @@ class ControllerChannel:
             self._client = KafkaClient(host, port, self.client_id, self.security)
         return self._client
 
-    async def send(self, request, version: int | None = None):
+    async def send(self, request: Message, version: int | None = None) -> Any:
         """Send ``request`` to the active controller; its decoded answer."""
         return await self._to_active(lambda client: client.send(request, version), says_not_controller,
                                      getattr(request, "timeout_ms", None))
 
-    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None) -> bytes:
+    async def relay(self, api_key: int, version: int, body: bytes | bytearray | memoryview,
+                    timeout_ms: int | None = None) -> bytes:
         """Relay a request body encoded at ``version`` to the active controller; its answer's bytes. With
         several controllers the answer is checked for NOT_CONTROLLER as the module says."""
-        response_cls = codec.api(api_key)[1]
+        response_cls = cast(type[Message], codec.api(api_key)[1])
         at = response_cls.fixed_offset("error_code", version)
 
-        def refused(answer) -> bool:
+        def refused(answer: bytes) -> bool:
             if at is None:
                 return says_not_controller(response_cls.decode_from(answer, 0, version)[0])
             return _INT16.unpack_from(answer, at)[0] == ErrorCode.NOT_CONTROLLER
         return await self._to_active(lambda client: client.relay(api_key, version, body), refused, timeout_ms)
 
-    async def _to_active(self, attempt: Callable[[KafkaClient], Awaitable], refused: Callable, timeout_ms):
+    async def _to_active(self, attempt: Callable[[KafkaClient], Awaitable[Any]], refused: Callable[[Any], bool],
+                         timeout_ms: object) -> Any:
         """``attempt`` on the active controller's client, found again and retried as the module says."""
         loop = asyncio.get_running_loop()
         timeout = timeout_ms / 1000 if isinstance(timeout_ms, int) and timeout_ms > 0 else self.default_timeout
@@ -145,7 +151,7 @@ class ControllerChannel:
         if len(self._addresses()) == 1 and not self._retries_alone:
             try:
                 return await asyncio.wait_for(attempt(self._current()), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise ForwardTimedOut(f"the controller did not answer within {timeout:g} s") from None
         while True:
             answer, failure, client = None, None, None
@@ -155,7 +161,7 @@ class ControllerChannel:
                 answer = await self._answer(attempt(client), tried, deadline)
                 if not refused(answer) or len(self._addresses()) == 1:
                     return answer
-            except (KafkaClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, KafkaClientError) as exc:
                 failure = exc
                 if client is not None:
                     await self._drop(client)
@@ -169,7 +175,7 @@ class ControllerChannel:
             if self._index == tried:  # no other request moved the channel on meanwhile
                 await self._discover(tried)
 
-    async def _answer(self, attempt: Awaitable, tried: int, deadline: float):
+    async def _answer(self, attempt: Awaitable[Any], tried: int, deadline: float) -> Any:
         """The attempt's answer. With none after ``attempt_timeout`` it asks who leads and waits on unless
         another controller is named (a busy one may answer nobody in time): a slow commit is no reason to
         send a write twice (the second would find the first's effect, TOPIC_ALREADY_EXISTS say);
@@ -184,13 +190,13 @@ class ControllerChannel:
                 if done:
                     return pending.result()
                 if loop.time() >= deadline:
-                    raise asyncio.TimeoutError()
+                    raise TimeoutError()
                 waited_on = tried % len(self._addresses())
                 leader = await self._named_leader(waited_on)
                 if leader is not None and leader != waited_on:
                     if self._index == tried:
                         self._index = leader
-                    raise asyncio.TimeoutError()
+                    raise TimeoutError()
         finally:
             pending.cancel()
 
@@ -235,7 +241,7 @@ class ControllerChannel:
         try:
             answer = await asyncio.wait_for(client.send(DescribeClusterRequest(endpoint_type=CONTROLLERS_ENDPOINT)),
                                             DISCOVERY_TIMEOUT_S)
-        except (KafkaClientError, asyncio.TimeoutError):
+        except (TimeoutError, KafkaClientError):
             return None
         finally:
             await client.close()

@@ -40,10 +40,13 @@ by the configs above.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AssignReplicasToDirsRequest, DescribeLogDirsResponse
@@ -52,8 +55,14 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.message import Message
+from kraftwire.server.metadata.image import MetadataImage
+
 from .replica_manager import Replica
-from .replication_network import CAUGHT_UP_SLACK, partition_size
+from .replication_network import CAUGHT_UP_SLACK, ReplicationNetwork, Timer, partition_size
+
+if TYPE_CHECKING:  # the node imports this module
+    from .node import BrokerNode
 
 log = logging.getLogger("kraftwire.log_dirs")
 
@@ -95,7 +104,7 @@ def backoff_seconds(failures: int) -> float:
 @dataclass(eq=False)
 class Assignment:
     directory_id: uuid.UUID
-    on_success: object = None  # called once the controller has accepted it
+    on_success: Callable[[], object] | None = None  # called once the controller has accepted it
 
 
 class AssignmentSender:
@@ -106,7 +115,7 @@ class AssignmentSender:
     with the next request, a request that fails whole (timeout, disconnection, top-level error) is retried
     after an exponential backoff."""
 
-    def __init__(self, broker):
+    def __init__(self, broker: BrokerNode) -> None:
         self.broker = broker
         self.ready: dict[Key, Assignment] = {}
         self.inflight: dict[Key, Assignment] = {}
@@ -119,7 +128,7 @@ class AssignmentSender:
         """Nothing waits to be sent or answered (a stopped broker sends nothing until it starts again)."""
         return not (self.ready or self.inflight) or not self.broker.running
 
-    def assign(self, key: Key, directory_id: uuid.UUID, on_success=None) -> None:
+    def assign(self, key: Key, directory_id: uuid.UUID, on_success: Callable[[], object] | None = None) -> None:
         pending = self.ready.get(key) or self.inflight.get(key)
         if on_success is None and pending is not None and pending.directory_id == directory_id:
             return
@@ -153,7 +162,7 @@ class AssignmentSender:
         if self.inflight or not self.ready or not self.broker.running:
             return
         image = self.broker.image
-        batch = {}
+        batch: dict[Key, Assignment] = {}
         for key in list(self.ready):
             if len(batch) == MAX_ASSIGNMENTS_PER_REQUEST:
                 break
@@ -216,7 +225,7 @@ class AssignmentSender:
 class LogDirManager:
     """One broker's log directories and the replicas in them (see the module docstring)."""
 
-    def __init__(self, broker, directories: list[LogDir], network):
+    def __init__(self, broker: BrokerNode, directories: list[LogDir], network: ReplicationNetwork) -> None:
         if not directories:
             raise ValueError("a broker needs at least one log directory")
         self.broker = broker
@@ -227,10 +236,10 @@ class LogDirManager:
         self._current_logs = {d: 0 for d in directories}  # replicas (not futures) in each directory
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         network.add_pace_listener(self._changed)
 
-    def directory(self, path_or_index) -> LogDir:
+    def directory(self, path_or_index: int | str | uuid.UUID) -> LogDir:
         """A directory by its index in the broker's list, its path, or its id."""
         if isinstance(path_or_index, int):
             return self.directories[path_or_index]
@@ -244,6 +253,7 @@ class LogDirManager:
         image = self.broker.image
         named = configs.broker_value(image.broker_configs(str(self.broker.broker_id)), image.broker_configs(""),
                                      configs.CORDONED_LOG_DIRS)
+        assert isinstance(named, tuple)  # a LIST config
         if configs.CORDONED_LOG_DIRS_ALL in named:
             return list(self.directories)
         return [d for d in self.directories if d.path in named]
@@ -258,7 +268,7 @@ class LogDirManager:
         return next((d for d in self.directories if d.path == path), None)
 
     @property
-    def _replicas(self) -> dict[Key, Replica]:
+    def _replicas(self) -> Mapping[Key, Replica]:
         return self.broker.replica_manager.replicas
 
     @staticmethod
@@ -344,7 +354,7 @@ class LogDirManager:
 
     # --- AlterReplicaLogDirs ---------------------------------------------------------------------
 
-    def alter(self, image, topic_name: str, partition: int, path: str) -> int:
+    def alter(self, image: MetadataImage, topic_name: str, partition: int, path: str) -> int:
         """Move (or, for a replica not here yet, pre-place) a replica into the directory at ``path``;
         the error code, checked in ReplicaManager.alterReplicaLogDirs's order."""
         if len(f"{topic_name}-{partition}") + FUTURE_NAME_EXTRA > MAX_LOG_DIR_NAME:
@@ -357,15 +367,15 @@ class LogDirManager:
         if target in self.cordoned():
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT
         topic_id = image.topic_ids.get(topic_name)
-        key = (topic_id, partition)
-        replica = self._replicas.get(key) if topic_id is not None else None
-        if replica is None:
+        replica = self._replicas.get((topic_id, partition)) if topic_id is not None else None
+        if replica is None or topic_id is None:
             self.preferred[(topic_name, partition)] = target
             topic = image.topics.get(topic_id) if topic_id is not None else None
             return ErrorCode.REPLICA_NOT_AVAILABLE if topic is not None and partition in topic.partitions \
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if not self.online(replica):
             return ErrorCode.KAFKA_STORAGE_ERROR
+        key = (topic_id, partition)
         future = self.futures.get(key)
         if future is not None and future.target is not target:
             self._drop_future(key)
@@ -382,6 +392,7 @@ class LogDirManager:
         future = self.futures.pop(key)
         replica = future.replica
         if future.caught_up and self.online(replica) and self._replicas.get(key) is replica:
+            assert replica.log_dir is not None  # online
             self.assignments.assign(key, replica.log_dir.directory_id)
         self._changed()
 
@@ -390,6 +401,7 @@ class LogDirManager:
         if self.futures.get(key) is not future:
             return
         del self.futures[key]
+        assert future.replica.log_dir is not None  # a future replica moves a placed one
         self._current_logs[future.replica.log_dir] -= 1
         self._current_logs[future.target] += 1
         future.replica.log_dir = future.target
@@ -397,7 +409,7 @@ class LogDirManager:
 
     # --- copying -----------------------------------------------------------------------------------
 
-    def on_commit(self, committed) -> None:
+    def on_commit(self, committed: list[tuple[int, Message]]) -> None:
         """Controller commit listener: configs change copy rates; a deleted topic drops its futures."""
         if not self.futures:
             return
@@ -434,8 +446,10 @@ class LogDirManager:
     def _io_rate(self) -> float:
         image = self.broker.image
         own, default = image.broker_configs(str(self.broker.broker_id)), image.broker_configs("")
-        return float(min(configs.broker_value(own, default, configs.ALTER_LOG_DIRS_IO_MAX_BYTES),
-                         configs.broker_value(own, default, configs.REPLICATION_BANDWIDTH)))
+        io_max = configs.broker_value(own, default, configs.ALTER_LOG_DIRS_IO_MAX_BYTES)
+        bandwidth = configs.broker_value(own, default, configs.REPLICATION_BANDWIDTH)
+        assert isinstance(io_max, int) and isinstance(bandwidth, int)  # LONG configs
+        return float(min(io_max, bandwidth))
 
     def _reschedule(self) -> None:
         if self._timer is not None:
@@ -463,7 +477,7 @@ class LogDirManager:
             if not future.caught_up and future.copied >= future.replica.log_bytes - CAUGHT_UP_SLACK:
                 future.caught_up = True
                 self.assignments.assign(key, future.target.directory_id,
-                                        on_success=lambda k=key, f=future: self._promote(k, f))
+                                        on_success=functools.partial(self._promote, key, future))
         self._reschedule()
 
     # --- DescribeLogDirs ---------------------------------------------------------------------------
@@ -499,7 +513,7 @@ class LogDirManager:
             used = sum(size for _, size, _, _ in logs[directory])
             topics: dict[str, list] = {}
             for replica, size, lag, is_future in sorted(logs[directory],
-                                                        key=lambda l: (l[0].topic_name, l[0].partition, l[3])):
+                                                        key=lambda log: (log[0].topic_name, log[0].partition, log[3])):
                 if wanted is None or (replica.topic_name, replica.partition) in wanted:
                     topics.setdefault(replica.topic_name, []).append(DescribeLogDirsResponse.DescribeLogDirsPartition(
                         partition_index=replica.partition, partition_size=size, offset_lag=lag,

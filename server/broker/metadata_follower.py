@@ -62,7 +62,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.log_layout import METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID
@@ -70,9 +70,10 @@ from kraftwire.codec.messages import DescribeQuorumRequest, FetchRequest, FetchS
 from kraftwire.codec import records as rec
 from kraftwire.codec.records import (KRaftVersionRecord, VotersRecord, check_batch, decode_control, decode_frame,
                                      iter_batches, read_batch)
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.image import MetadataImage, TopicState
 from kraftwire.server.metadata.view import CommitListener, PartitionListener
 from kraftwire.server.wire.client import KafkaClientError
+from kraftwire.server.wire.security import ClientSecurity
 from .controller_channel import ControllerChannel
 
 log = logging.getLogger("kraftwire.broker")
@@ -153,9 +154,10 @@ class MetadataReplica:
             decoded = read_batch(batch.data, 0)
             if not decoded.is_control:
                 for record in decoded.records:
+                    assert record.value is not None  # a metadata record always has a value
                     value = decode_frame(record.value)[0]
                     kind = type(value)
-                    if kind is _PARTITION or kind is _CHANGE:
+                    if isinstance(value, _PARTITION_RECORDS):
                         # topics by their id's int: UUID's hash and equality are Python code
                         if run is None or run[0] != value.topic_id.int:
                             run = _topic_run(image, changed, value.topic_id)
@@ -260,7 +262,12 @@ class MetadataReplica:
                 self._waiting.append((end_offset, future))
 
 
-_PARTITION, _CHANGE = rec.PartitionRecord, rec.PartitionChangeRecord
+_PARTITION_RECORDS = (rec.PartitionRecord, rec.PartitionChangeRecord)
+
+
+def error_name(code: int) -> str:
+    """The name of the error ``code``."""
+    return ErrorCode(code).name  # type: ignore[call-arg]  # an enum member looked up by its value
 _WHOLE_TOPICS = frozenset({rec.RemoveTopicRecord, rec.ClearElrRecord})
 
 
@@ -272,7 +279,7 @@ def _topic_run(image: MetadataImage, changed: dict, topic_id: uuid.UUID) -> tupl
     return topic_id.int, entry[1], image.topics.get(topic_id)
 
 
-def _topics_of(image: MetadataImage, record) -> list:
+def _topics_of(image: MetadataImage, record: Any) -> list[TopicState]:
     """The topics a RemoveTopicRecord or ClearElrRecord may change, before it is applied."""
     if type(record) is rec.RemoveTopicRecord:
         return [image.topics[record.topic_id]] if record.topic_id in image.topics else []
@@ -327,7 +334,8 @@ class FollowerView:
     ``ControllerChannel``; ``replica`` may be shared with the process's other followers."""
 
     def __init__(self, broker_id: int, directory_id: uuid.UUID,
-                 controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str, security=None, *,
+                 controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str,
+                 security: ClientSecurity | None = None, *,
                  replica: MetadataReplica | None = None, reachable: Callable[[int], bool] = lambda index: True,
                  max_wait_ms: int = FETCH_MAX_WAIT_MS):
         self.broker_id = broker_id
@@ -404,7 +412,7 @@ class FollowerView:
         hold a long poll)."""
         try:
             await asyncio.wait_for(self._sync(), timeout)
-        except (KafkaClientError, asyncio.TimeoutError, OSError, MalformedError) as exc:
+        except (TimeoutError, KafkaClientError, OSError, MalformedError) as exc:
             log.debug("broker %d: metadata sync gave up: %r", self.broker_id, exc)
 
     async def _sync(self) -> None:
@@ -413,7 +421,7 @@ class FollowerView:
         if answer.error_code == ErrorCode.NONE and partition is not None and partition.error_code == ErrorCode.NONE:
             await self.replica.reached(partition.high_watermark)
 
-    def _learn_leader(self, leader) -> bool:
+    def _learn_leader(self, leader: Any) -> bool:
         """Take the leader an answer names if its epoch is at least as new; whether it is newer."""
         newer = leader.leader_epoch > self.leader_epoch
         if leader.leader_epoch >= self.leader_epoch:
@@ -434,7 +442,7 @@ class FollowerView:
         while self._task is not None:
             try:
                 await self._on_answer(await self._channel.send(self._fetch_request(), FETCH_VERSION))
-            except (KafkaClientError, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, KafkaClientError, OSError) as exc:
                 self.failed_fetches += 1
                 log.debug("broker %d: metadata fetch failed: %r", self.broker_id, exc)
                 await asyncio.sleep(RETRY_BACKOFF_S)
@@ -452,13 +460,14 @@ class FollowerView:
             partition=METADATA_PARTITION, current_leader_epoch=self.leader_epoch, fetch_offset=self.end_offset,
             last_fetched_epoch=last_epoch if self.end_offset else NO_EPOCH, partition_max_bytes=FETCH_MAX_BYTES,
             replica_directory_id=self.directory_id)
-        return FetchRequest(cluster_id=self.cluster_id, replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
+        return FetchRequest(cluster_id=self.cluster_id,
+                            replica_state=FetchRequest.ReplicaState(replica_id=self.broker_id),
                             max_wait_ms=self.max_wait_ms, min_bytes=1, max_bytes=FETCH_MAX_BYTES,
                             topics=[FetchRequest.FetchTopic(topic_id=METADATA_TOPIC_ID, partitions=[partition])])
 
-    async def _on_answer(self, answer) -> None:
+    async def _on_answer(self, answer: Any) -> None:
         if answer.error_code != ErrorCode.NONE:
-            log.warning("broker %d: metadata fetch refused: %s", self.broker_id, ErrorCode(answer.error_code).name)
+            log.warning("broker %d: metadata fetch refused: %s", self.broker_id, error_name(answer.error_code))
             await asyncio.sleep(RETRY_BACKOFF_S)
             return
         partition = answer.responses[0].partitions[0]
@@ -471,7 +480,7 @@ class FollowerView:
             return
         if partition.error_code != ErrorCode.NONE:
             log.warning("broker %d: metadata fetch answered %s", self.broker_id,
-                        ErrorCode(partition.error_code).name)
+                        error_name(partition.error_code))
             await asyncio.sleep(RETRY_BACKOFF_S)
             return
         if partition.snapshot_id.end_offset >= 0:
@@ -510,7 +519,7 @@ class FollowerView:
         if self._catch_up_to is not None and max(self._committed_end, self.replica.end_offset) >= self._catch_up_to:
             self._caught_up.set()
 
-    async def _go_to_leader(self, answer, channel: ControllerChannel, learned: bool) -> None:
+    async def _go_to_leader(self, answer: Any, channel: ControllerChannel, learned: bool) -> None:
         """The controller asked does not lead (or knew a newer epoch: ``learned``): go to the leader its
         answer names, else, after a pause (an election may be under way), ask the controllers which one
         leads. A controller naming itself teaches nothing unless its epoch was new (a resigned leader
@@ -566,7 +575,7 @@ class FollowerView:
                 continue  # asked with an older epoch than the leader's: again with its own
             if answer.error_code or chunk is None or chunk.error_code:
                 log.info("broker %d: snapshot %d-%d not fetched: %s", self.broker_id, end_offset, epoch,
-                         ErrorCode(answer.error_code or (chunk.error_code if chunk else 0)).name)
+                         error_name(answer.error_code or (chunk.error_code if chunk else 0)))
                 await asyncio.sleep(RETRY_BACKOFF_S)
                 return None
             data += chunk.unaligned_records

@@ -27,8 +27,12 @@ from typing import Any
 from kraftwire.codec.message import Message
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.message import Message
+from kraftwire.server.metadata.acls import Authorizer
+from kraftwire.server.metadata.image import MetadataImage
 
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL, MIN_METADATA_VERSION
+from kraftwire.server.metadata.record_versions import (METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL,
+                                                      MIN_METADATA_VERSION)
 from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
@@ -59,7 +63,7 @@ class BrokerNode:
                  network: ReplicationNetwork, log_dirs: list[LogDir], rack: str | None = None,
                  heartbeat_interval_ms: int = 500, advertised_host: str | None = None,
                  listener_name: str = LISTENER_NAME, security: ListenerSecurity | None = None,
-                 controller_security: ClientSecurity | None = None, authorizer=None,
+                 controller_security: ClientSecurity | None = None, authorizer: Authorizer | None = None,
                  startup_configs: dict[str, str] | None = None,
                  controller_reachable: Callable[[int], bool] = lambda index: True,
                  checkpoint_interval_ms: int = checkpoints.CHECKPOINT_INTERVAL_MS):
@@ -98,7 +102,7 @@ class BrokerNode:
     # --- what handlers read --------------------------------------------------------------------
 
     @property
-    def image(self):
+    def image(self) -> MetadataImage:
         return self._metadata.image
 
     @property
@@ -162,20 +166,26 @@ class BrokerNode:
 
     # --- forwarding ----------------------------------------------------------------------------
 
-    async def forward(self, request, version: int | None = None):
+    def _channel(self) -> ControllerChannel:
+        """The channel to the active controller (there while the broker runs)."""
+        client = self.client
+        assert client is not None, f"broker {self.broker_id} is not running"
+        return client
+
+    async def forward(self, request: Message, version: int | None = None) -> Any:
         """Send a client's request on to the active controller; its answer, once this broker's metadata
         holds what the controller had committed by then (``FollowerView.sync``), so a client reading
         back through this broker sees its change (README: differences)."""
-        answer = await self.client.send(request, version)
+        answer = await self._channel().send(request, version)
         await self.sync_metadata()
         return answer
 
-    async def relay(self, api_key: int, version: int, body, timeout_ms: int | None = None, *,
-                    synced: bool = True) -> bytes:
+    async def relay(self, api_key: int, version: int, body: bytes | bytearray | memoryview,
+                    timeout_ms: int | None = None, *, synced: bool = True) -> bytes:
         """``forward`` for a request body relayed as it came; the answer's bytes. ``synced`` False: the
         answer as soon as the controller gives it (after its commit), as Kafka's ForwardingManager
         hands it back, for requests a client reads back from the controller anyway (README: differences)."""
-        answer = await self.client.relay(api_key, version, body, timeout_ms)
+        answer = await self._channel().relay(api_key, version, body, timeout_ms)
         if synced:
             await self.sync_metadata()
         return answer
@@ -198,7 +208,8 @@ class BrokerNode:
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
         # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
-        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}", self._controller_security,
+        self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}",
+                                        self._controller_security,
                                         attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
                                         reachable=self._controller_reachable)
         await self._register()
@@ -273,7 +284,7 @@ class BrokerNode:
         delay = 0.05
         while True:
             try:
-                response = await self.client.send(request)
+                response = await self._channel().send(request)
                 if response.error_code == ErrorCode.NONE:
                     self.epoch = response.broker_epoch
                     return
@@ -283,8 +294,9 @@ class BrokerNode:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 
-    async def heartbeat(self):
-        response = await self.client.send(BrokerHeartbeatRequest(
+    async def heartbeat(self) -> Any:
+        """One BrokerHeartbeat; its (decoded) answer."""
+        response = await self._channel().send(BrokerHeartbeatRequest(
             broker_id=self.broker_id, broker_epoch=self.epoch, current_metadata_offset=self.image.offset,
             want_fence=self.want_fence,
             offline_log_dirs=[d.directory_id for d in self.log_manager.directories if not d.online],

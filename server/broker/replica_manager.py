@@ -36,20 +36,29 @@ import itertools
 import logging
 import operator
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 from dataclasses import dataclass
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import AlterPartitionRequest
 
 from kraftwire.server.metadata import configs
-from kraftwire.server.metadata.image import PartitionState, shared
+from kraftwire.codec.message import Message
+from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import UNFENCE
 from .replication_network import ReplicationNetwork, topic_sizes
 
+if TYPE_CHECKING:  # both import this module
+    from .log_dirs import LogDir
+    from .node import BrokerNode
+
 log = logging.getLogger("kraftwire.replication")
+
+# a commit's local changes: (topic id, the topic or None once removed, [(partition, its state or None)])
+LocalChanges = list[tuple[uuid.UUID, Any, list[tuple[int, Any]]]]
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
 ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
@@ -69,7 +78,7 @@ class Replica:
     partition: int
     state: PartitionState
     log_bytes: float = 0.0
-    log_dir: object = None  # the log_dirs.LogDir holding it; None until placed
+    log_dir: LogDir | None = None  # the one holding it; None until placed
 
     @property
     def key(self) -> tuple[uuid.UUID, int]:
@@ -85,7 +94,7 @@ class Replica:
     removing = property(operator.attrgetter("state.removing"))
 
 
-class _Replicas(Mapping):
+class _Replicas(Mapping[tuple[uuid.UUID, int], Replica]):
     """A broker's replicas by (topic id, partition): a read-only view of the manager's per-topic tables
     (keyed by the topic id's int), so that no key tuple and table entry per replica is kept twice (about
     300 bytes a partition at RF 3)."""
@@ -96,19 +105,21 @@ class _Replicas(Mapping):
     def __getitem__(self, key: tuple[uuid.UUID, int]) -> Replica:
         return self._topics[key[0].int][key[1]]
 
-    def get(self, key: tuple[uuid.UUID, int], default=None):
+    def get(self, key: tuple[uuid.UUID, int], default: Any = None) -> Any:
         hosted = self._topics.get(key[0].int)
         return default if hosted is None else hosted.get(key[1], default)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple):
+            return False
         hosted = self._topics.get(key[0].int)
         return hosted is not None and key[1] in hosted
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[uuid.UUID, int]]:
         for replica in self.values():
             yield replica.topic_id, replica.partition
 
-    def values(self):
+    def values(self) -> Iterator[Replica]:  # type: ignore[override]  # an iterator, not a values view
         return itertools.chain.from_iterable([hosted.values() for hosted in self._topics.values()])
 
     def __len__(self) -> int:
@@ -118,7 +129,7 @@ class _Replicas(Mapping):
 class ReplicaManager:
     """The replicas one simulated broker hosts (see the module docstring)."""
 
-    def __init__(self, broker, network: ReplicationNetwork):
+    def __init__(self, broker: BrokerNode, network: ReplicationNetwork):
         self.broker = broker
         self.broker_id = broker.broker_id
         self.network = network
@@ -128,7 +139,8 @@ class ReplicaManager:
         self._proposing: set[tuple[uuid.UUID, int]] = set()  # partitions with an AlterPartition in flight
         self._to_propose: set[tuple[uuid.UUID, int]] = set()
         self._flush_scheduled = False
-        self._sizes: tuple[int, dict[str, float]] = (-2, {})  # (image offset, topic -> partition size)
+        # (image offset, topic -> (its listed partition sizes, the others' size))
+        self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
@@ -159,19 +171,19 @@ class ReplicaManager:
     def stop(self) -> None:
         self._acting = False
 
-    def on_partitions(self, changes) -> None:
+    def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
         if self._acting:
             self.apply_changes(changes)
 
-    def apply_changes(self, changes) -> None:
+    def apply_changes(self, changes: LocalChanges | None) -> None:
         """Act on this broker's local changes, [(topic id, topic or None, [(partition, state or
         None)])] (each partition once), or with None on every partition the image gives this broker and every
         replica it holds."""
         image = self.broker.image
         broker_id, by_topic = self.broker_id, self._by_topic
         whole = changes is None
-        if whole:
+        if changes is None:
             changes = self._whole_image(image)
         place, follow = self.broker.log_manager.place, self.network.follow
         for topic_id, topic, states in changes:
@@ -187,13 +199,7 @@ class ReplicaManager:
                     if hosted is None:
                         hosted = by_topic[topic_id.int] = {}
                     hosted[index] = replica
-                    kept = self._kept.pop((topic.name, index), None) if self._kept else None
-                    if kept is not None:  # its log directory's checkpoint kept it (server/broker/checkpoints.py)
-                        self.broker.log_manager.keep_in(replica, kept[1])
-                    if broker_id in state.isr:  # in sync when this broker learns of it: it holds everything
-                        replica.log_bytes = self._partition_size(image, topic.name, index)
-                    elif kept is not None:
-                        replica.log_bytes = min(float(kept[0]), self._partition_size(image, topic.name, index))
+                    self._start_log(image, replica)
                     led = kept = False
                 else:
                     had = replica.state
@@ -223,27 +229,38 @@ class ReplicaManager:
                     # follower's next fetch)
                     self._consider_isr(replica)
 
-    def tables(self):
+    def _start_log(self, image: MetadataImage, replica: Replica) -> None:
+        """A replica new here: its directory and size as its log directory's checkpoint kept them
+        (server/broker/checkpoints.py), whole if in sync when this broker learns of it."""
+        kept = self._kept.pop((replica.topic_name, replica.partition), None) if self._kept else None
+        if kept is not None:
+            self.broker.log_manager.keep_in(replica, kept[1])
+        if self.broker_id in replica.state.isr:  # in sync: it holds everything
+            replica.log_bytes = self._partition_size(image, replica.topic_name, replica.partition)
+        elif kept is not None:
+            replica.log_bytes = min(float(kept[0]), self._partition_size(image, replica.topic_name, replica.partition))
+
+    def tables(self) -> Iterable[dict[int, Replica]]:
         """Each topic's table of this broker's replicas, {partition: replica}, to read."""
         return self._by_topic.values()
 
-    def _whole_image(self, image) -> list:
+    def _whole_image(self, image: MetadataImage) -> LocalChanges:
         """Every partition the image gives this broker and every replica it holds, as local changes."""
-        changes: dict[uuid.UUID, tuple] = {}
+        changes: dict[uuid.UUID, tuple[uuid.UUID, Any, list[tuple[int, Any]]]] = {}
         for topic in image.topics.values():
             states = [(index, state) for index, state in topic.partitions.items() if self.broker_id in state.replicas]
             if states:
                 changes[topic.topic_id] = (topic.topic_id, topic, states)
         for topic_id, index in self.replicas:
             entry = changes.get(topic_id)
-            topic = image.topics.get(topic_id)
+            held = image.topics.get(topic_id)
             if entry is None:
-                entry = changes[topic_id] = (topic_id, topic, [])
-            if topic is None or index not in topic.partitions or self.broker_id not in topic.partitions[index].replicas:
+                entry = changes[topic_id] = (topic_id, held, [])
+            if held is None or index not in held.partitions or self.broker_id not in held.partitions[index].replicas:
                 entry[2].append((index, None))
         return list(changes.values())
 
-    def serve(self, image, replica: Replica) -> None:
+    def serve(self, image: MetadataImage, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
         if replica.leader == self.broker_id:
             replica.log_bytes = max(replica.log_bytes,
@@ -253,7 +270,7 @@ class ReplicaManager:
         else:
             self.network.follow(self.broker_id, replica)
 
-    def _partition_size(self, image, topic_name: str, partition: int) -> float:
+    def _partition_size(self, image: MetadataImage, topic_name: str, partition: int) -> float:
         """A partition's size; a topic's sizes are looked up once per topic and image version (a bulk
         change names the same topics thousands of times)."""
         if self._sizes[0] != image.offset:
@@ -261,23 +278,24 @@ class ReplicaManager:
         sizes = self._sizes[1]
         topic = sizes.get(topic_name)
         if topic is None:
-            listed, default = topic_sizes(image, topic_name)
-            topic = sizes[topic_name] = listed, float(default)  # one float shared by the replicas that keep it
+            listed, whole = topic_sizes(image, topic_name)
+            topic = sizes[topic_name] = listed, float(whole)  # one float shared by the replicas that keep it
         listed, default = topic
         size = listed.get(partition)
         return default if size is None else float(size)
 
-    def on_commit(self, committed) -> None:
+    def on_commit(self, committed: list[tuple[int, Message]]) -> None:
         """Commit listener of the broker's metadata. A broker unfenced: as leader, propose it for the ISR
         where it has caught up (Kafka's leader sees that at its follower's next fetch; no copy here
-        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's log takes the new
-        size at once (writes land there first) and followers copy the difference from it; a smaller size
-        truncates every replica. Only the resized topics' partitions are looked at; a topic created in
-        the same commit is not (a CreateTopics sets the size of every topic it creates, and its replicas
-        took that size when ``apply_changes`` made them, before this listener runs)."""
+        fetches once done). A partition's size (``kraftwire.partition.size.bytes``) changed: the leader's
+        log takes the new size at once (writes land there first) and followers copy the difference from
+        it; a smaller size truncates every replica. Only the resized topics' partitions are looked at; a
+        topic created in the same commit is not (a CreateTopics sets the size of every topic it creates,
+        and its replicas took that size when ``apply_changes`` made them, before this listener runs)."""
         resized = set()
         created = set()
         unfenced = set()
+        record: Any  # one of the _WATCHED types
         for record in [record for _, record in committed if type(record) in _WATCHED]:
             kind = type(record)
             if kind is rec.TopicRecord:
@@ -303,8 +321,9 @@ class ReplicaManager:
         for topic in topics:
             listed, default = topic_sizes(image, topic.name)
             for partition in topic.partitions:
-                replica = self.replicas.get((topic.topic_id, partition))
-                if replica is not None:
+                hosted = self.replicas.get((topic.topic_id, partition))
+                if hosted is not None:
+                    replica = hosted
                     size = float(listed.get(partition, default))
                     replica.log_bytes = size if replica.leader == self.broker_id else min(replica.log_bytes, size)
         self.network.changed(topic.topic_id for topic in topics)
@@ -325,7 +344,23 @@ class ReplicaManager:
         if replica is not None:
             self._consider_isr(replica)
 
-    def _reconsider(self, keys) -> None:
+    def _take_answer(self, response: Any, sent: dict[tuple[uuid.UUID, int], int],
+                     again: set[tuple[uuid.UUID, int]]) -> None:
+        """An AlterPartition answer: each accepted partition's state as the controller made it; those to
+        look at again (accepted: more may have caught up; newer state arrived meanwhile) into ``again``."""
+        for topic in response.topics:
+            for result in topic.partitions:
+                key = (topic.topic_id, result.partition_index)
+                replica = self.replicas.get(key)
+                if replica is None:
+                    continue
+                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
+                    replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
+                                                           partition_epoch=result.partition_epoch)
+                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
+                    again.add(key)
+
+    def _reconsider(self, keys: Iterable[tuple[uuid.UUID, int]]) -> None:
         for key in keys:
             self.follower_caught_up(key)
 
@@ -344,7 +379,7 @@ class ReplicaManager:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
 
-    def _expanded_isr(self, image, replica: Replica) -> list[int] | None:
+    def _expanded_isr(self, image: MetadataImage, replica: Replica) -> list[int] | None:
         joining = [b for b in replica.replicas if b not in replica.isr
                    and (broker := image.brokers.get(b)) is not None and broker.active
                    and self.network.caught_up(replica.topic_id, replica.partition, b)]
@@ -368,7 +403,8 @@ class ReplicaManager:
             if isr is None:
                 continue
             topics.setdefault(replica.topic_id, []).append(AlterPartitionRequest.PartitionData(
-                partition_index=replica.partition, leader_epoch=replica.leader_epoch, new_isr_with_epochs=[AlterPartitionRequest.BrokerState(
+                partition_index=replica.partition, leader_epoch=replica.leader_epoch,
+                new_isr_with_epochs=[AlterPartitionRequest.BrokerState(
                     broker_id=b, broker_epoch=image.brokers[b].epoch if b in image.brokers else -1) for b in isr],
                 partition_epoch=replica.partition_epoch))
             sent[key] = replica.partition_epoch
@@ -392,17 +428,8 @@ class ReplicaManager:
             if response is not None:
                 log.info("broker %d: AlterPartition refused with error %d", self.broker_id, response.error_code)
             asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
-        for topic in response.topics if response is not None else ():
-            for result in topic.partitions:
-                key = (topic.topic_id, result.partition_index)
-                replica = self.replicas.get(key)
-                if replica is None:
-                    continue
-                if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
-                    replica.state = replica.state._replace(isr=shared(result.isr), leader_epoch=result.leader_epoch,
-                                                           partition_epoch=result.partition_epoch)
-                if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
-                    again.add(key)  # more may have caught up, or newer state arrived meanwhile
+        if response is not None:
+            self._take_answer(response, sent, again)
         for key in again:
             self.follower_caught_up(key)
 

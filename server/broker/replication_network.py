@@ -60,13 +60,15 @@ import math
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
 
 from kraftwire.codec import records as rec
 
 from kraftwire.server.metadata import configs
+from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ class Copy:
     the simulated times it first moved bytes and came to hold the whole partition (None until then),
     worked out from the rates: exact however late the event loop gets round to them."""
 
-    replica: Replica
+    replica: Replica | RemoteFollower
     follower: int
     size: float | None = None  # the partition's, once rates are computed (0 is a size: an empty partition)
     rate: float = 0.0
@@ -118,7 +120,7 @@ class Copy:
     finished_at: float | None = None
 
 
-class _Copies(Mapping):
+class _Copies(Mapping[tuple[uuid.UUID, int, int], Copy]):
     """Every copy, keyed by (topic id, partition, follower): a read-only view of the per-topic tables."""
 
     def __init__(self, topics: dict[uuid.UUID, dict[tuple[int, int], Copy]]):
@@ -127,7 +129,7 @@ class _Copies(Mapping):
     def __getitem__(self, key: tuple[uuid.UUID, int, int]) -> Copy:
         return self._topics[key[0]][key[1], key[2]]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[uuid.UUID, int, int]]:
         for topic_id, copies in self._topics.items():
             for partition, follower in copies:
                 yield topic_id, partition, follower
@@ -157,7 +159,7 @@ def allocate_rates(demands: dict, capacities: dict) -> dict:
     remaining = dict(capacities)
     rates = {}
     while users:
-        limit = min(users, key=lambda l: remaining[l] / flows[l])
+        limit = min(users, key=lambda user: remaining[user] / flows[user])
         share = max(remaining[limit], 0.0) / flows[limit]
         for cls in users.pop(limit):
             members = classes[cls]
@@ -173,7 +175,7 @@ def allocate_rates(demands: dict, capacities: dict) -> dict:
     return rates
 
 
-def _checked_speed(speed) -> float:
+def _checked_speed(speed: object) -> float:
     if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not math.isfinite(speed) or speed <= 0:
         raise ValueError("the speed must be a positive number")
     return float(speed)
@@ -184,8 +186,9 @@ def topic_sizes(image: MetadataImage, topic_name: str) -> tuple[dict[int, int], 
     ``kraftwire.partition.size.bytes`` for the others."""
     dynamic = image.topic_configs(topic_name)
     listed = dynamic.get(configs.PARTITION_SIZES_BYTES)
-    return (configs.partition_sizes(listed) if listed else {},
-            configs.topic_value(dynamic, image.broker_configs(""), configs.PARTITION_SIZE_BYTES))
+    size = configs.topic_value(dynamic, image.broker_configs(""), configs.PARTITION_SIZE_BYTES)
+    assert isinstance(size, int)  # a LONG config
+    return configs.partition_sizes(listed) if listed else {}, size
 
 
 def partition_size(image: MetadataImage, topic_name: str, partition: int) -> int:
@@ -193,23 +196,27 @@ def partition_size(image: MetadataImage, topic_name: str, partition: int) -> int
     return listed.get(partition, default)
 
 
+Throttled = Literal["all"] | frozenset[tuple[int, int]]  # a topic's throttled (partition, broker) replicas
+
+
 class _Limits:
     """The configs copies are limited by, read once per rate computation."""
 
     def __init__(self, image: MetadataImage):
         self.image = image
-        self._brokers: dict = {}
-        self._topics: dict = {}
-        self._sizes: dict = {}
+        self._brokers: dict[tuple[int, str], float] = {}
+        self._topics: dict[str, list[Throttled]] = {}  # leader-, follower-throttled replicas
+        self._sizes: dict[str, tuple[dict[int, int], float]] = {}
 
     def broker(self, broker_id: int, name: str) -> float:
         key = (broker_id, name)
         if key not in self._brokers:
-            self._brokers[key] = float(configs.broker_value(
-                self.image.broker_configs(str(broker_id)), self.image.broker_configs(""), name))
+            value = configs.broker_value(self.image.broker_configs(str(broker_id)), self.image.broker_configs(""), name)
+            assert isinstance(value, (int, float))  # the numeric configs the network reads
+            self._brokers[key] = float(value)
         return self._brokers[key]
 
-    def topic(self, topic_name: str):
+    def topic(self, topic_name: str) -> list[Throttled]:
         """(leader-throttled replicas, follower-throttled replicas) of a topic."""
         if topic_name not in self._topics:
             dynamic = self.image.topic_configs(topic_name)
@@ -221,14 +228,14 @@ class _Limits:
     def size(self, topic_name: str, partition: int) -> float:
         """A partition's size; the topic's default is one float object, shared by the copies that keep it."""
         if topic_name not in self._sizes:
-            listed, default = topic_sizes(self.image, topic_name)
-            self._sizes[topic_name] = listed, float(default)
+            listed, whole = topic_sizes(self.image, topic_name)
+            self._sizes[topic_name] = listed, float(whole)
         listed, default = self._sizes[topic_name]
         size = listed.get(partition)
         return default if size is None else float(size)
 
     @staticmethod
-    def throttled(listed, partition: int, broker_id: int) -> bool:
+    def throttled(listed: Throttled, partition: int, broker_id: int) -> bool:
         return listed == "all" or (partition, broker_id) in listed
 
 
@@ -242,10 +249,14 @@ class _VirtualTimer:
         self.cancelled = True
 
 
+Timer = asyncio.TimerHandle | _VirtualTimer  # what ``ReplicationNetwork.call_later`` returns
+
+
 class ReplicationNetwork:
     """The cluster's simulated data plane (see the module docstring)."""
 
-    def __init__(self, image_source, speed: float = 1.0, virtual_clock: bool = False, remote_brokers: bool = False):
+    def __init__(self, image_source: Callable[[], MetadataImage], speed: float = 1.0, virtual_clock: bool = False,
+                 remote_brokers: bool = False):
         self._speed = _checked_speed(speed)
         self._clock_origin = (0.0, 0.0)  # (loop time, simulated time) from which now() counts at speed
         self._virtual_now: float | None = 0.0 if virtual_clock else None
@@ -261,9 +272,10 @@ class ReplicationNetwork:
         # that rates are computed in the same order on every run
         self._copying: dict[Copy, None] = {}
         self._running_seen: dict[int, bool] = {}  # each broker's running state as the last changed() saw it
-        self._image_seen = None  # the image the last commit was applied to (a snapshot replaces it)
+        # the image the last commit was applied to (a snapshot replaces it)
+        self._image_seen: MetadataImage | None = None
         self._settled_at: float | None = None
-        self._timer = None
+        self._timer: Timer | None = None
         self._recompute_scheduled = False
         self._recompute_cost = 0.0  # loop seconds the last rate computation took
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
@@ -291,7 +303,7 @@ class ReplicationNetwork:
     def virtual_clock(self) -> bool:
         return self._virtual_now is not None
 
-    def call_later(self, simulated_seconds: float, callback: Callable[[], None]):
+    def call_later(self, simulated_seconds: float, callback: Callable[[], None]) -> Timer:
         """Call ``callback`` once that many simulated seconds have passed; returns a handle to ``cancel``."""
         if self._virtual_now is None:
             return asyncio.get_running_loop().call_later(max(simulated_seconds, 0.0) / self._speed, callback)
@@ -306,6 +318,7 @@ class ReplicationNetwork:
         if due is None or due.when > until:
             return False
         self._virtual_timers.remove(due)
+        assert self._virtual_now is not None  # a virtual clock's
         self._virtual_now = max(self._virtual_now, due.when)
         due.callback()
         return True
@@ -313,6 +326,7 @@ class ReplicationNetwork:
     def move_clock_to(self, until: float) -> None:
         """Virtual clock: let simulated time reach ``until`` (timers due by then must have run)."""
         self._settle()
+        assert self._virtual_now is not None  # a virtual clock's
         self._virtual_now = max(self._virtual_now, until)
         self._settle()
 
@@ -348,7 +362,7 @@ class ReplicationNetwork:
             self._paused.discard(broker_id)
             self._pace_changed()
 
-    def add_pace_listener(self, listener) -> None:
+    def add_pace_listener(self, listener: Callable[[], None]) -> None:
         """``listener()`` is called after a pause, a resume or a speed change, to settle and time anew
         other copies timed by ``now()``."""
         self._pace_listeners.append(listener)
@@ -428,7 +442,7 @@ class ReplicationNetwork:
         from a broker that started since the last call is told if the copy has caught up."""
         self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers())
 
-    def _examine(self, resized: list[Copy], retold: list[Copy] = ()) -> None:
+    def _examine(self, resized: list[Copy], retold: Iterable[Copy] = ()) -> None:
         """Settle, compute rates anew with the ``resized`` copies looked at again (whether they still
         have bytes to copy), then tell the leader of each of these and the ``retold`` that has caught up
         (a broker's start or stop changes no copy's bytes: only whether it can be reported)."""
@@ -458,7 +472,7 @@ class ReplicationNetwork:
         return [copy for copies in self._topics.values() for copy in copies.values()
                 if copy.follower in started or copy.replica.leader in started]
 
-    def on_commit(self, committed) -> None:
+    def on_commit(self, committed: list[tuple[int, Message]]) -> None:
         """Controller commit listener: configs and topic removals change rates; partition sizes and
         removals change which copies have caught up (a snapshot loaded in place of the image, all of them)."""
         image = self._image()
@@ -466,6 +480,7 @@ class ReplicationNetwork:
         if replaced:
             self._examine([copy for copies in self._topics.values() for copy in copies.values()])
         topics, new_topics, rates = set(), set(), False
+        record: Any  # the record types looked at below
         for _, record in committed:
             kind = type(record)
             if kind in _RATE_RECORDS:
@@ -530,10 +545,11 @@ class ReplicationNetwork:
             elapsed = now - self._settled_at
             for copy in self._copying:
                 if copy.rate:
-                    left = copy.size - copy.replica.log_bytes
+                    left = copy.size - copy.replica.log_bytes  # type: ignore[operator]  # a copying one is sized
                     if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
                         copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
-                    copy.replica.log_bytes = min(copy.size, copy.replica.log_bytes + copy.rate * elapsed)
+                    copy.replica.log_bytes = min(copy.size, copy.replica.log_bytes  # type: ignore[type-var, assignment]
+                                                 + copy.rate * elapsed)  # (as above)
         self._settled_at = now
 
     def _running(self, broker_id: int) -> bool:
@@ -569,16 +585,32 @@ class ReplicationNetwork:
                 self._drop(copy)
         return created
 
-    def _reschedule(self) -> None:
-        image = self._image()
-        limits_of = _Limits(image)
+    def _moving_brokers(self, image: MetadataImage) -> set[int]:
+        """The brokers copies may move between: running (or, remote, active in the image) and not paused."""
         moving = {b for b, member in self._members.items() if member.is_running() and b not in self._paused}
         if self._remote_brokers:
             moving |= {b for b, broker in image.brokers.items()
                        if b not in self._members and broker.active and b not in self._paused}
+        return moving
+
+    def _time_next_finish(self) -> None:
+        """Arm the one timer for the copy that finishes first at the current rates."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        finishing = [(c.size - c.replica.log_bytes) / c.rate  # type: ignore[operator]  # a copying one is sized
+                     for c in self._copying if c.rate > 0]
+        if finishing:
+            self._timer = self.call_later(min(finishing), self._tick)
+
+    def _reschedule(self) -> None:
+        image = self._image()
+        limits_of = _Limits(image)
+        moving = self._moving_brokers(image)
         demands = {}  # copy -> the limits it goes through
-        capacities = {}
-        routes = {}  # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
+        capacities: dict[object, float] = {}
+        # (leader, follower, leader-throttled, follower-throttled) -> limits: shared by copies alike
+        routes: dict[tuple[int, int, bool, bool], object] = {}
         topics = image.topics
         ended = []  # copies that moved and now hold everything: their leaders are told below
         for copy in list(self._copying):
@@ -612,12 +644,7 @@ class ReplicationNetwork:
                 if copy.started_at is None:
                     copy.started_at = self._settled_at
         self._record_throughput()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        finishing = [(c.size - c.replica.log_bytes) / c.rate for c in self._copying if c.rate > 0]
-        if finishing:
-            self._timer = self.call_later(min(finishing), self._tick)
+        self._time_next_finish()
         for copy in ended:
             self._tell_leader(copy)
 

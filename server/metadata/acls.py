@@ -16,8 +16,10 @@ name, principal or host every one, and the pattern type MATCH every pattern that
 from __future__ import annotations
 
 import uuid
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NoReturn
 
 from kraftwire.codec import ErrorCode, KafkaError
 
@@ -71,7 +73,7 @@ class Permission(IntEnum):
     ALLOW = 3
 
 
-_IMPLIED_BY = {  # operation asked -> the ALLOWed operations that also grant it
+_IMPLIED_BY: dict[int, set[Operation]] = {  # operation asked -> the ALLOWed operations that also grant it
     Operation.DESCRIBE: {Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER},
     Operation.DESCRIBE_CONFIGS: {Operation.ALTER_CONFIGS},
 }
@@ -128,7 +130,7 @@ class AclFilter:
 def validate_new_acl(acl: Acl) -> None:
     """KafkaError(INVALID_REQUEST) unless the entry names one resource type, pattern, operation and
     permission, and a principal of the form type:name (Kafka's AclControlManager.validateNewAcl)."""
-    def bad(why: str):
+    def bad(why: str) -> NoReturn:
         raise KafkaError(ErrorCode.INVALID_REQUEST, why)
 
     if acl.resource_type not in set(ResourceType) - {ResourceType.ANY, ResourceType.UNKNOWN}:
@@ -162,7 +164,8 @@ class Authorizer:
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
 
-    def authorize(self, acls, principal: str, host: str, operation: int, resource_type: int, name: str) -> bool:
+    def authorize(self, acls: Iterable[Acl], principal: str, host: str, operation: int, resource_type: int,
+                  name: str) -> bool:
         if principal in self.super_users:
             return True
         found_any = allowed = False
@@ -181,7 +184,7 @@ class Authorizer:
         return allowed or (not found_any and self.allow_everyone_if_no_acl_found)
 
 
-def new_acl_id(existing) -> uuid.UUID:
+def new_acl_id(existing: Container[uuid.UUID]) -> uuid.UUID:
     while (acl_id := uuid.uuid4()) in existing:
         pass
     return acl_id

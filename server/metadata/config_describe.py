@@ -3,7 +3,7 @@ them: value, source, synonyms, read-only and sensitive flags, type and documenta
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import dropwhile
@@ -49,7 +49,7 @@ def _synonym_chain(name: str, layers: Sequence[tuple[Mapping[str, str], ConfigSo
     and then by synonym priority, with Kafka's defaults last, starting at the first entry that names
     the config itself (so log.retention.ms with only log.retention.hours known has none)."""
     group = SYNONYM_GROUPS.get(name, (name,))
-    found = [(synonym, values[synonym], source) for values, source in layers
+    found: list[Synonym] = [(synonym, values[synonym], source) for values, source in layers
              for synonym in group if synonym in values]
     # Kafka knows no static default for its quota keys, so they never get a DEFAULT_CONFIG synonym.
     found += [(synonym, BROKER_CONFIGS[synonym].default_string, ConfigSource.DEFAULT_CONFIG)
@@ -103,7 +103,7 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     only what is set there. ``static`` holds a broker's own startup configs (node.id, listeners, ...),
     reported with source STATIC_BROKER_CONFIG. ``keys`` (None or empty for all) filters the
     result; names that do not exist are left out, as Kafka does."""
-    def selected(names):
+    def selected(names: Iterable[str]) -> list[str]:
         return [name for name in names if not keys or name in keys]
 
     if resource_type == ConfigResourceType.TOPIC:
@@ -124,7 +124,7 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
 def _topic_row(name: str, dynamic: Mapping[str, str], broker_defaults: Mapping[str, str]) -> _Row:
     key = TOPIC_CONFIGS[name]
     value = render(topic_value(dynamic, broker_defaults, name))
-    chain = [(name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG)] if name in dynamic else []
+    chain: list[Synonym] = [(name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG)] if name in dynamic else []
     if key.broker_synonyms:
         chain += _synonym_chain(key.broker_synonyms[0],
                                 [(broker_defaults, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 from enum import IntEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class ConfigType(IntEnum):
@@ -52,6 +52,7 @@ def java_double(number: float) -> str:
     if number == 0:
         return sign + "0.0"
     _, digit_tuple, exponent = Decimal(repr(abs(number))).as_tuple()
+    assert isinstance(exponent, int)  # a finite number's (NaN and infinities are handled above)
     point = len(digit_tuple) + exponent - 1  # power of ten of the first digit
     digits = "".join(map(str, digit_tuple)).rstrip("0")
     if not 1e-3 <= abs(number) < 1e7:
@@ -111,15 +112,18 @@ class OneOf:
             raise rejected(name, value, "String must be one of: " + ", ".join(self.choices))
 
 
-class ListOf(OneOf):
+class ListOf:
     """A list whose items are each one of the choices; the empty list is allowed. Kafka drops
     duplicate items before checking (see _parse)."""
+
+    def __init__(self, *choices: str):
+        self.item = OneOf(*choices)
 
     def __call__(self, name: str, values: tuple[str, ...]) -> None:
         for value in values:
             if not value:
                 raise InvalidValue(f"Configuration '{name}' values must not be empty.")
-            super().__call__(name, value)
+            self.item(name, value)
 
 
 class Requirement:
@@ -158,12 +162,20 @@ def check_gzip_level(name: str, level: int) -> None:
         raise rejected(name, level, "Value must be between 1 and 9 or equal to -1")
 
 
+# A validator is called with the config's name and its parsed value, whose type the config's type sets
+# (bool, int, float, str or a tuple of str): hence Any.
+Validator = Callable[[str, Any], None]
+
+
 class Definition(Protocol):
     """What parsing needs of a config's definition (``configs.ConfigKey`` is one)."""
 
-    name: str
-    type: ConfigType
-    validator: Callable[[str, object], None] | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> ConfigType: ...
+    @property
+    def validator(self) -> Validator | None: ...
 
 
 def parse(key: Definition, raw: str) -> object:

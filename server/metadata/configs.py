@@ -28,13 +28,13 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from kraftwire.codec.constants import ConfigResourceType
 
-from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, check_gzip_level,
+from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, Validator, check_gzip_level,
                             check_partition_sizes, check_throttled_replicas, parse, render)
 
 
@@ -76,7 +76,7 @@ class ConfigKey:
     type: ConfigType
     default: object
     doc: str
-    validator: Callable[[str, object], None] | None = None
+    validator: Validator | None = None
     broker_synonyms: tuple[str, ...] = ()
     read_only: bool = False
     cluster_only: bool = False
@@ -317,10 +317,10 @@ def topic_value(dynamic: Mapping[str, str], broker_defaults: Mapping[str, str], 
     if name in dynamic:
         return parse(key, dynamic[name])
     synonym = key.broker_synonyms[0] if key.broker_synonyms else None
-    if synonym in broker_defaults:
+    if synonym is not None and synonym in broker_defaults:
         value = parse(BROKER_CONFIGS[synonym], broker_defaults[synonym])
         # KafkaConfig turns any negative log.retention.ms into -1 (unlimited).
-        return -1 if name == "retention.ms" and value < 0 else value
+        return -1 if name == "retention.ms" and isinstance(value, int) and value < 0 else value
     return key.default
 
 
@@ -333,18 +333,25 @@ def broker_value(per_broker: Mapping[str, str], cluster_defaults: Mapping[str, s
     return key.default
 
 
+def _parse_list(name: str, value: str) -> tuple[str, ...]:
+    """A LIST topic config's value, parsed."""
+    items = parse(TOPIC_CONFIGS[name], value)
+    assert isinstance(items, tuple)
+    return items
+
+
 @functools.lru_cache(maxsize=256)
 def partition_sizes(value: str) -> dict[int, int]:
     """Read a kraftwire.partition.sizes.bytes value: {partition: bytes} (cached: copies ask for every
     partition of a topic in turn; do not change the answer)."""
-    pairs = (item.strip(JAVA_TRIMMED).split(":") for item in parse(TOPIC_CONFIGS[PARTITION_SIZES_BYTES], value))
+    pairs = (item.strip(JAVA_TRIMMED).split(":") for item in _parse_list(PARTITION_SIZES_BYTES, value))
     return {int(partition): int(size) for partition, size in pairs}
 
 
 def throttled_replicas(value: str) -> Literal["all"] | frozenset[tuple[int, int]]:
     """Read a *.replication.throttled.replicas value: "all" for '*', else the (partition, broker)
     pairs it names."""
-    items = [item.strip(JAVA_TRIMMED) for item in parse(TOPIC_CONFIGS[LEADER_THROTTLED_REPLICAS], value)]
+    items = [item.strip(JAVA_TRIMMED) for item in _parse_list(LEADER_THROTTLED_REPLICAS, value)]
     if "".join(items) == "*":
         return "all"
     pairs = (item.split(":") for item in items if item)

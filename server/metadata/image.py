@@ -1,34 +1,45 @@
 """The metadata image: cluster state built only by applying metadata records, in log order.
 
 Brokers, topics with their partitions, dynamic configs, feature levels, access control entries and
-users' SCRAM credentials. ``apply`` is the one way the
-image changes; the controller keeps two images (committed, and working = committed + appended but not
-yet committed records) and both are fed the same records (``adopt_or_apply`` lets the committed image take
-a partition state the working image already built from the same record). A snapshot's load goes through
-``apply_frames``, which takes the framed records and builds the state of each distinct PartitionRecord
-once (a restart at millions of partitions is mostly these).
+users' SCRAM credentials. Applying records is the one way the image changes, and every way in goes
+through one core: ``apply(record, offset)``, what one committed record means (replay, a broker's view,
+tests), with ``_apply_partition_change`` for the record a bulk change is made of. The callers need three
+more faces of it:
 
-Partition state follows Kafka's replay rules (``PartitionRegistration.merge``): every
-PartitionChangeRecord bumps the partition epoch; the leader epoch goes up exactly when the record
-carries a Leader (-2 means unchanged); absent (null) lists mean unchanged; directories that end up
-missing are MIGRATING for every replica.
+* ``apply_frames(frames, offset)``: a snapshot's records undecoded, building the state of each distinct
+  PartitionRecord once (a restart at millions of partitions is mostly these), the rest through ``apply``;
+* ``apply_appended(records, base)``: the controller's working image, which also returns each partition
+  record's ``Outcome`` (state before and after);
+* ``adopt_or_apply(committed, known)``: the controller's committed image, which takes the state after of
+  an ``Outcome`` where it holds that very state before, and otherwise applies.
+
+The last two are one loop (``_apply_batch``). A PartitionChangeRecord for a partition the image does
+not hold refuses (``UnknownPartitionError``, naming the record's offset), as Kafka's replay does.
+
+Partition state and Kafka's replay rules live in ``partition_state.py``; the caches applying goes
+through (shared lists, merges and snapshot frames built once) in ``fast_paths.py``, owned by the image.
 """
 from __future__ import annotations
 
-import struct
 import uuid
 import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import partial
-from typing import NamedTuple
+from typing import Any
 
 from kraftwire.codec import records as rec
-from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LEADER_RECOVERY_UNCHANGED, LEADER_UNCHANGED,
-                                       LOST, MIGRATING, UNASSIGNED, UNFENCE, ConfigResourceType)
+from kraftwire.codec.constants import (ENTER_CONTROLLED_SHUTDOWN, FENCE, LOST, MIGRATING, UNASSIGNED, UNFENCE,
+                                       ConfigResourceType)
+from kraftwire.codec.message import Message
 
 from .acls import Acl
+from .fast_paths import PARTITION_FRAME_PREFIXES, PREFIX_END, PartitionStates, partition_id_of_frame
+from .partition_state import PartitionState, merged_partition
 from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
 from .snapshot_encoding import SnapshotEncodings, topic_records
+
+__all__ = ["BrokerState", "Endpoint", "MetadataImage", "Outcome", "Outcomes", "PartitionState", "TopicState",
+           "UnknownPartitionError", "merged_partition"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,32 +86,6 @@ class BrokerState:
         return not self.log_dirs or directory in self.log_dirs
 
 
-class PartitionState(NamedTuple):
-    """A partition's registration. A named tuple: it is built for every record applied, twice (the
-    working and the committed image), and a tuple builds in a fifth of a frozen dataclass's time."""
-
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    removing: tuple[int, ...]
-    adding: tuple[int, ...]
-    leader: int
-    leader_recovery_state: int
-    leader_epoch: int
-    partition_epoch: int
-    directories: tuple[uuid.UUID, ...]
-    # Eligible leader replicas (KIP-966), kept by the controller where eligible.leader.replicas.version
-    # is on (server/controller/partition_change.py), or as a Kafka log holds them.
-    elr: tuple[int, ...] = ()
-    last_known_elr: tuple[int, ...] = ()
-
-    @property
-    def reassigning(self) -> bool:
-        return bool(self.adding or self.removing)
-
-    def directory_of(self, broker_id: int) -> uuid.UUID:
-        return self.directories[self.replicas.index(broker_id)]
-
-
 @dataclass(slots=True)
 class TopicState:
     name: str
@@ -111,110 +96,28 @@ class TopicState:
     changes: int = field(default=0, compare=False)
 
 
-# Replica lists, ISRs and directory lists repeat across partitions (a few brokers make few distinct
-# lists): each partition holds the one shared tuple, not a copy of its own. The table is emptied when it
-# grows large, so churning lists cannot grow it without bound (tuples already handed out stay valid).
-_SHARED: dict[tuple, tuple] = {}
-_SHARED_LIMIT = 1 << 16
+# What applying a partition record did to its partition, for another image to take
+# (``MetadataImage.apply_appended`` gives them, ``adopt_or_apply`` takes them): (record, state before, state
+# after), read by unpacking. A plain tuple, not a NamedTuple: one is built per record of a bulk change, and
+# a NamedTuple's constructor cost the working image's apply a fifth more on a 10,000-partition reassignment.
+Outcome = tuple[Message, PartitionState | None, PartitionState]
+Outcomes = dict[int, Outcome]  # by the record's offset
 
 
-def shared(values) -> tuple:
-    """``values`` as a tuple, the same object for equal contents."""
-    values = tuple(values)
-    found = _SHARED.get(values)
-    if found is None:
-        if len(_SHARED) >= _SHARED_LIMIT:
-            _SHARED.clear()
-        found = _SHARED[values] = values
-    return found
+class UnknownPartitionError(RuntimeError):
+    """A PartitionChangeRecord names a partition the image does not hold: the log is not one this
+    image's history explains (Kafka's replay throws likewise), so applying it refuses."""
 
-
-def _directories(directories, replicas) -> tuple[uuid.UUID, ...]:
-    # all MIGRATING (0) is checked without UUID.__eq__, and past the first directory only when it is 0
-    if not directories or (not directories[0].int and not any(d.int for d in directories)):
-        return shared((MIGRATING,) * len(replicas))
-    return shared(directories)
-
-
-_new_partition = partial(tuple.__new__, PartitionState)  # a PartitionState from all its fields in order
-
-
-def _partition_state(r) -> PartitionState:
-    """The state a PartitionRecord ``r`` registers, built positionally (not by the named tuple's
-    keywords): a snapshot's replay at restart is mostly these, millions of them."""
-    replicas = shared(r.replicas)
-    return _new_partition((
-        replicas, shared(r.isr), tuple(r.removing_replicas), tuple(r.adding_replicas), r.leader,
-        r.leader_recovery_state, r.leader_epoch, r.partition_epoch, _directories(r.directories, replicas),
-        tuple(r.eligible_leader_replicas or ()), tuple(r.last_known_elr or ())))
-
-
-# A PartitionRecord's frame: three one-byte varints (frame version, type 3, record version), then the
-# int32 partition id. (bytes after the id) -> (topic id, state) for ``MetadataImage.apply_frames``; the
-# state is immutable, so partitions may share it. Emptied when it grows large.
-_PARTITION_FRAME_PREFIXES = frozenset(
-    bytes((rec.FRAME_VERSION, rec.PartitionRecord.API_KEY, version))
-    for version in range(rec.PartitionRecord.VALID_VERSIONS.low, rec.PartitionRecord.VALID_VERSIONS.high + 1))
-_PARTITION_ID = struct.Struct(">i").unpack_from
-_PARTITION_FRAMES: dict[bytes, tuple[uuid.UUID, PartitionState]] = {}
-_PARTITION_FRAMES_LIMIT = 1 << 12
-
-
-# (state before, a PartitionChangeRecord's fields after its two ids) -> state after: a bulk change turns
-# thousands of partitions alike into alike states, and every image that applies it (the controllers'
-# working and committed images, the brokers') merges each distinct case once. Emptied when it grows large.
-_MERGES: dict[tuple, PartitionState] = {}
-_MERGES_LIMIT = 1 << 12
-_last_merge: tuple = (None, None, None)  # (state, change fields, state after) of the latest merge asked for
-
-
-def merged_partition(state: PartitionState, r) -> PartitionState:
-    """The partition after a PartitionChangeRecord ``r`` (Kafka's PartitionRegistration.merge); the
-    same state object for the same state and change (``_MERGES``; hashing the key costs a sixth of a
-    merge). The records of a bulk change come one after another onto one shared state, with the same
-    field objects: the latest merge is checked first, by identity and an equality that meets
-    identical fields, without hashing."""
-    global _last_merge
-    rest = r[2:]
-    last_state, last_rest, after = _last_merge
-    if state is last_state and rest == last_rest:
-        return after
-    key = (state, rest)
-    try:
-        after = _MERGES.get(key)
-    except TypeError:  # a record built around the constructor with a list in it: unhashable
-        return _merge(state, r)
-    if after is None:
-        if len(_MERGES) >= _MERGES_LIMIT:
-            _MERGES.clear()
-        after = _MERGES[key] = _merge(state, r)
-    _last_merge = (state, rest, after)
-    return after
-
-
-def _merge(state: PartitionState, r) -> PartitionState:
-    replicas = state.replicas if r.replicas is None else shared(r.replicas)
-    directories = state.directories if r.directories is None else tuple(r.directories)
-    if len(directories) != len(replicas):
-        directories = _directories(None, replicas) if r.directories is None else directories
-    return _new_partition((  # in PartitionState's field order
-        replicas,
-        state.isr if r.isr is None else shared(r.isr),
-        state.removing if r.removing_replicas is None else tuple(r.removing_replicas),
-        state.adding if r.adding_replicas is None else tuple(r.adding_replicas),
-        state.leader if r.leader == LEADER_UNCHANGED else r.leader,
-        state.leader_recovery_state if r.leader_recovery_state == LEADER_RECOVERY_UNCHANGED else r.leader_recovery_state,
-        state.leader_epoch + (r.leader != LEADER_UNCHANGED),
-        state.partition_epoch + 1,
-        directories if directories is state.directories else _directories(directories, replicas),
-        state.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-        state.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr)))
+    def __init__(self, offset: int, topic_id: uuid.UUID, partition: int) -> None:
+        super().__init__(f"the PartitionChangeRecord at offset {offset} changes partition {partition} of topic "
+                         f"{topic_id}, which the image does not hold")
+        self.offset, self.topic_id, self.partition = offset, topic_id, partition
 
 
 class MetadataImage:
     """Cluster state as of ``offset`` (the last applied record's offset, -1 when empty)."""
 
-    def __init__(self):
+    def __init__(self, states: PartitionStates | None = None) -> None:
         self.offset = -1
         self.brokers: dict[int, BrokerState] = {}
         self.topics: dict[uuid.UUID, TopicState] = {}
@@ -230,9 +133,11 @@ class MetadataImage:
         # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
         self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
-        # Records of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
-        self.pending_transaction: list | None = None
+        # (offset, record) of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
+        self.pending_transaction: list[tuple[int, Message]] | None = None
         self._run = _TopicRun(self)  # the topic the last partition changes were applied to
+        # the caches partition states are built through, shared with this image's copies
+        self._states = PartitionStates() if states is None else states
         self._encodings = SnapshotEncodings()  # the snapshot batches last encoded from this image's topics
 
     # --- queries ---------------------------------------------------------------------------------
@@ -253,7 +158,7 @@ class MetadataImage:
         """Dynamic configs of one broker ("1") or the cluster-wide default ("")."""
         return self.configs.get((ConfigResourceType.BROKER, broker), {})
 
-    def reassigning_partitions(self):
+    def reassigning_partitions(self) -> Iterator[tuple[TopicState, int, PartitionState]]:
         """Every (topic, partition index, state) with adding or removing replicas."""
         for topic_id, indexes in self.reassigning.items():
             topic = self.topics[topic_id]
@@ -268,7 +173,7 @@ class MetadataImage:
             if not indexes:
                 del self.reassigning[topic_id]
 
-    def partitions(self):
+    def partitions(self) -> Iterator[tuple[TopicState, int, PartitionState]]:
         """Every (topic, partition index, state)."""
         for topic in self.topics.values():
             for index, state in topic.partitions.items():
@@ -276,10 +181,10 @@ class MetadataImage:
 
     # --- copies and snapshots ------------------------------------------------------------------------
 
-    def copy(self) -> "MetadataImage":
+    def copy(self) -> MetadataImage:
         """An independent image equal to this one (the immutable broker and partition states are shared):
         cheap enough to take on the event loop and hand to a snapshot thread."""
-        other = MetadataImage()
+        other = MetadataImage(self._states)
         other.offset = self.offset
         other.brokers = dict(self.brokers)
         other.topics = {tid: TopicState(t.name, t.topic_id, dict(t.partitions), t.changes)
@@ -295,30 +200,34 @@ class MetadataImage:
         other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
 
-    def to_records(self):
+    def to_records(self) -> Iterator[tuple[Message, int]]:
         """The image as (record, version) pairs at its metadata.version, the content of a snapshot:
-        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing state), topics each followed
-        by their partitions, then configs, ACLs and SCRAM credentials, as Kafka's image writer orders them."""
+        applied in order to an empty image they rebuild this one. Features, brokers (with their fencing
+        state), topics each followed by their partitions, then configs, ACLs and SCRAM credentials, as
+        Kafka's image writer orders them."""
         level = self.metadata_version_level
         return ((record, version_for(record, level)) for record in self._snapshot_records())
 
-    def snapshot_batches(self):
+    def snapshot_batches(self) -> Iterator[tuple[int, bytes]]:
         """The snapshot of the image as it is now: its ``to_records`` as data batches (record count,
         records' bytes) for ``raft.snapshots.write_snapshot_batches``, to be iterated on any thread.
         Called on the thread that applies records; the topics unchanged since the last call are not
         encoded again (server/metadata/snapshot_encoding.py)."""
         return self._encodings.capture(self)
 
-    def _snapshot_records(self):
+    def _snapshot_records(self) -> Iterator[Message]:
         yield from self.head_records()
         for topic in self.topics.values():
             yield from topic_records(topic.name, topic.topic_id, topic.partitions)
         yield from self.tail_records()
 
-    def head_records(self):
+    def head_records(self) -> Iterator[Message]:
         """The snapshot's records before the topics: features, then brokers."""
         # metadata.version first, as Kafka's FeaturesImage writes it: a reader needs it before the rest
-        for name, level in sorted(self.features.items(), key=lambda item: (item[0] != METADATA_VERSION_FEATURE, item[0])):
+        def metadata_version_first(feature: tuple[str, int]) -> tuple[bool, str]:
+            return feature[0] != METADATA_VERSION_FEATURE, feature[0]
+
+        for name, level in sorted(self.features.items(), key=metadata_version_first):
             yield rec.FeatureLevelRecord(name=name, feature_level=level)
         for b in sorted(self.brokers.values(), key=lambda b: b.broker_id):
             yield rec.RegisterBrokerRecord(
@@ -331,7 +240,7 @@ class MetadataImage:
                           for n, lo, hi in b.features],
                 log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
 
-    def tail_records(self):
+    def tail_records(self) -> Iterator[Message]:
         """The snapshot's records after the topics: configs, ACLs, SCRAM credentials."""
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
@@ -347,94 +256,144 @@ class MetadataImage:
 
     # --- applying records ------------------------------------------------------------------------
 
-    def apply(self, record, offset: int) -> None:
-        """Apply one committed record. Records inside a metadata transaction (written by Kafka's
-        controller, never by kraftwire's) take effect together at its end, or not at all if aborted,
-        as Kafka's MetadataLoader replays them. Record types that carry no state kraftwire keeps
-        (quotas, producer ids, delegation tokens, controller registrations, ...) change nothing."""
-        if self.pending_transaction is not None and type(record) not in _TRANSACTION_ENDS:
-            self.pending_transaction.append(record)
-        else:
-            handler = _APPLY.get(type(record))
-            if handler is not None:
-                handler(self, record)
+    def apply_appended(self, records: Iterable[Message], base: int) -> Outcomes:
+        """Apply a batch appended at offsets ``base``.. (the controller's working image) and return the
+        ``Outcome`` of each partition record that left a partition state, by offset: what
+        ``adopt_or_apply`` lets another image take."""
+        outcomes: Outcomes = {}
+        self._apply_batch(enumerate(records, base), None, outcomes)
+        return outcomes
+
+    def adopt_or_apply(self, committed: Iterable[tuple[int, Message]], known: Outcomes) -> None:
+        """Apply committed (offset, record) pairs, taking the outcomes another image already built:
+        ``known`` holds that image's ``apply_appended`` outcomes (each entry read is removed; empty where
+        no image did: a standby controller). Where the committed record is that very record and this
+        image holds that very state before (and no transaction is open), the state after is exactly
+        what applying would build, so it is taken as it is; anything else is applied."""
+        self._apply_batch(committed, known, None)
+
+    def apply_frames(self, frames: list[bytes], offset: int) -> None:
+        """Apply framed metadata records (a snapshot's, every one at ``offset``) as ``apply`` applies
+        them decoded, without decoding most of them: the state a PartitionRecord builds depends only on
+        its bytes after the partition id, so each distinct rest is decoded and built once
+        (``PartitionStates.from_frame``) and partitions alike take that state. Codec errors
+        (``UnknownRecordType``, ``MalformedError``) are raised as ``decode_frame`` raises them; the
+        frames before stay applied."""
+        self._run.end()
+        from_frame = self._states.from_frame
+        topic_id: uuid.UUID | None = None
+        topic: TopicState | None = None
+        tracked = False
+        for frame in frames:
+            if frame[:PREFIX_END] not in PARTITION_FRAME_PREFIXES or self.pending_transaction is not None:
+                self.apply(rec.decode_frame(frame)[0], offset)
+                topic_id = None  # the record may have added or removed a topic
+                continue
+            frame_topic_id, state = from_frame(frame)
+            if frame_topic_id is not topic_id:
+                topic_id = frame_topic_id
+                topic = self.topics.get(topic_id)
+                tracked = topic_id in self.reassigning
+            if topic is None:
+                continue
+            index = partition_id_of_frame(frame, PREFIX_END)[0]
+            topic.changes += 1
+            topic.partitions[index] = state
+            if tracked or state.removing or state.adding:
+                self._track_reassignment(frame_topic_id, index, state)
+                tracked = frame_topic_id in self.reassigning
         self.offset = offset
         self.version += 1
-
-    def apply_appended(self, records, base: int) -> dict[int, tuple]:
-        """Apply a batch appended at offsets ``base``.. (the controller's working image) and return, for
-        each partition record that left a partition state, offset -> (record, state before, state
-        after), what ``adopt_or_apply`` lets another image take. Partitions alike that a change turns
-        alike share one merge and one resulting state (``merged_partition``)."""
-        outcomes = {}
-        run = self._run
-        for offset, record in enumerate(records, base):
-            kind = type(record)
-            if kind is rec.PartitionChangeRecord and self.pending_transaction is None:
-                partitions = run.partitions(record[1])
-                before = None if partitions is None else partitions.get(record[0])
-                if before is not None:
-                    after = merged_partition(before, record)
-                    run.put(record[0], after)
-                    self.offset = offset
-                    self.version += 1
-                    outcomes[offset] = (record, before, after)
-                    continue
-            if kind is rec.PartitionRecord:
-                before = self.partition_state(record.topic_id, record.partition_id)
-                self.apply(record, offset)
-                after = self.partition_state(record.topic_id, record.partition_id)
-                if after is not None:
-                    outcomes[offset] = (record, before, after)
-            else:
-                self.apply(record, offset)
-        return outcomes
 
     def partition_state(self, topic_id: uuid.UUID, partition: int) -> PartitionState | None:
         topic = self.topics.get(topic_id)
         return None if topic is None else topic.partitions.get(partition)
 
-    def adopt_or_apply(self, committed, known: dict[int, tuple]) -> None:
-        """Apply committed (offset, record) pairs, taking the outcomes another image already built:
-        ``known`` maps offsets to (record, state before, state after) from that image's
-        ``apply_appended`` (each entry read is removed; empty where no image did: a standby
-        controller). Where the committed record is that very record and this image holds that very
-        state before (and no transaction is open), the state after is exactly what ``apply`` would
-        build, so it is taken as it is; other partition changes are merged here as ``apply`` merges
-        them, any other record is applied."""
+    def apply(self, record: Message, offset: int) -> None:
+        """Apply one committed record, at ``offset``: the core, what one record means. Records inside a
+        metadata transaction (written by Kafka's controller, never by kraftwire's) take effect together at
+        its end, or not at all if aborted, as Kafka's MetadataLoader replays them. Record types that carry
+        no state kraftwire keeps (quotas, producer ids, delegation tokens, controller registrations, ...)
+        change nothing."""
+        kind = type(record)
+        held = self.pending_transaction
+        if held is not None and kind not in _TRANSACTION_ENDS:
+            held.append((offset, record))
+        elif held is not None:
+            self.pending_transaction = None
+            if kind is rec.EndTransactionRecord:
+                for held_offset, held_record in held:
+                    self.apply(held_record, held_offset)
+        elif kind is _CHANGE_RECORD:
+            self._apply_partition_change(record, offset, None, None)  # type: ignore[arg-type]  # its type, just checked
+        else:
+            handler = _APPLY.get(kind)
+            if handler is not None:
+                handler(self, record)
+        self.offset = offset
+        self.version += 1
+
+    def _apply_partition_change(self, r: rec.PartitionChangeRecord, offset: int, known: Outcome | None,
+                                outcomes: Outcomes | None) -> None:
+        """Merge ``r`` into its partition, or take ``known``'s state after where it was built from this
+        very record and this very state before; keep the ``Outcome`` in ``outcomes`` if given."""
         run = self._run
+        partitions = run.partitions(r.topic_id)
+        before = None if partitions is None else partitions.get(r.partition_id)
+        if before is None:
+            raise UnknownPartitionError(offset, r.topic_id, r.partition_id)
+        if known is None:
+            after = self._states.merged(before, r)
+        else:
+            built_from, built_before, after = known
+            if built_from is not r or built_before is not before:
+                after = self._states.merged(before, r)
+        run.put(r.partition_id, after)
+        if outcomes is not None:
+            outcomes[offset] = (r, before, after)
+
+    def _apply_batch(self, committed: Iterable[tuple[int, Message]], known: Outcomes | None,
+                     outcomes: Outcomes | None) -> None:
+        """``apply`` over (offset, record) pairs, taking ``known`` outcomes where they fit and
+        keeping each partition record's in ``outcomes`` (either may be None)."""
+        change_record, partition_record = rec.PartitionChangeRecord, rec.PartitionRecord
+        apply_change = self._apply_partition_change
         for offset, record in committed:
             outcome = known.pop(offset, None) if known else None
             kind = type(record)
-            if self.pending_transaction is None and (kind is rec.PartitionChangeRecord or outcome is not None):
-                partitions = run.partitions(record[1])
-                if partitions is not None:
-                    before = partitions.get(record[0])
-                    if outcome is not None and outcome[0] is record and before is outcome[1]:
-                        after = outcome[2]
-                    elif kind is rec.PartitionChangeRecord and before is not None:
-                        after = merged_partition(before, record)
-                    else:
-                        after = None
-                    if after is not None:
-                        run.put(record[0], after)
-                        self.offset = offset
-                        self.version += 1
-                        continue
-            self.apply(record, offset)
+            if kind is change_record and self.pending_transaction is None:
+                apply_change(record, offset, outcome, outcomes)  # type: ignore[arg-type]  # its type, just checked
+                self.offset = offset
+                self.version += 1
+            elif kind is partition_record and self.pending_transaction is None:
+                self._apply_partition_record(record, offset, outcome, outcomes)  # type: ignore[arg-type]  # as above
+            else:
+                self.apply(record, offset)
 
-    def _begin_transaction(self, _record) -> None:
+    def _apply_partition_record(self, r: rec.PartitionRecord, offset: int, known: Outcome | None,
+                                outcomes: Outcomes | None) -> None:
+        """Register ``r``'s partition, taking ``known``'s state after where it fits, as changes do."""
+        before = self.partition_state(r.topic_id, r.partition_id)
+        after: PartitionState | None
+        built_from, built_before, after = (None, None, None) if known is None else known
+        if built_from is r and built_before is before and r.topic_id in self.topics:
+            run = self._run
+            run.end()
+            run.partitions(r.topic_id)
+            assert after is not None  # an outcome's state after is a state
+            run.put(r.partition_id, after)
+            self.offset = offset
+            self.version += 1
+        else:
+            self.apply(r, offset)
+            after = self.partition_state(r.topic_id, r.partition_id)
+        if outcomes is not None and after is not None:
+            outcomes[offset] = (r, before, after)
+
+    def _begin_transaction(self, _record: Message) -> None:
         self.pending_transaction = []
 
-    def _end_transaction(self, record) -> None:
-        held, self.pending_transaction = self.pending_transaction or [], None
-        if type(record) is rec.EndTransactionRecord:
-            for pending in held:
-                handler = _APPLY.get(type(pending))
-                if handler is not None:
-                    handler(self, pending)
-
-    def _register_broker(self, r) -> None:
+    def _register_broker(self, r: rec.RegisterBrokerRecord) -> None:
         self.brokers[r.broker_id] = BrokerState(
             broker_id=r.broker_id, epoch=r.broker_epoch, incarnation_id=r.incarnation_id,
             endpoints=tuple(Endpoint(e.name, e.host, e.port, e.security_protocol) for e in r.end_points),
@@ -443,7 +402,7 @@ class MetadataImage:
             features=tuple((f.name, f.min_supported_version, f.max_supported_version) for f in r.features),
             cordoned_log_dirs=None if r.cordoned_log_dirs is None else tuple(r.cordoned_log_dirs))
 
-    def _unregister_broker(self, r) -> None:
+    def _unregister_broker(self, r: rec.UnregisterBrokerRecord) -> None:
         self.brokers.pop(r.broker_id, None)
 
     def _set_fenced(self, broker_id: int, fenced: bool) -> None:
@@ -451,11 +410,11 @@ class MetadataImage:
         if broker is not None:
             self.brokers[broker_id] = replace(broker, fenced=fenced)
 
-    def _change_broker(self, r) -> None:
+    def _change_broker(self, r: rec.BrokerRegistrationChangeRecord) -> None:
         broker = self.brokers.get(r.broker_id)
         if broker is None:
             return
-        changes = {}
+        changes: dict[str, Any] = {}  # BrokerState's fields by name
         if r.fenced == FENCE:
             changes["fenced"] = True
         elif r.fenced == UNFENCE:
@@ -468,13 +427,13 @@ class MetadataImage:
             changes["cordoned_log_dirs"] = tuple(r.cordoned_log_dirs)
         self.brokers[r.broker_id] = replace(broker, **changes)
 
-    def _add_topic(self, r) -> None:
+    def _add_topic(self, r: rec.TopicRecord) -> None:
         self._run.end()
         self.topics[r.topic_id] = TopicState(r.name, r.topic_id)
         self.reassigning.pop(r.topic_id, None)  # a topic record again starts it without partitions
         self.topic_ids[r.name] = r.topic_id
 
-    def _remove_topic(self, r) -> None:
+    def _remove_topic(self, r: rec.RemoveTopicRecord) -> None:
         self._run.end()
         topic = self.topics.pop(r.topic_id, None)
         if topic is not None:
@@ -482,63 +441,17 @@ class MetadataImage:
             self.reassigning.pop(r.topic_id, None)
             self.configs.pop((ConfigResourceType.TOPIC, topic.name), None)
 
-    def _add_partition(self, r) -> None:
+    def _add_partition(self, r: rec.PartitionRecord) -> None:
         self._run.end()  # the index of reassigning partitions may change below
         topic = self.topics.get(r.topic_id)
         if topic is None:
             return
         topic.changes += 1
-        topic.partitions[r.partition_id] = state = _partition_state(r)
+        topic.partitions[r.partition_id] = state = self._states.from_record(r)
         if state.removing or state.adding or r.topic_id in self.reassigning:
             self._track_reassignment(r.topic_id, r.partition_id, state)
 
-    def apply_frames(self, frames: list[bytes], offset: int) -> None:
-        """Apply framed metadata records (a snapshot's, every one at ``offset``) as ``apply`` applies
-        them decoded, without decoding most of them: a snapshot is mostly PartitionRecords, and those of
-        partitions alike (a topic's replica lists, ISRs, epochs and directories repeat) differ only in
-        the partition id that starts their body. The state a PartitionRecord builds depends only on
-        its bytes after that id, so each distinct rest is decoded and built once (``_PARTITION_FRAMES``)
-        and the other partitions take that state. Codec errors (``UnknownRecordType``,
-        ``MalformedError``) are raised as ``decode_frame`` raises them; the frames before stay applied."""
-        self._run.end()
-        known = _PARTITION_FRAMES
-        partition_id = _PARTITION_ID
-        topic_id, topic, tracked = None, None, False
-        for frame in frames:
-            if frame[:3] not in _PARTITION_FRAME_PREFIXES or self.pending_transaction is not None:
-                self.apply(rec.decode_frame(frame)[0], offset)
-                topic_id = None  # the record may have added or removed a topic
-                continue
-            found = known.get(rest := frame[7:])
-            if found is None:
-                record = rec.decode_frame(frame)[0]
-                if len(known) >= _PARTITION_FRAMES_LIMIT:
-                    known.clear()
-                found = known[rest] = (record.topic_id, _partition_state(record))
-            if found[0] is not topic_id:
-                topic_id = found[0]
-                topic = self.topics.get(topic_id)
-                tracked = topic_id in self.reassigning
-            if topic is None:
-                continue
-            state = found[1]
-            index = partition_id(frame, 3)[0]
-            topic.changes += 1
-            topic.partitions[index] = state
-            if tracked or state.removing or state.adding:
-                self._track_reassignment(topic_id, index, state)
-                tracked = topic_id in self.reassigning
-        self.offset = offset
-        self.version += 1
-
-    def _change_partition(self, r) -> None:
-        run = self._run
-        partitions = run.partitions(r[1])
-        state = None if partitions is None else partitions.get(r[0])
-        if state is not None:
-            run.put(r[0], merged_partition(state, r))
-
-    def _clear_elr(self, r) -> None:
+    def _clear_elr(self, r: rec.ClearElrRecord) -> None:
         """ClearElrRecord: the ELR of one topic's partitions (every topic's for an empty name) is
         emptied, each such partition's epoch going up as a change record's would."""
         if r.topic_name:
@@ -553,7 +466,7 @@ class MetadataImage:
                     topic.partitions[index] = state._replace(elr=(), last_known_elr=(),
                                                              partition_epoch=state.partition_epoch + 1)
 
-    def _set_config(self, r) -> None:
+    def _set_config(self, r: rec.ConfigRecord) -> None:
         key = (r.resource_type, r.resource_name)
         if r.value is None:
             values = self.configs.get(key)
@@ -564,10 +477,10 @@ class MetadataImage:
         else:
             self.configs.setdefault(key, {})[r.name] = r.value
 
-    def _set_feature(self, r) -> None:
+    def _set_feature(self, r: rec.FeatureLevelRecord) -> None:
         self.features[r.name] = r.feature_level
 
-    def _add_acl(self, r) -> None:
+    def _add_acl(self, r: rec.AccessControlEntryRecord) -> None:
         self.acls[r.id] = Acl(r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host, r.operation,
                               r.permission_type)
 
@@ -586,13 +499,21 @@ class _TopicRun:
 
     __slots__ = ("image", "topic_id", "topic", "indexes")
 
-    def __init__(self, image: MetadataImage):
-        self.image, self.topic_id, self.topic, self.indexes = weakref.ref(image), None, None, None
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = weakref.ref(image)
+        self.topic_id: uuid.UUID | None = None
+        self.topic: TopicState | None = None
+        self.indexes: set[int] | None = None
+
+    def _image(self) -> MetadataImage:
+        image = self.image()
+        assert image is not None, "a run lives only as long as its image"
+        return image
 
     def partitions(self, topic_id: uuid.UUID) -> dict[int, PartitionState] | None:
         if topic_id is not self.topic_id:
             self.topic_id = topic_id
-            image = self.image()
+            image = self._image()
             self.topic = image.topics.get(topic_id)
             self.indexes = image.reassigning.get(topic_id)
         return None if self.topic is None else self.topic.partitions
@@ -601,21 +522,33 @@ class _TopicRun:
         self.topic_id = None
 
     def put(self, index: int, after: PartitionState) -> None:
-        topic = self.topic
+        """Set partition ``index`` of the run's topic (``partitions`` found it) to ``after``."""
+        topic, topic_id = self.topic, self.topic_id
+        assert topic is not None and topic_id is not None
         topic.changes += 1
         topic.partitions[index] = after
         if after.adding or after.removing:
             if self.indexes is None:
-                self.indexes = self.image().reassigning[self.topic_id] = set()
+                self.indexes = self._image().reassigning[topic_id] = set()
             self.indexes.add(index)
         elif self.indexes is not None and index in self.indexes:
             self.indexes.discard(index)
             if not self.indexes:
-                del self.image().reassigning[self.topic_id]
+                del self._image().reassigning[topic_id]
                 self.indexes = None
 
 
-_APPLY = {
+def _set_scram(image: MetadataImage, r: rec.UserScramCredentialRecord) -> None:
+    image.scram[(r.mechanism, r.name)] = (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)
+
+
+def _nothing(image: MetadataImage, r: Message) -> None:
+    """A transaction's end outside a transaction: nothing to end."""
+
+
+# What each record type does to the image (PartitionChangeRecords and transactions' ends are the core's,
+# ``MetadataImage.apply``). Each handler takes the record of its key's type.
+_APPLY: dict[type[Message], Callable[[MetadataImage, Any], object]] = {
     rec.RegisterBrokerRecord: MetadataImage._register_broker,
     rec.UnregisterBrokerRecord: MetadataImage._unregister_broker,
     rec.FenceBrokerRecord: lambda image, r: image._set_fenced(r.id, True),
@@ -624,19 +557,16 @@ _APPLY = {
     rec.TopicRecord: MetadataImage._add_topic,
     rec.RemoveTopicRecord: MetadataImage._remove_topic,
     rec.PartitionRecord: MetadataImage._add_partition,
-    rec.PartitionChangeRecord: MetadataImage._change_partition,
     rec.ConfigRecord: MetadataImage._set_config,
     rec.FeatureLevelRecord: MetadataImage._set_feature,
     rec.AccessControlEntryRecord: MetadataImage._add_acl,
     rec.RemoveAccessControlEntryRecord: lambda image, r: image.acls.pop(r.id, None),
-    rec.UserScramCredentialRecord: lambda image, r: image.scram.__setitem__(
-        (r.mechanism, r.name), (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)),
+    rec.UserScramCredentialRecord: _set_scram,
     rec.RemoveUserScramCredentialRecord: lambda image, r: image.scram.pop((r.mechanism, r.name), None),
     rec.ClearElrRecord: MetadataImage._clear_elr,
     rec.BeginTransactionRecord: MetadataImage._begin_transaction,
-    rec.EndTransactionRecord: MetadataImage._end_transaction,
-    rec.AbortTransactionRecord: MetadataImage._end_transaction,
+    rec.EndTransactionRecord: _nothing,
+    rec.AbortTransactionRecord: _nothing,
 }
 _TRANSACTION_ENDS = (rec.EndTransactionRecord, rec.AbortTransactionRecord)
-# what merged_partition's key leaves out, and where apply_appended and adopt_or_apply read the ids
-assert rec.PartitionChangeRecord._fields[:2] == rec.PartitionRecord._fields[:2] == ("partition_id", "topic_id")
+_CHANGE_RECORD = rec.PartitionChangeRecord

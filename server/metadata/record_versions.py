@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import ConfigResourceType
+from kraftwire.codec.message import Message
 
 from .configs import MIN_INSYNC_REPLICAS
 
@@ -61,15 +62,14 @@ def metadata_version_level(name: str) -> int:
         raise ValueError(f"unsupported metadata.version {name!r}: one of {', '.join(METADATA_VERSIONS)}") from None
 
 
-def version_for(record, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]) -> int:
+def version_for(record: Message, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]) -> int:
     """The version Kafka writes ``record`` at, at metadata.version feature level ``level``."""
-    kind = type(record)
-    if kind is rec.PartitionRecord or kind is rec.PartitionChangeRecord:
+    if isinstance(record, (rec.PartitionRecord, rec.PartitionChangeRecord)):
         elr = record.eligible_leader_replicas is not None or record.last_known_elr is not None
         return 2 if level >= ELR_RECORDS_LEVEL or elr else 1
-    if kind is rec.RegisterBrokerRecord:
+    if isinstance(record, rec.RegisterBrokerRecord):
         return 4 if level >= CORDONED_LOG_DIRS_LEVEL or record.cordoned_log_dirs is not None else 3
-    if kind is rec.BrokerRegistrationChangeRecord:
+    if isinstance(record, rec.BrokerRegistrationChangeRecord):
         if record.cordoned_log_dirs is not None:
             return 3
         if record.log_dirs:
@@ -83,11 +83,11 @@ def elr_enabled(features: dict[str, int]) -> bool:
     return features.get(ELR_FEATURE, 0) >= 1
 
 
-def bootstrap_records(level: int) -> list:
+def bootstrap_records(level: int) -> list[Message]:
     """What a cluster first started at metadata.version ``level`` writes: the features Kafka's storage
     tool finalizes for it (those kraftwire models) and, with eligible leader replicas on, the
     cluster-wide min.insync.replicas that Kafka's controller then writes (ActivationRecordsGenerator)."""
-    records = [rec.FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=level)]
+    records: list[Message] = [rec.FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=level)]
     if level >= ELR_DEFAULT_LEVEL:
         records += [rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1),
                     rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",

@@ -33,43 +33,39 @@ objects are new.
 """
 from __future__ import annotations
 
-from typing import Iterator
+import uuid
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.message import Message
 
+from .partition_state import PartitionState
+
+from .fast_paths import topic_records
 from .record_versions import version_for
+
+if TYPE_CHECKING:  # the image imports this module
+    from .image import MetadataImage, TopicState
+
+__all__ = ["SnapshotEncodings", "encode", "groups", "topic_records"]
+
+Batches = list[tuple[int, bytes]]  # (record count, records' bytes) of each batch
+# what a group's capture is keyed by: each topic's state object and change count
+GroupKey = tuple[tuple["TopicState", int], ...]
 
 ALONE = 256  # a topic of this many records or more is a group of its own
 GROUP_RECORDS = 1024  # a run of smaller topics is cut every ~this many records
 
-_new = tuple.__new__
-_NO_TAGS = rec.PartitionRecord().unknown_tagged_fields
-# the field order topic_records builds PartitionRecords in
-assert rec.PartitionRecord._fields == (
-    "partition_id", "topic_id", "replicas", "isr", "removing_replicas", "adding_replicas", "leader",
-    "leader_recovery_state", "leader_epoch", "partition_epoch", "directories", "eligible_leader_replicas",
-    "last_known_elr", "unknown_tagged_fields")
-
-
-def topic_records(name: str, topic_id, partitions: dict) -> Iterator:
-    """A topic's snapshot records: its TopicRecord, then a PartitionRecord for each partition. Built
-    positionally (in PartitionRecord's field order): millions of them make a snapshot."""
-    yield rec.TopicRecord(name=name, topic_id=topic_id)
-    kind = rec.PartitionRecord
-    for index, p in partitions.items():
-        yield _new(kind, (index, topic_id, p.replicas, p.isr, p.removing, p.adding, p.leader,
-                          p.leader_recovery_state, p.leader_epoch, p.partition_epoch, p.directories,
-                          p.elr or None, p.last_known_elr or None, _NO_TAGS))
-
-
-def encode(records, level: int) -> list[tuple[int, bytes]]:
+def encode(records: Iterable[Message], level: int) -> Batches:
     """``records`` at metadata.version ``level``, as (record count, records' bytes) of snapshot batches."""
     return list(rec.metadata_bodies((r, version_for(r, level)) for r in records))
 
 
-def groups(topics) -> Iterator[list]:
+def groups(topics: Iterable[TopicState]) -> Iterator[list[TopicState]]:
     """The image's topics (``TopicState``s, in the image's order) cut into groups (module docstring)."""
-    group: list = []
+    group: list[TopicState] = []
     for topic in topics:
         size = 1 + len(topic.partitions)
         if size >= ALONE:
@@ -92,16 +88,17 @@ class SnapshotEncodings:
 
     __slots__ = ("kept",)
 
-    def __init__(self):
-        self.kept: dict = {}
+    def __init__(self) -> None:
+        self.kept: dict[uuid.UUID, tuple[GroupKey, int, Batches]] = {}
 
-    def capture(self, image) -> Iterator[tuple[int, bytes]]:
+    def capture(self, image: MetadataImage) -> Iterator[tuple[int, bytes]]:
         """The snapshot of ``image`` as it is now, as data batches (record count, records' bytes) for
         ``write_snapshot_batches``; to be called on the thread that applies records, and the result
         iterated anywhere. Only the groups changed since the last capture are encoded, as it is iterated."""
         level = image.metadata_version_level
         head = list(image.head_records())
-        parts: list = []  # kept batches, or (group key, [(name, id, partitions copy)]) to encode
+        parts: list[Batches | tuple[GroupKey, list[tuple[str, uuid.UUID, dict[int, PartitionState]]]]] = []
+        # kept batches, or (group key, [(name, id, partitions copy)]) to encode
         kept, self.kept = self.kept, {}
         for group in groups(image.topics.values()):
             key = tuple((topic, topic.changes) for topic in group)
@@ -115,11 +112,13 @@ class SnapshotEncodings:
         tail = list(image.tail_records())
         return self._batches(level, head, parts, tail)
 
-    def _batches(self, level: int, head: list, parts: list, tail: list) -> Iterator[tuple[int, bytes]]:
+    def _batches(self, level: int, head: list[Message],
+                 parts: list[Batches | tuple[GroupKey, list[tuple[str, uuid.UUID, dict[int, PartitionState]]]]],
+                 tail: list[Message]) -> Iterator[tuple[int, bytes]]:
         if head:
             yield from encode(head, level)
         for part in parts:
-            if type(part) is tuple:
+            if isinstance(part, tuple):
                 key, captured = part
                 part = encode((r for name, topic_id, partitions in captured
                                for r in topic_records(name, topic_id, partitions)), level)

@@ -1,7 +1,7 @@
 """The seam between the simulated brokers and the controller: what a broker may know of the metadata.
 
-A broker reads the committed metadata image, is told of each commit and of the partitions it changed, and knows the cluster id; it has
-no other handle on the controller and reaches it only over the wire (BrokerRegistration,
+A broker reads the committed metadata image, is told of each commit and of the partitions it changed, and
+knows the cluster id; it has no other handle on the controller and reaches it only over the wire (BrokerRegistration,
 BrokerHeartbeat, AlterPartition, AssignReplicasToDirs, forwarded requests). The role of Kafka's
 ``MetadataPublisher``: something that hands committed images to the broker's components.
 

@@ -29,10 +29,13 @@ password); PLAIN passwords are compared in constant time, as Kafka's JAAS ``user
 """
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import ssl
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import scramp
 
@@ -74,6 +77,9 @@ def parse_protocol_map(text: str) -> dict[str, str]:
     return result
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class ScramCredential:
     salt: bytes
@@ -100,7 +106,8 @@ class Credentials:
     (for credentials that live elsewhere, such as the metadata image)."""
     plain: dict[str, str] = field(default_factory=dict)
     scram: dict[tuple[str, str], ScramCredential] = field(default_factory=dict)
-    scram_lookup: object = None
+    # (mechanism, user) -> a credential kept elsewhere, or None
+    scram_lookup: Callable[[str, str], ScramCredential | None] | None = None
 
     def add_scram(self, mechanism: str, user: str, password: str, iterations: int = SCRAM_MIN_ITERATIONS) -> None:
         self.scram[(mechanism, user)] = scram_credential(mechanism, password, iterations)
@@ -183,7 +190,7 @@ class ListenerSecurity:
         self.credentials = credentials or Credentials()
         self.failed_authentication_delay = failed_authentication_delay_ms / 1000
 
-    def session(self, transport) -> "Session":
+    def session(self, transport: asyncio.BaseTransport) -> Session:
         peercert = transport.get_extra_info("peercert") if self.ssl_context is not None else None
         return Session(self, certificate_principal(peercert))
 
@@ -198,8 +205,8 @@ class Session:
         self.mechanism: str | None = None
         self.raw_tokens = False  # SaslHandshake v0: the tokens come without Kafka headers
         self.close_after: float | None = None  # set when the connection must close that many seconds on
-        self._scram = None
-        self._scram_user = None
+        self._scram: Any = None  # a scramp ScramServer (scramp is untyped) while SCRAM runs
+        self._scram_user: str | None = None
 
     @property
     def authenticated(self) -> bool:
@@ -271,8 +278,9 @@ class Session:
         message = auth_bytes.decode("utf-8")
         if self._scram is None:
             credentials, mechanism = self.security.credentials, self.mechanism
+            assert mechanism is not None  # chosen by the handshake before any token
 
-            def lookup(user):
+            def lookup(user: str) -> tuple[bytes, bytes, bytes, int]:
                 self._scram_user = user
                 found = credentials.find_scram(mechanism, user)
                 if found is None:
@@ -283,7 +291,8 @@ class Session:
             self._scram.set_client_first(message)
             return self._scram.get_server_first().encode()
         self._scram.set_client_final(message)
-        server_final = self._scram.get_server_final().encode()
+        server_final: bytes = self._scram.get_server_final().encode()
+        assert self._scram_user is not None  # the client's first message named the user
         self._complete(self._scram_user)
         return server_final
 
@@ -292,7 +301,7 @@ class Session:
         self.stage = "complete"
         self._scram = None
 
-    def _illegal(self, response):
+    def _illegal(self, response: T) -> T:
         if not self.authenticated:  # out of order during authentication: answer, then close
             self.stage = "failed"
             self.close_after = 0.0
@@ -309,7 +318,7 @@ class ClientSecurity:
     username: str | None = None
     password: str | None = None
 
-    def sasl_steps(self):
+    def sasl_steps(self) -> Generator[bytes, bytes, None]:
         """A generator of the client's tokens: send what it yields, send the server's answer back in."""
         if self.mechanism == "PLAIN":
             yield f"\0{self.username}\0{self.password}".encode()

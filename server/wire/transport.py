@@ -74,11 +74,16 @@ import time
 from bisect import bisect_left
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Awaitable, Callable, NamedTuple
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from kraftwire import codec
 from kraftwire.codec.messages import ApiVersionsResponse, RequestHeader
 from kraftwire.codec import ErrorCode
+from kraftwire.codec.message import Message
+
+if TYPE_CHECKING:
+    from .security import ListenerSecurity, Session
 
 log = logging.getLogger("kraftwire.transport")
 
@@ -125,22 +130,23 @@ class _Route:
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
-        self.request_cls = codec.api(api_key)[0]
+        self.request_cls = cast(type[Message], codec.api(api_key)[0])
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
-        self.decode = self.validate = None
+        self.decode: Callable[..., Any] | None = None  # the version's generated decoder, once bound
+        self.validate: Callable[..., Any] | None = None  # and validator
         self.decoded: dict[bytes, tuple] = {}  # a small frame's bytes after its correlation id -> ``_decode``'s
         self.errors: defaultdict[int, int] = defaultdict(int)  # top-level error code -> answers written with it
         self.latency = [0] * (len(LATENCY_BUCKETS) + 1)  # every answer, by LATENCY_BUCKETS bucket (last: +Inf)
         self.seconds = 0.0  # their latencies' sum
 
-    def decoder(self):
-        self.decode = self.request_cls.decoder(self.version)
-        return self.decode
+    def decoder(self) -> Callable[..., Any]:
+        decode = self.decode = self.request_cls.decoder(self.version)
+        return decode
 
-    def validator(self):
-        self.validate = self.request_cls.validator(self.version)
-        return self.validate
+    def validator(self) -> Callable[..., Any]:
+        validate = self.validate = self.request_cls.validator(self.version)
+        return validate
 
     def keep(self, tail: bytes, decoded: tuple) -> None:
         """Keep what a small frame decoded to, by its bytes after the correlation id: a client sends the
@@ -165,7 +171,7 @@ class RequestContext(NamedTuple):
     correlation_id: int
     client_id: str | None
     peer: tuple | None
-    listener: "Listener"
+    listener: Listener
     session: object = None  # the connection's security.Session (principal, SASL state); None: open listener
     frame: bytes = b""  # the request as received, header included
     body_start: int = 0  # where its body starts in ``frame``
@@ -187,16 +193,17 @@ class Undecoded:
 
     __slots__ = ("_route", "_frame", "_pos", "_request")
 
-    def __init__(self, route: "_Route", frame: bytes, pos: int):
-        self._route, self._frame, self._pos, self._request = route, frame, pos, None
+    def __init__(self, route: _Route, frame: bytes, pos: int):
+        self._route, self._frame, self._pos = route, frame, pos
+        self._request: Message | None = None
 
-    def decode(self):
+    def decode(self) -> Message:
         if self._request is None:
             route = self._route
             self._request = (route.decode or route.decoder())(self._frame, self._pos)[0]
         return self._request
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         route = self._route
         if name not in route.request_cls._fields:
             raise AttributeError(name)
@@ -209,7 +216,8 @@ class Undecoded:
 
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
-    versions = codec.api(api_key)[0].VALID_VERSIONS
+    versions = cast(type[Message], codec.api(api_key)[0]).VALID_VERSIONS
+    assert versions.high is not None  # every request schema names its highest version
     return versions.low, versions.high
 
 
@@ -222,7 +230,7 @@ class TransportLimits:
     max_connections: int | None = None  # Kafka: Int.MaxValue
     max_connections_per_ip: int | None = None  # Kafka: Int.MaxValue
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("socket_request_max_bytes", "queued_max_request_bytes", "connections_max_idle_ms",
                      "max_connections", "max_connections_per_ip"):
             value = getattr(self, name)
@@ -243,9 +251,9 @@ class Quotas:
         self.limits = limits
         self.max_connections = limits.max_connections or descriptor_budget()
         self.connections = 0
-        self.per_ip: dict[str, int] = {}
+        self.per_ip: dict[str | None, int] = {}  # by peer IP (None: a peer that is no IP address)
         self.memory_reserved = 0  # bytes of frames still arriving
-        self._waiting: deque[tuple["_Connection", int]] = deque()
+        self._waiting: deque[tuple[_Connection, int]] = deque()
 
     def admit(self, ip: str | None) -> str | None:
         """Count a new connection, or say why it is refused."""
@@ -266,7 +274,7 @@ class Quotas:
         else:
             del self.per_ip[ip]
 
-    def reserve(self, connection: "_Connection", size: int) -> bool:
+    def reserve(self, connection: _Connection, size: int) -> bool:
         """Reserve ``size`` bytes for a frame ``connection`` is receiving; if they do not fit, queue it (it
         gets them, in turn, from ``release``) and return False."""
         pool = self.limits.queued_max_request_bytes
@@ -277,12 +285,13 @@ class Quotas:
         self._waiting.append((connection, size))
         return False
 
-    def release(self, connection: "_Connection") -> None:
+    def release(self, connection: _Connection) -> None:
         self.memory_reserved -= connection.reserved
         connection.reserved = 0
         self._waiting = deque((c, size) for c, size in self._waiting if c is not connection)
         pool = self.limits.queued_max_request_bytes
-        while self._waiting and (self.memory_reserved + self._waiting[0][1] <= pool or not self.memory_reserved):
+        while self._waiting and (pool is None or self.memory_reserved + self._waiting[0][1] <= pool
+                                 or not self.memory_reserved):
             waiting, size = self._waiting.popleft()
             self.memory_reserved += size
             waiting.reserved = size
@@ -298,8 +307,8 @@ class Listener:
     it before ``start``).
     """
 
-    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler], security=None,
-                 relaying=()):
+    def __init__(self, name: str, host: str, port: int, handlers: dict[int, Handler],
+                 security: ListenerSecurity | None = None, relaying: Iterable[int] = ()):
         self.name = name
         self.security = security  # a security.ListenerSecurity (TLS, SASL), consulted per connection
         self.host = host
@@ -338,7 +347,8 @@ class Listener:
         are answered (within ``drain_timeout`` seconds), the others at once."""
         if self._server is None:
             return
-        self._reaper.cancel()
+        if self._reaper is not None:
+            self._reaper.cancel()
         self._server.close()
         busy = []
         for connection in list(self._connections):
@@ -378,7 +388,8 @@ class Listener:
         """What this listener answered: answers by (api key, version, top-level error code, 0 for a
         response without one), and by api key their latencies (answers per ``LATENCY_BUCKETS`` bucket,
         the last +Inf; the sum of seconds)."""
-        counts, latencies = {}, {}
+        counts: dict[tuple[int, int, int], int] = {}
+        latencies: dict[int, tuple[list[int], float]] = {}
         for route in self.routes.values():
             answered = sum(route.latency)
             if not answered:
@@ -392,10 +403,10 @@ class Listener:
             latencies[route.api_key] = ([a + b for a, b in zip(buckets, route.latency)], seconds + route.seconds)
         return counts, latencies
 
-    def api_versions_body(self):
+    def api_versions_body(self) -> ApiVersionsResponse:
         return self._api_versions
 
-    def unsupported_api_versions_body(self):
+    def unsupported_api_versions_body(self) -> ApiVersionsResponse:
         low, high = self.versions[API_VERSIONS]
         return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high)])
@@ -415,14 +426,21 @@ class Encoded:
         out += self.data
 
 
-def _encode(response, version: int) -> bytes:
+class Encodable(Protocol):
+    """What a listener writes as an answer: a response message, or an ``Encoded`` body."""
+
+    def encode_into(self, out: bytearray, version: int) -> None: ...
+
+
+def _encode(response: Encodable, version: int) -> bytes:
     body = bytearray()
     response.encode_into(body, version)
     return bytes(body)
 
 
-async def _encode_aside(result, version: int) -> Encoded:
-    response = result if hasattr(result, "encode_into") else await result
+async def _encode_aside(result: Any, version: int) -> Encoded:
+    """``result`` (an answer, or an awaitable of one) encoded in a worker thread."""
+    response: Encodable = result if hasattr(result, "encode_into") else await result
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
     return Encoded(data, getattr(response, "error_code", 0))
 
@@ -476,7 +494,7 @@ class _Connection(asyncio.Protocol):
         self.admitted = False
         self.closing = False  # refused or closed: read nothing more
         self.lingering = False  # closing later (a failed authentication): the timer closes it
-        self.session = None
+        self.session: Session | None = None
         self.reserved = 0  # bytes of the request memory pool held for the frame in ``buffer``
         self.waiting_for_memory = False
         self.write_paused = False  # the transport asked us to stop writing (its buffer is full)
@@ -486,7 +504,9 @@ class _Connection(asyncio.Protocol):
 
     # --- life of the connection -------------------------------------------------------------------
 
-    def connection_made(self, transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a stream server's transport (uvloop's is no asyncio.Transport subclass, hence no isinstance)
+        transport = cast(asyncio.Transport, transport)
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
         self.ip = self.peer[0] if isinstance(self.peer, tuple) else None
@@ -502,7 +522,7 @@ class _Connection(asyncio.Protocol):
             self.session = self.listener.security.session(transport)
         self.listener._connections.add(self)
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted:
             self.admitted = False
             self.quotas.leave(self.ip)
@@ -563,22 +583,15 @@ class _Connection(asyncio.Protocol):
         if self.closing:
             return
         self.last_active = now = _monotonic()
+        if self.buffer:  # the rest of a frame begun earlier (off the one-read-one-frame path)
+            return self._buffer_more(data)
         buffer = self.buffer
-        if buffer:
-            buffer += data
-            if len(buffer) >= self.wanted and not self._held_back():
-                self._take_buffer()
-            return
         pending = self.pending
         if self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT:  # _held_back(), inlined
             buffer += data
             return
-        held = False  # closing or _held_back(), inlined: checked after each request
-        if first is not None:
-            self._handle(first, now)
-            if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
-                self.quotas.release(self)
-            held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
+        # closing or _held_back(), inlined: checked after each request
+        held = False if first is None else self._handle_first(first, now)
         length = len(data)
         start = 0
         limit = self.quotas.limits.socket_request_max_bytes  # a session's smaller cap is checked apart
@@ -600,14 +613,39 @@ class _Connection(asyncio.Protocol):
                 self._write()
             held = self.closing or self.write_paused or self.decoding or len(pending) >= MAX_IN_FLIGHT
         if start < length and not self.closing:
-            self.buffer += memoryview(data)[start:]
-            self._expect_frame()
+            self._keep_rest(data, start)
         else:
             self.wanted = 4
+        self._end_read(held)
+
+    def _end_read(self, held: bool) -> None:
+        """After a read's frames: write their answers, and pause or resume reading as ``held`` (by the
+        requests' state) and the write buffer say."""
         if self.out:
             self._write()  # may pause writing
         if held or self.write_paused or self.waiting_for_memory or not self.reading:
             self._read_while_free()
+
+    # (data_received's paths off the usual read, apart: they cost it no branch and no call)
+
+    def _buffer_more(self, data: bytes) -> None:
+        """Add a read to the frame the buffer holds the start of; handle it once whole."""
+        buffer = self.buffer
+        buffer += data
+        if len(buffer) >= self.wanted and not self._held_back():
+            self._take_buffer()
+
+    def _handle_first(self, first: bytes, now: float) -> bool:
+        """Handle the frame ``_take_buffer`` took out of the buffer; whether the connection is held back."""
+        self._handle(first, now)
+        if self.reserved and not self.decoding:  # the frame it was reserved for is decoded
+            self.quotas.release(self)
+        return self.closing or self.write_paused or self.decoding or len(self.pending) >= MAX_IN_FLIGHT
+
+    def _keep_rest(self, data: bytes, start: int) -> None:
+        """Keep the bytes of ``data`` from ``start`` on: a frame not read whole yet."""
+        self.buffer += memoryview(data)[start:]
+        self._expect_frame()
 
     def _take_buffer(self) -> None:
         """Handle what the buffer holds; a large first frame is copied out of it once, by itself."""
@@ -684,12 +722,12 @@ class _Connection(asyncio.Protocol):
         else:
             route, client_id, request, body_start = aside
             correlation_id = _CORRELATION.unpack_from(frame, 4)[0]
-            if request.__class__ is Undecoded and not self._relayed(route):  # its handler was swapped meanwhile
-                request = request.decode()
+            request = self._decoded_aside(route, request)
         listener = self.listener
         api_key = route.api_key
         context = _new_tuple(RequestContext, (api_key, route.version, correlation_id, client_id, self.peer, listener,
                                               session, frame, body_start))
+        result: Any  # the answer (a response, an Encoded) or an awaitable of it
         if listener.failure is not None and api_key == API_VERSIONS:
             result = listener.api_versions_body().replace(error_code=ErrorCode.KAFKA_STORAGE_ERROR)
         else:
@@ -711,6 +749,13 @@ class _Connection(asyncio.Protocol):
         else:
             self._await(result, route, correlation_id, arrived, context, request)
 
+    def _decoded_aside(self, route: _Route, request: object) -> object:
+        """A request decoded in a worker thread, decoded whole if its handler was swapped meanwhile for
+        one that reads it."""
+        if isinstance(request, Undecoded) and not self._relayed(route):
+            return request.decode()
+        return request
+
     # (helpers that make closures, apart: a closure's variables would cost ``_handle`` cells on every call)
 
     def _decode_aside(self, route: _Route, frame: bytes, arrived: float) -> None:
@@ -719,8 +764,8 @@ class _Connection(asyncio.Protocol):
         decoding = asyncio.get_running_loop().run_in_executor(None, _decode, route, frame, self._relayed(route))
         decoding.add_done_callback(lambda done: self._decoded(done, route, frame, arrived))
 
-    def _await(self, result, route: _Route, correlation_id: int, arrived: float, context: RequestContext,
-               request) -> None:
+    def _await(self, result: Awaitable[object], route: _Route, correlation_id: int, arrived: float,
+               context: RequestContext, request: object) -> None:
         """A handler's awaitable answer: it takes its place among the pending ones (``_completed``)."""
         entry = [False, route, correlation_id, None, arrived]
         self.pending.append(entry)
@@ -770,9 +815,9 @@ class _Connection(asyncio.Protocol):
             self._write()
         self._go_on()
 
-    def _error_answer(self, context: RequestContext, request, exc: BaseException):
+    def _error_answer(self, context: RequestContext, request: object, exc: BaseException) -> object | None:
         """The listener's answer to a handler's exception, or None (logged) to close the connection."""
-        if request.__class__ is Undecoded:  # the answer lists what the request names
+        if isinstance(request, Undecoded):  # the answer lists what the request names
             request = request.decode()
         if self.listener.error_answer is not None:
             answer = self.listener.error_answer(context, request, exc)
@@ -784,9 +829,11 @@ class _Connection(asyncio.Protocol):
 
     def _raw_token(self, frame: bytes) -> None:
         """SaslHandshake v0: a bare token in, a bare token out; a failure closes without an answer."""
-        reply = self.session.token(frame)
+        session = self.session
+        assert session is not None  # SaslHandshake v0 tokens come only on a listener with SASL
+        reply = session.token(frame)
         if reply is None:
-            return self._close_later(self.session.close_after)
+            return self._close_later(session.close_after or 0.0)
         self._add(_SIZE.pack(len(reply)) + reply)
 
     def _close_later(self, delay: float) -> None:
@@ -807,11 +854,13 @@ class _Connection(asyncio.Protocol):
         else:
             self._append(*answer)
 
-    def _completed(self, entry: list, task: asyncio.Future, context: RequestContext, request) -> None:
+    def _completed(self, entry: list[Any], task: asyncio.Future[object], context: RequestContext,
+                   request: object) -> None:
         if task.cancelled():
             return self.close()
-        if task.exception() is not None:
-            answer = self._error_answer(context, request, task.exception())
+        failure = task.exception()
+        if failure is not None:
+            answer = self._error_answer(context, request, failure)
             if answer is None:
                 return self.close()
             entry[3] = answer
@@ -827,7 +876,7 @@ class _Connection(asyncio.Protocol):
 
     # --- writing ------------------------------------------------------------------------------------
 
-    def _append(self, route: _Route, correlation_id: int, response, arrived: float) -> None:
+    def _append(self, route: _Route, correlation_id: int, response: Any, arrived: float) -> None:
         """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
         if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
@@ -849,7 +898,7 @@ class _Connection(asyncio.Protocol):
         route.latency[0 if elapsed < _FIRST_BUCKET else bisect_left(LATENCY_BUCKETS, elapsed)] += 1
         route.seconds += elapsed
 
-    def _encode_answer(self, route: _Route, correlation_id: int, response) -> bool:
+    def _encode_answer(self, route: _Route, correlation_id: int, response: Encodable) -> bool:
         """Encode the answer, add it to ``out``; False (logged, nothing added) if it fails."""
         answer = bytearray(_SIZE_CORRELATION_NO_TAGS.pack(0, correlation_id, 0) if route.flexible
                            else _SIZE_AND_CORRELATION.pack(0, correlation_id))
@@ -863,7 +912,7 @@ class _Connection(asyncio.Protocol):
         self._add(answer)
         return True
 
-    def _add(self, answer) -> None:
+    def _add(self, answer: bytes | bytearray) -> None:
         self.out.append(answer)
         self.out_bytes += len(answer)
 
