@@ -36,7 +36,7 @@ import asyncio
 import logging
 import struct
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 from collections import Counter
 
@@ -133,7 +133,7 @@ class ControllerChannel:
                     timeout_ms: int | None = None) -> bytes:
         """Relay a request body encoded at ``version`` to the active controller; its answer's bytes. With
         several controllers the answer is checked for NOT_CONTROLLER as the module says."""
-        response_cls = cast(type[Message], codec.api(api_key)[1])
+        response_cls = codec.api(api_key)[1]
         at = response_cls.fixed_offset("error_code", version)
 
         def refused(answer: bytes) -> bool:

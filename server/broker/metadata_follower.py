@@ -267,7 +267,7 @@ _PARTITION_RECORDS = (rec.PartitionRecord, rec.PartitionChangeRecord)
 
 def error_name(code: int) -> str:
     """The name of the error ``code``."""
-    return ErrorCode(code).name  # type: ignore[call-arg]  # an enum member looked up by its value
+    return ErrorCode(code).name
 _WHOLE_TOPICS = frozenset({rec.RemoveTopicRecord, rec.ClearElrRecord})
 
 
@@ -317,6 +317,8 @@ def load_snapshot(data: bytes, end_offset: int) -> LoadedSnapshot:
     for batch in iter_batches(data):
         if not batch.is_control:
             for record in batch.records:
+                if record.value is None:
+                    raise MalformedError(f"a metadata record without a value in the snapshot ending at {end_offset}", 0)
                 image.apply(decode_frame(record.value)[0], end_offset - 1)
         else:
             for record in batch.records:

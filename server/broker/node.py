@@ -27,7 +27,6 @@ from typing import Any
 from kraftwire.codec.message import Message
 from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.message import Message
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
 

@@ -55,7 +55,7 @@ class MetadataLog(Protocol):
     async def open(self) -> None:
         """Recover the log (its snapshot and segments); with one voter, return once it leads."""
 
-    def replay(self, frames: Callable[[list[bytes], int], None] | None = None) -> Iterator[tuple[int, object]]:
+    def replay(self, frames: Callable[[list[bytes], int], None] | None = None) -> Iterator[tuple[int, Message]]:
         """Committed (offset, record) pairs to rebuild the image from at start-up. With ``frames``, the
         snapshot's records go to ``frames(framed records, offset)`` undecoded instead, before the rest
         is yielded (``MetadataImage.apply_frames``)."""

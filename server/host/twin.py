@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kraftwire.codec.message import Message
 from kraftwire.codec import records as rec
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.log_layout import PARTITION_DIR
@@ -175,6 +176,8 @@ def read_source(path: str | Path) -> TwinSource:
             return
         if isinstance(record, rec.RegisterControllerRecord):
             controllers.add(record.controller_id)
+        if not isinstance(record, Message):  # a record the reader could not decode (UnknownRecord is refused above)
+            raise SourceError(f"--from-log {given}: {file.name}: offset {offset}: not a metadata record: {record!r}")
         source.image.apply(record, offset)
 
     snapshot_end = 0

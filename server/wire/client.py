@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import struct
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
@@ -27,7 +27,7 @@ SASL_AUTHENTICATE_KEY = 36
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
     """The versions kraftwire's schema of ``api_key``'s request spans."""
-    versions = cast(type[Message], codec.api(api_key)[0]).VALID_VERSIONS
+    versions = codec.api(api_key)[0].VALID_VERSIONS
     assert versions.high is not None  # every request schema names its highest version
     return versions.low, versions.high
 
@@ -124,7 +124,7 @@ class KafkaClient:
     async def _send(self, request: Message, version: int) -> Any:
         key = request.API_KEY
         assert key is not None  # a request names its API
-        response_cls = ApiVersionsResponse if key == codec.API_VERSIONS_KEY else cast(type[Message], codec.api(key)[1])
+        response_cls = ApiVersionsResponse if key == codec.API_VERSIONS_KEY else codec.api(key)[1]
         return await self._exchange(key, version, request, response_cls)
 
     async def _exchange(self, key: int, version: int, request: Message | bytes | bytearray | memoryview,

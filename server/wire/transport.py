@@ -130,7 +130,7 @@ class _Route:
 
     def __init__(self, api_key: int, version: int):
         self.api_key, self.version = api_key, version
-        self.request_cls = cast(type[Message], codec.api(api_key)[0])
+        self.request_cls = codec.api(api_key)[0]
         self.header_version = codec.request_header_version(api_key, version)
         self.flexible = codec.response_header_version(api_key, version) == 1
         self.decode: Callable[..., Any] | None = None  # the version's generated decoder, once bound
@@ -216,7 +216,7 @@ class Undecoded:
 
 
 def _schema_versions(api_key: int) -> tuple[int, int]:
-    versions = cast(type[Message], codec.api(api_key)[0]).VALID_VERSIONS
+    versions = codec.api(api_key)[0].VALID_VERSIONS
     assert versions.high is not None  # every request schema names its highest version
     return versions.low, versions.high
 
