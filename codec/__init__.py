@@ -5,7 +5,7 @@ The classes and constants are checked in as generated modules (``messages.py``, 
 
     python -m kraftwire.codec.generate
 
-and ``tests/test_codec_generated.py`` fails while they differ from what that writes.
+and ``tests/wings/codec/test_codec_generated.py`` fails while they differ from what that writes.
 
 * ``codec.messages.<Name>``: request, response and header classes (``encode(version)``,
   ``decode(data, version)``); ``codec.api(api_key)`` gives the (request, response) pair of an API.

@@ -4,7 +4,7 @@ find every class and constant by name.
     python -m kraftwire.codec.generate            # rewrite them in place (the codec's own folder)
     python -m kraftwire.codec.generate --out DIR  # write them into DIR (the freshness test compares)
 
-The generated files are checked in; ``tests/test_codec_generated.py`` fails when they differ from what
+The generated files are checked in; ``tests/wings/codec/test_codec_generated.py`` fails when they differ from what
 this command writes.
 """
 from __future__ import annotations

@@ -17,8 +17,8 @@ from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 
 def pytest_addoption(parser):
-    parser.addoption("--fuzz-frames", type=int, default=6000, help="frames tests/test_fuzz.py sends (default 6000)")
-    parser.addoption("--fuzz-seed", type=int, default=12, help="seed of tests/test_fuzz.py's frames (default 12)")
+    parser.addoption("--fuzz-frames", type=int, default=6000, help="frames tests/wings/wire/test_fuzz.py sends (default 6000)")
+    parser.addoption("--fuzz-seed", type=int, default=12, help="seed of tests/wings/wire/test_fuzz.py's frames (default 12)")
 
 
 @pytest.fixture

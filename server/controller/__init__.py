@@ -12,7 +12,7 @@ they own as Kafka's controller is cut (``configuration_control``, ``cluster_cont
 
 It may import the codec, the metadata wing and the wire (the node's listener); the decision modules
 only the codec, the metadata wing and each other (no wire, no Raft log, no handlers, no broker wing,
-not the log interface nor the writer; tests/test_layout.py). The Raft log is reached through
+not the log interface nor the writer; tests/project/test_layout.py). The Raft log is reached through
 ``MetadataLog`` and ``QuorumHandle``, handed in by the host, and the handlers through the table the host
 passes to ``ControllerNode``.
 """

@@ -1,6 +1,6 @@
 """Chaos over a cluster of node processes (``ProcessCluster``): a write workload through kafka-python
 that records every acknowledged write, the faults thrown at the controller quorum while it runs, and
-the check of the controllers' logs afterwards. tests/test_chaos_processes.py runs one round of each
+the check of the controllers' logs afterwards. tests/processes/test_chaos_processes.py runs one round of each
 fault; bench/chaos.py runs many and prints figures. It needs kafka-python (the test, clients or bench
 extra), which nothing else of the package imports.
 

@@ -17,5 +17,5 @@ Each module holds one pure ``decide``: a function of the image (and the decoded 
 They share the controller's rules beside this package (``partition_change``, ``topics``, ``placement``,
 ``broker_lifecycle``). They import only ``codec``, ``server.metadata`` and other decision modules of
 ``server.controller``: never the wire, the Raft log, the handlers, the broker wing, nor the controller's
-log and writer (tests/test_layout.py).
+log and writer (tests/project/test_layout.py).
 """
