@@ -11,11 +11,10 @@ Each module holds one pure ``decide``: a function of the image (and the decoded 
 * ``elections`` - ElectLeaders: preferred and unclean elections;
 * ``alter_partition`` - AlterPartition: a leader's proposed ISR, which completes reassignments;
 * ``directories`` - AssignReplicasToDirs: which log directory holds a replica (KIP-858);
-* ``fast_records`` - the one place where records and answers are built from their fields in order,
-  for the bulk reassignment's speed.
 
 They share the controller's rules beside this package (``partition_change``, ``topics``, ``placement``,
-``broker_lifecycle``). They import only ``codec``, ``server.metadata`` and other decision modules of
-``server.controller``: never the wire, the Raft log, the handlers, the broker wing, nor the controller's
-log and writer (tests/project/test_layout.py).
+``broker_lifecycle``); the bulk reassignment's positional records and answers are in
+``server/metadata/fast_paths.py``, the one module of such speed tricks. They import only ``codec``,
+``server.metadata`` and other decision modules of ``server.controller``: never the wire, the Raft log,
+the handlers, the broker wing, nor the controller's log and writer (tests/project/test_layout.py).
 """

@@ -50,7 +50,8 @@ from ..broker_lifecycle import election_for
 from ..partition_change import ChangeRules, Election, build_change, rules_for
 from ..result import ControllerResult
 from ..topics import check_manual_assignment
-from .fast_records import ACCEPTED, ChangeTemplate, change_template, partition_answer, stamped_change
+from kraftwire.server.metadata.fast_paths import (ACCEPTED, ChangeTemplate, change_template, partition_answer,
+                                                   stamped_change)
 
 MAX_RECORDS_PER_REQUEST = 10000  # QuorumController.MAX_RECORDS_PER_USER_OP
 
