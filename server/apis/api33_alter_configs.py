@@ -17,6 +17,7 @@ from kraftwire.codec.messages import AlterConfigsRequest, AlterConfigsResponse
 from kraftwire.server.controller import configuration_control
 from kraftwire.server.wire.transport import RequestContext
 
+from .api44_incremental_alter_configs import answer_on_broker
 from .nodes import BrokerNodeApi, ControllerNodeApi
 
 API_KEY = 33
@@ -24,12 +25,8 @@ API_KEY = 33
 
 async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: AlterConfigsRequest) -> AlterConfigsResponse:
-    """Answer what the broker refuses, forward the rest to the controller, merge in request order."""
-    refused = configuration_control.preprocess_on_broker(broker.image, broker.broker_id, request.resources,
-                                                         configuration_control.legacy_ops, broker.log_dir_paths())
-    forwarded = [r for index, r in enumerate(request.resources) if index not in refused]
-    answer = await broker.forward(request.replace(resources=forwarded), context.api_version) if forwarded else None
-    return configuration_control.merge_answers(AlterConfigsResponse, request.resources, refused, answer)
+    return await answer_on_broker(broker, context, request, request.resources, configuration_control.legacy_ops,
+                                  AlterConfigsResponse)
 
 
 async def on_controller(node: ControllerNodeApi, context: RequestContext,

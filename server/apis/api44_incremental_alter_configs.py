@@ -33,8 +33,11 @@ Successes carry a null ErrorMessage, as Kafka's do.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kraftwire.codec.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 from kraftwire.server.controller import configuration_control
+from kraftwire.server.controller.configuration_control import AlterRequest, AlterResponseT, OpsOf, ResourceT
 from kraftwire.server.wire.transport import RequestContext
 
 from .nodes import BrokerNodeApi, ControllerNodeApi
@@ -42,14 +45,22 @@ from .nodes import BrokerNodeApi, ControllerNodeApi
 API_KEY = 44
 
 
+async def answer_on_broker(broker: BrokerNodeApi, context: RequestContext, request: AlterRequest,
+                           resources: Sequence[ResourceT], ops_of: OpsOf[ResourceT],
+                           response_cls: type[AlterResponseT]) -> AlterResponseT:
+    """Answer what the broker refuses, forward the rest to the controller, merge in request order (both
+    forms of the config APIs: ``request.resources`` and the ops that form reads them as)."""
+    refused = configuration_control.preprocess_on_broker(broker.image, broker.broker_id, resources, ops_of,
+                                                         broker.log_dir_paths())
+    forwarded = [r for index, r in enumerate(resources) if index not in refused]
+    answer = await broker.forward(request.replace(resources=forwarded), context.api_version) if forwarded else None
+    return configuration_control.merge_answers(response_cls, resources, refused, answer)
+
+
 async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
-    """Answer what the broker refuses, forward the rest to the controller, merge in request order."""
-    refused = configuration_control.preprocess_on_broker(broker.image, broker.broker_id, request.resources,
-                                                         configuration_control.incremental_ops, broker.log_dir_paths())
-    forwarded = [r for index, r in enumerate(request.resources) if index not in refused]
-    answer = await broker.forward(request.replace(resources=forwarded), context.api_version) if forwarded else None
-    return configuration_control.merge_answers(IncrementalAlterConfigsResponse, request.resources, refused, answer)
+    return await answer_on_broker(broker, context, request, request.resources, configuration_control.incremental_ops,
+                                  IncrementalAlterConfigsResponse)
 
 
 async def on_controller(node: ControllerNodeApi, context: RequestContext,
