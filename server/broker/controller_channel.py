@@ -250,17 +250,27 @@ class ControllerChannel:
 
     async def _named_leader(self, waited_on: int | None = None) -> int | None:
         """The index of the controller most controllers name as the leader, None when none does; with
-        ``waited_on``, the first one the others name other than it (``waited_on`` itself is not asked:
-        it is the one that did not answer in time, and a frozen controller would keep this waiting)."""
+        ``waited_on``, the first one named other than it, and None as soon as every other controller
+        has answered without naming another (``waited_on`` is the one that did not answer in time: a
+        frozen controller's silence is not waited for)."""
         addresses = self._addresses()
         named: Counter = Counter()
-        asked = [i for i in range(len(addresses)) if i != waited_on]
-        for answer in asyncio.as_completed([self._leader_named_by(i, addresses) for i in asked]):
-            index = await answer
-            if index is not None and waited_on is not None and index != waited_on:
-                return index
-            if index is not None:
-                named[index] += 1
+        asking = {asyncio.ensure_future(self._leader_named_by(i, addresses)): i for i in range(len(addresses))}
+        others = len(addresses) - (waited_on is not None)
+        try:
+            pending = set(asking)
+            while pending and others > 0:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    index = task.result()
+                    others -= asking[task] != waited_on
+                    if index is not None and waited_on is not None and index != waited_on:
+                        return index
+                    if index is not None:
+                        named[index] += 1
+        finally:
+            for task in asking:
+                task.cancel()
         return named.most_common(1)[0][0] if named else None
 
     def use(self, address: tuple[str, int] | None, node_id: int | None = None) -> bool:

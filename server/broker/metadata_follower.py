@@ -89,8 +89,8 @@ SNAPSHOT_CHUNK_BYTES = 8 << 20
 RETRY_BACKOFF_S = 0.05
 SYNC_TIMEOUT_S = 2.0  # the longest a forwarded answer waits for the broker's metadata
 # A fetch unanswered this long past its max wait makes the follower ask who leads: Kafka's
-# controller.quorum.request.timeout.ms (2 s), after which its observer fetches from another voter.
-REQUEST_TIMEOUT_S = 2.0
+# controller.quorum.request.timeout.ms (default 2 s), after which its observer fetches from another voter.
+REQUEST_TIMEOUT_MS = 2000
 NO_EPOCH = -1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
 
@@ -342,7 +342,8 @@ class FollowerView:
                  controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str,
                  security: ClientSecurity | None = None, *,
                  replica: MetadataReplica | None = None, reachable: Callable[[int], bool] = lambda index: True,
-                 max_wait_ms: int = FETCH_MAX_WAIT_MS, controller_ids: Callable[[], list[int]] | None = None):
+                 max_wait_ms: int = FETCH_MAX_WAIT_MS, controller_ids: Callable[[], list[int]] | None = None,
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS):
         self.broker_id = broker_id
         self.directory_id = directory_id
         self.replica = replica or MetadataReplica(cluster_id)
@@ -350,8 +351,8 @@ class FollowerView:
         # one pointer for this broker's channels (its node takes it too): whichever learns the leader moves all
         self.controller_pointer = LeaderPointer()
         self._channel = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata", security,
-                                          attempt_timeout=max_wait_ms / 1000 + REQUEST_TIMEOUT_S, reachable=reachable,
-                                          retries_alone=False, node_ids=controller_ids,
+                                          attempt_timeout=(max_wait_ms + request_timeout_ms) / 1000,
+                                          reachable=reachable, retries_alone=False, node_ids=controller_ids,
                                           pointer=self.controller_pointer)
         self._probe = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata-sync", security,
                                         attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable, retries_alone=False,

@@ -67,7 +67,8 @@ class BrokerNode:
                  startup_configs: dict[str, str] | None = None,
                  controller_reachable: Callable[[int], bool] = lambda index: True,
                  checkpoint_interval_ms: int = checkpoints.CHECKPOINT_INTERVAL_MS,
-                 controller_ids: Callable[[], list[int]] | None = None):
+                 controller_ids: Callable[[], list[int]] | None = None,
+                 controller_request_timeout_ms: int = 2000):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -81,6 +82,7 @@ class BrokerNode:
         self._metadata = metadata
         self._controller_addresses = controller_addresses
         self._controller_ids = controller_ids  # the node id at each of those addresses, when known
+        self.controller_request_timeout_ms = controller_request_timeout_ms  # controller.quorum.request.timeout.ms
         self._controller_reachable = controller_reachable  # by index in controller_addresses (the harness cuts links)
         self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
@@ -209,12 +211,15 @@ class BrokerNode:
         self.previous_epoch, sizes = await kept
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
-        # A controller silent for two heartbeat intervals is given up on, well within the session timeout;
-        # the channel follows the leader the metadata follower learns, and it the one this channel finds.
+        # A controller silent for two heartbeat intervals (or two quorum request timeouts, when shorter) makes
+        # the channel ask who leads, well within the session timeout; the channel follows the leader the
+        # metadata follower learns, and it the one this channel finds.
+        attempt_timeout = min(max(1.0, 2 * self.heartbeat_interval_ms / 1000),
+                              2 * self.controller_request_timeout_ms / 1000)
         pointer = self._metadata.controller_pointer if isinstance(self._metadata, FollowerView) else None
         self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}",
                                         self._controller_security,
-                                        attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
+                                        attempt_timeout=attempt_timeout,
                                         reachable=self._controller_reachable, node_ids=self._controller_ids,
                                         pointer=pointer)
         await self._register()

@@ -162,7 +162,7 @@ class ProcessCluster:
 
     def command(self, subcommand: str, node_id: int) -> list[str]:
         command = [self._python, "-m", "kraftwire", subcommand, "-c", str(self.config_path(node_id))]
-        return command + ["--quorum-timers", self._timers] if subcommand == "controller" else command
+        return command + ["--quorum-timers", self._timers] if subcommand in ("controller", "broker") else command
 
     # --- processes ------------------------------------------------------------------------------
 
