@@ -565,6 +565,7 @@ class Cluster:
         self._paused_controllers[node_id] = (resumed, listener.handlers)
         listener.handlers = {key: frozen(handler) for key, handler in listener.handlers.items()}
         self.logs[i].pause()
+        self.controllers[i].freeze_sessions()
 
     def resume_controller(self, node_id: int) -> None:
         i = self._controller_index(node_id)
@@ -572,7 +573,8 @@ class Cluster:
         if paused is not None:
             resumed, handlers = paused
             self.controller_nodes[i].listener.handlers = handlers
-            self.logs[i].resume()
+            self.logs[i].resume()  # (its Raft timer fires at once: a leader that lost its quorum resigns)
+            self.controllers[i].thaw_sessions()
             resumed.set()
 
     async def resign_controller(self, timeout: float = 10.0) -> tuple[int, int]:
