@@ -14,6 +14,17 @@ fetch fails at once, and its own loop counts the failure and fetches again. A lo
 is final, NOT_CONTROLLER too: one whose metadata log failed answers every write so from then on (Kafka's
 controller would exit instead).
 
+The channels of one broker (heartbeats and forwarding, its metadata follower's fetches and syncs)
+share a ``LeaderPointer``: a leader any of them learns (a Fetch answer naming it, a discovery) is where
+all of them send next, and a request waiting on another controller is sent there at once, as Kafka's
+broker channels all follow the leader its Raft client knows. So a frozen controller (SIGSTOP, a GC
+pause: its connections stay open and unanswered) holds a broker for about one ``attempt_timeout``
+(the broker takes two of the quorum's request timeouts), not until the client's deadline, and the new
+leader hears the broker's heartbeats well within its session timeout. A discovery asks every
+controller but does not wait for the one that went quiet, and finds the named leader by its node id
+when the channel knows the controllers' ids (behind a proxy a controller advertises another address
+than the one the broker reaches it at).
+
 A request that no controller answers before its deadline fails with ``ForwardTimedOut``, which the
 broker's listener answers REQUEST_TIMED_OUT (7) in the API's own shape, keeping the client's connection,
 as Kafka's ForwardingManager answers ``getErrorResponse(TimeoutException)`` when its retry timeout passes;
