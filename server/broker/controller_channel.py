@@ -100,10 +100,12 @@ class LeaderPointer:
 
     def __init__(self) -> None:
         self.index = 0
+        self.named_moves = 0  # how many moves went to a controller named as the leader
         self._named: asyncio.Future | None = None
 
     def move(self, index: int, named: bool = False) -> None:
         self.index = index
+        self.named_moves += named
         if named and self._named is not None:
             if not self._named.done():
                 self._named.set_result(index)
@@ -237,6 +239,7 @@ class ControllerChannel:
         deadline passed. A controller that dies or drops the connection fails the attempt at once."""
         loop = asyncio.get_running_loop()
         pending = asyncio.ensure_future(attempt)
+        named_moves = self.pointer.named_moves
         try:
             while True:
                 moved = self.pointer.named_move()
@@ -244,8 +247,8 @@ class ControllerChannel:
                                              timeout=max(0.001, min(self.attempt_timeout, deadline - loop.time())))
                 if pending in done:
                     return pending.result()
-                if self._index != tried:
-                    raise TimeoutError()  # another channel of this broker found the leader elsewhere
+                if self.pointer.named_moves != named_moves and self._index != tried:
+                    raise TimeoutError()  # another channel of this broker was told the leader is elsewhere
                 if loop.time() >= deadline:
                     raise TimeoutError()
                 if moved in done:
