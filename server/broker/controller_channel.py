@@ -232,7 +232,8 @@ class ControllerChannel:
 
     async def _answer(self, attempt: Awaitable[Any], tried: int, deadline: float) -> Any:
         """The attempt's answer. With none after ``attempt_timeout`` it asks the other controllers who
-        leads and waits on unless another controller is named (a busy one may answer nobody in time):
+        leads and waits on unless another controller is named (a busy one may answer nobody in time), asking
+        again every quarter of that timeout:
         a slow commit is no reason to send a write twice (the second would find the first's effect,
         TOPIC_ALREADY_EXISTS say); asyncio.TimeoutError once another leads (named so by a controller,
         or by an answer to another channel of this broker, which moves the shared pointer) or the
@@ -240,11 +241,12 @@ class ControllerChannel:
         loop = asyncio.get_running_loop()
         pending = asyncio.ensure_future(attempt)
         named_moves = self.pointer.named_moves
+        wait = self.attempt_timeout
         try:
             while True:
                 moved = self.pointer.named_move()
                 done, _ = await asyncio.wait({pending, moved}, return_when=asyncio.FIRST_COMPLETED,
-                                             timeout=max(0.001, min(self.attempt_timeout, deadline - loop.time())))
+                                             timeout=max(0.001, min(wait, deadline - loop.time())))
                 if pending in done:
                     return pending.result()
                 if self.pointer.named_moves != named_moves and self._index != tried:
@@ -253,6 +255,9 @@ class ControllerChannel:
                     raise TimeoutError()
                 if moved in done:
                     continue  # named the one waited on again
+                # silent past the attempt timeout: an election may be under way elsewhere, so ask again
+                # more often (a quarter of it), to reach its winner soon after it wins
+                wait = self.attempt_timeout / 4
                 waited_on = tried % len(self._addresses())
                 leader = await self._named_leader(waited_on)
                 if leader is not None and leader != waited_on:
