@@ -74,7 +74,7 @@ from kraftwire.server.metadata.image import MetadataImage, TopicState
 from kraftwire.server.metadata.view import CommitListener, PartitionListener
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import ClientSecurity
-from .controller_channel import ControllerChannel
+from .controller_channel import ControllerChannel, LeaderPointer
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -88,6 +88,9 @@ FETCH_MAX_BYTES = 8 << 20
 SNAPSHOT_CHUNK_BYTES = 8 << 20
 RETRY_BACKOFF_S = 0.05
 SYNC_TIMEOUT_S = 2.0  # the longest a forwarded answer waits for the broker's metadata
+# A fetch unanswered this long past its max wait makes the follower ask who leads: Kafka's
+# controller.quorum.request.timeout.ms (default 2 s), after which its observer fetches from another voter.
+REQUEST_TIMEOUT_MS = 2000
 NO_EPOCH = -1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH)
 
@@ -339,16 +342,21 @@ class FollowerView:
                  controller_addresses: Callable[[], list[tuple[str, int]]], cluster_id: str,
                  security: ClientSecurity | None = None, *,
                  replica: MetadataReplica | None = None, reachable: Callable[[int], bool] = lambda index: True,
-                 max_wait_ms: int = FETCH_MAX_WAIT_MS):
+                 max_wait_ms: int = FETCH_MAX_WAIT_MS, controller_ids: Callable[[], list[int]] | None = None,
+                 request_timeout_ms: int = REQUEST_TIMEOUT_MS):
         self.broker_id = broker_id
         self.directory_id = directory_id
         self.replica = replica or MetadataReplica(cluster_id)
         self.max_wait_ms = max_wait_ms
+        # one pointer for this broker's channels (its node takes it too): whichever learns the leader moves all
+        self.controller_pointer = LeaderPointer()
         self._channel = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata", security,
-                                          attempt_timeout=max_wait_ms / 1000 + 5.0, reachable=reachable,
-                                          retries_alone=False)
+                                          attempt_timeout=(max_wait_ms + request_timeout_ms) / 1000,
+                                          reachable=reachable, retries_alone=False, node_ids=controller_ids,
+                                          pointer=self.controller_pointer)
         self._probe = ControllerChannel(controller_addresses, f"broker-{broker_id}-metadata-sync", security,
-                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable, retries_alone=False)
+                                        attempt_timeout=SYNC_TIMEOUT_S, reachable=reachable, retries_alone=False,
+                                        node_ids=controller_ids, pointer=self.controller_pointer)
         self._committed_end, self._committed_epoch = 0, 0  # where this follower's committed log ends
         self._tail: list[FetchedBatch] = []  # fetched past the high watermark
         self.leader_id, self.leader_epoch = -1, -1
@@ -527,7 +535,8 @@ class FollowerView:
         leads. A controller naming itself teaches nothing unless its epoch was new (a resigned leader
         names itself until it hears of the next one)."""
         named = self.replica.leader_endpoint.get(self.leader_id)
-        if named is not None and (learned or named != (channel.host, channel.port)) and channel.use(named):
+        index = channel.index_of(self.leader_id, named)
+        if index is not None and (learned or index != channel.current) and channel.use(named, self.leader_id):
             return
         await asyncio.sleep(RETRY_BACKOFF_S)
         await channel.rediscover()

@@ -39,6 +39,7 @@ from kraftwire.server.wire.transport import Handler, Listener
 from . import checkpoints
 from .controller_channel import ControllerChannel
 from .log_dirs import LogDir, LogDirManager
+from .metadata_follower import FollowerView
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
 
@@ -65,7 +66,9 @@ class BrokerNode:
                  controller_security: ClientSecurity | None = None, authorizer: Authorizer | None = None,
                  startup_configs: dict[str, str] | None = None,
                  controller_reachable: Callable[[int], bool] = lambda index: True,
-                 checkpoint_interval_ms: int = checkpoints.CHECKPOINT_INTERVAL_MS):
+                 checkpoint_interval_ms: int = checkpoints.CHECKPOINT_INTERVAL_MS,
+                 controller_ids: Callable[[], list[int]] | None = None,
+                 controller_request_timeout_ms: int = 2000):
         self.broker_id = broker_id
         self.startup_configs = dict(startup_configs or {})  # cluster-wide settings it was started with
         self.host = host
@@ -78,6 +81,8 @@ class BrokerNode:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._metadata = metadata
         self._controller_addresses = controller_addresses
+        self._controller_ids = controller_ids  # the node id at each of those addresses, when known
+        self.controller_request_timeout_ms = controller_request_timeout_ms  # controller.quorum.request.timeout.ms
         self._controller_reachable = controller_reachable  # by index in controller_addresses (the harness cuts links)
         self.metadata_cache: dict = {}  # the Metadata handler's encoded all-topics answer, per image version
         self.epoch = -1
@@ -206,11 +211,17 @@ class BrokerNode:
         self.previous_epoch, sizes = await kept
         await self.listener.start()
         self.incarnation_id = self.new_incarnation_id()
-        # A controller silent for two heartbeat intervals is given up on, well within the session timeout.
+        # A controller silent for two heartbeat intervals (or two quorum request timeouts, when shorter) makes
+        # the channel ask who leads, well within the session timeout; the channel follows the leader the
+        # metadata follower learns, and it the one this channel finds.
+        attempt_timeout = min(max(1.0, 2 * self.heartbeat_interval_ms / 1000),
+                              2 * self.controller_request_timeout_ms / 1000)
+        pointer = self._metadata.controller_pointer if isinstance(self._metadata, FollowerView) else None
         self.client = ControllerChannel(self._controller_addresses, f"broker-{self.broker_id}",
                                         self._controller_security,
-                                        attempt_timeout=max(1.0, 2 * self.heartbeat_interval_ms / 1000),
-                                        reachable=self._controller_reachable)
+                                        attempt_timeout=attempt_timeout,
+                                        reachable=self._controller_reachable, node_ids=self._controller_ids,
+                                        pointer=pointer)
         await self._register()
         await self.sync_metadata()  # its first heartbeat then reports the image past its registration: unfenced
         self.replica_manager.start(sizes)

@@ -69,6 +69,7 @@ class Controller:
         # built (when it still holds the same state before), instead of merging the record a second time
         self._changed_in_working: dict[int, tuple] = {}
         self._expiry_task: asyncio.Task | None = None
+        self._frozen_at: float | None = None  # monotonic time the harness froze this controller (as SIGSTOP)
         self.active = False  # the log made this the active controller: the one that writes
         self._leadership_listeners: list[Callable[[bool], None]] = []
         self._bootstrap_writes: asyncio.Future | None = None
@@ -182,6 +183,21 @@ class Controller:
                 self.touch_session(broker_id)
                 self._inherited.add(broker_id)
 
+    def freeze_sessions(self) -> None:
+        """The harness froze this controller in process (``Cluster.pause_controller``, as SIGSTOP would):
+        its sessions stand still, no fence is decided, until ``thaw_sessions`` gives the frozen time
+        back to every session, as a stopped process's loop does when it wakes (``_expire_sessions``);
+        by then the Raft log has learned whether it still leads."""
+        if self._frozen_at is None:
+            self._frozen_at = time.monotonic()
+
+    def thaw_sessions(self) -> None:
+        if self._frozen_at is not None:
+            frozen = time.monotonic() - self._frozen_at
+            self._frozen_at = None
+            for broker_id in self._sessions:
+                self._sessions[broker_id] += frozen
+
     def touch_session(self, broker_id: int) -> None:
         self._sessions[broker_id] = time.monotonic() + self.session_timeout_ms / 1000
         self._inherited.discard(broker_id)
@@ -199,6 +215,8 @@ class Controller:
             # back to every session: the heartbeats sent meanwhile are still unread. Kafka's request threads
             # note a heartbeat when it arrives, whatever the controller's event loop is doing.
             stalled = max(now - planned, 0.0)
+            if self._frozen_at is not None:
+                continue  # frozen: thaw_sessions gives the time back
             for broker_id in self._sessions:
                 self._sessions[broker_id] += stalled
             for broker_id, deadline in list(self._sessions.items()):

@@ -300,13 +300,17 @@ class Cluster:
         brokers, security, metadata = spec.brokers, self.security, self.metadata
         startup_configs = self._controller_settings.startup_configs
         controller_addresses = lambda: list(self.controller_endpoints().values())  # noqa: E731
+        controller_ids = lambda: list(self.controller_endpoints())  # noqa: E731  (the id at each address)
+        request_timeout_ms = spec.quorum.timers.request_timeout_ms  # controller.quorum.request.timeout.ms
         self.brokers = [
             BrokerNode(broker_id, self.host, brokers.port + i if brokers.port else 0,
                        metadata=FollowerView(broker_id, storage.broker_log_dirs[i][0].directory_id,
                                              controller_addresses, storage.cluster_id,
                                              security.broker_client() if security else None,
-                                             replica=metadata, reachable=self._broker_link(broker_id)),
-                       controller_addresses=controller_addresses,
+                                             replica=metadata, reachable=self._broker_link(broker_id),
+                                             controller_ids=controller_ids, request_timeout_ms=request_timeout_ms),
+                       controller_addresses=controller_addresses, controller_ids=controller_ids,
+                       controller_request_timeout_ms=request_timeout_ms,
                        apis=apis.BROKER_APIS, network=self.network,
                        log_dirs=storage.broker_log_dirs[i], rack=brokers.rack_list[i],
                        heartbeat_interval_ms=brokers.heartbeat_interval_ms, advertised_host=brokers.advertised_host,
@@ -561,6 +565,7 @@ class Cluster:
         self._paused_controllers[node_id] = (resumed, listener.handlers)
         listener.handlers = {key: frozen(handler) for key, handler in listener.handlers.items()}
         self.logs[i].pause()
+        self.controllers[i].freeze_sessions()
 
     def resume_controller(self, node_id: int) -> None:
         i = self._controller_index(node_id)
@@ -568,7 +573,8 @@ class Cluster:
         if paused is not None:
             resumed, handlers = paused
             self.controller_nodes[i].listener.handlers = handlers
-            self.logs[i].resume()
+            self.logs[i].resume()  # (its Raft timer fires at once: a leader that lost its quorum resigns)
+            self.controllers[i].thaw_sessions()
             resumed.set()
 
     async def resign_controller(self, timeout: float = 10.0) -> tuple[int, int]:

@@ -252,8 +252,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentP
         p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
         p.add_argument("--log-format", default="text", choices=("text", "json"), help="text or JSON lines")
     controller = parsers["controller"]
-    controller.add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
-                            help="the Raft timers: Kafka's defaults, or the short ones tests use (default kafka)")
+    for role in ("controller", "broker"):  # a broker's metadata fetches and controller requests time out on them too
+        parsers[role].add_argument("--quorum-timers", choices=("kafka", "short"), default="kafka",
+                                   help="the Raft timers: Kafka's defaults, or the short ones tests use "
+                                        "(default kafka)")
     parsers["broker"].add_argument("--speed", type=float, default=1.0,
                                    help="run simulated replication this many times faster than real time (default 1)")
     controller.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
@@ -409,6 +411,7 @@ def broker_spec(args: argparse.Namespace, config: NodeConfig) -> ClusterSpec:
                            advertised_host=config.advertised[0], heartbeat_interval_ms=config.heartbeat_interval_ms,
                            log_dirs=len(config.log_dirs), log_dir_paths=tuple(config.log_dirs)),
         quorum=QuorumSpec(voters=config.voters,
+                          timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
                           bootstrap_servers=tuple(config.bootstrap) if config.voters is None else ()),
         storage=StorageSpec(cluster_id=formatted_cluster_id(config)),
         simulation=SimulationSpec(speed=args.speed),

@@ -11,7 +11,8 @@ on ports the kernel gives; a restarted one gets a new port and the proxies follo
 directory is ``<root>/<role>-<id>`` (a controller's metadata.log.dir, a broker's log.dirs), formatted
 with ``kraftwire format``, its properties file and its log beside it; after ``stop_all`` the
 controllers' logs are read offline with kraftwire's own reader (``log_dump``, ``committed_batches``).
-tests/processes/test_chaos_processes.py and bench/chaos.py use it.
+tests/processes/test_chaos_processes.py, tests/processes/test_frozen_controller.py, bench/chaos.py and
+bench/frozen_controller.py use it.
 """
 from __future__ import annotations
 
@@ -162,7 +163,7 @@ class ProcessCluster:
 
     def command(self, subcommand: str, node_id: int) -> list[str]:
         command = [self._python, "-m", "kraftwire", subcommand, "-c", str(self.config_path(node_id))]
-        return command + ["--quorum-timers", self._timers] if subcommand == "controller" else command
+        return command + ["--quorum-timers", self._timers] if subcommand in ("controller", "broker") else command
 
     # --- processes ------------------------------------------------------------------------------
 

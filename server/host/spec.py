@@ -23,8 +23,9 @@ Its parts:
   (controllers ``add_controller`` added there start again with them, on ports of the kernel's; a twin's
   all start from the same snapshot, its seed);
   their ``session_timeout_ms``, Raft ``timers`` (short ones by default; ``Timers.kafka_defaults()`` for
-  Kafka's) and log ``log_config``; ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``, written at the first
-  start; record_versions.py); ``kraft_version`` 1 (dynamic voters, KIP-853, as ``kafka-storage format
+  Kafka's; the brokers time their controller requests on its ``request_timeout_ms`` too) and log
+  ``log_config``; ``metadata_version`` (``3.9-IV0`` .. ``4.4-IV2``, written at the first start;
+  record_versions.py); ``kraft_version`` 1 (dynamic voters, KIP-853, as ``kafka-storage format
   --standalone``/``--initial-controllers``) or 0 (a static set, as ``controller.quorum.voters``), None for the
   default (``default_kraft_version``: 1, except for a process given ``voters``, and a twin, whose is its
   source's; a data directory keeps the kraft.version it first started with). With 1 the first leader
