@@ -29,6 +29,7 @@ from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.metadata import redaction
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
@@ -204,9 +205,14 @@ def _security_options(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated SASL mechanisms (default {','.join(MECHANISMS)})")
     p.add_argument("--sasl-plain-users", default="",
                    help="PLAIN users as USER:PASSWORD,... (as Kafka's JAAS user_<name> entries)")
-    p.add_argument("--add-scram", default="",
-                   help="SCRAM users, as kafka-storage format --add-scram takes them, one or more of "
-                        "SCRAM-SHA-256=[name=USER,password=PASSWORD] (salted at start; the password is not kept)")
+    p.add_argument("--add-scram", default="", action=_RepeatedEntries,
+                   help="a SCRAM user, as kafka-storage format --add-scram takes it: "
+                        "SCRAM-SHA-256=[name=USER,password=PASSWORD]; repeatable, every one kept (salted at start; "
+                        "the password is not kept). Any local user can read a command line in /proc: prefer "
+                        "--add-scram-file or KRAFTWIRE_ADD_SCRAM")
+    p.add_argument("--add-scram-file", default=None,
+                   help="a file of SCRAM users, one SCRAM-SHA-256=[name=USER,password=PASSWORD] a line "
+                        "(# comments and blank lines skipped), added to --add-scram's")
     p.add_argument("--failed-authentication-delay-ms", type=int, default=DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
                    help="close a connection that failed authentication this long after the answer (default 100)")
     p.add_argument("--authorizer", action="store_true",
@@ -219,11 +225,38 @@ def _security_options(p: argparse.ArgumentParser) -> None:
 _SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
 
 
+class _RepeatedEntries(argparse.Action):
+    """A flag that may be given many times, every value kept (entries joined by ``;``). The first on the
+    command line replaces what the config file or environment set, as every flag overrides them."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        seen = f"_{self.dest}_from_flags"
+        earlier = getattr(namespace, self.dest) if getattr(namespace, seen, False) else ""
+        setattr(namespace, self.dest, f"{earlier};{values}" if earlier else str(values))
+        setattr(namespace, seen, True)
+
+
+def _scram_entries(args: argparse.Namespace) -> list[tuple[str, str, str, int]]:
+    """Every SCRAM user of --add-scram (flags, file or KRAFTWIRE_ADD_SCRAM) and of --add-scram-file."""
+    texts = [args.add_scram]
+    if args.add_scram_file:
+        try:
+            lines = Path(args.add_scram_file).read_text().splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read --add-scram-file {args.add_scram_file}: {exc.strerror}") from None
+        texts += [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    for text in texts:
+        if re.sub(_SCRAM_ENTRY, "", text).strip(" ;\t\n"):
+            raise ValueError("bad --add-scram: expected SCRAM-SHA-256=[name=USER,password=PASSWORD] entries")
+    return [parse_add_scram(entry) for text in texts for entry in re.findall(_SCRAM_ENTRY, text)]
+
+
 def _security(args: argparse.Namespace) -> Security | None:
     """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
     protocol_map = parse_protocol_map(args.listener_security_protocol_map)
     asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
-             or args.add_scram or args.authorizer)
+             or args.add_scram or args.add_scram_file or args.authorizer)
     if not asked:
         return None
     plain = {}
@@ -232,9 +265,7 @@ def _security(args: argparse.Namespace) -> Security | None:
         if not sep or not user:
             raise ValueError(f"bad --sasl-plain-users entry {entry!r}: expected USER:PASSWORD")
         plain[user] = password
-    if re.sub(_SCRAM_ENTRY, "", args.add_scram).strip(" ;\t\n"):
-        raise ValueError("bad --add-scram: expected SCRAM-SHA-256=[name=USER,password=PASSWORD] entries")
-    scram = [parse_add_scram(entry) for entry in re.findall(_SCRAM_ENTRY, args.add_scram)]
+    scram = _scram_entries(args)
     return Security(listener_name=args.listener_name, controller_listener_name=args.controller_listener_name,
                     protocol_map=protocol_map, certfile=args.ssl_certfile, keyfile=args.ssl_keyfile,
                     cafile=args.ssl_cafile, client_auth=args.ssl_client_auth,
@@ -358,6 +389,8 @@ def _log_parser(sub: Subcommands) -> None:
     dump = tools.add_parser("dump", help="print every record of every snapshot and segment, control records too")
     dump.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
     dump.add_argument("--json", action="store_true", help="one JSON object per record instead of text lines")
+    dump.add_argument("--show-secrets", action="store_true",
+                      help="print SCRAM salts and keys and sensitive config values as written (redacted otherwise)")
     verify = tools.add_parser("verify", help="check every batch of every file; exit 1 at the first damage")
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
@@ -431,7 +464,8 @@ def main(argv: list[str] | None = None) -> int:
         return node_process.random_uuid()
     if args.command == "log":
         if args.log_command == "dump":
-            return log_tools.dump(args.dir, as_json=args.json)
+            return log_tools.dump(args.dir, as_json=args.json,
+                                  redact=None if args.show_secrets else redaction.redact_fields)
         return log_tools.verify(args.dir)
     if args.command == "audit":
         from kraftwire.audit.options import INSTALL_EXTRA, missing_libraries
