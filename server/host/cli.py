@@ -21,7 +21,7 @@ import uvloop
 
 from . import config_file, healthcheck, node_process
 from .cluster import Cluster
-from .security_settings import Security
+from .security_settings import Security, parse_super_users
 from .spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec,
                    TopicDefaults)
 from .twin import TwinSource, read_source
@@ -217,7 +217,9 @@ def _security_options(p: argparse.ArgumentParser) -> None:
                    help="close a connection that failed authentication this long after the answer (default 100)")
     p.add_argument("--authorizer", action="store_true",
                    help="check every request against ACLs (Kafka's StandardAuthorizer; default: everything allowed)")
-    p.add_argument("--super-users", default="", help="principals allowed everything, as User:admin,User:ops")
+    p.add_argument("--super-users", default="",
+                   help="principals allowed everything (super.users), separated by ; or by , before the next "
+                        "User: (User:admin,User:ops or User:CN=node,O=ops;User:admin)")
     p.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
                    help="allow a request on a resource without any ACL (default: deny it)")
 
@@ -272,7 +274,7 @@ def _security(args: argparse.Namespace) -> Security | None:
                     mechanisms=tuple(m.strip().upper() for m in args.sasl_enabled_mechanisms.split(",") if m.strip()),
                     plain_users=plain, scram_users=scram,
                     failed_authentication_delay_ms=args.failed_authentication_delay_ms, authorizer=args.authorizer,
-                    super_users=tuple(u.strip() for u in args.super_users.split(",") if u.strip()),
+                    super_users=parse_super_users(args.super_users),
                     allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 

@@ -1,0 +1,85 @@
+"""Controllers and brokers on SSL with ``--ssl-client-auth required`` and ``--authorizer``, configured as a
+Kafka operator does: the nodes' certificate principal in ``super.users`` (``User:CN=...,O=...``, commas
+and all). Such a cluster comes up and serves clients by their certificates' principals; one whose nodes'
+principal is not allowed stops at once with one line naming it and exit 1, instead of brokers retrying
+refused metadata fetches until the start-up deadline."""
+from __future__ import annotations
+
+import pytest
+import trustme
+from cryptography import x509
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.errors import TopicAuthorizationFailedError
+
+from served import Served, serve_once
+
+
+def principal_of(pem_path) -> str:
+    """The certificate's subject as Kafka names it (RFC 4514, most specific part first), read by
+    ``cryptography``, independently of kraftwire."""
+    data = open(pem_path, "rb").read()
+    start = data.index(b"-----BEGIN CERTIFICATE-----")
+    return "User:" + x509.load_pem_x509_certificate(data[start:]).subject.rfc4514_string()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pki")
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(directory / "ca.pem"))
+    ca.issue_cert("127.0.0.1", "localhost", common_name="kraftwire-node", organization_name="ops") \
+        .private_key_and_cert_chain_pem.write_to_path(str(directory / "node.pem"))
+    for name in ("admin", "mallory"):
+        ca.issue_cert(f"{name}@example.com", common_name=name, organization_name="clients") \
+            .private_key_and_cert_chain_pem.write_to_path(str(directory / f"{name}.pem"))
+    return {name: str(directory / f"{name}.pem") for name in ("ca", "node", "admin", "mallory")}
+
+
+def tls_flags(pki, client_auth: str = "required") -> list[str]:
+    return ["--brokers", "2", "--port", "0", "--controller-port", "0", "--data-dir", "d",
+            "--listener-name", "SSL", "--listener-security-protocol-map", "CONTROLLER:SSL",
+            "--ssl-certfile", pki["node"], "--ssl-cafile", pki["ca"], "--ssl-client-auth", client_auth, "--authorizer"]
+
+
+def admin_as(served, pki, who: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=served.bootstrap, security_protocol="SSL", ssl_cafile=pki["ca"],
+                            ssl_certfile=pki[who], ssl_check_hostname=False, request_timeout_ms=30000)
+
+
+@pytest.mark.parametrize("controllers", [1, 3])
+def test_ssl_client_auth_and_authorizer_work_end_to_end(tmp_path, pki, controllers):
+    assert "," in principal_of(pki["node"])  # a subject of several parts: its commas must survive the flag
+    super_users = f"{principal_of(pki['node'])};{principal_of(pki['admin'])}"
+    served = Served(tmp_path, *tls_flags(pki), "--super-users", super_users, "--controllers", str(controllers),
+                    "--quorum-timers", "short")
+    try:
+        admin = admin_as(served, pki, "admin")
+        try:
+            admin.create_topics([NewTopic("secured", 2, 2)])
+            assert "secured" in admin.list_topics()
+            assert {b["broker_id"] for b in admin.describe_cluster()["brokers"]} == {1, 2}
+        finally:
+            admin.close()
+        mallory = admin_as(served, pki, "mallory")
+        try:
+            with pytest.raises(TopicAuthorizationFailedError):
+                mallory.create_topics([NewTopic("not-allowed", 1, 1)])
+        finally:
+            mallory.close()
+    finally:
+        log = served.stop()
+    assert "refused" not in log, log
+
+
+@pytest.mark.parametrize("client_auth, principal", [("required", None), ("none", "User:ANONYMOUS")])
+def test_nodes_refused_cluster_action_stop_at_once_in_one_line(tmp_path, pki, client_auth, principal):
+    """No super.users (or the wrong one): one line naming the nodes' principal and the setting, exit 1,
+    before any broker retries a refused fetch."""
+    principal = principal or principal_of(pki["node"])
+    result = serve_once(tmp_path, *tls_flags(pki, client_auth), "--super-users", principal_of(pki["admin"]))
+    assert result.returncode == 1, result.stderr
+    problems = [line for line in result.stderr.splitlines() if " INFO " not in line]
+    assert len(problems) == 1, result.stderr
+    assert "cannot start" in problems[0] and principal in problems[0] and "super.users" in problems[0], problems
+    assert "ready" not in result.stdout
