@@ -10,7 +10,9 @@ as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
 import re
 import resource
 import socket
@@ -77,9 +79,10 @@ def _node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auto-create-topics", action="store_true",
                    help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
                         "missing topics it names (default off, where Kafka's default is on: see README)")
-    p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+    p.add_argument("--metadata-version", default=None, choices=list(METADATA_VERSIONS),
                    help=f"metadata.version written at the first start, choosing the behaviours and record "
-                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README)")
+                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README); a data "
+                        f"directory keeps the level its log holds")
     p.add_argument("--num-partitions", type=int, default=None,
                    help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
     p.add_argument("--default-replication-factor", type=int, default=None,
@@ -300,7 +303,8 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
                              default_replication_factor=args.default_replication_factor),
         quorum=QuorumSpec(count=args.controllers, port=args.controller_port, log_config=_log_config(args),
                           timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
-                          kraft_version=args.kraft_version, metadata_version=args.metadata_version),
+                          kraft_version=args.kraft_version,
+                          metadata_version=args.metadata_version or DEFAULT_METADATA_VERSION),
         storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
                             from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
         simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
@@ -346,6 +350,37 @@ def _raise_descriptor_limit() -> None:
             pass
 
 
+_PATH_PROBLEMS = {errno.EEXIST: "it exists and is not a directory", errno.ENOTDIR: "a part of it is not a directory",
+                  errno.EACCES: "permission denied (the user running kraftwire may not write there)",
+                  errno.EPERM: "operation not permitted", errno.EROFS: "the file system is read-only",
+                  errno.ENOSPC: "no space left on the device", errno.ENOENT: "it does not exist and cannot be created",
+                  errno.EISDIR: "it is a directory where a file was expected"}
+
+
+def why_not(exc: BaseException, data_dir: str) -> str:
+    """The one line ``cannot start`` gives: for a file-system error on a path, which path and what is wrong
+    with it, in words (not ``[Errno 17] File exists: 'x'``); anything else as it says itself."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return str(exc)
+    path = Path(os.fsdecode(exc.filename))
+    reason = _PATH_PROBLEMS.get(exc.errno or 0, (exc.strerror or str(exc)).lower())
+    if path == Path(data_dir):
+        return f"the data directory {data_dir} (--data-dir): {reason}"
+    inside = Path(data_dir) in path.parents
+    return f"{path}{' (in the data directory --data-dir)' if inside else ''}: {reason}"
+
+
+def _metadata_version_kept(cluster: Cluster, asked: str | None) -> str | None:
+    """The line saying that ``--metadata-version`` was not applied, when the log already held another level
+    (it is written at the first start only, as kafka-storage format writes it once), else None."""
+    level = cluster.controller.committed.metadata_version_level
+    if asked is None or METADATA_VERSIONS[asked] == level:
+        return None
+    held = next((name for name, value in METADATA_VERSIONS.items() if value == level), f"level {level}")
+    return (f"--metadata-version {asked} not applied: the metadata log in {cluster.data_dir} holds metadata.version "
+            f"{held}, written at its first start (kafka-features upgrade/downgrade changes it)")
+
+
 async def _serve(args: argparse.Namespace) -> int:
     logger = logging.getLogger("kraftwire")
     twin = None
@@ -364,15 +399,18 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         cluster = Cluster.from_spec(cluster_spec(args, twin))
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
-        logger.critical("cannot start: %s", exc)
+        logger.critical("cannot start: %s", why_not(exc, args.data_dir))
         return 1
     del twin  # the source's image, seeded into the data directory by now, is not kept while serving
     try:
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
-        logger.critical("cannot start: %s", exc)
+        logger.critical("cannot start: %s", why_not(exc, args.data_dir))
         await cluster.stop()  # what had started (listeners, controllers, brokers' loops) stops: the process exits
         return 1
+    kept = _metadata_version_kept(cluster, args.metadata_version)
+    if kept is not None:
+        logger.warning("%s", kept)
     logger.info("kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
                 cluster.bootstrap, args.host, cluster.controller_node.port)
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
