@@ -693,6 +693,8 @@ class Cluster:
         return ",".join(f"{b.host}:{b.port}" for b in self.brokers if b.running)
 
     async def start(self, ready_timeout: float = 10.0) -> None:
+        if self.security is not None:  # certificates the nodes would refuse each other: say so, not time out
+            self.security.check_nodes_tls(self.host)
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         for node in self.controller_nodes:  # listening first: the voters elect a leader over them

@@ -25,7 +25,8 @@ Over SSL they show the listeners' certificate as their client certificate.
 super user, as a Kafka cluster must list it in ``super.users``; lock the controller listener with SASL
 to keep others off it. On an SSL controller listener list the certificate's principal yourself, as a
 Kafka operator does (``super.users=User:CN=node,O=ops``; with ``client_auth`` none the nodes are
-``User:ANONYMOUS`` there). ``check_nodes_authorized`` refuses at start, in one line, a configuration
+``User:ANONYMOUS`` there). ``check_nodes_tls`` refuses at start, in one line, certificates the nodes would refuse each other, and
+``check_nodes_authorized`` a configuration
 whose nodes would be refused CLUSTER_ACTION on the controller listener (every metadata fetch, vote and
 registration), instead of brokers retrying refused fetches until the start-up deadline.
 Without ``authorizer`` every request is allowed and the ACL APIs answer
@@ -168,6 +169,23 @@ class Security:
                          f"{f' ({how})' if how else ''} is not allowed CLUSTER_ACTION on the cluster, which brokers "
                          f"need to fetch the metadata log: add it to super.users (--super-users '{principal}')")
 
+    def check_nodes_tls(self, host: str) -> None:
+        """ValueError, one line, when the nodes could not open TLS to each other's listeners: a handshake in
+        memory between a listener's context and the nodes' client context, as a broker makes it to ``host``
+        (a certificate the CA file did not sign, an expired one, one not naming ``host``, or, with client
+        authentication, one the listener refuses as a client's). Without it brokers retry failed fetches
+        until the start-up deadline, which says only that the metadata log made no progress."""
+        if self._server_context is None:
+            return
+        for protocol in sorted({self.controller_protocol, self.broker_protocol} & {"SSL", "SASL_SSL"}):
+            client = self._client(protocol).ssl_context
+            assert client is not None  # a TLS protocol's client context (refused without a certfile)
+            failure = _memory_handshake(self._server_context, client, host)
+            if failure is not None:
+                raise ValueError(f"the nodes cannot open TLS to their own {protocol} listener at {host}: {failure} "
+                                 f"(the --ssl-cafile CA must sign --ssl-certfile, which must be valid now and name "
+                                 f"{host}{', and allow client authentication' if self.client_auth != 'none' else ''})")
+
     def static_configs(self) -> dict[str, str]:
         """The listener settings these listeners stand for in a Kafka server.properties (DescribeConfigs)."""
         return {"listener.security.protocol.map": f"{self.controller_listener_name}:{self.controller_protocol},"
@@ -218,3 +236,33 @@ def _certificate_of(certfile: str) -> dict:
     since 3.2, used by its ssl tests); the standard library has no public one."""
     decoded: dict = ssl._ssl._test_decode_cert(certfile)  # type: ignore[attr-defined]  # not in typeshed
     return decoded
+
+
+def _memory_handshake(server: ssl.SSLContext, client: ssl.SSLContext, host: str) -> str | None:
+    """Run a TLS handshake between the two contexts over memory buffers; why it failed, or None."""
+    to_server, to_client = ssl.MemoryBIO(), ssl.MemoryBIO()
+    client_side = client.wrap_bio(to_client, to_server, server_hostname=host)
+    server_side = server.wrap_bio(to_server, to_client, server_side=True)
+    done = {"client": False, "server": False}
+    for _ in range(20):  # a TLS 1.2 or 1.3 handshake takes a few flights
+        for name, side in (("client", client_side), ("server", server_side)):
+            if done[name]:
+                continue
+            try:
+                side.do_handshake()
+                done[name] = True
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError as exc:
+                return f"the {'listener' if name == 'server' else 'nodes'} refused: {exc.reason or exc}" + (
+                    f" ({exc.verify_message})" if isinstance(exc, ssl.SSLCertVerificationError) else "")
+        if all(done.values()):
+            try:  # TLS 1.3: the listener judges the client certificate once data flows
+                client_side.write(b"x")
+                server_side.read(1)
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError as exc:
+                return f"the listener refused the nodes' certificate: {exc.reason or exc}"
+            return None
+    return "the handshake did not complete"

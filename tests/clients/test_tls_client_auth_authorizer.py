@@ -30,16 +30,21 @@ def pki(tmp_path_factory):
     ca.cert_pem.write_to_path(str(directory / "ca.pem"))
     ca.issue_cert("127.0.0.1", "localhost", common_name="kraftwire-node", organization_name="ops") \
         .private_key_and_cert_chain_pem.write_to_path(str(directory / "node.pem"))
+    trustme.CA().cert_pem.write_to_path(str(directory / "other-ca.pem"))
+    ca.issue_cert("kafka.example.com", common_name="elsewhere").private_key_and_cert_chain_pem.write_to_path(
+        str(directory / "elsewhere.pem"))
     for name in ("admin", "mallory"):
         ca.issue_cert(f"{name}@example.com", common_name=name, organization_name="clients") \
             .private_key_and_cert_chain_pem.write_to_path(str(directory / f"{name}.pem"))
-    return {name: str(directory / f"{name}.pem") for name in ("ca", "node", "admin", "mallory")}
+    return {name: str(directory / f"{name}.pem") for name in ("ca", "node", "admin", "mallory", "other-ca",
+                                                               "elsewhere")}
 
 
-def tls_flags(pki, client_auth: str = "required") -> list[str]:
+def tls_flags(pki, client_auth: str = "required", certfile: str = "node", cafile: str = "ca") -> list[str]:
     return ["--brokers", "2", "--port", "0", "--controller-port", "0", "--data-dir", "d",
             "--listener-name", "SSL", "--listener-security-protocol-map", "CONTROLLER:SSL",
-            "--ssl-certfile", pki["node"], "--ssl-cafile", pki["ca"], "--ssl-client-auth", client_auth, "--authorizer"]
+            "--ssl-certfile", pki[certfile], "--ssl-cafile", pki[cafile], "--ssl-client-auth", client_auth,
+            "--authorizer"]
 
 
 def admin_as(served, pki, who: str) -> KafkaAdminClient:
@@ -83,3 +88,19 @@ def test_nodes_refused_cluster_action_stop_at_once_in_one_line(tmp_path, pki, cl
     assert len(problems) == 1, result.stderr
     assert "cannot start" in problems[0] and principal in problems[0] and "super.users" in problems[0], problems
     assert "ready" not in result.stdout
+
+
+@pytest.mark.parametrize("certfile, cafile, why", [
+    ("node", "other-ca", "CERTIFICATE_VERIFY_FAILED (unable to get local issuer certificate)"),
+    ("elsewhere", "ca", "CERTIFICATE_VERIFY_FAILED (IP address mismatch"),
+])
+def test_certificates_the_nodes_would_refuse_stop_at_once_in_one_line(tmp_path, pki, certfile, cafile, why):
+    """A CA that did not sign the certificate, or a certificate not naming the listeners' address: one line
+    saying so and exit 1, where brokers used to retry failed fetches for 30 s and say only that."""
+    result = serve_once(tmp_path, *tls_flags(pki, certfile=certfile, cafile=cafile), "--super-users",
+                        principal_of(pki[certfile]))
+    assert result.returncode == 1, result.stderr
+    problems = [line for line in result.stderr.splitlines() if " INFO " not in line]
+    assert len(problems) == 1, result.stderr
+    assert "cannot start: the nodes cannot open TLS to their own SSL listener at 127.0.0.1" in problems[0], problems
+    assert why in problems[0], problems
