@@ -25,10 +25,11 @@ Over SSL they show the listeners' certificate as their client certificate.
 super user, as a Kafka cluster must list it in ``super.users``; lock the controller listener with SASL
 to keep others off it. On an SSL controller listener list the certificate's principal yourself, as a
 Kafka operator does (``super.users=User:CN=node,O=ops``; with ``client_auth`` none the nodes are
-``User:ANONYMOUS`` there). ``check_nodes_tls`` refuses at start, in one line, certificates the nodes would refuse each other, and
-``check_nodes_authorized`` a configuration
-whose nodes would be refused CLUSTER_ACTION on the controller listener (every metadata fetch, vote and
-registration), instead of brokers retrying refused fetches until the start-up deadline.
+``User:ANONYMOUS`` there). ``check_nodes_tls`` refuses at start, in one line, certificates the nodes
+would refuse each other, and ``check_nodes_authorized`` a configuration whose nodes would be refused
+CLUSTER_ACTION on the controller listener (every metadata fetch, vote and registration), instead of
+brokers retrying refused fetches until the start-up deadline. The controllers reach each other over the
+controller listener, as the brokers reach them.
 Without ``authorizer`` every request is allowed and the ACL APIs answer
 SECURITY_DISABLED, as Kafka without an authorizer does.
 
@@ -210,8 +211,10 @@ class Security:
         return self._client(self.controller_protocol)
 
     def controller_client(self) -> ClientSecurity:
-        """How the controllers reach each other's listeners (Cluster.peer_security)."""
-        return self._client(self.broker_protocol)
+        """How the controllers reach each other's listeners (Cluster.peer_security): the controller listener's
+        protocol, as Kafka's controllers reach each other over controller.listener.names (the brokers'
+        protocol here made a quorum of a TLS broker listener and a PLAINTEXT controller one never elect)."""
+        return self._client(self.controller_protocol)
 
     def _client(self, protocol: str) -> ClientSecurity:
         context = None

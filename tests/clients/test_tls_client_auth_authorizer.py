@@ -104,3 +104,16 @@ def test_certificates_the_nodes_would_refuse_stop_at_once_in_one_line(tmp_path, 
     assert len(problems) == 1, result.stderr
     assert "cannot start: the nodes cannot open TLS to their own SSL listener at 127.0.0.1" in problems[0], problems
     assert why in problems[0], problems
+
+
+@pytest.mark.parametrize("broker, controller", [("SSL", "PLAINTEXT"), ("SASL_SSL", "SASL_PLAINTEXT"),
+                                                ("SASL_PLAINTEXT", "SSL")])
+def test_a_quorum_of_three_forms_whatever_the_brokers_listener(tmp_path, pki, broker, controller):
+    """The controllers reach each other over the controller listener, with its protocol: they used to take
+    the brokers' (TLS towards a PLAINTEXT controller listener, and the reverse), and never elected a leader."""
+    served = Served(tmp_path, "--brokers", "1", "--port", "0", "--controller-port", "0", "--data-dir", "d",
+                    "--controllers", "3", "--quorum-timers", "short", "--listener-name", broker,
+                    "--listener-security-protocol-map", f"CONTROLLER:{controller}", "--ssl-certfile", pki["node"],
+                    "--ssl-cafile", pki["ca"], "--sasl-plain-users", "admin:admin-secret")
+    assert served.bootstrap
+    served.stop()
