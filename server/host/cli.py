@@ -396,6 +396,9 @@ async def _serve(args: argparse.Namespace) -> int:
         logger.critical("cannot start: %s", in_use)
         return 1
     _raise_descriptor_limit()
+    if getattr(args, "_add_scram_from_flags", False):
+        logger.warning("--add-scram passwords on the command line can be read by every local user "
+                       "(/proc/<pid>/cmdline, ps): prefer --add-scram-file or KRAFTWIRE_ADD_SCRAM")
     try:
         cluster = Cluster.from_spec(cluster_spec(args, twin))
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate

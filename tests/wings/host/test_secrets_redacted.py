@@ -124,8 +124,9 @@ def served_run(tmp_path_factory):
 def test_every_scram_user_given_is_kept(served_run):
     """Both --add-scram flags and the file's user log in; flags override KRAFTWIRE_ADD_SCRAM as they
     override every setting of the environment."""
-    _pages, _log, _data, logins, _entry = served_run
+    _pages, log, _data, logins, _entry = served_run
     assert logins == {"alice": True, "bob": True, "filed": True, "ignored": False}
+    assert "--add-scram passwords on the command line can be read by every local user" in log
 
 
 def test_environment_supplies_the_users_without_flags(tmp_path):
@@ -138,7 +139,8 @@ def test_environment_supplies_the_users_without_flags(tmp_path):
         assert logs_in(served.bootstrap, "SCRAM-SHA-256", "filed", "filed-pw")
         assert not logs_in(served.bootstrap, "SCRAM-SHA-256", "filed", "wrong")
     finally:
-        served.stop()
+        log = served.stop()
+    assert "--add-scram passwords on the command line" not in log  # none was there
 
 
 def test_a_bad_scram_file_is_one_line_and_exit_1(tmp_path):
