@@ -95,6 +95,8 @@ if [ -f tests/kafka/pom.xml ]; then
     rm -rf tests/kafka/lib
     (cd tests/kafka && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }) && touch "$stamp"
   fi
+  # Kafka's bin/kafka-*.sh over those jars, in tests/kafka/bin (README: "The same with Apache Kafka's own tools")
+  bash tests/kafka/wrappers.sh
 fi
 
 # franz-go for tests/kadm (Go module proxy); go.sum pins every module.

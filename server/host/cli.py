@@ -10,7 +10,9 @@ as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
 import re
 import resource
 import socket
@@ -21,7 +23,7 @@ import uvloop
 
 from . import config_file, healthcheck, node_process
 from .cluster import Cluster
-from .security_settings import Security
+from .security_settings import Security, parse_super_users
 from .spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec,
                    TopicDefaults)
 from .twin import TwinSource, read_source
@@ -29,6 +31,7 @@ from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
+from kraftwire.server.metadata import redaction
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
@@ -76,9 +79,10 @@ def _node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auto-create-topics", action="store_true",
                    help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
                         "missing topics it names (default off, where Kafka's default is on: see README)")
-    p.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+    p.add_argument("--metadata-version", default=None, choices=list(METADATA_VERSIONS),
                    help=f"metadata.version written at the first start, choosing the behaviours and record "
-                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README)")
+                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README); a data "
+                        f"directory keeps the level its log holds")
     p.add_argument("--num-partitions", type=int, default=None,
                    help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
     p.add_argument("--default-replication-factor", type=int, default=None,
@@ -204,14 +208,21 @@ def _security_options(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated SASL mechanisms (default {','.join(MECHANISMS)})")
     p.add_argument("--sasl-plain-users", default="",
                    help="PLAIN users as USER:PASSWORD,... (as Kafka's JAAS user_<name> entries)")
-    p.add_argument("--add-scram", default="",
-                   help="SCRAM users, as kafka-storage format --add-scram takes them, one or more of "
-                        "SCRAM-SHA-256=[name=USER,password=PASSWORD] (salted at start; the password is not kept)")
+    p.add_argument("--add-scram", default="", action=_RepeatedEntries,
+                   help="a SCRAM user, as kafka-storage format --add-scram takes it: "
+                        "SCRAM-SHA-256=[name=USER,password=PASSWORD]; repeatable, every one kept (salted at start; "
+                        "the password is not kept). Any local user can read a command line in /proc: prefer "
+                        "--add-scram-file or KRAFTWIRE_ADD_SCRAM")
+    p.add_argument("--add-scram-file", default=None,
+                   help="a file of SCRAM users, one SCRAM-SHA-256=[name=USER,password=PASSWORD] a line "
+                        "(# comments and blank lines skipped), added to --add-scram's")
     p.add_argument("--failed-authentication-delay-ms", type=int, default=DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
                    help="close a connection that failed authentication this long after the answer (default 100)")
     p.add_argument("--authorizer", action="store_true",
                    help="check every request against ACLs (Kafka's StandardAuthorizer; default: everything allowed)")
-    p.add_argument("--super-users", default="", help="principals allowed everything, as User:admin,User:ops")
+    p.add_argument("--super-users", default="",
+                   help="principals allowed everything (super.users), separated by ; or by , before the next "
+                        "User: (User:admin,User:ops or User:CN=node,O=ops;User:admin)")
     p.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
                    help="allow a request on a resource without any ACL (default: deny it)")
 
@@ -219,11 +230,38 @@ def _security_options(p: argparse.ArgumentParser) -> None:
 _SCRAM_ENTRY = r"[^\s;]*?=\[[^\]]*\]"
 
 
+class _RepeatedEntries(argparse.Action):
+    """A flag that may be given many times, every value kept (entries joined by ``;``). The first on the
+    command line replaces what the config file or environment set, as every flag overrides them."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        seen = f"_{self.dest}_from_flags"
+        earlier = getattr(namespace, self.dest) if getattr(namespace, seen, False) else ""
+        setattr(namespace, self.dest, f"{earlier};{values}" if earlier else str(values))
+        setattr(namespace, seen, True)
+
+
+def _scram_entries(args: argparse.Namespace) -> list[tuple[str, str, str, int]]:
+    """Every SCRAM user of --add-scram (flags, file or KRAFTWIRE_ADD_SCRAM) and of --add-scram-file."""
+    texts = [args.add_scram]
+    if args.add_scram_file:
+        try:
+            lines = Path(args.add_scram_file).read_text().splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read --add-scram-file {args.add_scram_file}: {exc.strerror}") from None
+        texts += [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    for text in texts:
+        if re.sub(_SCRAM_ENTRY, "", text).strip(" ;\t\n"):
+            raise ValueError("bad --add-scram: expected SCRAM-SHA-256=[name=USER,password=PASSWORD] entries")
+    return [parse_add_scram(entry) for text in texts for entry in re.findall(_SCRAM_ENTRY, text)]
+
+
 def _security(args: argparse.Namespace) -> Security | None:
     """The listeners' security, or None when every listener is PLAINTEXT and nothing asks for more."""
     protocol_map = parse_protocol_map(args.listener_security_protocol_map)
     asked = (protocol_map or args.listener_name.upper() != "PLAINTEXT" or args.ssl_certfile or args.sasl_plain_users
-             or args.add_scram or args.authorizer)
+             or args.add_scram or args.add_scram_file or args.authorizer)
     if not asked:
         return None
     plain = {}
@@ -232,16 +270,14 @@ def _security(args: argparse.Namespace) -> Security | None:
         if not sep or not user:
             raise ValueError(f"bad --sasl-plain-users entry {entry!r}: expected USER:PASSWORD")
         plain[user] = password
-    if re.sub(_SCRAM_ENTRY, "", args.add_scram).strip(" ;\t\n"):
-        raise ValueError("bad --add-scram: expected SCRAM-SHA-256=[name=USER,password=PASSWORD] entries")
-    scram = [parse_add_scram(entry) for entry in re.findall(_SCRAM_ENTRY, args.add_scram)]
+    scram = _scram_entries(args)
     return Security(listener_name=args.listener_name, controller_listener_name=args.controller_listener_name,
                     protocol_map=protocol_map, certfile=args.ssl_certfile, keyfile=args.ssl_keyfile,
                     cafile=args.ssl_cafile, client_auth=args.ssl_client_auth,
                     mechanisms=tuple(m.strip().upper() for m in args.sasl_enabled_mechanisms.split(",") if m.strip()),
                     plain_users=plain, scram_users=scram,
                     failed_authentication_delay_ms=args.failed_authentication_delay_ms, authorizer=args.authorizer,
-                    super_users=tuple(u.strip() for u in args.super_users.split(",") if u.strip()),
+                    super_users=parse_super_users(args.super_users),
                     allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found)
 
 
@@ -267,7 +303,8 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
                              default_replication_factor=args.default_replication_factor),
         quorum=QuorumSpec(count=args.controllers, port=args.controller_port, log_config=_log_config(args),
                           timers=Timers.kafka_defaults() if args.quorum_timers == "kafka" else Timers(),
-                          kraft_version=args.kraft_version, metadata_version=args.metadata_version),
+                          kraft_version=args.kraft_version,
+                          metadata_version=args.metadata_version or DEFAULT_METADATA_VERSION),
         storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
                             from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
         simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
@@ -313,6 +350,37 @@ def _raise_descriptor_limit() -> None:
             pass
 
 
+_PATH_PROBLEMS = {errno.EEXIST: "it exists and is not a directory", errno.ENOTDIR: "a part of it is not a directory",
+                  errno.EACCES: "permission denied (the user running kraftwire may not write there)",
+                  errno.EPERM: "operation not permitted", errno.EROFS: "the file system is read-only",
+                  errno.ENOSPC: "no space left on the device", errno.ENOENT: "it does not exist and cannot be created",
+                  errno.EISDIR: "it is a directory where a file was expected"}
+
+
+def why_not(exc: BaseException, data_dir: str) -> str:
+    """The one line ``cannot start`` gives: for a file-system error on a path, which path and what is wrong
+    with it, in words (not ``[Errno 17] File exists: 'x'``); anything else as it says itself."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return str(exc)
+    path = Path(os.fsdecode(exc.filename))
+    reason = _PATH_PROBLEMS.get(exc.errno or 0, (exc.strerror or str(exc)).lower())
+    if path == Path(data_dir):
+        return f"the data directory {data_dir} (--data-dir): {reason}"
+    inside = Path(data_dir) in path.parents
+    return f"{path}{' (in the data directory --data-dir)' if inside else ''}: {reason}"
+
+
+def _metadata_version_kept(cluster: Cluster, asked: str | None) -> str | None:
+    """The line saying that ``--metadata-version`` was not applied, when the log already held another level
+    (it is written at the first start only, as kafka-storage format writes it once), else None."""
+    level = cluster.controller.committed.metadata_version_level
+    if asked is None or METADATA_VERSIONS[asked] == level:
+        return None
+    held = next((name for name, value in METADATA_VERSIONS.items() if value == level), f"level {level}")
+    return (f"--metadata-version {asked} not applied: the metadata log in {cluster.data_dir} holds metadata.version "
+            f"{held}, written at its first start (kafka-features upgrade/downgrade changes it)")
+
+
 async def _serve(args: argparse.Namespace) -> int:
     logger = logging.getLogger("kraftwire")
     twin = None
@@ -328,18 +396,24 @@ async def _serve(args: argparse.Namespace) -> int:
         logger.critical("cannot start: %s", in_use)
         return 1
     _raise_descriptor_limit()
+    if getattr(args, "_add_scram_from_flags", False):
+        logger.warning("--add-scram passwords on the command line can be read by every local user "
+                       "(/proc/<pid>/cmdline, ps): prefer --add-scram-file or KRAFTWIRE_ADD_SCRAM")
     try:
         cluster = Cluster.from_spec(cluster_spec(args, twin))
     except (StorageError, ValueError, OSError) as exc:  # bad storage or setting, an unreadable certificate
-        logger.critical("cannot start: %s", exc)
+        logger.critical("cannot start: %s", why_not(exc, args.data_dir))
         return 1
     del twin  # the source's image, seeded into the data directory by now, is not kept while serving
     try:
         await cluster.start()
     except (StorageError, ValueError, OSError) as exc:  # damaged storage, a port taken since the check, a certificate
-        logger.critical("cannot start: %s", exc)
+        logger.critical("cannot start: %s", why_not(exc, args.data_dir))
         await cluster.stop()  # what had started (listeners, controllers, brokers' loops) stops: the process exits
         return 1
+    kept = _metadata_version_kept(cluster, args.metadata_version)
+    if kept is not None:
+        logger.warning("%s", kept)
     logger.info("kraftwire cluster %s ready: brokers %s, controller %s:%d", cluster.controller.cluster_id,
                 cluster.bootstrap, args.host, cluster.controller_node.port)
     for name, server in (("metrics", cluster.metrics_server), ("control plane and live view", cluster.control_server)):
@@ -358,6 +432,8 @@ def _log_parser(sub: Subcommands) -> None:
     dump = tools.add_parser("dump", help="print every record of every snapshot and segment, control records too")
     dump.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
     dump.add_argument("--json", action="store_true", help="one JSON object per record instead of text lines")
+    dump.add_argument("--show-secrets", action="store_true",
+                      help="print SCRAM salts and keys and sensitive config values as written (redacted otherwise)")
     verify = tools.add_parser("verify", help="check every batch of every file; exit 1 at the first damage")
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
@@ -431,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         return node_process.random_uuid()
     if args.command == "log":
         if args.log_command == "dump":
-            return log_tools.dump(args.dir, as_json=args.json)
+            return log_tools.dump(args.dir, as_json=args.json,
+                                  redact=None if args.show_secrets else redaction.redact_fields)
         return log_tools.verify(args.dir)
     if args.command == "audit":
         from kraftwire.audit.options import INSTALL_EXTRA, missing_libraries

@@ -699,6 +699,8 @@ class Cluster:
         return ",".join(f"{b.host}:{b.port}" for b in self.brokers if b.running)
 
     async def start(self, ready_timeout: float = 10.0) -> None:
+        if self.security is not None:  # certificates the nodes would refuse each other: say so, not time out
+            self.security.check_nodes_tls(self.host)
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         for node in self.controller_nodes:  # listening first: the voters elect a leader over them
@@ -706,6 +708,10 @@ class Cluster:
         for i in range(len(self.controller_nodes)):
             self._bootstrap_voters(i)
         await asyncio.gather(*(c.start() for c in self.controllers))
+        # Nodes refused CLUSTER_ACTION would retry refused fetches until the deadline (a broker-only process
+        # has no image to judge by).
+        if self.security is not None and self.controllers:
+            self.security.check_nodes_authorized(self.authorizer, self.controllers[0].committed, self.host)
         whole = self._voter_addresses is None  # else part of a cluster, whose other processes may not be up yet
         if whole:
             await self.wait_for_active_controller(ready_timeout)

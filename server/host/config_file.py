@@ -13,7 +13,8 @@ so an option added to the parser is at once settable from the file and the envir
 listed in ``--help`` (``describe_sources``).
 
 ``--log-format json`` writes one JSON object per log line (time, level, logger, message, and the
-exception's traceback when there is one), for log shippers.
+exception's traceback when there is one), for log shippers. A warning or error repeated in a loop is
+logged once per 10 s with the count held back (``RepeatLimiter``).
 """
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ import json
 import logging
 import os
 import textwrap
+import time
 import tomllib
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ENV_PREFIX = "KRAFTWIRE_"
@@ -156,8 +159,37 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+class RepeatLimiter(logging.Filter):
+    """Lets one warning or error of a kind through per ``interval`` seconds: a refusal retried in a loop
+    (a fetch refused every 50 ms) logs once, then once an interval with how many were held back, instead of
+    a line per attempt. A kind is the logger, level and the message's text; CRITICAL and lower levels pass
+    untouched. Remembers at most ``kinds`` kinds (the oldest forgotten first)."""
+
+    def __init__(self, interval: float = 10.0, kinds: int = 1024, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.interval, self.kinds, self.clock = interval, kinds, clock
+        self._last: OrderedDict[tuple[str, int, str], list] = OrderedDict()  # kind -> [time let through, held]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not logging.WARNING <= record.levelno < logging.CRITICAL:
+            return True
+        kind = (record.name, record.levelno, record.getMessage())
+        now, seen = self.clock(), self._last.get(kind)
+        if seen is not None and now - seen[0] < self.interval:
+            seen[1] += 1
+            return False
+        if seen is not None and seen[1]:
+            record.msg, record.args = f"{record.getMessage()} (and {seen[1]} more times in {now - seen[0]:.0f} s)", None
+        self._last[kind] = [now, 0]
+        self._last.move_to_end(kind)
+        while len(self._last) > self.kinds:
+            self._last.popitem(last=False)
+        return True
+
+
 def configure_logging(level: str, log_format: str = "text") -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json"
                          else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RepeatLimiter())
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)

@@ -73,6 +73,7 @@ from kraftwire.server.broker.metadata_follower import MetadataReplica
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
+from kraftwire.server.metadata.redaction import redact_fields
 from .http_guard import RequestGuard
 from .httpd import Handler as HttpHandler
 from .httpd import HttpError, HttpServer, Request, Response
@@ -103,7 +104,9 @@ class RecentRecords:
         self._records.extend((offset, now, record) for offset, record in committed)
 
     def to_list(self) -> list[dict[str, Any]]:
-        return [{"offset": offset, "time": at, "type": type(record).__name__, "fields": record.to_dict()}
+        """Each record as the control plane shows it: secrets redacted (``metadata.redaction``)."""
+        return [{"offset": offset, "time": at, "type": type(record).__name__,
+                 "fields": redact_fields(record, record.to_dict())}
                 for offset, at, record in reversed(self._records)]
 
 

@@ -74,7 +74,8 @@ class Response:
 
     @classmethod
     def json(cls, value: object, status: int = 200) -> Response:
-        return cls(status, json.dumps(value).encode(), "application/json")
+        """A JSON answer ending in a newline, so that ``curl`` leaves the shell prompt on a line of its own."""
+        return cls(status, json.dumps(value).encode() + b"\n", "application/json")
 
     @classmethod
     def html(cls, text: str) -> Response:

@@ -3,8 +3,8 @@ applying records, and nothing else), ``snapshot_encoding`` (its snapshot's batch
 where topics changed), ``record_versions`` (which version of each record is written),
 ``configs`` (the catalogue of topic and broker configs), ``config_values`` (parsing and rendering their
 values), ``config_describe`` (DescribeConfigs' rows), ``view`` (``MetadataView``, what a broker may
-know of the metadata) and ``acls`` (access control entries and the authorizer's rules, which brokers and
-the controller share).
+know of the metadata), ``redaction`` (records as shown outside the log, secrets redacted) and ``acls``
+(access control entries and the authorizer's rules, which brokers and the controller share).
 
 Kept apart from the controller on purpose: the brokers use the same image code as the controller, as
 Kafka's image/metadata module serves both its controller and its brokers, so the broker wing depends on

@@ -39,10 +39,32 @@ except ImportError:  # the async fixtures need pytest-asyncio; the sync ones do 
     ASYNC_FIXTURES = False
 
 
+# pytest-asyncio's own default when a suite sets none (it warns, on every run, that the default will
+# become "function"); kraftwire's fixtures name their loop scopes themselves.
+DEFAULT_FIXTURE_LOOP_SCOPE = "function"
+_LOOP_SCOPE_INI = "asyncio_default_fixture_loop_scope"
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if ASYNC_FIXTURES:
+        _default_loop_scope(config)
     config.addinivalue_line(
         "markers", f"{MARKER}(**options): keywords for kraftwire.Cluster (brokers=4, log_dirs=2, speed=10, "
                    "seed=7, ...) used by this test's kraftwire_cluster / kraftwire_sync_cluster")
+
+
+def _default_loop_scope(config: pytest.Config) -> None:
+    """A suite that does not set ``asyncio_default_fixture_loop_scope`` gets "function", the value
+    pytest-asyncio's warning says it will default to, before pytest-asyncio reads it (this hook runs
+    first), so a suite using kraftwire's fixtures is not warned about a setting it never chose. The value
+    is put in pytest's ini cache (``getini`` reads it first; there is no public setter)."""
+    try:
+        unset = not config.getini(_LOOP_SCOPE_INI)
+    except ValueError:  # the asyncio plugin is off (-p no:asyncio): its option is not registered
+        return
+    if unset:
+        config._inicache[_LOOP_SCOPE_INI] = DEFAULT_FIXTURE_LOOP_SCOPE
 
 
 def marker_options(node: pytest.Item) -> dict[str, Any]:
@@ -116,3 +138,16 @@ if ASYNC_FIXTURES:
         """One ``Cluster`` for the whole run, on the session's event loop."""
         async for cluster in _running_cluster(kraftwire_session_options):
             yield cluster
+else:
+    NEEDS_PYTEST_ASYNCIO = ("{name} is an async fixture and needs pytest-asyncio, which is not installed: pip "
+                            "install pytest-asyncio, or use kraftwire_sync_cluster / kraftwire_sync_session_cluster")
+
+    @pytest.fixture
+    def kraftwire_cluster() -> None:
+        """Stands in for the async fixture without pytest-asyncio, to say so in one line."""
+        pytest.fail(NEEDS_PYTEST_ASYNCIO.format(name="kraftwire_cluster"), pytrace=False)
+
+    @pytest.fixture(scope="session")
+    def kraftwire_session_cluster() -> None:
+        """Stands in for the async session fixture without pytest-asyncio, to say so in one line."""
+        pytest.fail(NEEDS_PYTEST_ASYNCIO.format(name="kraftwire_session_cluster"), pytrace=False)

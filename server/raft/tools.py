@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, UTC
 from pathlib import Path
 from typing import NamedTuple, TextIO
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
@@ -174,12 +174,21 @@ def _timestamp(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def dump(directory: str | Path, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+# (record, its rendered fields) -> the fields to print; the host passes metadata.redaction's, which raft
+# cannot import (it knows which configs are sensitive).
+Redactor = Callable[[object, dict], dict]
+
+
+def dump(directory: str | Path, as_json: bool = False, out: TextIO = sys.stdout,
+         redact: Redactor | None = None) -> int:
+    """Print every record; ``redact`` (None: every field as written) hides secrets from the output."""
     directory = partition_directory(directory)
     current = None
     try:
         for path, (offset, epoch, timestamp, control, record, version) in read_log(directory):
             fields = fields_at(record, version)
+            if redact is not None and isinstance(fields, dict):
+                fields = redact(record, fields)
             name = type(record).__name__
             if as_json:
                 out.write(json.dumps({"file": path.name, "offset": offset, "epoch": epoch, "timestamp": timestamp,

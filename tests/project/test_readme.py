@@ -1,7 +1,10 @@
 """The README's walkthrough, run as written against ``kraftwire serve`` started with the README's own
 flags: its install line brings what the walkthrough uses, every command of its shell block succeeds and
-prints what its ``# → ...`` line says, and so does its Python block. Only the addresses change (the
-``B=... C=...`` line and the Python block's bootstrap), to ports the kernel gave."""
+prints what its ``# → ...`` line says, and so does its Python block; then, on the same server, the
+Kafka-tools block with Kafka's own scripts (tests/setup.sh's wrappers). Only the addresses change (the
+``B=... C=...`` lines and the Python block's bootstrap), to ports the kernel gave, and the Kafka block's
+``$PWD`` (the checkout) is spelled out, since it runs in a scratch directory. The "Deterministic runs"
+snippet runs as written."""
 import json
 import os
 import re
@@ -67,7 +70,7 @@ def served(tmp_path):
     server.stop()
 
 
-def test_the_walkthrough_runs_word_for_word(served):
+def test_the_walkthrough_runs_word_for_word(served, tmp_path):
     shell, python = blocks("bash")[0], blocks("python")[0]
     addresses, *commands = steps(shell)
     assert addresses == ("B=127.0.0.1:9092 C=http://127.0.0.1:8080", None)
@@ -79,6 +82,8 @@ def test_the_walkthrough_runs_word_for_word(served):
         done = subprocess.run(["bash", "-c", f"{assign}; {command}"], capture_output=True, text=True, timeout=120,
                               stdin=subprocess.DEVNULL, env=env)
         assert done.returncode == 0, (command, done.stderr)
+        if command.startswith("curl"):  # the control plane's answers end their line
+            assert done.stdout.endswith("\n"), (command, done.stdout)
         if stated is not None:
             assert contains(json.loads(done.stdout), json.loads(stated)), (command, done.stdout)
             checked += 1
@@ -90,3 +95,62 @@ def test_the_walkthrough_runs_word_for_word(served):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [line[len(EXPECTED):] for line in python.splitlines()
                                         if line.startswith(EXPECTED)]
+    run_kafka_tools_block(served, tmp_path, env)
+
+
+def shell_commands(block: str) -> list[str]:
+    """The block's commands as a shell reads them: a line ending in ``\\`` joined to the next, a here-document
+    kept with its command; comment lines dropped."""
+    commands, lines = [], iter(block.splitlines())
+    for line in lines:
+        if not line.strip() or line.startswith("#"):
+            continue
+        command = line
+        while command.endswith("\\"):
+            command = command[:-1] + next(lines).strip()
+        heredoc = re.search(r"<<'(\w+)'", command)
+        if heredoc:
+            body = []
+            for body_line in lines:
+                body.append(body_line)
+                if body_line == heredoc.group(1):
+                    break
+            command = "\n".join([command, *body])
+        commands.append(command)
+    return commands
+
+
+def run_kafka_tools_block(served, cwd: Path, env: dict) -> None:
+    """The Kafka-tools block after the first, each command in order, as one reader would type them."""
+    tools = REPO / "tests" / "kafka" / "bin"
+    if not (tools / "kafka-topics.sh").exists():
+        pytest.fail(f"no Kafka scripts in {tools}: run bash tests/setup.sh (it writes them)")
+    path_line, address_line, *commands = shell_commands(blocks("bash")[1])
+    assert (path_line, address_line) == ('export PATH="$PWD/tests/kafka/bin:$PATH"', "B=127.0.0.1:9092")
+    prefix = f'{path_line.replace("$PWD", str(REPO))}; B={served.bootstrap.split(",")[0]}'
+    outputs = []
+    for command in commands:
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", f"{prefix}; {command}"], capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        outputs.append((command, done.stdout))
+
+    def output_of(fragment: str) -> str:
+        return next(output for command, output in outputs if fragment in command)
+    assert output_of("kafka-topics.sh").strip() == "Created topic shipments."
+    assert "Successfully started partition reassignments for shipments-0,shipments-1" in output_of("--execute")
+    assert "shipments-0: replicas: 3,4,1,2. adding: 3,4. removing: 1,2." in output_of("--list")
+    described = output_of("kafka-configs.sh")
+    assert "Dynamic configs for broker 1 are:" in described and "throttled" not in described, described
+    assert '"partition":"shipments-0"' in output_of("kafka-log-dirs.sh").replace(" ", "")
+    assert "LeaderId:" in output_of("kafka-metadata-quorum.sh")
+
+
+def test_the_deterministic_runs_snippet_runs_as_written():
+    section = README[README.index("### Deterministic runs"):]
+    snippet = re.search(r"^```python\n(.*?)^```", section, re.S | re.M).group(1)
+    done = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [line.strip()[len(EXPECTED):] for line in snippet.splitlines()
+                                        if line.strip().startswith(EXPECTED)]

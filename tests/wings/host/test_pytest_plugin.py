@@ -104,3 +104,39 @@ def test_the_readme_example_runs_through_the_plugin(pytester):
     pytester.makepyfile(test_readme=readme_block("### The pytest plugin", "python"))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=2)
+
+
+def test_a_suite_without_a_loop_scope_setting_is_not_warned(pytester):
+    """Outside this repository (no asyncio_default_fixture_loop_scope in the suite's config) pytest-asyncio
+    would warn on every run that the setting is unset; the plugin gives it pytest-asyncio's coming default."""
+    pytester.makepyfile(test_readme=readme_block("### The pytest plugin", "python"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=2)
+    assert "asyncio_default_fixture_loop_scope" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_async_fixtures_without_pytest_asyncio_say_so_in_one_line(pytester, monkeypatch):
+    """pytest-asyncio absent (its import fails, its plugin off): the async fixtures are still known and
+    fail with a line saying what to install, not "fixture 'kraftwire_cluster' not found"."""
+    blocked = pytester.mkdir("blocked")
+    (blocked / "pytest_asyncio").mkdir()
+    (blocked / "pytest_asyncio" / "__init__.py").write_text('raise ImportError("not installed, for this test")\n')
+    monkeypatch.setenv("PYTHONPATH", f"{blocked}:{__import__('os').environ.get('PYTHONPATH', '')}")
+    pytester.makepyfile(test_user='''
+def test_async(kraftwire_cluster):
+    pass
+
+
+def test_async_session(kraftwire_session_cluster):
+    pass
+
+
+def test_sync(kraftwire_sync_cluster):
+    assert kraftwire_sync_cluster.bootstrap
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:asyncio", "-q")
+    result.assert_outcomes(passed=1, errors=2)
+    output = result.stdout.str()
+    assert "not found" not in output
+    result.stdout.fnmatch_lines(["*kraftwire_cluster is an async fixture and needs pytest-asyncio*pip install "
+                                 "pytest-asyncio*", "*kraftwire_session_cluster is an async fixture*"])

@@ -225,9 +225,12 @@ def test_records_alike_decode_as_each_framed_alone():
 
 def test_dump_shows_every_record_type_and_version(written):
     directory, _, unknown_offset = written
-    result = kraftwire("log", "dump", "--json", str(directory))
+    result = kraftwire("log", "dump", "--json", "--show-secrets", str(directory))  # every field as written
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
+    redacted = [json.loads(line) for line in kraftwire("log", "dump", "--json", str(directory)).stdout.splitlines()]
+    assert [line["fields"]["salt"] for line in redacted if line["type"] == "UserScramCredentialRecord"] == [
+        "(redacted)"] * len([line for line in lines if line["type"] == "UserScramCredentialRecord"])
     shown = {(line["type"], line["version"]) for line in lines if not line["control"]}
     expected = {(name, version) for name, high in KAFKA_RECORD_TYPES.values() for version in range(high + 1)}
     assert expected <= shown
