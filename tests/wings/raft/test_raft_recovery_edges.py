@@ -55,22 +55,26 @@ async def test_damage_at_the_tail_below_the_newest_snapshot_stops_start_up(tmp_p
 
 async def test_damage_in_the_first_batch_after_the_snapshot_is_a_torn_write(tmp_path):
     snapshot_end = await write(tmp_path, ["0", "1", "2", "3"], snapshot_after=3)
-    _, position, base = damage_last_batch(tmp_path)
+    segment = segments(tmp_path)[-1]
+    position, size, base, _count = batches(segment)[-1]
     assert base == snapshot_end  # the first batch the snapshot does not cover
-    segment = segments(tmp_path)[-1]  # as if x=3 had never been fsync'd: damage there is a torn write
+    segment.write_bytes(segment.read_bytes()[:position + size - 5])  # as if x=3 had never been fsync'd
     (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
     values, _ = await values_after_restart(tmp_path)
     assert values == ["2"]  # the snapshot's x=2, then nothing: the torn x=3 is gone
 
 
-async def test_a_batch_repeating_earlier_offsets_at_the_tail_is_cut_away(tmp_path):
+async def test_a_batch_repeating_earlier_offsets_at_the_tail_stops_start_up(tmp_path):
+    """A whole, well-framed batch that does not continue the log is no unfinished write: refused, never
+    replayed nor cut."""
     await write(tmp_path, ["0", "1", "2"])
     segment = segments(tmp_path)[-1]
-    position, size, _base, _count = batches(segment)[-2]
+    position, size, base, _count = batches(segment)[-2]
     original = segment.read_bytes()
     segment.write_bytes(original + original[position:position + size])  # "1" again, after "2"
-    values, offsets = await values_after_restart(tmp_path)
-    assert values == ["0", "1", "2"] and offsets == sorted(set(offsets))
+    with pytest.raises(LogCorruptError, match=f"at byte {len(original)} .*batch starts at offset {base}, expected "):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == original + original[position:position + size]
 
 
 async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_follow(tmp_path):
@@ -81,7 +85,8 @@ async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_fo
     synced_at, damaged_at = found[-4][0], found[-3][0]
     (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {synced_at}}}')
     data = bytearray(segment.read_bytes())
-    data[damaged_at + 30] ^= 1  # inside the batch's CRC-covered header, two complete batches after it
+    size = found[-3][1]
+    data[damaged_at:damaged_at + size] = bytes(size)  # never reached the disk; two complete batches after it
     segment.write_bytes(bytes(data))
     values, _ = await values_after_restart(tmp_path)
     assert values == ["0", "1", "2"]
