@@ -10,8 +10,8 @@ commit: recovery rebuilds the index of every segment it scans.
 
 ``walk`` checks a buffer of batches against the log's rules (framing, CRC-32C, contiguous offsets,
 epochs that change only upward and only at a control batch), and ``judge_damage`` decides whether what
-it found may be cut away as a torn write or means acknowledged data is damaged; recovery and
-``kraftwire log verify`` share both, so start-up is never more lenient than verify.
+it found may be cut away as an unfinished write (``interrupted_write``) or means acknowledged data is
+damaged; recovery uses both, and ``kraftwire log verify`` runs recovery itself, so they cannot disagree.
 
 A well-framed record of a type, or a version, that ``schemas/records`` does not hold is no damage, but
 start-up cannot replay it: ``UnknownRecordError`` stops start-up naming the file, offset, type and
