@@ -133,3 +133,73 @@ async def test_a_matching_offset_index_is_left_as_it_is(tmp_path, caplog):
         await log.open()
         await log.close()
     assert caplog.text.count(f"{index.name}: rebuilt the offset index") == 1
+
+
+async def two_snapshots(data_dir, **config) -> tuple[int, int]:
+    """Three one-record batches, a snapshot, two more, a snapshot at the log's end; the snapshots' ends."""
+    log, _ = await open_log(data_dir, **config)
+    ends = []
+    for values in (["0", "1", "2"], ["3", "4"]):
+        for value in values:
+            await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=value), None)])[1]
+        ends.append((await log.snapshot()).end_offset)
+    await log.close()
+    return ends[0], ends[1]
+
+
+def flip_middle(path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x08
+    path.write_bytes(bytes(data))
+
+
+async def test_a_damaged_newest_snapshot_is_passed_over_and_its_offsets_still_count_as_committed(tmp_path):
+    """Start-up falls back to the older snapshot and the log after it; but the damaged one's name says
+    every offset below its end was committed, so a last batch below it, even one that looks like an
+    unfinished write (zeros, no fsync'd-length record), is refused, not cut. Verify says the same."""
+    from io import StringIO
+
+    from kraftwire.server.raft.tools import verify
+
+    _older, newest = await two_snapshots(tmp_path)
+    directory = partition_dir(tmp_path)
+    flip_middle(sorted(directory.glob("*.checkpoint"))[-1])
+    assert verify(directory, StringIO()) == 0
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["2", "3", "4"]  # the older snapshot's x=2, then the log after it
+
+    segment = segments(tmp_path)[-1]
+    position, size, base, _count = [b for b in batches(segment) if b[2] < newest][-1]
+    segment.write_bytes(segment.read_bytes()[:position] + bytes(size))
+    (directory / SYNCED_LENGTHS).unlink()
+    out = StringIO()
+    assert verify(directory, out) == 1
+    with pytest.raises(LogCorruptError, match=f"lies below the newest snapshot \\(offset {newest}\\)") as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value) in out.getvalue()
+
+
+async def test_a_damaged_snapshot_whose_offsets_no_log_holds_stops_start_up(tmp_path):
+    """The segments below the only snapshot retired, the snapshot damaged: refused, and verify agrees."""
+    from io import StringIO
+
+    from kraftwire.server.raft.tools import verify
+
+    log, _ = await open_log(tmp_path, segment_bytes=200)
+    for i in range(8):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    end = (await log.snapshot()).end_offset
+    await log.close()
+    files = segments(tmp_path)
+    for segment, following in zip(files, files[1:]):
+        if int(following.stem) <= end:  # wholly below the snapshot, as retention would retire it
+            segment.unlink()
+            segment.with_suffix(".index").unlink(missing_ok=True)
+    directory = partition_dir(tmp_path)
+    assert verify(directory, StringIO()) == 0
+    flip_middle(sorted(directory.glob("*.checkpoint"))[-1])
+    out = StringIO()
+    assert verify(directory, out) == 1
+    with pytest.raises(LogCorruptError, match="but no valid snapshot covers the offsets before it") as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value) in out.getvalue()
