@@ -1,6 +1,12 @@
 """The log's files under ``__cluster_metadata-0/`` as one ``RaftLog`` writes them: its segments, the
 ``synced-lengths.json`` beside them, and the file work of installs and retention.
 
+``synced-lengths.json`` (``SyncedLengths``) says how many bytes of the active segment are fsync'd. It is
+as durable as the data it vouches for: rewritten in place and fsync'd after the segment's fsync and
+before ``write_and_sync`` returns, so before any batch below it is acknowledged (or counted by the
+leader), and lowered, durably, before a truncation cuts below it. After a power loss it is therefore
+never short of an acknowledged batch, nor ahead of what is on disk; recovery refuses damage below it.
+
 ``SegmentFiles`` is touched only in the log's I/O thread (or at ``open``, before anything else runs):
 the event loop queues ``FileOp``s (``WriteBatch``, ``Truncate``, ``Install``) and the flush hands a group
 of them to ``write_and_sync``, which carries them out in order and fsyncs once (group commit).
@@ -20,7 +26,7 @@ from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFI
 from .batches import LogBatch
 from .segments import Segment, mapped, walk
 from .snapshots import SnapshotId, list_snapshots
-from .storage import StorageError, fsync_dir
+from .storage import StorageError, atomic_write, fsync_dir
 
 log = logging.getLogger("kraftwire.raft")
 
@@ -69,6 +75,35 @@ class Install:
 FileOp = WriteBatch | Truncate | Install
 
 
+class SyncedLengths:
+    """The durable record of the active segment's fsync'd length: ``{"<segment>.log": bytes}``, padded to
+    a fixed size so that each update is one write inside one disk sector, then ``fdatasync``. The first
+    update of an open replaces the file whole (written, fsync'd, renamed, directory fsync'd); a write torn
+    anyway reads back as no record, which recovery treats as the strictest case."""
+
+    SIZE = 128
+
+    def __init__(self, directory: Path):
+        self.path = directory / SYNCED_LENGTHS
+        self._fd: int | None = None
+
+    def publish(self, segment: str, length: int) -> None:
+        text = json.dumps({segment: length}).encode()
+        data = text.ljust(self.SIZE - 1) + b"\n" if len(text) < self.SIZE else text + b"\n"
+        if self._fd is None or len(data) != self.SIZE:
+            self.close()
+            atomic_write(self.path, data)
+            self._fd = os.open(self.path, os.O_WRONLY)
+            return
+        os.pwrite(self._fd, data, 0)
+        os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 class SegmentFiles:
     """The segments of one log, oldest first; the last is the active one."""
 
@@ -76,6 +111,7 @@ class SegmentFiles:
         self.directory = directory
         self.config = config
         self.segments: list[Segment] = segments or []
+        self._synced_record = SyncedLengths(directory)
 
     @property
     def active(self) -> Segment:
@@ -113,17 +149,12 @@ class SegmentFiles:
 
     def truncate(self, offset: int) -> None:
         """Drop every batch at or past ``offset`` (a batch boundary); the active segment is rebuilt from
-        the batches it keeps (made durable by the group's fsync)."""
-        dropped = False
-        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
-            segment = self.segments.pop()
-            segment.close()
-            segment.delete()
-            dropped = True
-        if dropped:
-            fsync_dir(self.directory)
-        old = self.segments[-1]
-        old.close()
+        the batches it keeps (made durable by the group's fsync). The fsync'd-length record is lowered
+        to what is kept first, durably, so a crash during the cut never finds it ahead of the file."""
+        keep = len(self.segments)
+        while keep > 1 and self.segments[keep - 1].base_offset >= offset:
+            keep -= 1
+        old = self.segments[keep - 1]
         segment = Segment(self.directory, old.base_offset, self.config.index_interval_bytes)
         size = 0
         with mapped(old.path) as buf:
@@ -132,6 +163,15 @@ class SegmentFiles:
                     break
                 segment.note_recovered(position, header)
                 size = position + header.size
+        if keep < len(self.segments) or size < old.synced_size:
+            self._synced_record.publish(old.path.name, min(old.synced_size, size))
+        for dropped in self.segments[keep:]:
+            dropped.close()
+            dropped.delete()
+        if keep < len(self.segments):
+            del self.segments[keep:]
+            fsync_dir(self.directory)
+        old.close()
         if size < old.size:
             log.info("%s: truncating to offset %d (byte %d): the leader's log diverges there", old.path.name,
                      offset, size)
@@ -153,12 +193,10 @@ class SegmentFiles:
         return new
 
     def publish_synced_lengths(self) -> None:
-        """Write the active segment's fsync'd length, for crash tests and for recovery's torn-tail rule.
-        Not fsync'd itself: after a power loss it is stale, never ahead of the truth."""
+        """Record the active segment's fsync'd length durably (``SyncedLengths``): called once its fsync
+        has returned, and before anything below it is acknowledged."""
         active = self.active
-        tmp = self.directory / (SYNCED_LENGTHS + ".tmp")
-        tmp.write_text(json.dumps({active.path.name: active.synced_size}))
-        os.replace(tmp, self.directory / SYNCED_LENGTHS)
+        self._synced_record.publish(active.path.name, active.synced_size)
 
     def install(self, snapshot_id: SnapshotId, part: Path) -> Path:
         """The log starts, empty, at the snapshot's end, and the snapshot gets its name. The empty
@@ -228,6 +266,7 @@ class SegmentFiles:
         active = self.active
         active.close()
         active.truncate(active.synced_size)
+        self._synced_record.close()
 
     def close(self, failed: bool) -> None:
         """A clean close: the active segment and its index are fsync'd, unless a write failed."""
@@ -236,3 +275,4 @@ class SegmentFiles:
             active.sync(index_too=True)
             self.publish_synced_lengths()
         active.close()
+        self._synced_record.close()

@@ -1,9 +1,10 @@
 """``RaftLog``: the durable metadata log of one controller, and the driver of its Raft core.
 
 Layout under ``<data-dir>/__cluster_metadata-0/``: segments and their indexes (``segments``),
-snapshots (``snapshots``), ``quorum-state`` (``quorum_state``), and ``synced-lengths.json``, which
-says how many bytes of the active segment are known to be fsync'd (crash tests cut files back to no
-less than that; recovery treats damage at or past it as an unsynced tail).
+snapshots (``snapshots``), ``quorum-state`` (``quorum_state``), and ``synced-lengths.json``, the durable
+record of how many bytes of the active segment are fsync'd (``files.SyncedLengths``: fsync'd before a
+write below it is acknowledged; recovery refuses damage below it and cuts past it only an unfinished
+write, ``segments.judge_damage``).
 
 The log is the ``MetadataLog`` the controller writes through, and it drives a ``RaftCore``
 (server/raft/core.py) with real files, timers and, given ``transport``, the wire (peer_wire.py). It is
@@ -39,7 +40,8 @@ The controller on this log is active once the core leads and its ``LeaderChange`
 With one voter (the default) the core elects itself at once and ``open`` returns once it is active.
 
 Start-up (``open``): read ``quorum-state`` (a damaged one stops start-up), load the newest valid
-snapshot, check every batch after it (torn tails are cut away, damage in the middle stops start-up),
+snapshot, check every batch after it (an unfinished write at the end is cut away, other damage stops
+start-up; ``kraftwire log verify`` makes the same judgement, ``recovery.recover``),
 then build the core from the log and the quorum state. ``replay`` yields the snapshot's records
 and the committed part of the log after it; a record of a type or version kraftwire has no schema for
 stops it (``segments.UnknownRecordError``, as Kafka's metadata loader fails on one).

@@ -10,8 +10,8 @@ commit: recovery rebuilds the index of every segment it scans.
 
 ``walk`` checks a buffer of batches against the log's rules (framing, CRC-32C, contiguous offsets,
 epochs that change only upward and only at a control batch), and ``judge_damage`` decides whether what
-it found may be cut away as a torn write or means acknowledged data is damaged; recovery and
-``kraftwire log verify`` share both, so start-up is never more lenient than verify.
+it found may be cut away as an unfinished write (``interrupted_write``) or means acknowledged data is
+damaged; recovery uses both, and ``kraftwire log verify`` runs recovery itself, so they cannot disagree.
 
 A well-framed record of a type, or a version, that ``schemas/records`` does not hold is no damage, but
 start-up cannot replay it: ``UnknownRecordError`` stops start-up naming the file, offset, type and
@@ -29,13 +29,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
+import crc32c
+
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
-from kraftwire.codec.records import ATTR_CONTROL, METADATA_TYPES, BatchHeader, UnknownRecordType, check_batch
+from kraftwire.codec.records import (ATTR_CONTROL, CRC_START, HEADER_SIZE, METADATA_TYPES, BatchHeader,
+                                     UnknownRecordType, check_batch)
 
 from .storage import StorageError
 
 _BASE_OFFSET = struct.Struct(">q")
+_LENGTH = struct.Struct(">i")
+_CRC = struct.Struct(">I")
+_CRC_POSITION = 17
 
 
 def unknown_record_description(record_type: int, version: int) -> str:
@@ -116,9 +122,14 @@ def judge_damage(path: Path, buf: bytes, damage: Damage | None, valid_size: int,
     """Why start-up must refuse ``path``, or None when what follows ``valid_size`` (``damage``, or a file
     shorter than it should be) is an unfinished write that may be cut away.
 
-    Only bytes at or past ``synced_bytes``, the length recorded as fsync'd (so every batch below it
-    was acknowledged), can be a torn tail; that holds for the last batch too. Without a recorded length
-    (a log from before it was kept), damage followed by a valid batch is damage in the middle."""
+    ``synced_bytes`` is the durable record of the fsync'd length (``files.SyncedLengths``, written and
+    fsync'd before any batch below it is acknowledged), None when there is none for this file; a file
+    short of it, or damage below it, is acknowledged data damaged. Past it (or without it) only what an
+    interrupted write leaves may be cut (``interrupted_write``): a batch the file ends inside, or bytes
+    that never reached the disk (zeros). A whole batch whose bytes are wrong is refused wherever it lies,
+    since a record restored from an older copy would put acknowledged batches past its length too.
+    ``snapshot_end``: where the newest snapshot file (valid or not) ends; every offset below it was
+    committed. Without a record, damage followed by a valid batch is damage in the middle."""
     if damage is None:
         if is_last and synced_bytes is not None and valid_size < synced_bytes:
             return (f"{path} ends at byte {valid_size}, short of the {synced_bytes} bytes recorded as fsync'd: "
@@ -131,15 +142,55 @@ def judge_damage(path: Path, buf: bytes, damage: Damage | None, valid_size: int,
     if damage.offset is not None and damage.offset < snapshot_end:
         return (f"damaged record batch in {where}; it lies below the newest snapshot (offset {snapshot_end}), "
                 f"so committed data is damaged: refusing to start")
-    if synced_bytes is not None:
-        if damage.position >= synced_bytes:
-            return None  # past what was fsync'd: whatever follows was never acknowledged either
+    if synced_bytes is not None and damage.position < synced_bytes:
         return (f"damaged record batch in {where}; it lies below the {synced_bytes} bytes recorded as fsync'd, "
                 f"so acknowledged data is damaged, not a torn write: refusing to start")
-    following = find_batch_after(buf, damage.position, damage.offset or 0)
-    if following is not None:
-        return (f"damaged record batch in {where}; a valid batch follows at byte {following}, so this is "
-                f"damage in the middle of the log, not a torn write: refusing to start")
+    if synced_bytes is None:
+        following = find_batch_after(buf, damage.position, damage.offset or 0)
+        if following is not None:
+            return (f"damaged record batch in {where}; a valid batch follows at byte {following}, so this is "
+                    f"damage in the middle of the log, not a torn write: refusing to start")
+    if interrupted_write(buf, damage.position) is None:
+        vouched = ("no durable record of the fsync'd length says it was never acknowledged" if synced_bytes is None
+                   else f"the {synced_bytes} bytes recorded as fsync'd cannot vouch that it was never acknowledged")
+        return (f"damaged record batch in {where}; the batch is whole and its bytes are wrong, which an "
+                f"interrupted write does not leave, and {vouched}: refusing to start")
+    return None
+
+
+SECTOR_BYTES = 512  # the unit a disk writes whole: what a power loss leaves unwritten reads back as zeros
+_UNWRITTEN_TAIL_BYTES = 32  # zeros from a sector boundary to the end of the file that count as unwritten
+
+
+def interrupted_write(buf: bytes, position: int) -> str | None:
+    """How the bytes from ``position`` (where a batch fails the log's checks) look like a write that never
+    finished, or None when they hold a whole batch whose bytes are wrong.
+
+    An interrupted write leaves a batch the file ends inside (its declared length runs past the end, and
+    the bytes that are there do not make a whole batch with only its length field damaged: the CRC does
+    not cover that field), or sectors that never reached the disk, which read back as zeros: a zeroed
+    batch header, a whole zero sector inside the batch, or zeros from a sector boundary to the end."""
+    end = len(buf)
+    present = end - position
+    if not any(buf[position:position + 12]):  # base offset and length zero: no batch was ever written here
+        return "a zeroed batch header (bytes that never reached the disk)"
+    if present < HEADER_SIZE:
+        return f"the file ends {present} bytes into a batch header"
+    size = 12 + _LENGTH.unpack_from(buf, position + 8)[0]
+    if position + size > end:
+        stored_crc = _CRC.unpack_from(buf, position + _CRC_POSITION)[0]
+        if crc32c.crc32c(memoryview(buf)[position + CRC_START:end]) == stored_crc:
+            return None  # the whole batch is there; only its length field is wrong
+        return f"the file ends inside the batch ({size} bytes declared, {present} present)"
+    batch_end = position + size if size >= HEADER_SIZE else end
+    first_sector = -(-position // SECTOR_BYTES) * SECTOR_BYTES
+    for sector in range(first_sector, batch_end - SECTOR_BYTES + 1, SECTOR_BYTES):
+        if not any(buf[sector:sector + SECTOR_BYTES]):
+            return f"a sector of zeros at byte {sector} (bytes that never reached the disk)"
+    last_written = len(bytes(buf[position:end]).rstrip(b"\0")) + position
+    boundary = -(-last_written // SECTOR_BYTES) * SECTOR_BYTES
+    if end - boundary >= _UNWRITTEN_TAIL_BYTES:
+        return f"zeros from byte {boundary} to the end (bytes that never reached the disk)"
     return None
 
 

@@ -3,15 +3,20 @@
 Both take the partition directory (``.../__cluster_metadata-0``) or the data directory holding it,
 and read snapshots (oldest first) then segments (in offset order). ``dump`` prints every record,
 control records included: offset, epoch, timestamp, type, version and fields, as text or as JSON
-lines. ``verify`` checks every batch of every file (framing, CRC-32C, contiguous offsets across
-segments, epochs, every record decodable, snapshots framed by header and footer) and every ``.index``
-entry (it must point at a batch boundary and name that batch's last offset); it prints the first
-problem with its file and offset and exits 1, or a summary and exits 0. The newest segment is judged
-as start-up judges it (``segments.judge_damage``): damage past the length recorded as fsync'd is a
-torn tail start-up cuts away (reported, exit 0); damage below it, or a file cut short of it, exits 1.
-A well-framed record of a type (or version) ``schemas/records`` does not hold, as a newer Kafka may
-write, is no damage: dump shows it as ``UnknownRecord`` with its bytes and verify lists it as a warning
-and exits 0, saying that start-up refuses such a log (``segments.UnknownRecordError``).
+lines.
+
+``verify`` judges the directory with start-up's own judgement (``recovery.recover`` with ``dry_run``:
+``quorum-state``, the snapshot start-up would load, every batch it would read, the fsync'd-length rule
+for the end of the newest segment) and decodes every record start-up would replay; it exits 1 with the
+refusal start-up would stop with, or prints a summary and exits 0 (a torn tail start-up cuts is
+reported). What start-up does not read is checked too and reported as warnings, exit 0: damaged
+snapshots it passes over or does not need, damage in segments wholly below the snapshot it loads (kept
+only for the audit), and ``.index`` entries that do not point at a batch boundary naming that batch's
+last offset (start-up rebuilds the index from the batches). A well-framed record of a type (or version)
+``schemas/records`` does not hold, as a newer Kafka may write, is no damage: dump shows it as
+``UnknownRecord`` with its bytes and verify lists it as a warning and exits 0, saying that start-up
+refuses such a log (``segments.UnknownRecordError``): the one refusal verify does not share, since it
+is about what this kraftwire can replay, not about the bytes.
 """
 from __future__ import annotations
 
@@ -29,18 +34,24 @@ from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import INDEX_ENTRY, INDEX_SUFFIX, PARTITION_DIR, index_entries, parse_base_offset
 from kraftwire.codec.message import Message
 from kraftwire.codec.model import Struct
-from kraftwire.codec.records import (SnapshotFooterRecord, SnapshotHeaderRecord, UnknownRecordType,
-                                     decode_control, decode_frame, read_batch)
+from kraftwire.codec.records import UnknownRecordType, decode_control, decode_frame, read_batch
 
 from .batches import metadata_frame
-from .recovery import read_synced_lengths
+from .files import RaftConfig
+from .recovery import Recovered, recover
 from .segments import Damage, judge_damage, mapped, unknown_record_description, walk
-from .snapshots import list_snapshots
+from .snapshots import SnapshotError, check_snapshot, list_snapshots
+from .storage import StorageError
+
+# ``kraftwire serve``'s default (dynamic voters): a snapshot without voter records makes start-up read the
+# whole log (recovery.recover), the strictest case.
+VERIFY_KRAFT_VERSION = 1
 
 
 class Problem(Exception):
     def __init__(self, path: Path, position: int, offset: int | None, reason: str):
         super().__init__(f"{path}: offset {offset} (byte {position}): {reason}")
+        self.offset, self.reason = offset, reason
 
 
 class UnknownRecord(NamedTuple):
@@ -81,21 +92,7 @@ def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
             for position, header in walk(buf, 0, expected_offset, epoch):
                 if boundaries is not None:
                     boundaries[position] = header.base_offset + header.last_offset_delta
-                batch = read_batch(buf, position)
-                for record in batch.records:
-                    value: Message | UnknownRecord
-                    try:
-                        if batch.is_control:
-                            value, version = decode_control(record.key, record.value), 0
-                        else:
-                            value, version = decode_frame(metadata_frame(record.value))
-                    except UnknownRecordType as unknown:
-                        value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value or b""))
-                        version = unknown.version
-                    except MalformedError as exc:
-                        raise Problem(path, position, record.offset, exc.what) from None
-                    yield (record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value,
-                           version)
+                yield from batch_records(path, buf, position)
                 valid_size = position + header.size
             damage = None
         except Damage as found:
@@ -114,6 +111,28 @@ def read_file(path: Path, expected_offset: int | None, epoch: int | None = None,
                 tail.torn = (path, valid_size, len(buf) - valid_size, damage.reason)
 
 
+def batch_records(path: Path, buf: bytes, position: int) -> Iterator[LogRecord]:
+    """The decoded records of the (checked) batch at ``position``; Problem for one that cannot be decoded,
+    ``UnknownRecord`` for one of a type or version without a schema."""
+    try:
+        batch = read_batch(buf, position)
+    except MalformedError as exc:
+        raise Problem(path, position, None, exc.what) from None
+    for record in batch.records:
+        value: Message | UnknownRecord
+        try:
+            if batch.is_control:
+                value, version = decode_control(record.key, record.value), 0
+            else:
+                value, version = decode_frame(metadata_frame(record.value))
+        except UnknownRecordType as unknown:
+            value = UnknownRecord(unknown.record_type, unknown.version, bytes(record.value or b""))
+            version = unknown.version
+        except MalformedError as exc:
+            raise Problem(path, position, record.offset, exc.what) from None
+        yield (record.offset, batch.partition_leader_epoch, record.timestamp, batch.is_control, value, version)
+
+
 @dataclass
 class TailRule:
     """What start-up knows when it judges the newest segment: where the newest snapshot ends and how many
@@ -121,12 +140,6 @@ class TailRule:
     snapshot_end: int
     synced_bytes: int | None
     torn: tuple | None = None
-
-    @classmethod
-    def of(cls, directory: Path, segment: Path) -> TailRule:
-        snapshots = list_snapshots(directory)
-        return cls(snapshots[-1][0].end_offset if snapshots else 0,
-                   read_synced_lengths(directory).get(segment.name))
 
 
 def read_log(directory: Path, boundaries: dict[Path, dict[int, int]] | None = None,
@@ -222,41 +235,109 @@ def _check_index(segment: Path, boundaries: dict[int, int]) -> None:
                           f"at offset {base + relative}")
 
 
-def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
-    directory = partition_directory(directory)
-    boundaries: dict[Path, dict[int, int]] = {}
-    snapshot_ends: dict[Path, list] = {}  # snapshot -> [first record, last record]
-    first = last = None
-    unknown = 0
+@dataclass
+class Findings:
+    """What ``verify`` found besides start-up's verdict: warnings, records of unknown type, the offsets."""
+    warnings: list[str]
+    unknown: int = 0
+    first: int | None = None
+    last: int | None = None
+
+    def take(self, path: Path, record: LogRecord, in_log: bool) -> None:
+        offset, value = record[0], record[4]
+        if isinstance(value, UnknownRecord):
+            self.unknown += 1
+            self.warnings.append(f"{path}: offset {offset}: {value.describe()}")
+        if in_log:
+            self.first = offset if self.first is None else min(self.first, offset)
+            self.last = offset if self.last is None else max(self.last, offset)
+
+
+def _check_replayed(recovered: Recovered, findings: Findings) -> None:
+    """Decode every record start-up replays (the snapshot it loads, the batches it read): Problem as
+    start-up's replay refuses. Data records below the snapshot's end are not replayed: a fault there is a
+    warning."""
+    if recovered.snapshot is not None:
+        path = recovered.snapshot[1]
+        for record in read_file(path, 0):
+            findings.take(path, record, in_log=False)
+    start = recovered.snapshot_end
+    for batch, (path, position) in zip(recovered.batches, recovered.placed):
+        try:
+            for record in batch_records(path, batch.data, 0):
+                findings.take(path, record, in_log=True)
+        except Problem as problem:
+            if batch.control or batch.last >= start:
+                raise Problem(path, position, problem.offset, problem.reason) from None
+            findings.warnings.append(f"{problem} (below the snapshot start-up loads, which it does not replay)")
+
+
+def _check_unread(directory: Path, recovered: Recovered, findings: Findings) -> None:
+    """Warnings for what start-up does not read: other snapshots, segments wholly below the snapshot it
+    loads; and for every ``.index`` that does not match its segment (start-up rebuilds it)."""
+    used = recovered.snapshot[1] if recovered.snapshot else None
+    for _snapshot, path in list_snapshots(directory):
+        if path == used:
+            continue
+        try:
+            check_snapshot(path)
+            for record in read_file(path, 0):
+                findings.take(path, record, in_log=False)
+        except (SnapshotError, Problem) as exc:
+            findings.warnings.append(f"{path}: {exc} (start-up does not load this snapshot)")
+    for path in recovered.unscanned:
+        found: dict[int, int] = {}
+        try:
+            for record in read_file(path, parse_base_offset(path.name), None, found):
+                findings.take(path, record, in_log=True)
+        except Problem as problem:
+            findings.warnings.append(f"{problem} (wholly below the snapshot start-up loads, which does not read it)")
+            continue
+        _index_warning(path, found, findings)
+    for segment in recovered.files.segments:
+        if segment.path not in recovered.unscanned:
+            end = recovered.torn.position if recovered.torn and recovered.torn.path == segment.path else None
+            _index_warning(segment.path, _boundaries(segment.path, end), findings)
+
+
+def _boundaries(path: Path, end: int | None) -> dict[int, int]:
+    with mapped(path) as buf:
+        return {position: header.base_offset + header.last_offset_delta
+                for position, header in walk(buf[:end] if end is not None else buf)}
+
+
+def _index_warning(segment: Path, boundaries: dict[int, int], findings: Findings) -> None:
     try:
-        tail_rule = TailRule.of(directory, segment_paths(directory)[-1]) if segment_paths(directory) else None
-        for path, (offset, _epoch, _ts, _control, record, _version) in read_log(directory, boundaries, tail_rule):
-            if isinstance(record, UnknownRecord):
-                unknown += 1
-                print(f"warning: {path}: offset {offset}: {record.describe()}", file=out)
-            if path in boundaries:
-                first = offset if first is None else first
-                last = offset
-            else:
-                snapshot_ends.setdefault(path, [record, record])[1] = record
-        snapshots = list_snapshots(directory)
-        for _snapshot, path in snapshots:
-            head, tail = snapshot_ends.get(path, (None, None))
-            if not isinstance(head, SnapshotHeaderRecord):
-                raise Problem(path, 0, 0, "does not start with a snapshot header")
-            if not isinstance(tail, SnapshotFooterRecord):
-                raise Problem(path, 0, None, "does not end with a snapshot footer")
-        for segment, found in boundaries.items():
-            _check_index(segment, found)
+        _check_index(segment, boundaries)
     except Problem as problem:
-        print(f"damaged: {problem}", file=out)
+        findings.warnings.append(f"{problem} (start-up rebuilds the index from the batches)")
+
+
+def verify(directory: str | Path, out: TextIO = sys.stdout) -> int:
+    """Exit 1 with start-up's refusal, or 0 (module docstring)."""
+    directory = partition_directory(directory)
+    findings = Findings([])
+    try:
+        recovered = recover(directory, RaftConfig(), VERIFY_KRAFT_VERSION, dry_run=True)
+        _check_replayed(recovered, findings)
+        _check_unread(directory, recovered, findings)
+    except (StorageError, Problem) as refusal:
+        print(f"damaged: {refusal}", file=out)
         return 1
-    span = f"offsets {first}..{last}" if first is not None else "no records"
+    except OSError as exc:
+        print(f"damaged: {directory} cannot be read: {exc}", file=out)
+        return 1
+    findings.warnings[:0] = [f"{note} (start-up passes over this snapshot)" for note in recovered.passed_over]
+    for warning in findings.warnings:
+        print(f"warning: {warning}", file=out)
+    span = f"offsets {findings.first}..{findings.last}" if findings.first is not None else "no records"
+    unknown = findings.unknown
     warnings = f", {unknown} record(s) of unknown type (kraftwire serve refuses to start on them)" if unknown else ""
-    print(f"ok: {len(boundaries)} segment(s) ({span}), {len(snapshots)} snapshot(s) in {directory}{warnings}",
-          file=out)
-    if tail_rule is not None and tail_rule.torn is not None:
-        path, position, dropped, reason = tail_rule.torn
-        print(f"torn tail: {path} from byte {position} ({dropped} bytes past the fsync'd length, {reason}); "
-              f"start-up cuts it away", file=out)
+    segments = len(recovered.files.segments)
+    print(f"ok: {segments} segment(s) ({span}), {len(list_snapshots(directory))} snapshot(s) in {directory}"
+          f"{warnings}", file=out)
+    torn = recovered.torn
+    if torn is not None:
+        print(f"torn tail: {torn.path} from byte {torn.position} ({torn.dropped} bytes of an unfinished write, "
+              f"{torn.reason}); start-up cuts it away", file=out)
     return 0

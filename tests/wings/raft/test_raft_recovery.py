@@ -111,18 +111,42 @@ async def test_a_cut_below_the_fsynced_length_stops_start_up(pristine, scratch):
         assert segment.stat().st_size == cut
 
 
-async def test_a_bad_crc_at_the_tail_past_the_fsynced_length_is_cut_away(pristine, scratch, caplog):
+async def test_a_zeroed_last_batch_past_the_fsynced_length_is_cut_away(pristine, scratch, caplog):
+    """Sectors a power loss kept from the disk read back as zeros: past the fsync'd length, a torn write."""
     data_dir = copy_of(pristine, scratch)
     segment = segments(data_dir)[-1]
     position, size, base, _count = batches(segment)[-1]
     mark_synced(data_dir, segment, position)
     data = bytearray(segment.read_bytes())
-    data[position + size - 1] ^= 0x10
+    data[position:position + size] = bytes(size)
     segment.write_bytes(bytes(data))
     replayed, log = await records_after_restart(data_dir)
     assert log.end_offset == base + 1
     assert all(offset < base for offset, _ in replayed)
     assert f"truncating at byte {position}" in caplog.text and segment.name in caplog.text
+
+
+async def test_a_flipped_bit_past_a_stale_fsynced_length_stops_start_up(pristine, scratch):
+    """A whole batch with wrong bytes is not what an interrupted write leaves: refused even past the
+    recorded fsync'd length, since a record restored from an older copy would leave acknowledged batches
+    past it (here the last one) and cutting them would lose them silently."""
+    rng = random.Random(17)
+    last = segments(pristine)[-1]
+    found = batches(last)
+    position, size, base, _count = found[-1]
+    for stale_at in (found[-2][0], found[-3][0], position):
+        for spot in sorted({0, 9, 13, 17, 30, 57, size - 1, *(rng.randrange(size) for _ in range(6))}):
+            data_dir = copy_of(pristine, scratch)
+            segment = segments(data_dir)[-1]
+            mark_synced(data_dir, segment, stale_at)
+            flip(segment, position + spot, rng.randrange(8))
+            damaged = segment.read_bytes()
+            with pytest.raises(LogCorruptError) as raised:
+                await RaftLog(data_dir, NODE_ID).open()
+            message = str(raised.value)
+            assert f"{segment.name} at byte {position} (offset {base})" in message, f"byte {spot}: {message}"
+            assert "refusing to start" in message
+            assert segment.read_bytes() == damaged
 
 
 async def test_a_flipped_bit_in_the_last_fsynced_batch_stops_start_up(pristine, scratch):
@@ -170,14 +194,16 @@ async def test_a_flipped_bit_in_a_middle_batch_stops_start_up(pristine, scratch,
 
 
 async def test_damage_past_the_fsynced_length_is_an_unsynced_tail(pristine, scratch):
-    """Pages of an unsynced write can reach the disk out of order: damage at or past what was fsync'd is
-    cut away even when complete batches follow it."""
+    """Pages of an unsynced write can reach the disk out of order: a batch of zeros at or past what was
+    fsync'd is cut away even when complete batches follow it."""
     data_dir = copy_of(pristine, scratch)
     segment = segments(data_dir)[-1]
     found = batches(segment)
-    position, _size, base, _count = found[-3]
+    position, size, base, _count = found[-3]
     mark_synced(data_dir, segment, position)
-    flip(segment, position + 30, 0)
+    data = bytearray(segment.read_bytes())
+    data[position:position + size] = bytes(size)
+    segment.write_bytes(bytes(data))
     _, log = await records_after_restart(data_dir)
     assert log.end_offset == base + 1
 

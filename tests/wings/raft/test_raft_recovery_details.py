@@ -35,10 +35,9 @@ async def test_a_torn_first_batch_leaves_the_segment_empty_and_says_what_it_drop
     log, _ = await open_log(tmp_path)  # writes one leader-change batch at offset 0
     await log.close()
     segment = segments(tmp_path)[0]
-    data = bytearray(segment.read_bytes())
-    data[-1] ^= 0x10
-    segment.write_bytes(bytes(data))
-    (partition_dir(tmp_path) / SYNCED_LENGTHS).unlink()  # a log from before fsync'd lengths were kept
+    data = segment.read_bytes()[:-1]  # the file ends inside its only batch: a write that never finished
+    segment.write_bytes(data)
+    (partition_dir(tmp_path) / SYNCED_LENGTHS).unlink()  # no record: only an unfinished write may be cut
     caplog.set_level("WARNING", logger="kraftwire")
     await restart(tmp_path)
     assert (f"{segment}: torn write at the tail: truncating at byte 0 (offset 0), dropping {len(data)} bytes"
@@ -62,7 +61,8 @@ async def test_a_rebuilt_offset_index_equals_the_one_appends_wrote(tmp_path):
 
 
 @pytest.mark.parametrize("more", [-1, 1], ids=["fewer", "more"])
-async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damage(tmp_path, caplog, more):
+async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damage(tmp_path, more):
+    """Whole and well framed, so no unfinished write: refused even past the fsync'd length, file left alone."""
     log, _ = await open_log(tmp_path)
     await log.append([config_record("kept")])[1]
     await log.close()
@@ -71,13 +71,11 @@ async def test_a_batch_whose_count_disagrees_with_its_last_offset_delta_is_damag
     position, size, base, count = batches(segment)[-1]
     # the next offsets, but one record fewer or more than the last offset delta says
     odd = rewritten(data[position:position + size], base_offset=base + count, count=count + more)
-    segment.write_bytes(data + odd)  # past the fsync'd length: a torn write, cut away
-    caplog.set_level("WARNING", logger="kraftwire")
-    offsets = await restart(tmp_path)
-    assert (f"{segment}: torn write at the tail: truncating at byte {len(data)} (offset 2), dropping {size} bytes"
-            in caplog.text)
-    assert [(b, c) for _, _, b, c in batches(segment)] == [(0, 1), (1, 1), (2, 1)]  # the restart's batch at 2
-    assert offsets == [1]
+    segment.write_bytes(data + odd)
+    with pytest.raises(LogCorruptError, match=f"at byte {len(data)} \\(offset 2\\): {count + more} records but last "
+                                              f"offset delta {count - 1}; the batch is whole"):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == data + odd
 
 
 async def test_a_log_ending_before_its_snapshot_names_its_last_segment(tmp_path):
@@ -136,11 +134,12 @@ async def test_without_fsynced_lengths_damage_followed_by_a_valid_batch_is_in_th
 
 
 async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_torn_write(tmp_path, caplog):
-    """What follows the damage holds magic bytes (0x02) that start no valid batch, nor any batch at all."""
+    """A last batch of zeros (never reached the disk); what follows holds magic bytes (0x02) that start no
+    valid batch, nor any batch at all."""
     data, found = await write_legacy(tmp_path, ["0", "1"])
     position, size, _, _ = found[-1]
     damaged = bytearray(data)
-    damaged[position + size - 1] ^= 0x10
+    damaged[position:position + size] = bytes(size)
     junk = bytes(20) + b"\x02" * 40  # a "batch" there would start at offset 0, below the damaged one
     segment = segments(tmp_path)[-1]
     segment.write_bytes(bytes(damaged) + junk)
@@ -151,6 +150,21 @@ async def test_without_fsynced_lengths_damage_followed_by_no_valid_batch_is_a_to
     assert [p for p, *_ in batches(segment)] == [p for p, *_ in found[:-1]] + [position]
 
 
+async def test_without_fsynced_lengths_a_flipped_bit_in_the_last_batch_stops_start_up(tmp_path):
+    """Without a record of the fsync'd length nothing says the last batch was never acknowledged: a whole
+    batch with wrong bytes is refused, not cut."""
+    data, found = await write_legacy(tmp_path, ["0", "1"])
+    position, size, base, _ = found[-1]
+    damaged = bytearray(data)
+    damaged[position + size - 1] ^= 0x10
+    segment = segments(tmp_path)[-1]
+    segment.write_bytes(bytes(damaged))
+    with pytest.raises(LogCorruptError, match=f"at byte {position} \\(offset {base}\\): CRC mismatch.*no durable "
+                                              f"record of the fsync'd length"):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == bytes(damaged)
+
+
 @pytest.mark.parametrize("attributes", [0x08, 0x40], ids=["log-append-time", "delete-horizon"])
 async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_bits(tmp_path, attributes):
     data, found = await write_legacy(tmp_path, ["0"])
@@ -159,8 +173,8 @@ async def test_an_epoch_change_at_a_data_batch_is_damage_whatever_its_attribute_
     raised = rewritten(data[position:position + size], base_offset=base + 1, epoch=epoch + 1, attributes=attributes)
     segment = segments(tmp_path)[-1]
     segment.write_bytes(data + raised)
-    assert await restart(tmp_path) == [1]
-    assert len(batches(segment)) == len(found) + 1  # the raised batch cut, the restart's own batch after
+    with pytest.raises(LogCorruptError, match=f"epoch {epoch + 1} after epoch {epoch} without a leader change"):
+        await RaftLog(tmp_path, NODE_ID).open()
 
 
 async def test_without_its_quorum_state_a_log_starts_above_the_epoch_of_its_last_batch(tmp_path):
@@ -265,7 +279,8 @@ async def test_an_interrupted_snapshot_write_is_deleted_at_start(tmp_path, caplo
 async def test_a_torn_tail_of_the_last_of_two_segments_is_cut_away(tmp_path):
     first, last = await write_segments(tmp_path, 6)
     data = last.read_bytes()
-    last.write_bytes(data + data[:-1])  # a second batch, torn: past the fsync'd length
+    position, size, _base, _count = batches(last)[-1]
+    last.write_bytes(data + data[position:position + size - 1])  # one more batch, torn: past the fsync'd length
     assert (await restart(tmp_path))[-1] == 6  # the torn batch gone, and no refusal
 
 
@@ -305,7 +320,7 @@ async def test_without_fsynced_lengths_a_batch_repeating_earlier_offsets_after_t
     position, size, _, _ = found[-1]
     earlier = found[1]
     damaged = bytearray(data)
-    damaged[position + size - 1] ^= 0x10
+    damaged[position:position + size] = bytes(size)  # never reached the disk
     segment = segments(tmp_path)[-1]
     segment.write_bytes(bytes(damaged) + data[earlier[0]:earlier[0] + earlier[1]])
     assert await restart(tmp_path) == [1, 2]

@@ -55,22 +55,26 @@ async def test_damage_at_the_tail_below_the_newest_snapshot_stops_start_up(tmp_p
 
 async def test_damage_in_the_first_batch_after_the_snapshot_is_a_torn_write(tmp_path):
     snapshot_end = await write(tmp_path, ["0", "1", "2", "3"], snapshot_after=3)
-    _, position, base = damage_last_batch(tmp_path)
+    segment = segments(tmp_path)[-1]
+    position, size, base, _count = batches(segment)[-1]
     assert base == snapshot_end  # the first batch the snapshot does not cover
-    segment = segments(tmp_path)[-1]  # as if x=3 had never been fsync'd: damage there is a torn write
+    segment.write_bytes(segment.read_bytes()[:position + size - 5])  # as if x=3 had never been fsync'd
     (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {position}}}')
     values, _ = await values_after_restart(tmp_path)
     assert values == ["2"]  # the snapshot's x=2, then nothing: the torn x=3 is gone
 
 
-async def test_a_batch_repeating_earlier_offsets_at_the_tail_is_cut_away(tmp_path):
+async def test_a_batch_repeating_earlier_offsets_at_the_tail_stops_start_up(tmp_path):
+    """A whole, well-framed batch that does not continue the log is no unfinished write: refused, never
+    replayed nor cut."""
     await write(tmp_path, ["0", "1", "2"])
     segment = segments(tmp_path)[-1]
-    position, size, _base, _count = batches(segment)[-2]
+    position, size, base, _count = batches(segment)[-2]
     original = segment.read_bytes()
     segment.write_bytes(original + original[position:position + size])  # "1" again, after "2"
-    values, offsets = await values_after_restart(tmp_path)
-    assert values == ["0", "1", "2"] and offsets == sorted(set(offsets))
+    with pytest.raises(LogCorruptError, match=f"at byte {len(original)} .*batch starts at offset {base}, expected "):
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert segment.read_bytes() == original + original[position:position + size]
 
 
 async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_follow(tmp_path):
@@ -81,7 +85,8 @@ async def test_damage_well_past_the_fsynced_length_is_cut_away_though_batches_fo
     synced_at, damaged_at = found[-4][0], found[-3][0]
     (partition_dir(tmp_path) / SYNCED_LENGTHS).write_text(f'{{"{segment.name}": {synced_at}}}')
     data = bytearray(segment.read_bytes())
-    data[damaged_at + 30] ^= 1  # inside the batch's CRC-covered header, two complete batches after it
+    size = found[-3][1]
+    data[damaged_at:damaged_at + size] = bytes(size)  # never reached the disk; two complete batches after it
     segment.write_bytes(bytes(data))
     values, _ = await values_after_restart(tmp_path)
     assert values == ["0", "1", "2"]
@@ -128,3 +133,73 @@ async def test_a_matching_offset_index_is_left_as_it_is(tmp_path, caplog):
         await log.open()
         await log.close()
     assert caplog.text.count(f"{index.name}: rebuilt the offset index") == 1
+
+
+async def two_snapshots(data_dir, **config) -> tuple[int, int]:
+    """Three one-record batches, a snapshot, two more, a snapshot at the log's end; the snapshots' ends."""
+    log, _ = await open_log(data_dir, **config)
+    ends = []
+    for values in (["0", "1", "2"], ["3", "4"]):
+        for value in values:
+            await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=value), None)])[1]
+        ends.append((await log.snapshot()).end_offset)
+    await log.close()
+    return ends[0], ends[1]
+
+
+def flip_middle(path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x08
+    path.write_bytes(bytes(data))
+
+
+async def test_a_damaged_newest_snapshot_is_passed_over_and_its_offsets_still_count_as_committed(tmp_path):
+    """Start-up falls back to the older snapshot and the log after it; but the damaged one's name says
+    every offset below its end was committed, so a last batch below it, even one that looks like an
+    unfinished write (zeros, no fsync'd-length record), is refused, not cut. Verify says the same."""
+    from io import StringIO
+
+    from kraftwire.server.raft.tools import verify
+
+    _older, newest = await two_snapshots(tmp_path)
+    directory = partition_dir(tmp_path)
+    flip_middle(sorted(directory.glob("*.checkpoint"))[-1])
+    assert verify(directory, StringIO()) == 0
+    values, _ = await values_after_restart(tmp_path)
+    assert values == ["2", "3", "4"]  # the older snapshot's x=2, then the log after it
+
+    segment = segments(tmp_path)[-1]
+    position, size, base, _count = [b for b in batches(segment) if b[2] < newest][-1]
+    segment.write_bytes(segment.read_bytes()[:position] + bytes(size))
+    (directory / SYNCED_LENGTHS).unlink()
+    out = StringIO()
+    assert verify(directory, out) == 1
+    with pytest.raises(LogCorruptError, match=f"lies below the newest snapshot \\(offset {newest}\\)") as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value) in out.getvalue()
+
+
+async def test_a_damaged_snapshot_whose_offsets_no_log_holds_stops_start_up(tmp_path):
+    """The segments below the only snapshot retired, the snapshot damaged: refused, and verify agrees."""
+    from io import StringIO
+
+    from kraftwire.server.raft.tools import verify
+
+    log, _ = await open_log(tmp_path, segment_bytes=200)
+    for i in range(8):
+        await log.append([(rec.ConfigRecord(resource_type=4, resource_name="", name="x", value=str(i)), None)])[1]
+    end = (await log.snapshot()).end_offset
+    await log.close()
+    files = segments(tmp_path)
+    for segment, following in zip(files, files[1:]):
+        if int(following.stem) <= end:  # wholly below the snapshot, as retention would retire it
+            segment.unlink()
+            segment.with_suffix(".index").unlink(missing_ok=True)
+    directory = partition_dir(tmp_path)
+    assert verify(directory, StringIO()) == 0
+    flip_middle(sorted(directory.glob("*.checkpoint"))[-1])
+    out = StringIO()
+    assert verify(directory, out) == 1
+    with pytest.raises(LogCorruptError, match="but no valid snapshot covers the offsets before it") as refused:
+        await RaftLog(tmp_path, NODE_ID).open()
+    assert str(refused.value) in out.getvalue()
