@@ -143,9 +143,9 @@ class BrokerNode:
         """DescribeLogDirs' results: each directory with its replicas (those in ``wanted``, all for None)."""
         return self.log_manager.describe(wanted)
 
-    async def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
-        """Produce's answer (server/broker/produce.py)."""
-        return await produce.produce(self, request, version, allowed)
+    def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """Produce's answer, or with acks=-1 an awaitable of it (server/broker/produce.py)."""
+        return produce.produce(self, request, version, allowed)
 
     def list_offsets(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
         """ListOffsets' answer (server/broker/offsets.py)."""

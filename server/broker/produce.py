@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -125,9 +125,11 @@ def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records:
         outcome.wait = (partition, result.required_offset)
 
 
-async def produce(broker: BrokerNode, request: ProduceRequest, version: int,
-                  allowed: Callable[[str], bool]) -> ProduceResponse:
-    """The answer to one Produce (see the module docstring); ``allowed(topic)``: WRITE on the topic."""
+def produce(broker: BrokerNode, request: ProduceRequest, version: int,
+            allowed: Callable[[str], bool]) -> ProduceResponse | Awaitable[ProduceResponse]:
+    """The answer to one Produce (see the module docstring); ``allowed(topic)``: WRITE on the topic. The
+    batches are appended before this returns, so a connection's requests act in order as in Kafka; with
+    acks=-1 what it returns is an awaitable of the answer, which comes once the high watermarks pass."""
     image = broker.image
     topics, passed = _screen(image, request, version, allowed)
     acks = request.acks
@@ -137,12 +139,18 @@ async def produce(broker: BrokerNode, request: ProduceRequest, version: int,
         else:
             _append(broker, outcome, topic_id, records, acks)
     waiting = [o for o, _, _ in passed if o.wait is not None]
-    if waiting:
-        timeout_s = max(request.timeout_ms, 0) / 1000
-        codes = await asyncio.gather(*(o.wait[0].wait_for_high_watermark(o.wait[1], timeout_s)
-                                       for o in waiting if o.wait is not None))
-        for outcome, code in zip(waiting, codes):
-            outcome.error_code = code
+    if not waiting:
+        return _response(broker, image, topics, version)
+    return _acknowledged(broker, image, topics, version, waiting, max(request.timeout_ms, 0) / 1000)
+
+
+async def _acknowledged(broker: BrokerNode, image: MetadataImage, topics: list[_Topic], version: int,
+                        waiting: list[_Outcome], timeout_s: float) -> ProduceResponse:
+    """acks=-1: the answer once each appended partition's high watermark passed its records (or not)."""
+    codes = await asyncio.gather(*(o.wait[0].wait_for_high_watermark(o.wait[1], timeout_s)
+                                   for o in waiting if o.wait is not None))
+    for outcome, code in zip(waiting, codes):
+        outcome.error_code = code
     return _response(broker, image, topics, version)
 
 
