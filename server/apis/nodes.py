@@ -144,7 +144,7 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DeleteRecords' answer (server/broker/offsets.py); ``allowed(topic)``: the caller may DELETE in it."""
         ...
 
-    async def new_producer_id(self) -> int:
+    def new_producer_id(self) -> int:
         """A producer id never handed out before (server/broker/producer_ids.py); KafkaError when none came."""
         ...
 

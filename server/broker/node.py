@@ -155,9 +155,9 @@ class BrokerNode:
         """DeleteRecords' answer (server/broker/offsets.py)."""
         return await offsets.delete_records(self, request, allowed)
 
-    async def new_producer_id(self) -> int:
+    def new_producer_id(self) -> int:
         """A producer id for InitProducerId (server/broker/producer_ids.py)."""
-        return await self.producer_ids.next_id()
+        return self.producer_ids.next_id()
 
     def static_configs(self) -> dict[str, str]:
         """What a KRaft broker's server.properties would hold for this simulated broker (DescribeConfigs)."""

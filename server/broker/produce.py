@@ -13,8 +13,9 @@ INVALID_TXN_STATE for transactional batches, as no transaction was begun: kraftw
 coordinator). A refused partition has nothing appended and offsets -1. With acks=-1 the answer waits
 until each appended partition's high watermark passes its records, at most ``timeout_ms``
 (REQUEST_TIMED_OUT then, the offsets kept), and is NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
-below ``min.insync.replicas`` meanwhile. From v10 a NOT_LEADER_OR_FOLLOWER names the leader the
-broker's metadata knows, with its address (KIP-951).
+below ``min.insync.replicas`` meanwhile. A refusal by the leader's checks or its log carries the log
+start offset, but for the codes Kafka answers without it (``_WITHOUT_LOG_START``). From v10 a
+NOT_LEADER_OR_FOLLOWER names the leader the broker's metadata knows, with its address (KIP-951).
 """
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ ZSTD = 4
 _ATTRIBUTES = struct.Struct(">h")
 _ATTRIBUTES_AT = 21  # base offset 8, length 4, leader epoch 4, magic 1, CRC 4
 Response = ProduceResponse.PartitionProduceResponse
+# refusals answered without the log start offset (Kafka's appendToLocalLog); the others carry it
+_WITHOUT_LOG_START = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE,
+                                ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_ID})
 
 
 @dataclass(eq=False, slots=True)
@@ -111,6 +116,7 @@ def _screen(image: MetadataImage, request: ProduceRequest, version: int, allowed
 
 def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records: bytes | None, acks: int) -> None:
     """One partition's append on this broker, its result or refusal in ``outcome``."""
+    partition = None
     try:
         partition = broker.replica_manager.partition(topic_id, outcome.index)
         if partition is None:
@@ -118,6 +124,8 @@ def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records:
         result = partition.append_as_leader(records or b"", acks)
     except KafkaError as exc:
         outcome.refuse(exc)
+        if partition is not None and exc.code not in _WITHOUT_LOG_START and partition.opened:
+            outcome.log_start_offset = partition.log.log_start_offset  # as Kafka's processFailedRecord
         return
     outcome.base_offset, outcome.log_append_time_ms = result.base_offset, result.log_append_time_ms
     outcome.log_start_offset = result.log_start_offset
