@@ -219,8 +219,7 @@ class ReplicaManager:
                     kept = had.leader == state.leader
                     led = had.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
                     replica.state = state
-                    if replica.partition_log is not None:
-                        self.partitions.changed(replica)
+                    self.partitions.changed(replica)
                 # placed already in the directory the log names (compared by value, without UUID.__eq__)
                 assigned = state.directories[state.replicas.index(broker_id)]
                 log_dir = replica.log_dir
