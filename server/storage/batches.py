@@ -169,6 +169,7 @@ def validate_records(batch: bytes | memoryview, header: BatchHeader, rules: Reco
             raise LogError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     errors: list[RecordError] = []
     timestamp_errors = False
+    log_append_batch = bool(header.attributes & ATTR_LOG_APPEND_TIME)
     max_ts, max_ts_delta = NO_TIMESTAMP, 0
     pos = 0
     try:
@@ -177,7 +178,8 @@ def validate_records(batch: bytes | memoryview, header: BatchHeader, rules: Reco
             if offset_delta != index:
                 raise LogError(ErrorCode.INVALID_RECORD, f"Record {index} has offset delta {offset_delta}: "
                                                          "inner offsets must be consecutive from 0")
-            timestamp += header.base_timestamp
+            # a record of a LogAppendTime batch has the batch's max timestamp (as Kafka's reader gives it)
+            timestamp = header.max_timestamp if log_append_batch else timestamp + header.base_timestamp
             error = _record_error(header, rules, index, timestamp, key_null)
             if error is not None:
                 timestamp_errors = timestamp_errors or error[0]
@@ -250,8 +252,7 @@ def stamp(batch: bytearray, base_offset: int, leader_epoch: int, max_timestamp: 
     _BASE_OFFSET.pack_into(batch, 0, base_offset)
     _EPOCH.pack_into(batch, 12, leader_epoch)
     attributes, last_delta, base_ts, _ = _LAST_DELTA_TS.unpack_from(batch, CRC_START)
-    if log_append_time:
-        attributes |= ATTR_LOG_APPEND_TIME
+    attributes = attributes | ATTR_LOG_APPEND_TIME if log_append_time else attributes & ~ATTR_LOG_APPEND_TIME
     _LAST_DELTA_TS.pack_into(batch, CRC_START, attributes, last_delta, base_ts, max_timestamp)
     _CRC.pack_into(batch, 17, crc32c.crc32c(memoryview(batch)[CRC_START:]))
 

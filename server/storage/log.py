@@ -175,6 +175,7 @@ class PartitionLog:
                 segment.load()
                 expected = segment.next_offset
                 continue
+            self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
             cut = segment.recover(self._recovered_batch, expected)
             expected = segment.next_offset
             if cut:
