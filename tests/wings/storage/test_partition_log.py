@@ -296,8 +296,7 @@ def test_partition_metadata_names_the_topic_id(tmp_path):
 def test_follower_copies_the_leaders_bytes(tmp_path):
     leader = open_log(tmp_path / "leader", LogConfig(segment_bytes=700))
     for epoch, codec in zip((1, 1, 2, 2, 2), (0, 1, 2, 3, 4)):
-        leader.append_as_leader(make_batch(4, codec, producer_id=3, producer_epoch=0, sequence=(epoch - 1) * 8
-                                           if codec in (0, 2) else None or 4 * codec), epoch, NOW)
+        leader.append_as_leader(make_batch(4, codec, producer_id=3, producer_epoch=0, sequence=4 * codec), epoch, NOW)
     follower = open_log(tmp_path / "follower", LogConfig(segment_bytes=700))
     offset = 0
     while offset < leader.log_end_offset:

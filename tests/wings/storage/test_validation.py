@@ -147,8 +147,9 @@ def test_sequences_wrap_at_int32_max(tmp_path):
     log = open_log(tmp_path)
     produce(log, INT32_MAX - 1)  # covers INT32_MAX - 1 and INT32_MAX
     assert produce(log, 0).first_offset == 2
-    refused(log, make_batch(1, producer_id=42, producer_epoch=0, sequence=INT32_MAX), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
-    wrapping = produce(log, INT32_MAX - 1 + 0, producer_id=44, count=4)  # INT32_MAX-1 .. 1
+    refused(log, make_batch(1, producer_id=42, producer_epoch=0, sequence=INT32_MAX),
+            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    wrapping = produce(log, INT32_MAX - 1, producer_id=44, count=4)  # INT32_MAX-1 .. 1
     assert wrapping.last_offset == 7 and produce(log, 2, producer_id=44).first_offset == 8
 
 
