@@ -314,3 +314,26 @@ def test_follower_copies_the_leaders_bytes(tmp_path):
     # batches of an epoch above the fetcher's are not appended (KAFKA-18723)
     fresh = open_log(tmp_path / "fresh")
     assert fresh.append_as_follower(leader.read(0, 1 << 20).read(), NOW, leader_epoch=1).last_offset == 7
+
+
+def test_flush_policy_moves_the_recovery_point(tmp_path):
+    log = open_log(tmp_path / "default")  # Kafka's default: no fsync per write
+    log.append_as_leader(make_batch(3), 0, NOW)
+    assert log.recovery_point == 0
+    assert log.maybe_flush(NOW + 10**9) is False  # flush.ms defaults to never
+    log.flush()
+    assert log.recovery_point == 3
+    every = open_log(tmp_path / "every", LogConfig(flush_messages=5))
+    every.append_as_leader(make_batch(3), 0, NOW)
+    assert every.recovery_point == 0
+    every.append_as_leader(make_batch(3), 0, NOW)
+    assert every.recovery_point == 6
+    timed = open_log(tmp_path / "timed", LogConfig(flush_ms=1000), now=NOW)
+    timed.append_as_leader(make_batch(3), 0, NOW)
+    assert timed.maybe_flush(NOW + 999) is False and timed.recovery_point == 0
+    assert timed.maybe_flush(NOW + 1000) is True and timed.recovery_point == 3
+    assert timed.maybe_flush(NOW + 5000) is False  # nothing new to flush
+    rolled = open_log(tmp_path / "rolled", LogConfig(segment_bytes=400))
+    for _ in range(3):
+        rolled.append_as_leader(make_batch(3), 0, NOW)
+    assert rolled.recovery_point == rolled.segments[-1].base_offset > 0  # a roll flushes the old segment
