@@ -155,6 +155,13 @@ class BrokerNode:
         """DeleteRecords' answer (server/broker/offsets.py)."""
         return await offsets.delete_records(self, request, allowed)
 
+    def storage_failed(self, topic_id: uuid.UUID, index: int, exc: Exception) -> None:
+        """A replica's log could not be written: its directory fails (Kafka's LogDirFailureChannel)."""
+        replica = self.replica_manager.replicas.get((topic_id, index))
+        if replica is not None and replica.log_dir is not None and replica.log_dir.online:
+            log.error("broker %d: log directory %s failed: %s", self.broker_id, replica.log_dir.path, exc)
+            asyncio.ensure_future(self.fail_log_dir(replica.log_dir))
+
     def new_producer_id(self) -> int:
         """A producer id for InitProducerId (server/broker/producer_ids.py)."""
         return self.producer_ids.next_id()

@@ -10,7 +10,8 @@ unhosted here NOT_LEADER_OR_FOLLOWER, in an offline directory KAFKA_STORAGE_ERRO
 acks=-1 under ``min.insync.replicas``, and the log's validation, server/storage/: CORRUPT_MESSAGE,
 MESSAGE_TOO_LARGE, INVALID_TIMESTAMP, INVALID_RECORD, the idempotent producers' sequence codes, and
 INVALID_TXN_STATE for transactional batches, as no transaction was begun: kraftwire has no transaction
-coordinator). A refused partition has nothing appended and offsets -1. With acks=-1 the answer waits
+coordinator; KAFKA_STORAGE_ERROR when the write fails, and the directory goes offline, as Kafka's
+LogDirFailureChannel takes it). A refused partition has nothing appended and offsets -1. With acks=-1 the answer waits
 until each appended partition's high watermark passes its records, at most ``timeout_ms``
 (REQUEST_TIMED_OUT then, the offsets kept), and is NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
 below ``min.insync.replicas`` meanwhile. A refusal by the leader's checks or its log carries the log
@@ -30,6 +31,7 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import ProduceRequest, ProduceResponse
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.storage import LogError
+from kraftwire.server.storage.errors import LogStorageError
 
 from .partition import Partition
 
@@ -124,6 +126,8 @@ def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records:
         result = partition.append_as_leader(records or b"", acks)
     except KafkaError as exc:
         outcome.refuse(exc)
+        if isinstance(exc, LogStorageError):  # the directory failed under the write: it goes offline
+            broker.storage_failed(topic_id, outcome.index, exc)
         if partition is not None and exc.code not in _WITHOUT_LOG_START and partition.opened:
             outcome.log_start_offset = partition.log.log_start_offset  # as Kafka's processFailedRecord
         return

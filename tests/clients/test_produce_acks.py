@@ -7,6 +7,7 @@ DeleteRecords moved."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from kraftwire.codec import ErrorCode
@@ -97,3 +98,20 @@ async def _until_listed(broker) -> None:
     """The restarted broker leads the partition again (its replica taken from the image)."""
     while first(await send(broker, listing("kept", -1), 6)).error_code != ErrorCode.NONE:
         await asyncio.sleep(0.05)
+
+
+async def test_a_failed_write_takes_the_directory_offline():
+    """A write the disk refuses is KAFKA_STORAGE_ERROR with nothing appended, and the directory goes
+    offline as Kafka's does (its broker reports it; the broker keeps serving from its other directory)."""
+    async with Cluster(brokers=1, log_dirs=2) as cluster:
+        await create(cluster, "failing", 1, {})
+        broker = cluster.brokers[0]
+        assert first(await send(broker, produce("failing", batch(b"kept"), acks=1), 9)).error_code == 0
+        topic_id = cluster.metadata.image.topic("failing").topic_id
+        partition = broker.replica_manager.partition(topic_id, 0)
+        os.close(partition.log.active_segment._fd)  # the disk goes away under the open segment
+        refused = first(await send(broker, produce("failing", batch(b"lost"), acks=1), 9))
+        assert refused.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+        directory = broker.replica_manager.replicas[(topic_id, 0)].log_dir
+        await cluster.wait_until(lambda image: directory.directory_id not in image.brokers[1].log_dirs, 20)
+        assert not directory.online and broker.running
