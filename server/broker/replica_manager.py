@@ -145,6 +145,8 @@ class ReplicaManager:
         self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         self.partitions = HostedPartitions(self.broker_id, lambda: broker.image, network)
+        self.partitions.retention_check_interval_ms = int(broker.startup_configs.get(
+            "log.retention.check.interval.ms", self.partitions.retention_check_interval_ms))
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -166,7 +168,8 @@ class ReplicaManager:
         ``kept``: the logs its directories' checkpoints kept, {(topic, partition): (bytes, LogDir)}: a
         replica it did not hold yet starts with that size in that directory (those the image no longer
         gives it are gone)."""
-        self._acting = self.partitions.acting = True
+        self._acting = True
+        self.partitions.start()
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}

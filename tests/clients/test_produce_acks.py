@@ -18,8 +18,8 @@ from kraftwire.server.host.cluster import Cluster
 from kraftwire.server.wire.client import KafkaClient
 
 
-def batch(*values: bytes) -> bytes:
-    return encode_batch(0, -1, int(time.time() * 1000), [(None, v) for v in values])
+def batch(*values: bytes, ahead_ms: int = 0) -> bytes:
+    return encode_batch(0, -1, int(time.time() * 1000) + ahead_ms, [(None, v) for v in values])
 
 
 def produce(topic: str, records: bytes, acks: int, timeout_ms: int = 5000) -> ProduceRequest:
@@ -115,3 +115,20 @@ async def test_a_failed_write_takes_the_directory_offline():
         directory = broker.replica_manager.replicas[(topic_id, 0)].log_dir
         await cluster.wait_until(lambda image: directory.directory_id not in image.brokers[1].log_dirs, 20)
         assert not directory.online and broker.running
+
+
+async def test_retention_deletes_whole_segments_on_the_virtual_clock():
+    """segment.ms rolls the log between appends and retention.ms deletes the old segment at the next
+    retention check, both on the cluster's virtual clock (time moves only when the test says). The
+    records' own timestamps are the producer's (CreateTime): the newer batch is stamped as if made
+    400 s later, when the virtual clock will be."""
+    async with Cluster(brokers=1, virtual_clock=True) as cluster:
+        await create(cluster, "aging", 1, {"segment.ms": "10000", "retention.ms": "60000"})
+        broker = cluster.brokers[0]
+        assert first(await send(broker, produce("aging", batch(b"old", b"older"), acks=1), 9)).error_code == 0
+        await cluster.advance(20)  # past segment.ms: the next append starts a new segment
+        assert first(await send(broker, produce("aging", batch(b"new", ahead_ms=400_000), acks=1), 9)).base_offset == 2
+        assert first(await send(broker, listing("aging", -2), 6)).offset == 0
+        await cluster.advance(400)  # past retention.ms and a retention check (300 s)
+        assert first(await send(broker, listing("aging", -2), 6)).offset == 2
+        assert first(await send(broker, listing("aging", -1), 6)).offset == 3
