@@ -24,6 +24,8 @@ from .segment import DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 # a retention rule: (segment, base offset of the next segment or None) -> delete it
 _Breach = Callable[[LogSegment, "int | None"], bool]
 
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+
 # ListOffsets' special timestamps
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
@@ -166,13 +168,13 @@ class PartitionLog:
         return LogSegment(self.directory, base, self.config.index_interval_bytes, self.config.max_index_entries, now_ms)
 
     def _recover_from(self, recovery_point: int) -> None:
-        """Trust the segments wholly below the recovery point; re-validate the rest, cutting at the first
-        invalid batch and deleting every segment after it."""
+        """Trust the segments that end at or below the recovery point (their headers are read, not their
+        data); re-validate the rest batch by batch, cutting at the first invalid batch and deleting every
+        segment after it. A clean shutdown's recovery point is the log end: nothing is re-read."""
         expected: int | None = None
         for i, segment in enumerate(self.segments):
-            following = self.segments[i + 1].base_offset if i + 1 < len(self.segments) else None
-            if following is not None and following <= recovery_point:
-                segment.load()
+            self.recovered_bytes_truncated += segment.load()
+            if segment.next_offset <= recovery_point and (expected is None or segment.base_offset >= expected):
                 expected = segment.next_offset
                 continue
             self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
@@ -572,6 +574,11 @@ class PartitionLog:
             self.producers.remove_before(offset)
             self._delete_segments(lambda segment, following: following is not None and following <= offset, None)
         return self._log_start_offset
+
+    def expire_producers(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> int:
+        """Forget idempotent producers silent for producer.id.expiration.ms (a broker config, 1 day by
+        default); their next batch may then start at any sequence. Returns how many went."""
+        return self.producers.expire(now_ms, expiration_ms)
 
     def enforce_retention(self, now_ms: int) -> int:
         """Delete whole segments by the log start offset and, with cleanup.policy delete, retention.bytes
