@@ -237,6 +237,16 @@ class PartitionLog:
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: the high watermark, as kraftwire writes no transactions (Fetch's LastStableOffset)."""
+        return self._high_watermark
+
+    def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """A replica becoming leader of ``epoch`` records that the epoch starts at ``start_offset`` (its
+        log end), before any batch of it is written, as Kafka's Partition.makeLeader does; fsync'd."""
+        self.epochs.assign(epoch, start_offset)
+
     def update_high_watermark(self, offset: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set."""
         self._high_watermark = min(max(offset, self._log_start_offset), self._log_end_offset)
@@ -256,21 +266,6 @@ class PartitionLog:
         view = memoryview(records)
         header = self._single_batch(view)
         self._check_leader_batch(view, header)
-        if header.has_producer_id:
-            duplicate = self.producers.find_duplicate(header)
-            if duplicate is not None:
-                return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
-                                  duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
-            entry = self.producers.producers.get(header.producer_id)
-            if header.is_transactional:
-                if entry is not None and header.producer_epoch < entry.epoch:
-                    raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
-                                   f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
-                raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
-                                                            "(kraftwire does not support transactions)")
-            self.producers.check(header, self._log_end_offset)
-        elif header.is_transactional:
-            raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
         log_append_time = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
         validated = validate_records(view[:header.size], header, self._record_rules(now_ms), self._inflate_limit)
         max_timestamp = now_ms if log_append_time else validated.max_timestamp
@@ -278,6 +273,9 @@ class PartitionLog:
             raise LogError(ErrorCode.RECORD_LIST_TOO_LARGE, f"Message batch size is {header.size} bytes in append "
                            f"to partition, which exceeds the maximum configured segment size of "
                            f"{self.config.segment_bytes}.")
+        duplicate = self._check_producer(header)
+        if duplicate is not None:
+            return duplicate
         first = self._log_end_offset
         batch = bytearray(view[:header.size])
         stamp(batch, first, leader_epoch, max_timestamp, log_append_time)
@@ -285,6 +283,27 @@ class PartitionLog:
         self._write(batch, stamped, now_ms)
         return AppendInfo(first, stamped.last_offset, max_timestamp, now_ms if log_append_time else NO_TIMESTAMP,
                           self._log_start_offset, header.record_count, header.size)
+
+    def _check_producer(self, header: BatchHeader) -> AppendInfo | None:
+        """Kafka's producer-state step, after the validator as in Kafka: a duplicate of one of the last 5
+        batches answers the original (returned); a stale epoch or a sequence out of order raises."""
+        if not header.has_producer_id:
+            if header.is_transactional:
+                raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
+            return None
+        duplicate = self.producers.find_duplicate(header)
+        if duplicate is not None:
+            return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
+                              duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
+        if header.is_transactional:
+            entry = self.producers.producers.get(header.producer_id)
+            if entry is not None and header.producer_epoch < entry.epoch:
+                raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
+                               f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
+            raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
+                                                        "(kraftwire does not support transactions)")
+        self.producers.check(header, self._log_end_offset)
+        return None
 
     @property
     def _inflate_limit(self) -> int:
