@@ -190,12 +190,13 @@ class PartitionLog:
         segment after it. A clean shutdown's recovery point is the log end: nothing is re-read."""
         expected: int | None = None
         for i, segment in enumerate(self.segments):
-            self.recovered_bytes_truncated += segment.load()
-            if segment.next_offset <= recovery_point and (expected is None or segment.base_offset >= expected):
+            torn = segment.load()  # bytes after the last whole batch, cut: this segment is checked whole
+            if not torn and segment.next_offset <= recovery_point \
+                    and (expected is None or segment.base_offset >= expected):
                 expected = segment.next_offset
                 continue
             self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
-            cut = segment.recover(self._recovered_batch, expected)
+            cut = torn + segment.recover(self._recovered_batch, expected)
             expected = segment.next_offset
             if cut:
                 self.recovered_bytes_truncated += cut

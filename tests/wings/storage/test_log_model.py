@@ -116,4 +116,4 @@ class LogModel(RuleBasedStateMachine):
 
 
 TestLogModel = LogModel.TestCase
-TestLogModel.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+TestLogModel.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
