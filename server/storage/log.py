@@ -204,8 +204,6 @@ class PartitionLog:
                     self.recovered_bytes_truncated += later.size
                     later.delete_files()
                 del self.segments[i + 1:]
-                if segment.size == 0 and i > 0 and segment.base_offset > self.segments[i - 1].next_offset:
-                    segment.next_offset = segment.base_offset
                 break
         for segment in self.segments[:-1]:
             segment.on_become_inactive()

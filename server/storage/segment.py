@@ -215,9 +215,8 @@ class LogSegment:
         self.time_index.truncate_to(offset)
         self.truncate_bytes(position)
         self._reset_tracking()
-        for pos, header in self.headers_from(0):
+        for _, header in self.headers_from(0):
             self._track_without_index(header)
-            del pos
         return dropped
 
     # --- files
