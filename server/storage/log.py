@@ -24,6 +24,8 @@ from .segment import DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 # a retention rule: (segment, base offset of the next segment or None) -> delete it
 _Breach = Callable[[LogSegment, "int | None"], bool]
 
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+
 # ListOffsets' special timestamps
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
@@ -57,8 +59,10 @@ class TimestampAndOffset(NamedTuple):
 
 class LogSlice:
     """Whole batches of one segment file, named so a Fetch can ``os.sendfile`` them: ``fileno()`` (valid
-    while the log is open, also after the segment is deleted: deletion is deferred), ``position``,
-    ``length``; ``read()`` gives the bytes. ``first_offset``/``next_offset`` bound the batches."""
+    while the log is open, also after the segment is deleted or truncated away: its files are removed
+    file.delete.delay.ms later), ``position``, ``length``; ``read()`` gives the bytes.
+    ``first_offset``/``next_offset`` bound the batches. A truncation of the active segment cuts its file
+    in place, so a sender must accept a short sendfile (fewer bytes than ``length``)."""
 
     __slots__ = ("segment", "position", "length", "first_offset", "next_offset")
 
@@ -90,6 +94,19 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
+class _Clock:
+    """The latest time a caller gave the log (its clock may be virtual); what the calls without a time
+    (truncations, DeleteRecords, a follower's append without one) date their deferred deletes by."""
+
+    def __init__(self, now_ms: int):
+        self.now_ms = now_ms
+
+    def seen(self, now_ms: int | None) -> int:
+        if now_ms is not None and now_ms > self.now_ms:
+            self.now_ms = now_ms
+        return self.now_ms if now_ms is None else now_ms
+
+
 class PartitionLog:
     """A partition's log (``open`` builds it); not thread-safe: one owner drives it."""
 
@@ -108,6 +125,7 @@ class PartitionLog:
         self._last_flush_ms = 0
         self._pending_deletes: list[tuple[int, LogSegment]] = []  # (delete after ms, segment)
         self.recovered_bytes_truncated = 0  # what open's recovery cut (tests and logs read it)
+        self.clock = _Clock(_wall_ms())
 
     # ------------------------------------------------------------------ opening
 
@@ -129,6 +147,7 @@ class PartitionLog:
         if existing is None:
             write_partition_metadata(directory / PARTITION_METADATA, topic_id)
         log = cls(directory, topic_id, config)
+        log.clock = _Clock(now_ms)
         log._load(now_ms, recovery_point, log_start_offset)
         log._last_flush_ms = now_ms
         log._high_watermark = min(max(high_watermark or 0, log._log_start_offset), log._log_end_offset)
@@ -166,17 +185,18 @@ class PartitionLog:
         return LogSegment(self.directory, base, self.config.index_interval_bytes, self.config.max_index_entries, now_ms)
 
     def _recover_from(self, recovery_point: int) -> None:
-        """Trust the segments wholly below the recovery point; re-validate the rest, cutting at the first
-        invalid batch and deleting every segment after it."""
+        """Trust the segments that end at or below the recovery point (their headers are read, not their
+        data); re-validate the rest batch by batch, cutting at the first invalid batch and deleting every
+        segment after it. A clean shutdown's recovery point is the log end: nothing is re-read."""
         expected: int | None = None
         for i, segment in enumerate(self.segments):
-            following = self.segments[i + 1].base_offset if i + 1 < len(self.segments) else None
-            if following is not None and following <= recovery_point:
-                segment.load()
+            torn = segment.load()  # bytes after the last whole batch, cut: this segment is checked whole
+            if not torn and segment.next_offset <= recovery_point \
+                    and (expected is None or segment.base_offset >= expected):
                 expected = segment.next_offset
                 continue
             self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
-            cut = segment.recover(self._recovered_batch, expected)
+            cut = torn + segment.recover(self._recovered_batch, expected)
             expected = segment.next_offset
             if cut:
                 self.recovered_bytes_truncated += cut
@@ -184,8 +204,6 @@ class PartitionLog:
                     self.recovered_bytes_truncated += later.size
                     later.delete_files()
                 del self.segments[i + 1:]
-                if segment.size == 0 and i > 0 and segment.base_offset > self.segments[i - 1].next_offset:
-                    segment.next_offset = segment.base_offset
                 break
         for segment in self.segments[:-1]:
             segment.on_become_inactive()
@@ -235,6 +253,16 @@ class PartitionLog:
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: the high watermark, as kraftwire writes no transactions (Fetch's LastStableOffset)."""
+        return self._high_watermark
+
+    def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """A replica becoming leader of ``epoch`` records that the epoch starts at ``start_offset`` (its
+        log end), before any batch of it is written, as Kafka's Partition.makeLeader does; fsync'd."""
+        self.epochs.assign(epoch, start_offset)
+
     def update_high_watermark(self, offset: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set."""
         self._high_watermark = min(max(offset, self._log_start_offset), self._log_end_offset)
@@ -251,24 +279,10 @@ class PartitionLog:
         check, not the log's. Transactional batches are refused with INVALID_TXN_STATE (Kafka's answer for
         a transactional write the coordinator did not begin; kraftwire has no transaction coordinator)."""
         del required_acks
+        self.clock.seen(now_ms)
         view = memoryview(records)
         header = self._single_batch(view)
         self._check_leader_batch(view, header)
-        if header.has_producer_id:
-            duplicate = self.producers.find_duplicate(header)
-            if duplicate is not None:
-                return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
-                                  duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
-            entry = self.producers.producers.get(header.producer_id)
-            if header.is_transactional:
-                if entry is not None and header.producer_epoch < entry.epoch:
-                    raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
-                                   f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
-                raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
-                                                            "(kraftwire does not support transactions)")
-            self.producers.check(header, self._log_end_offset)
-        elif header.is_transactional:
-            raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
         log_append_time = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
         validated = validate_records(view[:header.size], header, self._record_rules(now_ms), self._inflate_limit)
         max_timestamp = now_ms if log_append_time else validated.max_timestamp
@@ -276,6 +290,9 @@ class PartitionLog:
             raise LogError(ErrorCode.RECORD_LIST_TOO_LARGE, f"Message batch size is {header.size} bytes in append "
                            f"to partition, which exceeds the maximum configured segment size of "
                            f"{self.config.segment_bytes}.")
+        duplicate = self._check_producer(header)
+        if duplicate is not None:
+            return duplicate
         first = self._log_end_offset
         batch = bytearray(view[:header.size])
         stamp(batch, first, leader_epoch, max_timestamp, log_append_time)
@@ -283,6 +300,27 @@ class PartitionLog:
         self._write(batch, stamped, now_ms)
         return AppendInfo(first, stamped.last_offset, max_timestamp, now_ms if log_append_time else NO_TIMESTAMP,
                           self._log_start_offset, header.record_count, header.size)
+
+    def _check_producer(self, header: BatchHeader) -> AppendInfo | None:
+        """Kafka's producer-state step, after the validator as in Kafka: a duplicate of one of the last 5
+        batches answers the original (returned); a stale epoch or a sequence out of order raises."""
+        if not header.has_producer_id:
+            if header.is_transactional:
+                raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
+            return None
+        duplicate = self.producers.find_duplicate(header)
+        if duplicate is not None:
+            return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
+                              duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
+        if header.is_transactional:
+            entry = self.producers.producers.get(header.producer_id)
+            if entry is not None and header.producer_epoch < entry.epoch:
+                raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
+                               f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
+            raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
+                                                        "(kraftwire does not support transactions)")
+        self.producers.check(header, self._log_end_offset)
+        return None
 
     @property
     def _inflate_limit(self) -> int:
@@ -322,7 +360,7 @@ class PartitionLog:
         framing checked (CORRUPT_MESSAGE), offsets must not go back (``UnexpectedAppendOffset``); batches of
         an epoch above ``leader_epoch`` and all after them are skipped (KAFKA-18723). A partial trailing
         batch is ignored, as Kafka's follower does. Producer state follows without sequence checks."""
-        now = _wall_ms() if now_ms is None else now_ms
+        now = self.clock.seen(now_ms)
         view = memoryview(records)
         accepted: list[tuple[int, BatchHeader]] = []
         expected = self._log_end_offset
@@ -536,8 +574,7 @@ class PartitionLog:
             self.truncate_fully_and_start_at(offset)
             return True
         keep = self._segment_index(offset)
-        for segment in self.segments[keep + 1:]:
-            segment.delete_files()
+        self._retire(self.segments[keep + 1:], self.clock.seen(None))
         del self.segments[keep + 1:]
         active = self.segments[-1]
         active.truncate_to(offset)
@@ -552,9 +589,9 @@ class PartitionLog:
     def truncate_fully_and_start_at(self, offset: int, now_ms: int | None = None) -> None:
         """Delete every segment and start empty at ``offset`` (a follower far behind its leader's log
         start): epochs and producers cleared, log start, end, HW and recovery point all ``offset``."""
-        for segment in self.segments:
-            segment.delete_files()
-        self.segments = [self._new_segment(offset, _wall_ms() if now_ms is None else now_ms)]
+        now = self.clock.seen(now_ms)
+        self._retire(self.segments, now)
+        self.segments = [self._new_segment(offset, now)]
         self.epochs.clear()
         self.producers.truncate_and_reload()
         self._log_start_offset = self._log_end_offset = self._high_watermark = self._recovery_point = offset
@@ -573,11 +610,17 @@ class PartitionLog:
             self._delete_segments(lambda segment, following: following is not None and following <= offset, None)
         return self._log_start_offset
 
+    def expire_producers(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> int:
+        """Forget idempotent producers silent for producer.id.expiration.ms (a broker config, 1 day by
+        default); their next batch may then start at any sequence. Returns how many went."""
+        return self.producers.expire(now_ms, expiration_ms)
+
     def enforce_retention(self, now_ms: int) -> int:
         """Delete whole segments by the log start offset and, with cleanup.policy delete, retention.bytes
         and retention.ms (Kafka's deleteOldSegments): oldest first, only below the HW; the active segment
         goes too when it qualifies and the HW covers it (a new empty one is rolled first). Also removes
         files of deleted segments older than file.delete.delay.ms. Returns the segments deleted."""
+        self.clock.seen(now_ms)
         start = self._log_start_offset
         deleted = self._delete_segments(lambda segment, following: following is not None and following <= start,
                                         now_ms)
@@ -617,7 +660,7 @@ class PartitionLog:
             deletable.append(segment)
         if not deletable:
             return 0
-        now = _wall_ms() if now_ms is None else now_ms
+        now = self.clock.seen(now_ms)
         if len(deletable) == len(self.segments):
             self.roll(now)
         del self.segments[:len(deletable)]
@@ -626,11 +669,16 @@ class PartitionLog:
             self._log_start_offset = new_start
             self.epochs.truncate_from_start(new_start)
             self.producers.remove_before(new_start)
-        for segment in deletable:
-            segment.mark_deleted()
-            self._pending_deletes.append((now + self.config.file_delete_delay_ms, segment))
+        self._retire(deletable, now)
         self._recovery_point = max(self._recovery_point, self._log_start_offset)
         return len(deletable)
+
+    def _retire(self, segments: list[LogSegment], now_ms: int) -> None:
+        """Kafka's asynchronous delete: rename to ``.deleted`` now, remove after file.delete.delay.ms, so a
+        LogSlice handed out before (a fetch still sending it) keeps reading the file it names."""
+        for segment in segments:
+            segment.mark_deleted()
+            self._pending_deletes.append((now_ms + self.config.file_delete_delay_ms, segment))
 
     def _purge_deleted(self, now_ms: int) -> None:
         due = [segment for when, segment in self._pending_deletes if when <= now_ms]
