@@ -43,7 +43,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.config_values import render
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.storage import (LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, CheckpointError,
-                                      LogConfig, LogDirCheckpoints, PartitionLog)
+                                      LogConfig, LogDirCheckpoints, LogError, PartitionLog)
 
 if TYPE_CHECKING:
     from .replica_manager import Replica
@@ -437,10 +437,19 @@ class HostedPartitions:
         path = replica.log_dir.path
         start, high_watermark = self._kept.pop((path, replica.topic_name, replica.partition), (None, None))
         config = LogConfig.from_configs(effective_topic_configs(self._image(), replica.topic_name))
+        directory = self.log_path(path, replica.topic_name, replica.partition)
         try:
-            opened = PartitionLog.open(self.log_path(path, replica.topic_name, replica.partition), replica.topic_id,
-                                       config, self.clock.now_ms(), recovery_point=None, log_start_offset=start,
-                                       high_watermark=high_watermark)
+            try:
+                opened = PartitionLog.open(directory, replica.topic_id, config, self.clock.now_ms(),
+                                           recovery_point=None, log_start_offset=start, high_watermark=high_watermark)
+            except LogError as exc:
+                if exc.code != ErrorCode.INCONSISTENT_TOPIC_ID:
+                    raise
+                # a stray log: its topic was deleted (and one of the same name made) while the broker was
+                # down; Kafka's broker deletes such a log at start, this one when it is first used
+                log.warning("broker %d: deleting the stray log %s (%s)", self.broker_id, directory, exc.message)
+                shutil.rmtree(directory)
+                opened = PartitionLog.open(directory, replica.topic_id, config, self.clock.now_ms())
         except OSError as exc:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot open the log of {replica.topic_name}-"
                                                             f"{replica.partition}: {exc}") from None

@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import uuid
+from pathlib import Path
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import (CreateTopicsRequest, DeleteRecordsRequest, ListOffsetsRequest,
                                       ProduceRequest)
 from kraftwire.codec.records import encode_batch
 from kraftwire.server.host.cluster import Cluster
+from kraftwire.server.storage.checkpoints import write_partition_metadata
 from kraftwire.server.wire.client import KafkaClient
 
 
@@ -155,3 +158,27 @@ async def test_list_offsets_checks_the_leader_epoch_after_a_leader_change():
         assert first(await send(leader, asked(after.leader_epoch + 1), 6)).error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
         current = first(await send(leader, asked(after.leader_epoch), 6))
         assert (current.error_code, current.offset, current.leader_epoch) == (ErrorCode.NONE, 0, after.leader_epoch)
+
+
+async def test_a_stray_log_of_another_topic_id_is_deleted_when_first_used(tmp_path):
+    """A log directory whose partition.metadata names another topic id (its topic was deleted, and one of
+    the same name made, while the broker was down) is deleted and the partition starts empty, as Kafka
+    deletes stray logs, instead of refusing every write with INCONSISTENT_TOPIC_ID."""
+    async with Cluster(brokers=1, data_dir=tmp_path) as cluster:
+        await create(cluster, "again", 1, {})
+        broker = cluster.brokers[0]
+        assert first(await send(broker, produce("again", batch(b"a", b"b", b"c"), acks=1), 9)).error_code == 0
+        directory = next(Path(d.path) / "again-0" for d in broker.log_manager.directories
+                         if (Path(d.path) / "again-0").is_dir())
+    write_partition_metadata(directory / "partition.metadata", uuid.uuid4())  # as if another topic's
+    async with Cluster(brokers=1, data_dir=tmp_path) as cluster:
+        broker = cluster.brokers[0]
+        await asyncio.wait_for(_until_listed_topic(broker, "again"), 20)
+        appended = first(await send(broker, produce("again", batch(b"fresh"), acks=1), 9))
+        assert (appended.error_code, appended.base_offset) == (ErrorCode.NONE, 0)
+        assert first(await send(broker, listing("again", -1), 6)).offset == 1
+
+
+async def _until_listed_topic(broker, topic: str) -> None:
+    while first(await send(broker, listing(topic, -2), 6)).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+        await asyncio.sleep(0.05)
