@@ -49,6 +49,7 @@ from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.constants import UNFENCE
+from .partition import HostedPartitions, Partition
 from .replication_network import ReplicationNetwork, topic_sizes
 
 if TYPE_CHECKING:  # both import this module
@@ -79,6 +80,7 @@ class Replica:
     state: PartitionState
     log_bytes: float = 0.0
     log_dir: LogDir | None = None  # the one holding it; None until placed
+    partition_log: Partition | None = None  # its real log and leader state, once used (server/broker/partition.py)
 
     @property
     def key(self) -> tuple[uuid.UUID, int]:
@@ -142,6 +144,9 @@ class ReplicaManager:
         # (image offset, topic -> (its listed partition sizes, the others' size))
         self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
+        self.partitions = HostedPartitions(self.broker_id, lambda: broker.image, network)
+        self.partitions.retention_check_interval_ms = int(broker.startup_configs.get(
+            "log.retention.check.interval.ms", self.partitions.retention_check_interval_ms))
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -164,12 +169,20 @@ class ReplicaManager:
         replica it did not hold yet starts with that size in that directory (those the image no longer
         gives it are gone)."""
         self._acting = True
+        self.partitions.start()
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}
 
     def stop(self) -> None:
         self._acting = False
+        self.partitions.close_all()
+
+    def partition(self, topic_id: uuid.UUID, index: int) -> Partition | None:
+        """The ``Partition`` (real log, leader state) of a replica hosted here, None if there is none;
+        KafkaError KAFKA_STORAGE_ERROR while its log directory is offline."""
+        replica = self.replicas.get((topic_id, index))
+        return None if replica is None else self.partitions.partition(replica)
 
     def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
@@ -209,6 +222,7 @@ class ReplicaManager:
                     kept = had.leader == state.leader
                     led = had.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
                     replica.state = state
+                    self.partitions.changed(replica)
                 # placed already in the directory the log names (compared by value, without UUID.__eq__)
                 assigned = state.directories[state.replicas.index(broker_id)]
                 log_dir = replica.log_dir
@@ -334,6 +348,7 @@ class ReplicaManager:
         if not hosted:
             del self._by_topic[key[0].int]
         self.network.unfollow(self.broker_id, key)
+        self.partitions.deleted(replica)
         self.broker.log_manager.forget(replica)
 
     # --- ISR expansion --------------------------------------------------------------------------
@@ -357,6 +372,7 @@ class ReplicaManager:
                 if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
                     replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
                                                            partition_epoch=result.partition_epoch)
+                    self.partitions.changed(replica)
                 if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
                     again.add(key)
 

@@ -98,6 +98,10 @@ NEVER_KEPT = frozenset({36, 51})
 KEPT_PER_ROUTE = 8  # at most ~4 KiB a route; a listener has a route per served (api key, version)
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
+# Produce is advertised from v0 though served from v3, as Kafka 4's brokers do (KAFKA-18659: librdkafka
+# writes v2 record batches only to a broker whose ApiVersions lists Produce v0); a v0-2 request is refused
+# as any version outside the schema is.
+ADVERTISED_FROM = {0: 0}
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 # a request's api key and version read as one number (its route's key), then its correlation id
@@ -321,7 +325,8 @@ class Listener:
         self.versions = {key: _schema_versions(key) for key in handlers}  # api key -> (min, max) served here
         self.routes = {route_key(key, version): _Route(key, version)  # the served keys only
                        for key, (low, high) in self.versions.items() for version in range(low, high + 1)}
-        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=min(lo, ADVERTISED_FROM.get(k, lo)),
+                                               max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.answers: dict = {}  # answers handlers encode once for this listener, by route key (ApiVersions)
@@ -426,6 +431,20 @@ class Encoded:
         out += self.data
 
 
+class Unanswered:
+    """A handler's answer that sends nothing back: Produce with acks=0. ``close``: close the connection
+    instead, once the answers before it are written (Kafka's answer to an acks=0 Produce that failed, so
+    that the client notices)."""
+
+    __slots__ = ("close",)
+
+    def __init__(self, close: bool = False):
+        self.close = close
+
+    def encode_into(self, out: bytearray, version: int) -> None:
+        raise TypeError("an Unanswered request has no answer to encode")
+
+
 class Encodable(Protocol):
     """What a listener writes as an answer: a response message, or an ``Encoded`` body."""
 
@@ -438,9 +457,11 @@ def _encode(response: Encodable, version: int) -> bytes:
     return bytes(body)
 
 
-async def _encode_aside(result: Any, version: int) -> Encoded:
+async def _encode_aside(result: Any, version: int) -> Encoded | Unanswered:
     """``result`` (an answer, or an awaitable of one) encoded in a worker thread."""
     response: Encodable = result if hasattr(result, "encode_into") else await result
+    if isinstance(response, Unanswered):  # nothing to encode
+        return response
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
     return Encoded(data, getattr(response, "error_code", 0))
 
@@ -877,8 +898,14 @@ class _Connection(asyncio.Protocol):
     # --- writing ------------------------------------------------------------------------------------
 
     def _append(self, route: _Route, correlation_id: int, response: Any, arrived: float) -> None:
-        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
-        if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
+        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route
+        (an ``Unanswered`` adds nothing, or closes the connection after what ``out`` holds)."""
+        if response.__class__ is Unanswered:
+            if response.close:
+                self._write()
+                return self.close()
+            error_code: int = ErrorCode.NONE
+        elif response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
             if route.flexible:  # response header v1: an empty tagged-field section
                 size = len(data) + 5

@@ -28,7 +28,7 @@ def wait_for_topic(admin, name: str, timeout: float = 20.0) -> dict:
 
 
 def producer_for(bootstrap: str, **options) -> KafkaProducer:
-    """A producer used only for its metadata requests (kraftwire serves no Produce)."""
+    """A producer used only for its metadata requests."""
     return KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=False, **options)
 
 
