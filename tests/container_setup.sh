@@ -89,3 +89,19 @@ fi
 
 # kraftwire's server image from this checkout (docker format: OCI images drop HEALTHCHECK).
 podman build -q --format docker -f docker/Dockerfile --target kraftwire -t localhost/kraftwire:latest . >/dev/null
+
+# The Testcontainers runners of tests/containers: Node's packages (npm), the Go modules (Go proxy, pinned by
+# go.sum) and the Maven project's dependencies (Maven Central).
+if [ ! -d tests/containers/node/node_modules ] \
+    || [ tests/containers/node/package.json -nt tests/containers/node/node_modules/.package-lock.json ]; then
+  echo "setup: npm install in tests/containers/node"
+  (cd tests/containers/node && npm install --no-audit --no-fund --loglevel=error)
+fi
+if command -v go >/dev/null 2>&1; then
+  (cd tests/containers/go && go mod download)
+fi
+stamp=tests/containers/java/target/.resolved
+if [ ! -f "$stamp" ] || [ tests/containers/java/pom.xml -nt "$stamp" ]; then
+  echo "setup: resolving tests/containers/java with Maven"
+  (cd tests/containers/java && mvn -q -B test-compile) && touch "$stamp"
+fi

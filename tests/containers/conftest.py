@@ -67,9 +67,7 @@ def engine():
         assert time.monotonic() < deadline, "podman's API socket did not answer within 60 s"
         time.sleep(0.05)
     settings = {"DOCKER_HOST": f"unix://{path}", "TESTCONTAINERS_RYUK_DISABLED": "true",
-                "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
-                # testcontainers-java looks for a docker config; without one it still works from DOCKER_HOST
-                "TESTCONTAINERS_HOST_OVERRIDE": "localhost"}
+                "TESTCONTAINERS_CONNECTION_MODE": "docker_host"}
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
     try:
@@ -80,6 +78,11 @@ def engine():
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        # what a test left behind (Ryuk, which would remove it, is off): Testcontainers labels its containers
+        leftover = subprocess.run([podman, "ps", "-aq", "--filter", "label=org.testcontainers=true"],
+                                  capture_output=True, text=True).stdout.split()
+        if leftover:
+            subprocess.run([podman, "rm", "-f", *leftover], capture_output=True)
         service.terminate()
         try:
             service.wait(timeout=30)
