@@ -82,7 +82,7 @@ def engine():
         leftover = subprocess.run([podman, "ps", "-aq", "--filter", "label=org.testcontainers=true"],
                                   capture_output=True, text=True).stdout.split()
         if leftover:
-            subprocess.run([podman, "rm", "-f", *leftover], capture_output=True)
+            subprocess.run([podman, "rm", "-f", "-v", *leftover], capture_output=True)
         service.terminate()
         try:
             service.wait(timeout=30)

@@ -21,7 +21,7 @@ def run_until_stopped(tmp_path, *options: str) -> tuple[int, list[str]]:
         logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True, timeout=60)
         return int(waited.stdout.strip()), (logs.stdout + logs.stderr).splitlines()
     finally:
-        subprocess.run(["podman", "rm", "-f", name], capture_output=True, timeout=60)
+        subprocess.run(["podman", "rm", "-f", "-v", name], capture_output=True, timeout=60)
 
 
 @pytest.fixture(autouse=True)
