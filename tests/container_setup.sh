@@ -87,8 +87,20 @@ if ! have_image docker.io/library/python:3.11-slim-bookworm; then
     || podman tag docker.io/library/python:3.11-slim docker.io/library/python:3.11-slim-bookworm
 fi
 
-# kraftwire's server image from this checkout (docker format: OCI images drop HEALTHCHECK).
-podman build -q --format docker -f docker/Dockerfile --target kraftwire -t localhost/kraftwire:latest . >/dev/null
+# kraftwire's images from this checkout (docker format: OCI images drop HEALTHCHECK), the names
+# docker/compose.yaml gives them. With the layers cached an unchanged checkout builds in seconds; the
+# audit image's first build downloads Java and PySpark (~5 min here), later ones redo only kraftwire's layers.
+build() {
+  local target=$1 tag=$2 started=$SECONDS before
+  before="$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)"
+  podman build -q --format docker -f docker/Dockerfile --target "$target" -t "$tag" . >/dev/null
+  if ((SECONDS - started > 20)); then echo "setup: built $tag in $((SECONDS - started)) s"; fi
+  if [ -n "$before" ] && [ "$before" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
+    podman rmi "$before" >/dev/null 2>&1 || true  # the previous build, unless a container still uses it
+  fi
+}
+build kraftwire localhost/kraftwire:latest
+build audit localhost/kraftwire-audit:latest
 
 # The Testcontainers runners of tests/containers: Node's packages (npm), the Go modules (Go proxy, pinned by
 # go.sum) and the Maven project's dependencies (Maven Central).
