@@ -90,17 +90,30 @@ fi
 # kraftwire's images from this checkout (docker format: OCI images drop HEALTHCHECK), the names
 # docker/compose.yaml gives them. With the layers cached an unchanged checkout builds in seconds; the
 # audit image's first build downloads Java and PySpark (~5 min here), later ones redo only kraftwire's layers.
-build() {
-  local target=$1 tag=$2 started=$SECONDS before
+build() {  # TAG, then podman build's options
+  local tag=$1 started=$SECONDS before
+  shift
   before="$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)"
-  podman build -q --format docker -f docker/Dockerfile --target "$target" -t "$tag" . >/dev/null
+  podman build -q --format docker -t "$tag" "$@" . >/dev/null
   if ((SECONDS - started > 20)); then echo "setup: built $tag in $((SECONDS - started)) s"; fi
   if [ -n "$before" ] && [ "$before" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
     podman rmi "$before" >/dev/null 2>&1 || true  # the previous build, unless a container still uses it
   fi
 }
-build kraftwire localhost/kraftwire:latest
-build audit localhost/kraftwire-audit:latest
+build localhost/kraftwire:latest -f docker/Dockerfile --target kraftwire
+build localhost/kraftwire-audit:latest -f docker/Dockerfile --target audit
+
+# The Spark executor image (docker/executor.Dockerfile) takes Spark from the official Spark image; without a
+# registry, from a stand-in with the audit image's Spark (tests/containers/stand-ins/spark.Dockerfile, named
+# as a stand-in: its Spark version is the audit's, not the official tag's).
+spark_image=docker.io/library/spark:4.0.1-scala2.13-java17-ubuntu
+if ! have_image "$spark_image" && ! pull "$spark_image"; then
+  spark_image=localhost/kraftwire-spark-stand-in:latest
+  if ! have_image "$spark_image"; then
+    podman build -q -f tests/containers/stand-ins/spark.Dockerfile -t "$spark_image" tests/containers/stand-ins >/dev/null
+  fi
+fi
+build localhost/kraftwire-executor:latest -f docker/executor.Dockerfile --build-arg SPARK_IMAGE="$spark_image"
 
 # The Testcontainers runners of tests/containers: Node's packages (npm), the Go modules (Go proxy, pinned by
 # go.sum) and the Maven project's dependencies (Maven Central).

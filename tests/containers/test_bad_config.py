@@ -40,8 +40,8 @@ def test_a_port_in_use_is_named_in_one_line(tmp_path):
         holder.bind(("0.0.0.0", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        status, lines = run_until_stopped(tmp_path, "--network", "host", "-e", f"KRAFTWIRE_PORT={port}",
-                                          *(f"-e=KRAFTWIRE_{name}_PORT=0" for name in ("CONTROLLER", "METRICS", "CONTROL")))
+        others = [f"-e=KRAFTWIRE_{name}_PORT=0" for name in ("CONTROLLER", "METRICS", "CONTROL")]
+        status, lines = run_until_stopped(tmp_path, "--network", "host", "-e", f"KRAFTWIRE_PORT={port}", *others)
     assert status == 1
     assert len(lines) == 1, lines
     assert lines[0].endswith(f"cannot start: the broker 1 port 0.0.0.0:{port} is not available: Address already in use")

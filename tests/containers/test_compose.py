@@ -125,7 +125,8 @@ def test_quorum_compose_survives_stopping_the_leaders_container(tmp_path, compos
     spec = yaml.safe_load((DOCKER / "compose-quorum.yaml").read_text())
     controllers, brokers = free_ports(3), free_ports(3)
     moves = {**{f"127.0.0.1:919{k}": f"127.0.0.1:{controllers + k - 1}" for k in (1, 2, 3)},
-             **{f"{host}:909{k + 1}": f"{host}:{brokers + k - 1}" for k in (1, 2, 3) for host in ("127.0.0.1", "localhost")}}
+             **{f"{host}:909{k + 1}": f"{host}:{brokers + k - 1}"
+                for k in (1, 2, 3) for host in ("127.0.0.1", "localhost")}}
     services = {}
     for name, service in spec["services"].items():
         source, target, mode = service["volumes"][0].split(":")

@@ -1,5 +1,6 @@
 """JUnit 5 with org.testcontainers and Kafka's Java Admin: ``mvn test`` of tests/containers/java (from
-Maven Central; tests/setup.sh resolves it, the surefire provider comes on the first run) against podman's API socket (conftest.py)."""
+Maven Central; tests/setup.sh resolves it, the surefire provider comes on the first run) against
+podman's API socket (conftest.py)."""
 import re
 import shutil
 import subprocess

@@ -29,7 +29,8 @@ def test_a_throttled_reassignment_finishes_when_the_clock_is_advanced(engine, br
         admin.alter_configs([  # 100 MiB a partition, copied at 10 MiB/s by broker 3
             ConfigResource(ConfigResourceType.TOPIC, "orders", configs={
                 "kraftwire.partition.size.bytes": "104857600", "follower.replication.throttled.replicas": "*"}),
-            ConfigResource(ConfigResourceType.BROKER, "3", configs={"follower.replication.throttled.rate": "10485760"})])
+            ConfigResource(ConfigResourceType.BROKER, "3", configs={
+                "follower.replication.throttled.rate": "10485760"})])
         admin.alter_partition_reassignments({TopicPartition("orders", 0): [2, 3]})
         assert TopicPartition("orders", 0) in admin.list_partition_reassignments()  # the clock stands still
 
