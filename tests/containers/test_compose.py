@@ -73,7 +73,8 @@ def compose_environment(engine):
 
 
 def test_compose_cluster_serves_every_broker_and_the_audit_writes_its_report(tmp_path, compose_environment):
-    port, http = free_ports(3), free_ports(2)
+    port = free_ports(5)  # brokers 1-3, then metrics and the control plane (one draw: no overlap)
+    http = port + 3
     override = {"services": {"kraftwire": {
         "environment": {"KRAFTWIRE_PORT": str(port), "KRAFTWIRE_CONTROL_TOKEN": "secret"},
         "ports": ["!override", f"{port}-{port + 2}:{port}-{port + 2}", f"{http}:9100", f"{http + 1}:8080"]}}}
@@ -123,7 +124,8 @@ def override_text(data: dict) -> str:
 
 def test_quorum_compose_survives_stopping_the_leaders_container(tmp_path, compose_environment):
     spec = yaml.safe_load((DOCKER / "compose-quorum.yaml").read_text())
-    controllers, brokers = free_ports(3), free_ports(3)
+    brokers = free_ports(6)  # brokers 1-3, then the three controllers (one draw: no overlap)
+    controllers = brokers + 3
     moves = {**{f"127.0.0.1:919{k}": f"127.0.0.1:{controllers + k - 1}" for k in (1, 2, 3)},
              **{f"{host}:909{k + 1}": f"{host}:{brokers + k - 1}"
                 for k in (1, 2, 3) for host in ("127.0.0.1", "localhost")}}
