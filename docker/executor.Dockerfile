@@ -10,7 +10,9 @@ FROM ${SPARK_IMAGE} AS spark
 
 FROM python:3.11-slim-bookworm
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-RUN apt-get update \
+# (java's post-install links its manual page: a slim base may have no /usr/share/man/man1 to link into)
+RUN mkdir -p /usr/share/man/man1 \
+ && apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless tini procps \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /opt/java \

@@ -103,3 +103,6 @@ fi
 if [ -f tests/kadm/go.mod ] && command -v go >/dev/null 2>&1; then
   (cd tests/kadm && go mod download)
 fi
+
+# podman, its configuration, the base images and kraftwire's images (tests/containers); see that script.
+bash tests/container_setup.sh

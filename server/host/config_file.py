@@ -114,7 +114,8 @@ def _from_environment(environ: Mapping[str, str], settings: dict[str, argparse.A
 def apply_layers(parser: argparse.ArgumentParser, argv: list[str], environ: Mapping[str, str] = os.environ,
                  ignore_unknown: bool = False) -> None:
     """Make the config file's and the environment's values the parser's defaults, so that flags
-    still override them. Bad settings end the program with the parser's usage error (exit 2).
+    still override them. A bad setting ends the program with one line naming it and exit status 2,
+    without the usage: that lists flags, not where the bad value came from (a container's log says why).
     ``ignore_unknown``: skip file keys this parser does not have (a file shared by subcommands)."""
     settings = _settings(parser)
     path, explicit = _config_path(argv, environ)
@@ -124,7 +125,7 @@ def apply_layers(parser: argparse.ArgumentParser, argv: list[str], environ: Mapp
             values.update(_from_file(path, settings, ignore_unknown))
         values.update(_from_environment(environ, settings))
     except ValueError as exc:
-        parser.error(str(exc))
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     parser.set_defaults(**values)
 
 
