@@ -241,7 +241,7 @@ def _broker_changes(image: MetadataImage, name: str, current: Mapping[str, str],
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if node_id is not None and node_id < 0:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
-    updated = config_validation.validate_broker_changes(
+    updated = config_validation.validate_broker_changes_at_controller(
         name, current, ops, elr_enabled=elr_enabled(image.features),
         cordoning=image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL)
     if node_id is not None and node_id not in image.brokers and node_id != controller_id:

@@ -34,8 +34,8 @@ from typing import Literal
 
 from kraftwire.codec.constants import ConfigResourceType
 
-from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, Validator, check_gzip_level,
-                            check_partition_sizes, check_throttled_replicas, parse, render)
+from .config_values import (JAVA_TRIMMED, ConfigType, InvalidValue, ListOf, OneOf, Range, Requirement, Validator,
+                            check_gzip_level, check_partition_sizes, check_throttled_replicas, parse, render)
 
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
@@ -318,18 +318,28 @@ def topic_value(dynamic: Mapping[str, str], broker_defaults: Mapping[str, str], 
         return parse(key, dynamic[name])
     synonym = key.broker_synonyms[0] if key.broker_synonyms else None
     if synonym is not None and synonym in broker_defaults:
-        value = parse(BROKER_CONFIGS[synonym], broker_defaults[synonym])
+        try:
+            value = parse(BROKER_CONFIGS[synonym], broker_defaults[synonym])
+        except InvalidValue:  # stored without the broker's check (see broker_value): not in force
+            return key.default
         # KafkaConfig turns any negative log.retention.ms into -1 (unlimited).
         return -1 if name == "retention.ms" and isinstance(value, int) and value < 0 else value
     return key.default
 
 
 def broker_value(per_broker: Mapping[str, str], cluster_defaults: Mapping[str, str], name: str) -> object:
-    """The value a broker config takes: the broker's own, else the cluster default, else Kafka's."""
+    """The value a broker config takes: the broker's own, else the cluster default, else Kafka's.
+
+    A stored value that does not parse is passed over, as a Kafka broker keeps its config when a
+    dynamic update fails validation: Kafka's controller does not check broker config values (a
+    request sent to it directly may store any), the receiving broker does."""
     key = BROKER_CONFIGS[name]
     for values in (per_broker, cluster_defaults):
         if name in values:
-            return parse(key, values[name])
+            try:
+                return parse(key, values[name])
+            except InvalidValue:
+                continue
     return key.default
 
 

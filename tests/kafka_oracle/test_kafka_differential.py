@@ -31,6 +31,7 @@ from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.wire.client import KafkaClient
 
 TOPIC, BROKER = 2, 4
+CONTROLLER = 0  # the broker number by which a step is sent to the controller's listener
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 PREFERRED, UNCLEAN = 0, 1
 
@@ -48,8 +49,10 @@ class Target:
         self.normaliser = Normaliser(self)
 
     def client(self, broker: int) -> KafkaClient:
+        """A client of broker ``broker``, or of the controller's listener for ``CONTROLLER``."""
         if broker not in self.clients:
-            self.clients[broker] = KafkaClient("127.0.0.1", self.ports[broker - 1], "differential")
+            port = self.controller_port if broker == CONTROLLER else self.ports[broker - 1]
+            self.clients[broker] = KafkaClient("127.0.0.1", port, "differential")
         return self.clients[broker]
 
     async def send(self, request, version: int, broker: int = 1):
@@ -267,6 +270,12 @@ async def scenario(run: Run) -> None:
     await run.step("metadata_unknown", metadata("diff-nothere"), 12)
     for version in (0, 1):
         await run.step(f"describe_cluster_v{version}", DescribeClusterRequest(), version)
+    # The other endpoint type, and one that is neither, on each kind of listener (v0 cannot name one).
+    for endpoint_type in (1, 2, 3):
+        for node in (1, CONTROLLER):
+            await run.step(f"describe_cluster_endpoint_{endpoint_type}_on_{node}",
+                           DescribeClusterRequest(endpoint_type=endpoint_type), 1, broker=node)
+    await run.step("describe_cluster_v0_on_controller", DescribeClusterRequest(), 0, broker=CONTROLLER)
 
     await run.step("create_partitions", CreatePartitionsRequest(timeout_ms=30000, topics=[
         CreatePartitionsRequest.CreatePartitionsTopic(name="diff-a", count=3, assignments=[
@@ -304,6 +313,11 @@ async def scenario(run: Run) -> None:
         ("follower.replication.throttled.rate", SET, "2000000")), 1)
     await run.step("incremental_alter_broker_bad", incremental(
         BROKER, "1", ("leader.replication.throttled.rate", SET, "fast")), 1)
+    # Kafka's controller leaves broker config values to the receiving broker: sent to it directly, any passes.
+    await run.step("incremental_alter_broker_bad_on_controller", incremental(
+        BROKER, "1", ("leader.replication.throttled.rate", SET, "-5"), validate_only=True), 1, broker=CONTROLLER)
+    await run.step("incremental_alter_broker_read_only_on_controller", incremental(
+        BROKER, "1", ("log.retention.hours", SET, "soon"), validate_only=True), 1, broker=CONTROLLER)
     await run.step("alter_configs_topic", AlterConfigsRequest(resources=[
         AlterConfigsRequest.AlterConfigsResource(resource_type=TOPIC, resource_name="diff-b", configs=[
             AlterConfigsRequest.AlterableConfig(name="retention.bytes", value="1048576")])]), 2)

@@ -344,7 +344,38 @@ def test_legacy_alter_refusals():
     _, response = legacy_api.alter_configs(image_of(), legacy(
         (TOPIC, "orders", {"min.insync.replicas": "0"}), (TOPIC, "missing", {}), (BROKER, "1", {RATE: "x"})),
         CONTROLLER_ID)
+    # Kafka's controller checks topic values but leaves a broker config's value to the receiving broker.
     assert [(code, message) for _, _, code, message in outcomes(response)] == [
         (40, "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
         (3, "The topic 'missing' does not exist."),
-        (42, f"Invalid value x for configuration {RATE}: Not a number of type LONG")]
+        (0, None)]
+    request = legacy((BROKER, "1", {RATE: "x"}))
+    assert refused_on_broker(image_of(), request, legacy_api.legacy_ops) == {
+        0: (42, f"Invalid value x for configuration {RATE}: Not a number of type LONG")}
+
+
+def test_broker_values_are_the_receiving_brokers_to_check():
+    """Sent to the controller directly, a broker config may take any value (Kafka's
+    ControllerConfigurationValidator checks a BROKER resource's name only), but kraftwire's own configs,
+    ELR's min.insync.replicas rule and APPEND's LIST rule still hold."""
+    request = incremental((BROKER, "1", [(RATE, AlterOp.SET, "-5"), ("log.retention.hours", AlterOp.SET, "soon")]))
+    records, response = incremental_api.incremental_alter_configs(image_of(), request, CONTROLLER_ID)
+    assert [code for _, _, code, _ in outcomes(response)] == [0]
+    assert written(records) == [(BROKER, "1", RATE, "-5"), (BROKER, "1", "log.retention.hours", "soon")]
+    for ops, refusal in (
+            ([("kraftwire.replication.bandwidth.bytes.per.second", AlterOp.SET, "0")],
+             (42, "Invalid value 0 for configuration kraftwire.replication.bandwidth.bytes.per.second: "
+                  "Value must be at least 1")),
+            ([(RATE, AlterOp.APPEND, "1")], (40, f"Can't APPEND to key {RATE} because its type is not LIST."))):
+        _, response = incremental_api.incremental_alter_configs(image_of(), incremental((BROKER, "1", ops)),
+                                                                CONTROLLER_ID)
+        assert [(code, message) for _, _, code, message in outcomes(response)] == [refusal]
+
+
+def test_a_stored_broker_value_that_does_not_parse_is_not_in_force():
+    """What the controller stored unchecked, brokers pass over, as a Kafka broker keeps its config when a
+    dynamic update fails its validation."""
+    from kraftwire.server.metadata.configs import broker_value, topic_value
+    assert broker_value({RATE: "-5"}, {RATE: "100"}, RATE) == 100
+    assert broker_value({RATE: "-5"}, {}, RATE) == LONG_MAX
+    assert topic_value({}, {"log.retention.bytes": "lots"}, "retention.bytes") == -1
