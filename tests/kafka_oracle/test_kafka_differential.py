@@ -287,6 +287,7 @@ async def scenario(run: Run) -> None:
             CreatePartitionsRequest.CreatePartitionsAssignment(broker_ids=[2])]),
     ]), 3)
     await run.until("partitions led", metadata("diff-a"), 12, led_everywhere({"diff-a": 3}))
+    await deadlines_passed(run)
 
     await run.step("describe_configs_topic", describe_configs(TOPIC, "diff-a"), 4)
     await run.step("describe_configs_topic_keys", describe_configs(TOPIC, "diff-a", ["retention.ms", "no.such"]), 4)
@@ -399,6 +400,32 @@ async def scenario(run: Run) -> None:
     await run.step("delete_topics_by_id", DeleteTopicsRequest(timeout_ms=30000, topics=[
         DeleteTopicsRequest.DeleteTopicState(topic_id=uuid.UUID(int=12345))]), 6)
     await run.until("deleted", metadata("diff-gone"), 12, lambda r: r.topics[0].error_code == 3)
+
+
+async def deadlines_passed(run: Run) -> None:
+    """TimeoutMs 0 or -1 has passed before Kafka's controller would act: REQUEST_TIMED_OUT for the whole
+    request, through a broker or on the controller, and nothing changed (the metadata step after)."""
+    for timeout in (0, -1):
+        for node in (1, CONTROLLER):
+            at = f"{timeout}_on_{node}"
+            await run.step(f"create_topics_timeout_{at}", CreateTopicsRequest(timeout_ms=timeout, topics=[
+                creatable("diff-late", partitions=1, replication=1), creatable("diff-late", partitions=1)]), 7,
+                broker=node)
+            await run.step(f"delete_topics_timeout_{at}", DeleteTopicsRequest(timeout_ms=timeout, topic_names=[
+                "diff-b", "diff-nothere"]), 5, broker=node)
+            await run.step(f"delete_topics_by_id_timeout_{at}", DeleteTopicsRequest(timeout_ms=timeout, topics=[
+                DeleteTopicsRequest.DeleteTopicState(topic_id=uuid.UUID(int=12345))]), 6, broker=node)
+            await run.step(f"create_partitions_timeout_{at}", CreatePartitionsRequest(timeout_ms=timeout, topics=[
+                CreatePartitionsRequest.CreatePartitionsTopic(name="diff-a", count=5)]), 3, broker=node)
+            await run.step(f"elect_timeout_{at}", ElectLeadersRequest(election_type=PREFERRED, timeout_ms=timeout,
+                topic_partitions=[ElectLeadersRequest.TopicPartitions(topic="diff-a", partitions=[0, 1])]), 2,
+                broker=node)
+            await run.step(f"elect_nothing_timeout_{at}", ElectLeadersRequest(
+                election_type=PREFERRED, timeout_ms=timeout, topic_partitions=[]), 2, broker=node)
+            await run.step(f"reassign_timeout_{at}", reassign("diff-a", {0: [2, 1]}).replace(timeout_ms=timeout), 1,
+                           broker=node)
+    await run.step("metadata_after_timeouts", metadata("diff-late", "diff-a", "diff-b"), 12)
+    await run.step("list_reassignments_after_timeouts", ListPartitionReassignmentsRequest(timeout_ms=30000), 0)
 
 
 def run_scenario(target: Target) -> dict:
