@@ -26,7 +26,7 @@ from kraftwire.codec.messages import (
     AlterConfigsRequest, AlterPartitionReassignmentsRequest, AlterReplicaLogDirsRequest, ApiVersionsRequest,
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeClusterRequest,
     DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest, ElectLeadersRequest,
-    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest)
+    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest, UpdateFeaturesRequest)
 from kraftwire.server.host.cluster import BackgroundCluster
 from kraftwire.server.wire.client import KafkaClient
 
@@ -288,6 +288,7 @@ async def scenario(run: Run) -> None:
     ]), 3)
     await run.until("partitions led", metadata("diff-a"), 12, led_everywhere({"diff-a": 3}))
     await deadlines_passed(run)
+    await features_updated(run)
 
     await run.step("describe_configs_topic", describe_configs(TOPIC, "diff-a"), 4)
     await run.step("describe_configs_topic_keys", describe_configs(TOPIC, "diff-a", ["retention.ms", "no.such"]), 4)
@@ -426,6 +427,39 @@ async def deadlines_passed(run: Run) -> None:
                            broker=node)
     await run.step("metadata_after_timeouts", metadata("diff-late", "diff-a", "diff-b"), 12)
     await run.step("list_reassignments_after_timeouts", ListPartitionReassignmentsRequest(timeout_ms=30000), 0)
+
+
+def feature_updates(*updates, validate_only=True, version=1):
+    """UpdateFeatures of ``(feature, level, upgrade type)``; at v0 a downgrade type becomes AllowDowngrade."""
+    Update = UpdateFeaturesRequest.FeatureUpdateKey
+    return UpdateFeaturesRequest(timeout_ms=30000, validate_only=validate_only and version > 0, feature_updates=[
+        Update(feature=f, max_version_level=level, upgrade_type=kind if version else 1,
+               allow_downgrade=kind != 1 and version == 0) for f, level, kind in updates])
+
+
+MV, ELR, KRAFT = "metadata.version", "eligible.leader.replicas.version", "kraft.version"
+UPGRADE, SAFE, UNSAFE = 1, 2, 3
+FEATURE_CASES = {
+    "same": [(MV, 30, UPGRADE)], "newer": [(MV, 31, UPGRADE)], "far": [(MV, 99, SAFE)],
+    "down_as_upgrade": [(MV, 29, UPGRADE)], "down_safe": [(MV, 29, SAFE)], "down_unsafe": [(MV, 21, UNSAFE)],
+    "below_min": [(MV, 5, SAFE)], "negative": [(MV, -1, SAFE)], "bad_type": [(MV, 30, 7)],
+    "up_as_down": [(MV, 31, SAFE)], "unknown": [("no.such.feature", 1, UPGRADE)],
+    "unknown_off": [("no.such.feature", 0, SAFE)], "elr_off": [(ELR, 0, SAFE)], "elr_2": [(ELR, 2, UPGRADE)],
+    "kraft_up": [(KRAFT, 1, UPGRADE)], "kraft_same": [(KRAFT, 0, SAFE)],
+    "second_refused": [(ELR, 1, UPGRADE), ("no.such", 1, UPGRADE)], "nothing": [],
+}
+
+
+async def features_updated(run: Run) -> None:
+    """UpdateFeatures (dry runs) with Kafka's checks, at each version, through a broker and on the controller."""
+    for name, updates in FEATURE_CASES.items():
+        await run.step(f"update_features_{name}", feature_updates(*updates), 1)
+    for name in ("same", "down_safe", "unknown", "elr_off"):
+        await run.step(f"update_features_v2_{name}", feature_updates(*FEATURE_CASES[name], version=2), 2)
+        await run.step(f"update_features_{name}_on_controller", feature_updates(*FEATURE_CASES[name]), 1,
+                       broker=CONTROLLER)
+    for name in ("newer", "down_safe", "unknown", "negative", "nothing"):  # v0 cannot dry-run: only refusals
+        await run.step(f"update_features_v0_{name}", feature_updates(*FEATURE_CASES[name], version=0), 0)
 
 
 def run_scenario(target: Target) -> dict:
