@@ -27,10 +27,10 @@ from kraftwire.codec.messages import (
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeClusterRequest,
     DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest, ElectLeadersRequest,
     IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest, UpdateFeaturesRequest)
-from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import CONTROLLER_NODE_ID, BackgroundCluster
 from kraftwire.server.wire.client import KafkaClient
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 CONTROLLER = 0  # the broker number by which a step is sent to the controller's listener
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 PREFERRED, UNCLEAN = 0, 1
@@ -289,6 +289,7 @@ async def scenario(run: Run) -> None:
     await run.until("partitions led", metadata("diff-a"), 12, led_everywhere({"diff-a": 3}))
     await deadlines_passed(run)
     await features_updated(run)
+    await loggers_described_and_altered(run)
 
     await run.step("describe_configs_topic", describe_configs(TOPIC, "diff-a"), 4)
     await run.step("describe_configs_topic_keys", describe_configs(TOPIC, "diff-a", ["retention.ms", "no.such"]), 4)
@@ -460,6 +461,29 @@ async def features_updated(run: Run) -> None:
                        broker=CONTROLLER)
     for name in ("newer", "down_safe", "unknown", "negative", "nothing"):  # v0 cannot dry-run: only refusals
         await run.step(f"update_features_v0_{name}", feature_updates(*FEATURE_CASES[name], version=0), 0)
+
+
+async def loggers_described_and_altered(run: Run) -> None:
+    """BROKER_LOGGER resources: each node answers for its own loggers, refusals in Kafka's words (the loggers
+    themselves differ: Kafka's log4j ones, kraftwire's Python ones, so only a missing one is described)."""
+    for name in ("1", "", "2", "x"):
+        await run.step(f"describe_loggers_{name or 'empty'}", describe_configs(BROKER_LOGGER, name, ["no.such"]), 4)
+    await run.step("describe_loggers_on_controller", describe_configs(BROKER_LOGGER, str(CONTROLLER_NODE_ID),
+                                                                      ["no.such"]), 4, broker=CONTROLLER)
+    for step, name, ops in (("unknown", "1", [("kafka.controller", SET, "DEBUG")]),
+                            ("bad_level", "1", [("root", SET, "LOUD")]),
+                            ("delete_root", "1", [("root", DELETE, None)]),
+                            ("append", "1", [("root", APPEND, "DEBUG")]),
+                            ("dry_run", "1", [("root", SET, "INFO")]),
+                            ("other_node", "2", [("root", SET, "INFO")]),
+                            ("not_a_node", "x", [("root", SET, "INFO")])):
+        await run.step(f"alter_loggers_{step}", incremental(BROKER_LOGGER, name, *ops, validate_only=True), 1)
+    for step, ops in (("unknown", [("kafka.controller", SET, "DEBUG")]), ("dry_run", [("root", SET, "WARN")])):
+        await run.step(f"alter_loggers_{step}_on_controller", incremental(
+            BROKER_LOGGER, str(CONTROLLER_NODE_ID), *ops, validate_only=True), 1, broker=CONTROLLER)
+    await run.step("alter_legacy_loggers", AlterConfigsRequest(resources=[AlterConfigsRequest.AlterConfigsResource(
+        resource_type=BROKER_LOGGER, resource_name="1", configs=[
+            AlterConfigsRequest.AlterableConfig(name="root", value="INFO")])]), 2)
 
 
 def run_scenario(target: Target) -> dict:

@@ -351,3 +351,30 @@ def test_features_upgrade_and_downgrade():
         shown = feature_lines(bg)
         assert shown["metadata.version"][2] == "4.1-IV0" and shown["eligible.leader.replicas.version"][2] == "1"
         assert bg.call(lambda: bg.cluster.controller.committed.broker_configs("")) == {"min.insync.replicas": "1"}
+
+
+def test_configs_broker_loggers_describe_and_alter(kraftwire):
+    """kafka-configs --entity-type broker-loggers over a broker's real Python loggers: described with their
+    levels in log4j's names, altered (the process's logger changes), an unknown one refused as by Kafka."""
+    import logging
+    logger = logging.getLogger("kraftwire.controller")
+    before = logger.level
+    try:
+        out = kafka(CONFIGS, kraftwire, "--describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+        assert out.splitlines()[0] == "Dynamic configs for broker-logger 1 are:"
+        shown = dict(line.split()[0].split("=", 1) for line in out.splitlines()[1:])
+        assert "root" in shown and "kraftwire.controller" in shown
+        assert kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                     "--add-config", "kraftwire.controller=TRACE") == \
+            "Completed updating config for broker-logger 1.\n"
+        assert logger.level == 5
+        out = kafka(CONFIGS, kraftwire, "--describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+        assert "  kraftwire.controller=TRACE sensitive=false synonyms={}" in out.splitlines()
+        kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+              "--delete-config", "kraftwire.controller")
+        assert logger.level == logging.NOTSET
+        out = kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                    "--add-config", "kafka.controller=DEBUG", expect=1)
+        assert "Invalid broker logger(s): kafka.controller" in out  # the tool checks the described list first
+    finally:
+        logger.setLevel(before)

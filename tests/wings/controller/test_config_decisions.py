@@ -187,8 +187,11 @@ def test_custom_broker_configs_are_listed_as_sensitive_and_read_only():
 
 
 def test_resource_types_kraftwire_does_not_keep_and_unknown_ones():
+    [group] = describe(image_of(), (32, "g"))
+    assert (group.error_code, group.error_message) == (42, "Unsupported resource type: GROUP")
+    # BROKER_LOGGER resources are a node's loggers (broker_loggers); with none given, there are none.
     [logger] = describe(image_of(), (BROKER_LOGGER, "1"))
-    assert (logger.error_code, logger.error_message) == (42, "Unsupported resource type: BROKER_LOGGER")
+    assert (logger.error_code, logger.configs) == (0, ())
     # A type Kafka does not know fails the whole request.
     results = describe(image_of(), (TOPIC, "orders"), (7, "x"))
     assert [(r.resource_type, r.error_code, r.configs) for r in results] == [(TOPIC, 42, ()), (7, 42, ())]
@@ -379,3 +382,23 @@ def test_a_stored_broker_value_that_does_not_parse_is_not_in_force():
     assert broker_value({RATE: "-5"}, {RATE: "100"}, RATE) == 100
     assert broker_value({RATE: "-5"}, {}, RATE) == LONG_MAX
     assert topic_value({}, {"log.retention.bytes": "lots"}, "retention.bytes") == -1
+
+
+def test_broker_logger_changes_are_judged_and_listed_for_the_handler():
+    """The broker answers its own BROKER_LOGGER resources: Kafka's refusals, and SUCCESS for the
+    changes the handler then carries out (``logger_changes``)."""
+    loggers = {"root": "WARN", "kraftwire.broker": "WARN"}
+    request = incremental((BROKER_LOGGER, "1", [("kraftwire.broker", SET, "DEBUG")]),
+                          (BROKER_LOGGER, "1", [("kraftwire.nothing", SET, "DEBUG")]),
+                          (TOPIC, "orders", [("retention.ms", SET, "1")]))
+    outcomes = incremental_api.preprocess_on_broker(image_of(), 1, request.resources[:1], incremental_api.incremental_ops,
+                                                    loggers=loggers)
+    assert outcomes == {0: (0, None)}
+    assert incremental_api.logger_changes(request.resources[:1], outcomes) == [("kraftwire.broker", SET, "DEBUG")]
+    outcomes = incremental_api.preprocess_on_broker(image_of(), 1, request.resources[1:], incremental_api.incremental_ops,
+                                                    loggers=loggers)
+    assert outcomes == {0: (40, "Logger kraftwire.nothing does not exist!")}
+    records, response = incremental_api.incremental_alter_configs(image_of(), incremental(
+        (BROKER_LOGGER, str(CONTROLLER_ID), [("root", DELETE, None)])), CONTROLLER_ID, loggers)
+    assert records == [] and [(r.error_code, r.error_message) for r in response.responses] == [
+        (42, "Removing the log level of the root logger is not allowed")]
