@@ -1467,8 +1467,8 @@ class FetchSnapshotResponse(Message):
         """FetchSnapshotResponse.LeaderIdAndEpoch: versions 0+."""
 
         __slots__ = ()
-        leader_id: int  # Leader's node id; -1 if unknown.
-        leader_epoch: int  # Latest epoch known.
+        leader_id: int  # Leader's node id; -1 if unknown (Kafka's schema gives no default: absent reads as 0).
+        leader_epoch: int  # Latest epoch known; -1 if unknown.
 
     class PartitionSnapshot(Struct):
         """FetchSnapshotResponse.PartitionSnapshot: versions 0+."""
