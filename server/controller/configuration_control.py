@@ -119,7 +119,8 @@ def _described_resource(image: MetadataImage, broker_id: int, resource: Describe
     try:
         return config_describe.describe(resource_type, name, dynamic, image.broker_configs(""),
                                         resource.configuration_keys, request.include_synonyms,
-                                        request.include_documentation, static if name else None)
+                                        request.include_documentation, static if name else None,
+                                        image.broker_configs(str(broker_id)))
     except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
 

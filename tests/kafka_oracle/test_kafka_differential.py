@@ -336,6 +336,7 @@ async def scenario(run: Run) -> None:
                     lambda r: r.results[0].configs[0].value == "2000000")
     await run.step("describe_configs_broker_after", describe_configs(BROKER, "1", [
         "leader.replication.throttled.rate", "follower.replication.throttled.rate"]), 4)
+    await topic_configs_of_the_answering_broker(run)
     await run.step("incremental_alter_broker_clear", incremental(
         BROKER, "1", ("leader.replication.throttled.rate", DELETE, None),
         ("follower.replication.throttled.rate", DELETE, None)), 1)
@@ -402,6 +403,23 @@ async def scenario(run: Run) -> None:
     await run.step("delete_topics_by_id", DeleteTopicsRequest(timeout_ms=30000, topics=[
         DeleteTopicsRequest.DeleteTopicState(topic_id=uuid.UUID(int=12345))]), 6)
     await run.until("deleted", metadata("diff-gone"), 12, lambda r: r.topics[0].error_code == 3)
+
+
+async def topic_configs_of_the_answering_broker(run: Run) -> None:
+    """A topic config the topic does not set comes from the answering broker's own dynamic config first
+    (DYNAMIC_BROKER_CONFIG), then the cluster default: broker 1 and broker 2 answer differently."""
+    await run.step("broker_retention_set", incremental(BROKER, "1", ("log.retention.ms", SET, "7200000")), 1)
+    await run.step("cluster_retention_set", incremental(BROKER, "", ("log.retention.ms", SET, "3600000")), 1)
+    for broker, expected in ((1, "7200000"), (2, "3600000")):
+        await run.until("retention seen", describe_configs(TOPIC, "diff-b", ["retention.ms"]), 4,
+                        lambda r, expected=expected: r.results[0].configs[0].value == expected, broker=broker)
+        await run.step(f"describe_topic_retention_on_{broker}", describe_configs(TOPIC, "diff-b", ["retention.ms"]),
+                       4, broker=broker)
+    await run.step("retentions_cleared", incremental(BROKER, "1", ("log.retention.ms", DELETE, None)), 1)
+    await run.step("cluster_retention_cleared", incremental(BROKER, "", ("log.retention.ms", DELETE, None)), 1)
+    for broker in (1, 2):
+        await run.until("retention back", describe_configs(TOPIC, "diff-b", ["retention.ms"]), 4,
+                        lambda r: r.results[0].configs[0].value == "604800000", broker=broker)
 
 
 async def deadlines_passed(run: Run) -> None:

@@ -402,3 +402,18 @@ def test_broker_logger_changes_are_judged_and_listed_for_the_handler():
         (BROKER_LOGGER, str(CONTROLLER_ID), [("root", DELETE, None)])), CONTROLLER_ID, loggers)
     assert records == [] and [(r.error_code, r.error_message) for r in response.responses] == [
         (42, "Removing the log level of the root logger is not allowed")]
+
+
+def test_a_topic_config_comes_from_the_answering_broker_first():
+    """Kafka's broker computes a topic's configs from its own: its per-broker dynamic config of the
+    synonym (DYNAMIC_BROKER_CONFIG) before the cluster default, so brokers 1 and 2 answer differently."""
+    image = image_of(config(BROKER, "1", "log.retention.ms", "7200000"),
+                     config(BROKER, "", "log.retention.ms", "3600000"))
+    on_1 = describe(image, (TOPIC, "orders", ["retention.ms"]))[0].configs[0]
+    assert (on_1.value, on_1.config_source) == ("7200000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert [(s.name, s.value, s.source) for s in on_1.synonyms] == [
+        ("log.retention.ms", "7200000", ConfigSource.DYNAMIC_BROKER_CONFIG),
+        ("log.retention.ms", "3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG)]
+    on_2 = describe(image, (TOPIC, "orders", ["retention.ms"]), broker_id=2)[0].configs[0]
+    assert (on_2.value, on_2.config_source) == ("3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
