@@ -172,6 +172,10 @@ def _check_broker_updatable(resource_name: str, updated: Mapping[str, str]) -> N
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+    per_broker = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].per_broker_only)
+    if not resource_name and per_broker:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker id "
+                                                    f"must be specified: [{', '.join(per_broker)}]")
     _check_kraftwire_rules(resource_name, updated)
 
 

@@ -70,8 +70,8 @@ class _Row(NamedTuple):
 
 
 def _entry(row: _Row, include_synonyms: bool, include_documentation: bool) -> ConfigEntry:
-    # Kafka treats a config it has no definition for as sensitive: it never shows the value.
-    sensitive = row.key is None
+    # Kafka treats a config it has no definition for as sensitive, and a PASSWORD one: it never shows the value.
+    sensitive = row.key is None or row.key.sensitive
     value, chain = row.value, row.chain
     if sensitive:
         value = None

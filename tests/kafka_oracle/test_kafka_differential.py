@@ -542,8 +542,6 @@ def absent(value) -> bool:
 DELIBERATE = [
     Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
-    Deliberate(r"\.configs\.(remote\.copy\.lag\.(ms|bytes)|errors\.deadletterqueue\.group\.enable)$",
-               absent, anything, "added after 4.3"),
     Deliberate(r"^describe_configs_broker_keys\..*\.configs\.((leader|follower)\.replication\.throttled\.rate|"
                r"replica\.alter\.log\.dirs\.io\.max\.bytes\.per\.second)$", absent, anything,
                "always lists the throttle rates of a broker"),
