@@ -28,6 +28,7 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -290,19 +291,32 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
 )
 
 
+_RANGE = re.compile(r"\[(-?[0-9.]+),\.\.\.(?:,(-?[0-9.]+))?\]")
+
+
+def _range_of(validator: str) -> Range | None:
+    """Kafka's Range validator from its description ("[1,...]", "[0,...,10]"); None for any other kind."""
+    found = _RANGE.fullmatch(validator)
+    if found is None:
+        return None
+    low, high = (None if text is None else float(text) if "." in text else int(text) for text in found.groups())
+    return Range(low, high)
+
+
 def _with_kafka_catalogue(hand: dict[str, ConfigKey]) -> dict[str, ConfigKey]:
     """Every broker config of the emulated release (``kafka_broker_configs``), in Kafka's order, with Kafka's
     type, default, read-only flag and per-broker-only flag: those kraftwire defines by hand (above, with
     Kafka's validators and kraftwire's own flags) as they are but for Kafka's facts, the others from the
     facts alone (their values are checked by type); then the configs only kraftwire has."""
     catalogue: dict[str, ConfigKey] = {}
-    for name, kind, default, mode in BROKER_CONFIG_FACTS:
+    for name, kind, default, mode, validator in BROKER_CONFIG_FACTS:
         read_only, per_broker_only = mode == "read-only", mode == "per-broker"
         if name in hand:
             key = hand[name]
         else:
             untyped = ConfigKey(name, ConfigType[kind], None, "")
-            key = replace(untyped, default=None if default is None else parse(untyped, default))
+            key = replace(untyped, default=None if default is None else parse(untyped, default),
+                          validator=_range_of(validator))
         catalogue[name] = replace(key, read_only=read_only, per_broker_only=per_broker_only, shown_default=default)
     return {**catalogue, **{name: key for name, key in hand.items() if name not in catalogue}}
 

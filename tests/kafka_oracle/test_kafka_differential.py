@@ -298,6 +298,7 @@ async def scenario(run: Run) -> None:
         "leader.replication.throttled.rate", "follower.replication.throttled.rate",
         "replica.alter.log.dirs.io.max.bytes.per.second", "min.insync.replicas", "default.replication.factor",
         "num.partitions", "log.retention.hours", "broker.id", "node.id"]), 4)
+    await broker_catalogue(run)
     await run.step("incremental_alter_topic", incremental(
         TOPIC, "diff-a", ("retention.ms", DELETE, None), ("cleanup.policy", APPEND, "compact"),
         ("min.insync.replicas", SET, "2"), ("leader.replication.throttled.replicas", SET, "0:1,0:2")), 1)
@@ -403,6 +404,20 @@ async def scenario(run: Run) -> None:
     await run.step("delete_topics_by_id", DeleteTopicsRequest(timeout_ms=30000, topics=[
         DeleteTopicsRequest.DeleteTopicState(topic_id=uuid.UUID(int=12345))]), 6)
     await run.until("deleted", metadata("diff-gone"), 12, lambda r: r.topics[0].error_code == 3)
+
+
+# Broker configs kraftwire always lists (README: "always lists the throttle rates of a broker") or has alone.
+ALWAYS_LISTED = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "replica.alter.log.dirs.io.max.bytes.per.second")
+
+
+async def broker_catalogue(run: Run) -> None:
+    """Every broker config a broker lists, with its read-only and sensitive flags and type (the values are
+    each cluster's own start-up settings, so they are not compared here)."""
+    response = await run.target.send(describe_configs(BROKER, "1"), 4)
+    run.answers["describe_configs_broker_catalogue"] = {
+        c.name: (c.read_only, c.is_sensitive, c.config_type) for c in response.results[0].configs
+        if not c.name.startswith("kraftwire.") and c.name not in ALWAYS_LISTED}
 
 
 async def topic_configs_of_the_answering_broker(run: Run) -> None:

@@ -4,7 +4,8 @@ import java.util.Map;
 
 /** Kafka's broker config catalogue, read from the jars on the class path, one config a line, tab-separated:
  *  name, type, default as DescribeConfigs renders it (\N for none), how it may change (per-broker,
- *  cluster-wide or read-only). Internal configs, which DescribeConfigs does not list, are left out. */
+ *  cluster-wide or read-only), its validator as ConfigDef describes it ("" for none). Internal configs,
+ *  which DescribeConfigs does not list, are left out. */
 public class DumpBrokerConfigs {
     public static void main(String[] args) {
         Map<String, String> modes = DynamicBrokerConfig.dynamicConfigUpdateModes();
@@ -12,7 +13,9 @@ public class DumpBrokerConfigs {
             if (key.internalConfig) continue;
             String shown = key.defaultValue == ConfigDef.NO_DEFAULT_VALUE || key.defaultValue == null ? "\\N"
                 : ConfigDef.convertToString(key.defaultValue, key.type);
-            System.out.println(key.name + "\t" + key.type + "\t" + shown + "\t" + modes.getOrDefault(key.name, "read-only"));
+            String validator = key.validator == null ? "" : key.validator.toString().replace('\t', ' ').replace('\n', ' ');
+            System.out.println(key.name + "\t" + key.type + "\t" + shown + "\t" + modes.getOrDefault(key.name, "read-only")
+                + "\t" + validator);
         }
     }
 }
