@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from kraftwire.codec.constants import ConfigResourceType
 
-from .config_values import ConfigType, parse, render
+from .config_values import ConfigType, InvalidValue, parse, render
 from .configs import BROKER_CONFIGS, QUOTA_CONFIGS, SYNONYM_GROUPS, TOPIC_CONFIGS, ConfigKey, topic_value
 
 
@@ -146,8 +146,14 @@ def _broker_row(name: str, per_broker: Mapping[str, str], cluster_defaults: Mapp
     raw = next((values[name] for values, _ in layers if name in values), None)
     if key is None:
         value = raw
+    elif raw is None:
+        value = key.default_string
     else:
-        value = key.default_string if raw is None else render(parse(key, raw))
+        try:
+            value = render(parse(key, raw))
+        except InvalidValue:  # stored through the controller unchecked (Kafka's controller does not check
+            value = raw       # broker values); Kafka's broker shows the stored string
+
     return _Row(name, key, value, _synonym_chain(name, layers), key is None or key.read_only)
 
 

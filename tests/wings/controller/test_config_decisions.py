@@ -417,3 +417,10 @@ def test_a_topic_config_comes_from_the_answering_broker_first():
         ("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG)]
     on_2 = describe(image, (TOPIC, "orders", ["retention.ms"]), broker_id=2)[0].configs[0]
     assert (on_2.value, on_2.config_source) == ("3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+
+
+def test_a_stored_broker_value_that_does_not_parse_is_described_as_stored():
+    """What the controller stored unchecked is described as the string stored, as Kafka's broker does."""
+    image = image_of(config(BROKER, "1", RATE, "-5"))
+    [entry] = describe(image, (BROKER, "1", [RATE]))[0].configs
+    assert (entry.value, entry.config_source) == ("-5", ConfigSource.DYNAMIC_BROKER_CONFIG)
