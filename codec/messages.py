@@ -1530,8 +1530,8 @@ class FetchSnapshotResponse(Message):
         """FetchSnapshotResponse.LeaderIdAndEpoch: versions 0+."""
 
         __slots__ = ()
-        leader_id: int  # Leader's node id; -1 if unknown.
-        leader_epoch: int  # Latest epoch known.
+        leader_id: int  # Leader's node id; -1 if unknown (Kafka's schema gives no default: absent reads as 0).
+        leader_epoch: int  # Latest epoch known; -1 if unknown.
 
     class PartitionSnapshot(Struct):
         """FetchSnapshotResponse.PartitionSnapshot: versions 0+."""
@@ -2059,6 +2059,43 @@ class SaslHandshakeResponse(Message):
     mechanisms: tuple[str, ...]  # Every SASL mechanism the listener accepts.
 
 
+class UpdateFeaturesRequest(Message):
+    """UpdateFeaturesRequest: the request of API key 57; versions 0-2, flexible 0+."""
+
+    __slots__ = ()
+    timeout_ms: int  # Milliseconds the client is willing to wait for the change.
+    feature_updates: tuple[UpdateFeaturesRequest.FeatureUpdateKey, ...]  # The features to change, each named once.
+    validate_only: bool  # versions 1+; Check the change without making it (a dry run).
+
+    class FeatureUpdateKey(Struct):
+        """UpdateFeaturesRequest.FeatureUpdateKey: versions 0+."""
+
+        __slots__ = ()
+        feature: str  # Name of the feature whose finalized level changes.
+        max_version_level: int  # The level wanted; below 1 asks to remove the feature (a downgrade to 0).
+        allow_downgrade: bool  # versions 0; v0 only: whether the level may go down (v1 replaced it with UpgradeType).
+        upgrade_type: int  # versions 1+; 1 upgrade only, 2 safe (lossless) downgrade, 3 unsafe (lossy) downgrade.
+
+
+class UpdateFeaturesResponse(Message):
+    """UpdateFeaturesResponse: the response of API key 57; versions 0-2, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Milliseconds the response was held back by quota enforcement; 0 when no quota was hit.
+    error_code: int  # Request-wide error; 0 when every change was accepted.
+    error_message: str | None  # Text explaining the request-wide error; null if there is none.
+    # v0-1: the outcome for each feature named.
+    results: tuple[UpdateFeaturesResponse.UpdatableFeatureResult, ...]  # versions 0-1
+
+    class UpdatableFeatureResult(Struct):
+        """UpdateFeaturesResponse.UpdatableFeatureResult: versions 0-1."""
+
+        __slots__ = ()
+        feature: str  # Name of the feature.
+        error_code: int  # Outcome for this feature; 0 on success.
+        error_message: str | None  # Explanation of this feature's failure; null on success.
+
+
 class UpdateRaftVoterRequest(Message):
     """UpdateRaftVoterRequest: the request of API key 82; versions 0, flexible 0+."""
 
@@ -2252,6 +2289,8 @@ __all__ = [
     "SaslAuthenticateResponse",
     "SaslHandshakeRequest",
     "SaslHandshakeResponse",
+    "UpdateFeaturesRequest",
+    "UpdateFeaturesResponse",
     "UpdateRaftVoterRequest",
     "UpdateRaftVoterResponse",
     "VoteRequest",

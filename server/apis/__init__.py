@@ -36,8 +36,9 @@ from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, a
                api44_incremental_alter_configs, api45_alter_partition_reassignments,
                api46_list_partition_reassignments, api50_describe_user_scram_credentials,
                api51_alter_user_scram_credentials, api52_vote, api53_begin_quorum_epoch,
-               api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api59_fetch_snapshot,
-               api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat, api67_allocate_producer_ids,
+               api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api57_update_features,
+               api59_fetch_snapshot, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
+               api67_allocate_producer_ids,
                api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions,
                api80_add_raft_voter, api81_remove_raft_voter, api82_update_raft_voter)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
@@ -122,6 +123,7 @@ BROKER_APIS: dict[int, BrokerHandler] = {
     api50_describe_user_scram_credentials.API_KEY: api50_describe_user_scram_credentials.on_broker,
     api51_alter_user_scram_credentials.API_KEY: api51_alter_user_scram_credentials.on_broker,
     api55_describe_quorum.API_KEY: relaying(on_cluster(DESCRIBE, relay_answered_at_once)),
+    api57_update_features.API_KEY: on_cluster(ALTER, relay_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
@@ -154,6 +156,7 @@ CONTROLLER_APIS: dict[int, ControllerHandler] = {
     api54_end_quorum_epoch.API_KEY: on_cluster(CLUSTER_ACTION, api54_end_quorum_epoch.on_controller),
     api55_describe_quorum.API_KEY: on_cluster(DESCRIBE, api55_describe_quorum.on_controller),
     api56_alter_partition.API_KEY: on_cluster(CLUSTER_ACTION, api56_alter_partition.on_controller),
+    api57_update_features.API_KEY: on_cluster(ALTER, api57_update_features.on_controller),
     api59_fetch_snapshot.API_KEY: on_cluster(CLUSTER_ACTION, api59_fetch_snapshot.on_controller),
     api60_describe_cluster.API_KEY: on_cluster(ALTER, api60_describe_cluster.on_controller),  # as Kafka's controller
     api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),

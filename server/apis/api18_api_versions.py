@@ -20,7 +20,7 @@ from kraftwire.codec.messages import ApiVersionsRequest, ApiVersionsResponse
 from kraftwire.codec.model import Struct
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (KRAFT_VERSION_FEATURE, METADATA_VERSION_FEATURE,
-                                                      METADATA_VERSION_LEVEL, SUPPORTED_FEATURES)
+                                                      METADATA_VERSION_LEVEL, supported_features)
 from kraftwire.server.wire.transport import Encoded, RequestContext
 
 from .nodes import BrokerNodeApi, ControllerNodeApi
@@ -46,7 +46,7 @@ def _build(context: RequestContext, image: MetadataImage) -> Struct:
                  KRAFT_VERSION_FEATURE: image.kraft_version}
     return body.replace(
         supported_features=[ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
-                            for name, (low, high) in SUPPORTED_FEATURES.items()],
+                            for name, (low, high) in supported_features(image.metadata_version_level).items()],
         finalized_features_epoch=image.offset,
         finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level,
                                                                     min_version_level=level)

@@ -17,7 +17,11 @@ as the broker). Resources are answered in request order, each on its own:
   num.partitions and default.replication.factor) show with source STATIC_BROKER_CONFIG (4), as a KRaft
   broker's server.properties would give them; the controller listener reports its own.
 * BROKER "": the cluster-wide defaults, only those that are set, from any broker.
-* BROKER_LOGGER (8), CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
+* BROKER_LOGGER (8) "<id>": this node's loggers and their levels (``broker_loggers``: root and
+  kraftwire's own Python loggers, levels in log4j's names, source DYNAMIC_BROKER_LOGGER_CONFIG), answered
+  only by that node; an empty name gets INVALID_REQUEST "Broker id must not be empty", another node's id
+  "Unexpected broker id, expected {self} but received {name}".
+* CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
   (kraftwire keeps no configs for them; Kafka does). A resource type Kafka does not know fails the
   whole request: every resource gets INVALID_REQUEST with Kafka's stock message, as Kafka answers.
 
@@ -29,7 +33,7 @@ Kafka's default, where Kafka 3.x servers left it false for every key (4.0 droppe
 from __future__ import annotations
 
 from kraftwire.codec.messages import DescribeConfigsRequest, DescribeConfigsResponse
-from kraftwire.server.controller import configuration_control
+from kraftwire.server.controller import broker_loggers, configuration_control
 from kraftwire.server.wire.transport import RequestContext
 
 from .nodes import BrokerNodeApi, ControllerNodeApi
@@ -40,10 +44,10 @@ API_KEY = 32
 def on_broker(broker: BrokerNodeApi, context: RequestContext,
               request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     return configuration_control.describe_configs(broker.image, request, context.api_version, broker.broker_id,
-                                                  broker.static_configs())
+                                                  broker.static_configs(), broker_loggers.loggers())
 
 
 def on_controller(node: ControllerNodeApi, context: RequestContext,
                   request: DescribeConfigsRequest) -> DescribeConfigsResponse:
     return configuration_control.describe_configs(node.image, request, context.api_version, node.node_id,
-                                                  node.static_configs())
+                                                  node.static_configs(), broker_loggers.loggers())

@@ -3,18 +3,24 @@
 Who: admin clients, through any broker (forwarded) or on the controller listener. The decision (checks,
 records, answer) is ``kraftwire.server.controller.replication.partition_creation.decide``,
 where Kafka's behaviour is written down; this handler runs it as the controller's one writer and answers
-once its records commit.
+once its records commit. A TimeoutMs that has passed before the decision runs (always one of 0 or less) gets
+REQUEST_TIMED_OUT and writes nothing, as Kafka's controller (``request_deadlines``).
 """
 from __future__ import annotations
+
+import time
 
 from kraftwire.codec.message import Message
 from kraftwire.codec.messages import CreatePartitionsRequest
 from kraftwire.server.apis.nodes import ControllerNodeApi
 from kraftwire.server.controller.replication import partition_creation
+from kraftwire.server.controller.request_deadlines import deadline_of, within_deadline
 from kraftwire.server.wire.transport import RequestContext
 
 API_KEY = 37
 
 
 async def on_controller(node: ControllerNodeApi, context: RequestContext, request: CreatePartitionsRequest) -> Message:
-    return await node.write(lambda image: partition_creation.decide(image, request, node.rng))
+    return await node.write(within_deadline(lambda image: partition_creation.decide(image, request, node.rng),
+                                            request, context.api_version,
+                                            deadline_of(request.timeout_ms, time.monotonic()), time.monotonic))

@@ -33,10 +33,10 @@ Successes carry a null ErrorMessage, as Kafka's do.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kraftwire.codec.messages import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
-from kraftwire.server.controller import configuration_control
+from kraftwire.server.controller import broker_loggers, configuration_control
 from kraftwire.server.controller.configuration_control import AlterRequest, AlterResponseT, OpsOf, ResourceT
 from kraftwire.server.wire.transport import RequestContext
 
@@ -47,11 +47,13 @@ API_KEY = 44
 
 async def answer_on_broker(broker: BrokerNodeApi, context: RequestContext, request: AlterRequest,
                            resources: Sequence[ResourceT], ops_of: OpsOf[ResourceT],
-                           response_cls: type[AlterResponseT]) -> AlterResponseT:
-    """Answer what the broker refuses, forward the rest to the controller, merge in request order (both
-    forms of the config APIs: ``request.resources`` and the ops that form reads them as)."""
+                           response_cls: type[AlterResponseT], loggers: Mapping[str, str] | None = None
+                           ) -> AlterResponseT:
+    """Answer what the broker refuses (and, given its ``loggers``, its BROKER_LOGGER resources), forward
+    the rest to the controller, merge in request order (both forms of the config APIs: ``request.resources``
+    and the ops that form reads them as)."""
     refused = configuration_control.preprocess_on_broker(broker.image, broker.broker_id, resources, ops_of,
-                                                         broker.log_dir_paths())
+                                                         broker.log_dir_paths(), loggers)
     forwarded = [r for index, r in enumerate(resources) if index not in refused]
     answer = await broker.forward(request.replace(resources=forwarded), context.api_version) if forwarded else None
     return configuration_control.merge_answers(response_cls, resources, refused, answer)
@@ -59,10 +61,24 @@ async def answer_on_broker(broker: BrokerNodeApi, context: RequestContext, reque
 
 async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
-    return await answer_on_broker(broker, context, request, request.resources, configuration_control.incremental_ops,
-                                  IncrementalAlterConfigsResponse)
+    answer = await answer_on_broker(broker, context, request, request.resources,
+                                    configuration_control.incremental_ops, IncrementalAlterConfigsResponse,
+                                    broker_loggers.loggers())
+    _change_loggers(request, answer)
+    return answer
+
+
+def _change_loggers(request: IncrementalAlterConfigsRequest, answer: IncrementalAlterConfigsResponse) -> None:
+    """Carry out the BROKER_LOGGER changes the answer accepted (not a dry run's)."""
+    if not request.validate_only:
+        outcomes = {index: (r.error_code, r.error_message) for index, r in enumerate(answer.responses)}
+        broker_loggers.apply_changes(configuration_control.logger_changes(request.resources, outcomes))
 
 
 async def on_controller(node: ControllerNodeApi, context: RequestContext,
                         request: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
-    return await node.write(lambda image: configuration_control.incremental_alter_configs(image, request, node.node_id))
+    loggers = broker_loggers.loggers()
+    answer = await node.write(lambda image: configuration_control.incremental_alter_configs(image, request,
+                                                                                          node.node_id, loggers))
+    _change_loggers(request, answer)
+    return answer

@@ -29,9 +29,7 @@ from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationR
 from kraftwire.codec import ErrorCode
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
-
-from kraftwire.server.metadata.record_versions import (METADATA_VERSION_FEATURE, METADATA_VERSION_LEVEL,
-                                                      MIN_METADATA_VERSION)
+from kraftwire.server.metadata.record_versions import supported_features
 from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
@@ -319,9 +317,9 @@ class BrokerNode:
             broker_id=self.broker_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation_id,
             listeners=[BrokerRegistrationRequest.Listener(name=self.listener_name, host=self.advertised_host,
                                                           port=self.port, security_protocol=self.security_protocol)],
-            features=[BrokerRegistrationRequest.Feature(name=METADATA_VERSION_FEATURE,
-                                                        min_supported_version=MIN_METADATA_VERSION,
-                                                        max_supported_version=METADATA_VERSION_LEVEL)],
+            features=[BrokerRegistrationRequest.Feature(name=name, min_supported_version=low,
+                                                        max_supported_version=high)
+                      for name, (low, high) in supported_features(self.image.metadata_version_level).items()],
             rack=self.rack, log_dirs=[d.directory_id for d in self.log_manager.directories if d.online],
             previous_broker_epoch=self.previous_epoch)
         delay = 0.05

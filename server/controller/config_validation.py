@@ -133,6 +133,28 @@ def validate_broker_changes(resource_name: str, current: Mapping[str, str], ops:
     return updated
 
 
+def validate_broker_changes_at_controller(resource_name: str, current: Mapping[str, str], ops: Sequence[Op], *,
+                                          elr_enabled: bool = False, cordoning: bool = True) -> dict[str, str]:
+    """The controller's own check of a broker resource's alteration, and the resource's new dynamic configs.
+
+    Kafka's controller leaves the values of broker configs to the receiving broker (its
+    ControllerConfigurationValidator checks only the resource name for BROKER), so a request sent to
+    the controller directly may set any value, e.g. ``leader.replication.throttled.rate=-5``; what it
+    keeps are its record rules (LIST-only APPEND/SUBTRACT, eligible leader replicas' min.insync.replicas,
+    the value size, cordoned.log.dirs' metadata.version). kraftwire adds only the rules of its own
+    configs (``kraftwire.*``, and those it cannot change while a broker runs), which Kafka has not."""
+    check_operations(ops)
+    updated = apply_incremental(ConfigResourceType.BROKER, current, ops)
+    _check_kraftwire_rules(resource_name, updated)
+    own = {name: key for name, key in BROKER_CONFIGS.items() if name.startswith(_OWN_PREFIX)}
+    _parse_all(own, updated, ErrorCode.INVALID_REQUEST)
+    _check_records(current, updated, ops, only_changes=False, elr_resource=resource_name if elr_enabled else None)
+    if not cordoning and any(name == CORDONED_LOG_DIRS for name, _, _ in ops):
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"The {CORDONED_LOG_DIRS} configuration value cannot be set because "
+                                                   "it requires metadata.version >= 4.3-IV0")
+    return updated
+
+
 def _check_broker_list_operations(ops: Sequence[Op]) -> None:
     """APPEND and SUBTRACT apply only to known LIST broker configs (not quotas): INVALID_CONFIG."""
     for name, op, _ in ops:
@@ -150,6 +172,16 @@ def _check_broker_updatable(resource_name: str, updated: Mapping[str, str]) -> N
     fixed = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].read_only)
     if fixed:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{', '.join(fixed)}]")
+    per_broker = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].per_broker_only)
+    if not resource_name and per_broker:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker id "
+                                                    f"must be specified: [{', '.join(per_broker)}]")
+    _check_kraftwire_rules(resource_name, updated)
+
+
+def _check_kraftwire_rules(resource_name: str, updated: Mapping[str, str]) -> None:
+    """kraftwire's own limits, which Kafka has not: what a simulated broker cannot change while it runs,
+    unknown ``kraftwire.`` names, and its cluster-only configs: INVALID_REQUEST."""
     fixed_here = sorted(name for name in updated if name in BROKER_CONFIGS and BROKER_CONFIGS[name].startup_only)
     if fixed_here:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "kraftwire cannot update these configs of a running broker, "

@@ -27,7 +27,7 @@ from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL, elr_enabled
 
-from . import config_validation
+from . import broker_loggers, config_validation
 from .result import ControllerResult
 from .topics import MAX_RECORDS_PER_USER_OP, invalid_name_reason
 
@@ -109,23 +109,28 @@ def _dynamic_configs(image: MetadataImage, broker_id: int, resource_type: int, n
 
 
 def _described_resource(image: MetadataImage, broker_id: int, resource: DescribeConfigsRequest.DescribeConfigsResource,
-                        request: DescribeConfigsRequest,
-                        static: Mapping[str, str]) -> list[config_describe.ConfigEntry]:
+                        request: DescribeConfigsRequest, static: Mapping[str, str],
+                        loggers: Mapping[str, str]) -> list[config_describe.ConfigEntry]:
     """The config entries of one resource; raises KafkaError for a resource Kafka would refuse."""
     resource_type, name = resource.resource_type, resource.resource_name
+    if resource_type == ConfigResourceType.BROKER_LOGGER:
+        return broker_loggers.describe(name, broker_id, resource.configuration_keys, loggers)
     dynamic = _dynamic_configs(image, broker_id, resource_type, name)
     try:
         return config_describe.describe(resource_type, name, dynamic, image.broker_configs(""),
                                         resource.configuration_keys, request.include_synonyms,
-                                        request.include_documentation, static if name else None)
+                                        request.include_documentation, static if name else None,
+                                        image.broker_configs(str(broker_id)))
     except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
 
 
 def describe_configs(image: MetadataImage, request: DescribeConfigsRequest, version: int, broker_id: int,
-                     static: Mapping[str, str] | None = None) -> DescribeConfigsResponse:
-    """The answer of node ``broker_id``, started with ``static`` configs, to a DescribeConfigs request,
-    from ``image``: each resource on its own, in request order."""
+                     static: Mapping[str, str] | None = None,
+                     loggers: Mapping[str, str] | None = None) -> DescribeConfigsResponse:
+    """The answer of node ``broker_id``, started with ``static`` configs and with ``loggers`` (name: log4j
+    level, for BROKER_LOGGER resources), to a DescribeConfigs request, from ``image``: each resource on its
+    own, in request order."""
     resources = request.resources
     if any(r.resource_type not in RESOURCE_TYPE_NAMES for r in resources):
         return DescribeConfigsResponse(results=[
@@ -136,7 +141,7 @@ def describe_configs(image: MetadataImage, request: DescribeConfigsRequest, vers
     for resource in resources:
         named = {"resource_type": resource.resource_type, "resource_name": resource.resource_name}
         try:
-            entries = _described_resource(image, broker_id, resource, request, static or {})
+            entries = _described_resource(image, broker_id, resource, request, static or {}, loggers or {})
             results.append(DescribedResult(error_code=ErrorCode.NONE,
                                            configs=[_described_entry(entry, version) for entry in entries], **named))
         except KafkaError as error:
@@ -181,9 +186,13 @@ def _check_own_broker_id(name: str, broker_id: int) -> None:
 
 
 def _preprocess_resource(image: MetadataImage, broker_id: int, resource: ResourceT, ops_of: OpsOf[ResourceT],
-                         log_dirs: Sequence[str]) -> None:
+                         log_dirs: Sequence[str], loggers: Mapping[str, str] | None) -> bool:
+    """Raises KafkaError for a resource the broker refuses; True for one it answers itself (its loggers)."""
     ops = ops_of(image, resource)
     config_validation.check_operations(ops)
+    if resource.resource_type == ConfigResourceType.BROKER_LOGGER and loggers is not None:
+        broker_loggers.check_changes(resource.resource_name, broker_id, ops, loggers)
+        return True
     if resource.resource_type == ConfigResourceType.BROKER:
         name = resource.resource_name
         if name:
@@ -191,12 +200,15 @@ def _preprocess_resource(image: MetadataImage, broker_id: int, resource: Resourc
         config_validation.validate_broker_changes(name, image.broker_configs(name), ops, log_dirs=log_dirs)
     elif resource.resource_type != ConfigResourceType.TOPIC:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+    return False
 
 
 def preprocess_on_broker(image: MetadataImage, broker_id: int, resources: Sequence[ResourceT], ops_of: OpsOf[ResourceT],
-                         log_dirs: Sequence[str] = ()) -> dict[int, Outcome]:
+                         log_dirs: Sequence[str] = (), loggers: Mapping[str, str] | None = None) -> dict[int, Outcome]:
     """What broker ``broker_id`` (whose log directories are at the paths ``log_dirs``) answers itself,
-    by request index (Kafka's ConfigAdminManager.preprocess); the other resources go to the controller."""
+    by request index (Kafka's ConfigAdminManager.preprocess); the other resources go to the controller.
+    With ``loggers`` (IncrementalAlterConfigs; AlterConfigs has no BROKER_LOGGER resources) the broker
+    answers its BROKER_LOGGER resources too (``broker_loggers``): SUCCESS for those it will change."""
     copies = Counter(map(_key, resources))
     refused: dict[int, Outcome] = {}
     for index, resource in enumerate(resources):
@@ -204,10 +216,19 @@ def preprocess_on_broker(image: MetadataImage, broker_id: int, resources: Sequen
             refused[index] = (ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
             continue
         try:
-            _preprocess_resource(image, broker_id, resource, ops_of, log_dirs)
+            if _preprocess_resource(image, broker_id, resource, ops_of, log_dirs, loggers):
+                refused[index] = SUCCESS
         except KafkaError as error:
             refused[index] = (error.code, error.message)
     return refused
+
+
+def logger_changes(resources: Sequence[IncrementalResource],
+                   outcomes: Mapping[int, Outcome]) -> list[config_validation.Op]:
+    """The operations of the BROKER_LOGGER resources answered SUCCESS (by request index), to carry out."""
+    return [op for index, resource in enumerate(resources)
+            if resource.resource_type == ConfigResourceType.BROKER_LOGGER and outcomes.get(index) == SUCCESS
+            for op in ((c.name, c.config_operation, c.value) for c in resource.configs)]
 
 
 def merge_answers(response_cls: type[AlterResponseT], resources: Sequence[AlteredResource],
@@ -241,7 +262,7 @@ def _broker_changes(image: MetadataImage, name: str, current: Mapping[str, str],
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Unable to parse broker name as a base 10 number.")
     if node_id is not None and node_id < 0:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid negative broker ID.")
-    updated = config_validation.validate_broker_changes(
+    updated = config_validation.validate_broker_changes_at_controller(
         name, current, ops, elr_enabled=elr_enabled(image.features),
         cordoning=image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL)
     if node_id is not None and node_id not in image.brokers and node_id != controller_id:
@@ -265,8 +286,11 @@ def _resource_records(image: MetadataImage, resource_type: int, name: str, ops: 
 
 
 def _resources_records(image: MetadataImage, resources: Sequence[ResourceT], ops_of: OpsOf[ResourceT],
-                       controller_id: int) -> tuple[list[Message], list[Outcome]]:
-    """The controller's records for every resource it accepts, and each resource's outcome."""
+                       controller_id: int, loggers: Mapping[str, str] | None = None
+                       ) -> tuple[list[Message], list[Outcome]]:
+    """The controller's records for every resource it accepts, and each resource's outcome. With ``loggers``
+    (IncrementalAlterConfigs) it answers its own BROKER_LOGGER resources, as Kafka's ControllerApis does
+    (no records: the handler changes the loggers)."""
     copies = Counter(map(_key, resources))
     records: list[Message] = []
     outcomes: list[Outcome] = []
@@ -275,6 +299,8 @@ def _resources_records(image: MetadataImage, resources: Sequence[ResourceT], ops
             outcomes.append((ErrorCode.INVALID_REQUEST, "Duplicate resource."))
         elif resource.resource_type not in RESOURCE_TYPE_NAMES:
             outcomes.append((ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {resource.resource_type}."))
+        elif resource.resource_type == ConfigResourceType.BROKER_LOGGER and loggers is not None:
+            outcomes.append(_logger_outcome(image, resource, ops_of, controller_id, loggers))
         else:
             try:
                 records += _resource_records(image, resource.resource_type, resource.resource_name,
@@ -283,6 +309,17 @@ def _resources_records(image: MetadataImage, resources: Sequence[ResourceT], ops
             except KafkaError as error:
                 outcomes.append((error.code, error.message))
     return records, outcomes
+
+
+def _logger_outcome(image: MetadataImage, resource: ResourceT, ops_of: OpsOf[ResourceT], node_id: int,
+                    loggers: Mapping[str, str]) -> Outcome:
+    try:
+        ops = ops_of(image, resource)
+        config_validation.check_operations(ops)
+        broker_loggers.check_changes(resource.resource_name, node_id, ops, loggers)
+    except KafkaError as error:
+        return error.code, error.message
+    return SUCCESS
 
 
 def _clear_elr_records(image: MetadataImage, records: Sequence[Message]) -> list[Message]:
@@ -296,8 +333,9 @@ def _clear_elr_records(image: MetadataImage, records: Sequence[Message]) -> list
 
 
 def _alter(image: MetadataImage, resources: Sequence[ResourceT], validate_only: bool, controller_id: int,
-           ops_of: OpsOf[ResourceT], response_cls: type[AlterResponseT]) -> ControllerResult:
-    records, outcomes = _resources_records(image, resources, ops_of, controller_id)
+           ops_of: OpsOf[ResourceT], response_cls: type[AlterResponseT],
+           loggers: Mapping[str, str] | None = None) -> ControllerResult:
+    records, outcomes = _resources_records(image, resources, ops_of, controller_id, loggers)
     if len(records) > MAX_RECORDS_PER_USER_OP:
         records, outcomes = [], [TOO_MANY_RECORDS] * len(outcomes)
     records += _clear_elr_records(image, records)
@@ -306,11 +344,12 @@ def _alter(image: MetadataImage, resources: Sequence[ResourceT], validate_only: 
 
 
 def incremental_alter_configs(image: MetadataImage, request: IncrementalAlterConfigsRequest,
-                              controller_id: int) -> ControllerResult:
+                              controller_id: int, loggers: Mapping[str, str] | None = None) -> ControllerResult:
     """The records and response of the controller ``controller_id`` for an IncrementalAlterConfigs request:
-    all resources' records in one atomic batch, nothing under ``ValidateOnly``."""
+    all resources' records in one atomic batch, nothing under ``ValidateOnly``; its BROKER_LOGGER
+    resources judged against ``loggers`` (``logger_changes`` of the answer says what to change)."""
     return _alter(image, request.resources, request.validate_only, controller_id, incremental_ops,
-                  IncrementalAlterConfigsResponse)
+                  IncrementalAlterConfigsResponse, loggers)
 
 
 def alter_configs(image: MetadataImage, request: AlterConfigsRequest, controller_id: int) -> ControllerResult:

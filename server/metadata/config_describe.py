@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from kraftwire.codec.constants import ConfigResourceType
 
-from .config_values import ConfigType, parse, render
+from .config_values import ConfigType, InvalidValue, parse, render
 from .configs import BROKER_CONFIGS, QUOTA_CONFIGS, SYNONYM_GROUPS, TOPIC_CONFIGS, ConfigKey, topic_value
 
 
@@ -70,8 +70,8 @@ class _Row(NamedTuple):
 
 
 def _entry(row: _Row, include_synonyms: bool, include_documentation: bool) -> ConfigEntry:
-    # Kafka treats a config it has no definition for as sensitive, as it does a PASSWORD: it never shows the value.
-    sensitive = row.key is None or row.key.type == ConfigType.PASSWORD
+    # Kafka treats a config it has no definition for as sensitive, and a PASSWORD one: it never shows the value.
+    sensitive = row.key is None or row.key.sensitive
     value, chain = row.value, row.chain
     if sensitive:
         value = None
@@ -93,7 +93,8 @@ def _entry(row: _Row, include_synonyms: bool, include_documentation: bool) -> Co
 def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
              broker_defaults: Mapping[str, str], keys: Sequence[str] | None = None,
              include_synonyms: bool = False, include_documentation: bool = False,
-             static: Mapping[str, str] | None = None) -> list[ConfigEntry]:
+             static: Mapping[str, str] | None = None,
+             own_broker: Mapping[str, str] | None = None) -> list[ConfigEntry]:
     """The DescribeConfigs entries of one resource, in catalogue order.
 
     ``dynamic`` holds the resource's own dynamic configs (for the broker resource "" these are the
@@ -101,13 +102,16 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     broker every broker config of the catalogue (so the throttle rates always show, where Kafka shows
     them only once set) plus any custom keys set on it or cluster-wide; the cluster default resource
     only what is set there. ``static`` holds a broker's own startup configs (node.id, listeners, ...),
-    reported with source STATIC_BROKER_CONFIG. ``keys`` (None or empty for all) filters the
-    result; names that do not exist are left out, as Kafka does."""
+    reported with source STATIC_BROKER_CONFIG. ``own_broker`` holds the answering broker's own dynamic
+    configs: a topic config it does not set takes its broker synonym from there first
+    (DYNAMIC_BROKER_CONFIG), then from the cluster defaults, as Kafka's broker computes a topic's
+    config from its own. ``keys`` (None or empty for all) filters the result; names that do not exist
+    are left out, as Kafka does."""
     def selected(names: Iterable[str]) -> list[str]:
         return [name for name in names if not keys or name in keys]
 
     if resource_type == ConfigResourceType.TOPIC:
-        rows = [_topic_row(name, dynamic, broker_defaults) for name in selected(TOPIC_CONFIGS)]
+        rows = [_topic_row(name, dynamic, broker_defaults, own_broker or {}) for name in selected(TOPIC_CONFIGS)]
     elif resource_type == ConfigResourceType.BROKER and resource_name == "":
         names = [name for name in BROKER_CONFIGS if name in dynamic]
         names += sorted(dynamic.keys() - BROKER_CONFIGS.keys())
@@ -121,13 +125,15 @@ def describe(resource_type: int, resource_name: str, dynamic: Mapping[str, str],
     return [_entry(row, include_synonyms, include_documentation) for row in rows]
 
 
-def _topic_row(name: str, dynamic: Mapping[str, str], broker_defaults: Mapping[str, str]) -> _Row:
+def _topic_row(name: str, dynamic: Mapping[str, str], broker_defaults: Mapping[str, str],
+               own_broker: Mapping[str, str]) -> _Row:
     key = TOPIC_CONFIGS[name]
-    value = render(topic_value(dynamic, broker_defaults, name))
+    value = render(topic_value(dynamic, {**broker_defaults, **own_broker}, name))
     chain: list[Synonym] = [(name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG)] if name in dynamic else []
     if key.broker_synonyms:
         chain += _synonym_chain(key.broker_synonyms[0],
-                                [(broker_defaults, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
+                                [(own_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                 (broker_defaults, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
     return _Row(name, key, value, chain, False)
 
 
@@ -140,8 +146,14 @@ def _broker_row(name: str, per_broker: Mapping[str, str], cluster_defaults: Mapp
     raw = next((values[name] for values, _ in layers if name in values), None)
     if key is None:
         value = raw
+    elif raw is None:
+        value = key.default_string
     else:
-        value = key.default_string if raw is None else render(parse(key, raw))
+        try:
+            value = render(parse(key, raw))
+        except InvalidValue:  # stored through the controller unchecked (Kafka's controller does not check
+            value = raw       # broker values); Kafka's broker shows the stored string
+
     return _Row(name, key, value, _synonym_chain(name, layers), key is None or key.read_only)
 
 

@@ -92,7 +92,7 @@ def java_split_commas(text: str) -> list[str]:
 # Validators: called with (config name, parsed value); raise InvalidValue with Kafka's text.
 
 class Range:
-    def __init__(self, low: int | None = None, high: int | None = None):
+    def __init__(self, low: float | None = None, high: float | None = None):
         self.low, self.high = low, high
 
     def __call__(self, name: str, value: float) -> None:

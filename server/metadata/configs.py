@@ -28,14 +28,16 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from kraftwire.codec.constants import ConfigResourceType
 
-from .config_values import (JAVA_TRIMMED, ConfigType, ListOf, OneOf, Range, Requirement, Validator, check_gzip_level,
-                            check_partition_sizes, check_throttled_replicas, parse, render)
+from .config_values import (JAVA_TRIMMED, ConfigType, InvalidValue, ListOf, OneOf, Range, Requirement, Validator,
+                            check_gzip_level, check_partition_sizes, check_throttled_replicas, parse, render)
+from .kafka_broker_configs import BROKER_CONFIG_FACTS
 
 
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
@@ -81,10 +83,19 @@ class ConfigKey:
     read_only: bool = False
     cluster_only: bool = False
     startup_only: bool = False
+    per_broker_only: bool = False  # Kafka's per-broker dynamic configs: not settable as the cluster default
+    shown_default: str | None = None  # the default as Kafka's DescribeConfigs renders it, where known
 
     @property
     def default_string(self) -> str | None:
+        if self.shown_default is not None:
+            return self.shown_default
         return None if self.default is None else render(self.default)
+
+    @property
+    def sensitive(self) -> bool:
+        """A PASSWORD config: DescribeConfigs never shows its value (KafkaConfig.maybeSensitive)."""
+        return self.type is ConfigType.PASSWORD
 
 
 _BOOLEAN, _STRING, _INT, _LONG, _DOUBLE, _LIST = (ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.INT,
@@ -178,13 +189,7 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = _keyed(
               _AT_LEAST_MINUS_2, ("log.local.retention.bytes",)),
     ConfigKey("remote.log.copy.disable", _BOOLEAN, False,
               "With tiered storage, stop copying segments to remote storage."),
-    ConfigKey("remote.copy.lag.ms", _LONG, 0, "With tiered storage, how long a segment may wait before being copied.",
-              _AT_LEAST_MINUS_1, ("log.remote.copy.lag.ms",)),
-    ConfigKey("remote.copy.lag.bytes", _LONG, -1, "With tiered storage, how many bytes may wait before being copied.",
-              _AT_LEAST_MINUS_1, ("log.remote.copy.lag.bytes",)),
     ConfigKey("remote.log.delete.on.disable", _BOOLEAN, False, "Delete remote data when tiered storage is turned off."),
-    ConfigKey("errors.deadletterqueue.group.enable", _BOOLEAN, False,
-              "Whether share groups may use the topic as a dead-letter queue."),
     ConfigKey(PARTITION_SIZE_BYTES, _LONG, DEFAULT_PARTITION_SIZE_BYTES,
               "kraftwire: simulated size in bytes of each partition, the amount a new replica has to copy.",
               _AT_LEAST_0),
@@ -203,7 +208,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
     ConfigKey("listeners", _LIST, ("PLAINTEXT://:9092",), "The addresses the node listens on, as NAME://host:port.",
               startup_only=True),
     ConfigKey("advertised.listeners", _LIST, None, "The listener addresses clients are told to connect to.",
-              startup_only=True),
+              read_only=True),
     ConfigKey("listener.security.protocol.map", _STRING, DEFAULT_SECURITY_PROTOCOL_MAP,
               "The security protocol of each listener name.", startup_only=True),
     ConfigKey("inter.broker.listener.name", _STRING, None, "The listener brokers use to reach each other.",
@@ -272,8 +277,6 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
               _AT_LEAST_0),
     ConfigKey("log.local.retention.ms", _LONG, -2, "Default of local.retention.ms.", _AT_LEAST_MINUS_2),
     ConfigKey("log.local.retention.bytes", _LONG, -2, "Default of local.retention.bytes.", _AT_LEAST_MINUS_2),
-    ConfigKey("log.remote.copy.lag.ms", _LONG, 0, "Default of remote.copy.lag.ms.", _AT_LEAST_MINUS_1),
-    ConfigKey("log.remote.copy.lag.bytes", _LONG, -1, "Default of remote.copy.lag.bytes.", _AT_LEAST_MINUS_1),
     ConfigKey("auto.create.topics.enable", _BOOLEAN, True,
               "Whether a Metadata request naming a missing topic creates it (when the request allows it).",
               read_only=True),
@@ -286,6 +289,39 @@ BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
               "kraftwire: remove replication throttles once no reassignment needs them (cluster default only).",
               cluster_only=True),
 )
+
+
+_RANGE = re.compile(r"\[(-?[0-9.]+),\.\.\.(?:,(-?[0-9.]+))?\]")
+
+
+def _range_of(validator: str) -> Range | None:
+    """Kafka's Range validator from its description ("[1,...]", "[0,...,10]"); None for any other kind."""
+    found = _RANGE.fullmatch(validator)
+    if found is None:
+        return None
+    low, high = (None if text is None else float(text) if "." in text else int(text) for text in found.groups())
+    return Range(low, high)
+
+
+def _with_kafka_catalogue(hand: dict[str, ConfigKey]) -> dict[str, ConfigKey]:
+    """Every broker config of the emulated release (``kafka_broker_configs``), in Kafka's order, with Kafka's
+    type, default, read-only flag and per-broker-only flag: those kraftwire defines by hand (above, with
+    Kafka's validators and kraftwire's own flags) as they are but for Kafka's facts, the others from the
+    facts alone (their values are checked by type); then the configs only kraftwire has."""
+    catalogue: dict[str, ConfigKey] = {}
+    for name, kind, default, mode, validator in BROKER_CONFIG_FACTS:
+        read_only, per_broker_only = mode == "read-only", mode == "per-broker"
+        if name in hand:
+            key = hand[name]
+        else:
+            untyped = ConfigKey(name, ConfigType[kind], None, "")
+            key = replace(untyped, default=None if default is None else parse(untyped, default),
+                          validator=_range_of(validator))
+        catalogue[name] = replace(key, read_only=read_only, per_broker_only=per_broker_only, shown_default=default)
+    return {**catalogue, **{name: key for name, key in hand.items() if name not in catalogue}}
+
+
+BROKER_CONFIGS = _with_kafka_catalogue(BROKER_CONFIGS)
 
 # Kafka's quota keys are not in KafkaConfig's own definitions: APPEND/SUBTRACT call them unknown and
 # DescribeConfigs shows no default synonym for them.
@@ -318,18 +354,28 @@ def topic_value(dynamic: Mapping[str, str], broker_defaults: Mapping[str, str], 
         return parse(key, dynamic[name])
     synonym = key.broker_synonyms[0] if key.broker_synonyms else None
     if synonym is not None and synonym in broker_defaults:
-        value = parse(BROKER_CONFIGS[synonym], broker_defaults[synonym])
+        try:
+            value = parse(BROKER_CONFIGS[synonym], broker_defaults[synonym])
+        except InvalidValue:  # stored without the broker's check (see broker_value): not in force
+            return key.default
         # KafkaConfig turns any negative log.retention.ms into -1 (unlimited).
         return -1 if name == "retention.ms" and isinstance(value, int) and value < 0 else value
     return key.default
 
 
 def broker_value(per_broker: Mapping[str, str], cluster_defaults: Mapping[str, str], name: str) -> object:
-    """The value a broker config takes: the broker's own, else the cluster default, else Kafka's."""
+    """The value a broker config takes: the broker's own, else the cluster default, else Kafka's.
+
+    A stored value that does not parse is passed over, as a Kafka broker keeps its config when a
+    dynamic update fails validation: Kafka's controller does not check broker config values (a
+    request sent to it directly may store any), the receiving broker does."""
     key = BROKER_CONFIGS[name]
     for values in (per_broker, cluster_defaults):
         if name in values:
-            return parse(key, values[name])
+            try:
+                return parse(key, values[name])
+            except InvalidValue:
+                continue
     return key.default
 
 

@@ -52,6 +52,19 @@ ELR_FEATURE = "eligible.leader.replicas.version"
 KRAFT_VERSION_FEATURE = "kraft.version"  # the metadata log's own feature (KIP-853): 1 lets the voters change
 SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1),
                       KRAFT_VERSION_FEATURE: (0, 1)}
+# The newest metadata.version a node of the emulated release (Kafka 4.3.1) supports: its newest production
+# level, which is what a 4.3.1 node advertises (its newer, unstable levels only when configured to).
+RELEASE_METADATA_VERSION_LEVEL = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]
+
+
+def supported_features(finalized_level: int) -> dict[str, tuple[int, int]]:
+    """The feature ranges a node advertises (ApiVersions, BrokerRegistration) and its controller checks
+    UpdateFeatures against, in a cluster at metadata.version ``finalized_level``: those of a Kafka 4.3.1
+    node, metadata.version up to 4.3-IV0, or up to kraftwire's newest level in a cluster started above
+    it (as a Kafka node with unstable feature versions enabled)."""
+    newest = RELEASE_METADATA_VERSION_LEVEL if finalized_level <= RELEASE_METADATA_VERSION_LEVEL \
+        else METADATA_VERSION_LEVEL
+    return {**SUPPORTED_FEATURES, METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, newest)}
 
 
 def metadata_version_level(name: str) -> int:

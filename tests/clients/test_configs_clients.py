@@ -315,8 +315,9 @@ async def test_aiokafka_client_broker_routing_and_cluster_default(bg_cluster):
         [rate] = own[4]
         assert tuple(rate[1:4]) == ("300", False, DYNAMIC_DEFAULT)
         assert [tuple(s) for s in rate[5]] == [(LEADER_RATE, "300", DYNAMIC_DEFAULT)]
-        assert [tuple(entry[:4]) for entry in cluster[4]] == [(LEADER_RATE, "300", False, DYNAMIC_DEFAULT),
-                                                              (MIN_ISR, "1", False, DYNAMIC_DEFAULT)]
+        # in catalogue order: Kafka's broker configs, then the quota keys it defines apart
+        assert [tuple(entry[:4]) for entry in cluster[4]] == [(MIN_ISR, "1", False, DYNAMIC_DEFAULT),
+                                                              (LEADER_RATE, "300", False, DYNAMIC_DEFAULT)]
         other = await client.send(1, DescribeConfigsRequest([(BROKER, "3", None)]))
         assert tuple(other.resources[0][:2]) == (42, "Unexpected broker id, expected 1 or empty string, "
                                                      "but received 3")

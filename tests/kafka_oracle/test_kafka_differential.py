@@ -26,11 +26,12 @@ from kraftwire.codec.messages import (
     AlterConfigsRequest, AlterPartitionReassignmentsRequest, AlterReplicaLogDirsRequest, ApiVersionsRequest,
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeClusterRequest,
     DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest, ElectLeadersRequest,
-    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest)
-from kraftwire.server.host.cluster import BackgroundCluster
+    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest, UpdateFeaturesRequest)
+from kraftwire.server.host.cluster import CONTROLLER_NODE_ID, BackgroundCluster
 from kraftwire.server.wire.client import KafkaClient
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+CONTROLLER = 0  # the broker number by which a step is sent to the controller's listener
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 PREFERRED, UNCLEAN = 0, 1
 
@@ -48,8 +49,10 @@ class Target:
         self.normaliser = Normaliser(self)
 
     def client(self, broker: int) -> KafkaClient:
+        """A client of broker ``broker``, or of the controller's listener for ``CONTROLLER``."""
         if broker not in self.clients:
-            self.clients[broker] = KafkaClient("127.0.0.1", self.ports[broker - 1], "differential")
+            port = self.controller_port if broker == CONTROLLER else self.ports[broker - 1]
+            self.clients[broker] = KafkaClient("127.0.0.1", port, "differential")
         return self.clients[broker]
 
     async def send(self, request, version: int, broker: int = 1):
@@ -267,6 +270,12 @@ async def scenario(run: Run) -> None:
     await run.step("metadata_unknown", metadata("diff-nothere"), 12)
     for version in (0, 1):
         await run.step(f"describe_cluster_v{version}", DescribeClusterRequest(), version)
+    # The other endpoint type, and one that is neither, on each kind of listener (v0 cannot name one).
+    for endpoint_type in (1, 2, 3):
+        for node in (1, CONTROLLER):
+            await run.step(f"describe_cluster_endpoint_{endpoint_type}_on_{node}",
+                           DescribeClusterRequest(endpoint_type=endpoint_type), 1, broker=node)
+    await run.step("describe_cluster_v0_on_controller", DescribeClusterRequest(), 0, broker=CONTROLLER)
 
     await run.step("create_partitions", CreatePartitionsRequest(timeout_ms=30000, topics=[
         CreatePartitionsRequest.CreatePartitionsTopic(name="diff-a", count=3, assignments=[
@@ -278,6 +287,9 @@ async def scenario(run: Run) -> None:
             CreatePartitionsRequest.CreatePartitionsAssignment(broker_ids=[2])]),
     ]), 3)
     await run.until("partitions led", metadata("diff-a"), 12, led_everywhere({"diff-a": 3}))
+    await deadlines_passed(run)
+    await features_updated(run)
+    await loggers_described_and_altered(run)
 
     await run.step("describe_configs_topic", describe_configs(TOPIC, "diff-a"), 4)
     await run.step("describe_configs_topic_keys", describe_configs(TOPIC, "diff-a", ["retention.ms", "no.such"]), 4)
@@ -286,6 +298,7 @@ async def scenario(run: Run) -> None:
         "leader.replication.throttled.rate", "follower.replication.throttled.rate",
         "replica.alter.log.dirs.io.max.bytes.per.second", "min.insync.replicas", "default.replication.factor",
         "num.partitions", "log.retention.hours", "broker.id", "node.id"]), 4)
+    await broker_catalogue(run)
     await run.step("incremental_alter_topic", incremental(
         TOPIC, "diff-a", ("retention.ms", DELETE, None), ("cleanup.policy", APPEND, "compact"),
         ("min.insync.replicas", SET, "2"), ("leader.replication.throttled.replicas", SET, "0:1,0:2")), 1)
@@ -304,6 +317,11 @@ async def scenario(run: Run) -> None:
         ("follower.replication.throttled.rate", SET, "2000000")), 1)
     await run.step("incremental_alter_broker_bad", incremental(
         BROKER, "1", ("leader.replication.throttled.rate", SET, "fast")), 1)
+    # Kafka's controller leaves broker config values to the receiving broker: sent to it directly, any passes.
+    await run.step("incremental_alter_broker_bad_on_controller", incremental(
+        BROKER, "1", ("leader.replication.throttled.rate", SET, "-5"), validate_only=True), 1, broker=CONTROLLER)
+    await run.step("incremental_alter_broker_read_only_on_controller", incremental(
+        BROKER, "1", ("log.retention.hours", SET, "soon"), validate_only=True), 1, broker=CONTROLLER)
     await run.step("alter_configs_topic", AlterConfigsRequest(resources=[
         AlterConfigsRequest.AlterConfigsResource(resource_type=TOPIC, resource_name="diff-b", configs=[
             AlterConfigsRequest.AlterableConfig(name="retention.bytes", value="1048576")])]), 2)
@@ -319,6 +337,7 @@ async def scenario(run: Run) -> None:
                     lambda r: r.results[0].configs[0].value == "2000000")
     await run.step("describe_configs_broker_after", describe_configs(BROKER, "1", [
         "leader.replication.throttled.rate", "follower.replication.throttled.rate"]), 4)
+    await topic_configs_of_the_answering_broker(run)
     await run.step("incremental_alter_broker_clear", incremental(
         BROKER, "1", ("leader.replication.throttled.rate", DELETE, None),
         ("follower.replication.throttled.rate", DELETE, None)), 1)
@@ -387,6 +406,119 @@ async def scenario(run: Run) -> None:
     await run.until("deleted", metadata("diff-gone"), 12, lambda r: r.topics[0].error_code == 3)
 
 
+# Broker configs kraftwire always lists (README: "always lists the throttle rates of a broker") or has alone.
+ALWAYS_LISTED = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "replica.alter.log.dirs.io.max.bytes.per.second")
+
+
+async def broker_catalogue(run: Run) -> None:
+    """Every broker config a broker lists, with its read-only and sensitive flags and type (the values are
+    each cluster's own start-up settings, so they are not compared here)."""
+    response = await run.target.send(describe_configs(BROKER, "1"), 4)
+    run.answers["describe_configs_broker_catalogue"] = {
+        c.name: (c.read_only, c.is_sensitive, c.config_type) for c in response.results[0].configs
+        if not c.name.startswith("kraftwire.") and c.name not in ALWAYS_LISTED}
+
+
+async def topic_configs_of_the_answering_broker(run: Run) -> None:
+    """A topic config the topic does not set comes from the answering broker's own dynamic config first
+    (DYNAMIC_BROKER_CONFIG), then the cluster default: broker 1 and broker 2 answer differently."""
+    await run.step("broker_retention_set", incremental(BROKER, "1", ("log.retention.ms", SET, "7200000")), 1)
+    await run.step("cluster_retention_set", incremental(BROKER, "", ("log.retention.ms", SET, "3600000")), 1)
+    for broker, expected in ((1, "7200000"), (2, "3600000")):
+        await run.until("retention seen", describe_configs(TOPIC, "diff-b", ["retention.ms"]), 4,
+                        lambda r, expected=expected: r.results[0].configs[0].value == expected, broker=broker)
+        await run.step(f"describe_topic_retention_on_{broker}", describe_configs(TOPIC, "diff-b", ["retention.ms"]),
+                       4, broker=broker)
+    await run.step("retentions_cleared", incremental(BROKER, "1", ("log.retention.ms", DELETE, None)), 1)
+    await run.step("cluster_retention_cleared", incremental(BROKER, "", ("log.retention.ms", DELETE, None)), 1)
+    for broker in (1, 2):
+        await run.until("retention back", describe_configs(TOPIC, "diff-b", ["retention.ms"]), 4,
+                        lambda r: r.results[0].configs[0].value == "604800000", broker=broker)
+
+
+async def deadlines_passed(run: Run) -> None:
+    """TimeoutMs 0 or -1 has passed before Kafka's controller would act: REQUEST_TIMED_OUT for the whole
+    request, through a broker or on the controller, and nothing changed (the metadata step after)."""
+    for timeout in (0, -1):
+        for node in (1, CONTROLLER):
+            at = f"{timeout}_on_{node}"
+            await run.step(f"create_topics_timeout_{at}", CreateTopicsRequest(timeout_ms=timeout, topics=[
+                creatable("diff-late", partitions=1, replication=1), creatable("diff-late", partitions=1)]), 7,
+                broker=node)
+            await run.step(f"delete_topics_timeout_{at}", DeleteTopicsRequest(timeout_ms=timeout, topic_names=[
+                "diff-b", "diff-nothere"]), 5, broker=node)
+            await run.step(f"delete_topics_by_id_timeout_{at}", DeleteTopicsRequest(timeout_ms=timeout, topics=[
+                DeleteTopicsRequest.DeleteTopicState(topic_id=uuid.UUID(int=12345))]), 6, broker=node)
+            await run.step(f"create_partitions_timeout_{at}", CreatePartitionsRequest(timeout_ms=timeout, topics=[
+                CreatePartitionsRequest.CreatePartitionsTopic(name="diff-a", count=5)]), 3, broker=node)
+            await run.step(f"elect_timeout_{at}", ElectLeadersRequest(election_type=PREFERRED, timeout_ms=timeout,
+                topic_partitions=[ElectLeadersRequest.TopicPartitions(topic="diff-a", partitions=[0, 1])]), 2,
+                broker=node)
+            await run.step(f"elect_nothing_timeout_{at}", ElectLeadersRequest(
+                election_type=PREFERRED, timeout_ms=timeout, topic_partitions=[]), 2, broker=node)
+            await run.step(f"reassign_timeout_{at}", reassign("diff-a", {0: [2, 1]}).replace(timeout_ms=timeout), 1,
+                           broker=node)
+    await run.step("metadata_after_timeouts", metadata("diff-late", "diff-a", "diff-b"), 12)
+    await run.step("list_reassignments_after_timeouts", ListPartitionReassignmentsRequest(timeout_ms=30000), 0)
+
+
+def feature_updates(*updates, validate_only=True, version=1):
+    """UpdateFeatures of ``(feature, level, upgrade type)``; at v0 a downgrade type becomes AllowDowngrade."""
+    Update = UpdateFeaturesRequest.FeatureUpdateKey
+    return UpdateFeaturesRequest(timeout_ms=30000, validate_only=validate_only and version > 0, feature_updates=[
+        Update(feature=f, max_version_level=level, upgrade_type=kind if version else 1,
+               allow_downgrade=kind != 1 and version == 0) for f, level, kind in updates])
+
+
+MV, ELR, KRAFT = "metadata.version", "eligible.leader.replicas.version", "kraft.version"
+UPGRADE, SAFE, UNSAFE = 1, 2, 3
+FEATURE_CASES = {
+    "same": [(MV, 30, UPGRADE)], "newer": [(MV, 31, UPGRADE)], "far": [(MV, 99, SAFE)],
+    "down_as_upgrade": [(MV, 29, UPGRADE)], "down_safe": [(MV, 29, SAFE)], "down_unsafe": [(MV, 21, UNSAFE)],
+    "below_min": [(MV, 5, SAFE)], "negative": [(MV, -1, SAFE)], "bad_type": [(MV, 30, 7)],
+    "up_as_down": [(MV, 31, SAFE)], "unknown": [("no.such.feature", 1, UPGRADE)],
+    "unknown_off": [("no.such.feature", 0, SAFE)], "elr_off": [(ELR, 0, SAFE)], "elr_2": [(ELR, 2, UPGRADE)],
+    "kraft_up": [(KRAFT, 1, UPGRADE)], "kraft_same": [(KRAFT, 0, SAFE)],
+    "second_refused": [(ELR, 1, UPGRADE), ("no.such", 1, UPGRADE)], "nothing": [],
+}
+
+
+async def features_updated(run: Run) -> None:
+    """UpdateFeatures (dry runs) with Kafka's checks, at each version, through a broker and on the controller."""
+    for name, updates in FEATURE_CASES.items():
+        await run.step(f"update_features_{name}", feature_updates(*updates), 1)
+    for name in ("same", "down_safe", "unknown", "elr_off"):
+        await run.step(f"update_features_v2_{name}", feature_updates(*FEATURE_CASES[name], version=2), 2)
+        await run.step(f"update_features_{name}_on_controller", feature_updates(*FEATURE_CASES[name]), 1,
+                       broker=CONTROLLER)
+    for name in ("newer", "down_safe", "unknown", "negative", "nothing"):  # v0 cannot dry-run: only refusals
+        await run.step(f"update_features_v0_{name}", feature_updates(*FEATURE_CASES[name], version=0), 0)
+
+
+async def loggers_described_and_altered(run: Run) -> None:
+    """BROKER_LOGGER resources: each node answers for its own loggers, refusals in Kafka's words (the loggers
+    themselves differ: Kafka's log4j ones, kraftwire's Python ones, so only a missing one is described)."""
+    for name in ("1", "", "2", "x"):
+        await run.step(f"describe_loggers_{name or 'empty'}", describe_configs(BROKER_LOGGER, name, ["no.such"]), 4)
+    await run.step("describe_loggers_on_controller", describe_configs(BROKER_LOGGER, str(CONTROLLER_NODE_ID),
+                                                                      ["no.such"]), 4, broker=CONTROLLER)
+    for step, name, ops in (("unknown", "1", [("kafka.controller", SET, "DEBUG")]),
+                            ("bad_level", "1", [("root", SET, "LOUD")]),
+                            ("delete_root", "1", [("root", DELETE, None)]),
+                            ("append", "1", [("root", APPEND, "DEBUG")]),
+                            ("dry_run", "1", [("root", SET, "INFO")]),
+                            ("other_node", "2", [("root", SET, "INFO")]),
+                            ("not_a_node", "x", [("root", SET, "INFO")])):
+        await run.step(f"alter_loggers_{step}", incremental(BROKER_LOGGER, name, *ops, validate_only=True), 1)
+    for step, ops in (("unknown", [("kafka.controller", SET, "DEBUG")]), ("dry_run", [("root", SET, "WARN")])):
+        await run.step(f"alter_loggers_{step}_on_controller", incremental(
+            BROKER_LOGGER, str(CONTROLLER_NODE_ID), *ops, validate_only=True), 1, broker=CONTROLLER)
+    await run.step("alter_legacy_loggers", AlterConfigsRequest(resources=[AlterConfigsRequest.AlterConfigsResource(
+        resource_type=BROKER_LOGGER, resource_name="1", configs=[
+            AlterConfigsRequest.AlterableConfig(name="root", value="INFO")])]), 2)
+
+
 def run_scenario(target: Target) -> dict:
     async def main():
         run = Run(target)
@@ -425,8 +557,6 @@ def absent(value) -> bool:
 DELIBERATE = [
     Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
-    Deliberate(r"\.configs\.(remote\.copy\.lag\.(ms|bytes)|errors\.deadletterqueue\.group\.enable)$",
-               absent, anything, "added after 4.3"),
     Deliberate(r"^describe_configs_broker_keys\..*\.configs\.((leader|follower)\.replication\.throttled\.rate|"
                r"replica\.alter\.log\.dirs\.io\.max\.bytes\.per\.second)$", absent, anything,
                "always lists the throttle rates of a broker"),

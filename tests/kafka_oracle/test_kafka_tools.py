@@ -12,7 +12,7 @@ import time
 import pytest
 
 from apache_kafka import CONFIGS, LOG_DIRS, METADATA_QUORUM, REASSIGN_PARTITIONS, TOPICS, run_tool
-from kraftwire.server.host.cluster import BackgroundCluster
+from kraftwire.server.host.cluster import CONTROLLER_NODE_ID, BackgroundCluster
 from kraftwire.server.raft.storage import kafka_uuid
 from kraftwire.server.wire.client import KafkaClient
 
@@ -298,3 +298,83 @@ def test_reassign_between_log_dirs(kraftwire, tmp_path):
     dirs = {d["logDir"]: [p["partition"] for p in d["partitions"]] for d in listed["brokers"][0]["logDirs"]}
     assert dirs == {target: ["tools-jbod-0"], source: []}
     assert dynamic_configs(kraftwire, "brokers") == {"1": {}, "2": {}, "3": {}}
+
+
+FEATURES = "org.apache.kafka.tools.FeatureCommand"
+
+
+def feature_lines(bg):
+    """kafka-features describe, as ``{feature: (supported min, supported max, finalized level)}``."""
+    shown = {}
+    for line in kafka(FEATURES, bg, "describe").splitlines():
+        fields = dict(re.findall(r"(\w+): (\S+)", line))
+        shown[fields["Feature"]] = (fields["SupportedMinVersion"], fields["SupportedMaxVersion"],
+                                    fields["FinalizedVersionLevel"])
+    return shown
+
+
+def test_features_describe_and_dry_runs(kraftwire):
+    """kafka-features against kraftwire prints what it prints against Kafka 4.3.1: the release's newest
+    metadata.version as the supported maximum, and Kafka's answers to dry runs and refusals."""
+    shown = feature_lines(kraftwire)
+    assert shown["metadata.version"] == ("3.3-IV3", "4.3-IV0", "4.3-IV0")
+    assert shown["eligible.leader.replicas.version"] == ("0", "1", "1")
+    assert kafka(FEATURES, kraftwire, "upgrade", "--metadata", "4.3", "--dry-run").splitlines()[-1] == \
+        "metadata.version can be upgraded to 30."
+    out = kafka(FEATURES, kraftwire, "upgrade", "--metadata", "4.4-IV0", "--dry-run", expect=1)
+    assert ("Can not upgrade metadata.version to 31. The update failed for all features since the following "
+            "feature had an error: Invalid update version 31 for feature metadata.version. Local controller "
+            f"{CONTROLLER_NODE_ID} only supports versions 7-30") in out
+    out = kafka(FEATURES, kraftwire, "downgrade", "--metadata", "4.2-IV1", "--dry-run", expect=1)
+    assert ("Can not downgrade metadata.version to 29. The update failed for all features since the following "
+            "feature had an error: Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the "
+            "requested downgrade because it might delete metadata information.") in out
+    assert kafka(FEATURES, kraftwire, "disable", "--feature", "eligible.leader.replicas.version", "--dry-run") == \
+        "eligible.leader.replicas.version can be disabled.\n"
+    out = kafka(FEATURES, kraftwire, "upgrade", "--feature", "no.such=1", "--dry-run", expect=1)
+    assert f"Local controller {CONTROLLER_NODE_ID} does not support this feature." in out
+    assert feature_lines(kraftwire)["eligible.leader.replicas.version"][2] == "1"  # the dry run changed nothing
+
+
+def test_features_upgrade_and_downgrade():
+    """A real upgrade of metadata.version and a downgrade across levels that did not change the metadata,
+    each written and then shown by describe; turning eligible leader replicas on writes the cluster's
+    min.insync.replicas first, as Kafka does."""
+    with BackgroundCluster(brokers=1, metadata_version="4.0-IV3") as bg:
+        assert feature_lines(bg)["metadata.version"] == ("3.3-IV3", "4.3-IV0", "4.0-IV3")
+        assert kafka(FEATURES, bg, "upgrade", "--metadata", "4.2-IV1").splitlines()[-1] == \
+            "metadata.version was upgraded to 29."
+        assert kafka(FEATURES, bg, "downgrade", "--metadata", "4.1-IV0").splitlines()[-1] == \
+            "metadata.version was downgraded to 26."
+        assert kafka(FEATURES, bg, "upgrade", "--feature", "eligible.leader.replicas.version=1") == \
+            "eligible.leader.replicas.version was upgraded to 1.\n"
+        shown = feature_lines(bg)
+        assert shown["metadata.version"][2] == "4.1-IV0" and shown["eligible.leader.replicas.version"][2] == "1"
+        assert bg.call(lambda: bg.cluster.controller.committed.broker_configs("")) == {"min.insync.replicas": "1"}
+
+
+def test_configs_broker_loggers_describe_and_alter(kraftwire):
+    """kafka-configs --entity-type broker-loggers over a broker's real Python loggers: described with their
+    levels in log4j's names, altered (the process's logger changes), an unknown one refused as by Kafka."""
+    import logging
+    logger = logging.getLogger("kraftwire.controller")
+    before = logger.level
+    try:
+        out = kafka(CONFIGS, kraftwire, "--describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+        assert out.splitlines()[0] == "Dynamic configs for broker-logger 1 are:"
+        shown = dict(line.split()[0].split("=", 1) for line in out.splitlines()[1:])
+        assert "root" in shown and "kraftwire.controller" in shown
+        assert kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                     "--add-config", "kraftwire.controller=TRACE") == \
+            "Completed updating config for broker-logger 1.\n"
+        assert logger.level == 5
+        out = kafka(CONFIGS, kraftwire, "--describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+        assert "  kraftwire.controller=TRACE sensitive=false synonyms={}" in out.splitlines()
+        kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+              "--delete-config", "kraftwire.controller")
+        assert logger.level == logging.NOTSET
+        out = kafka(CONFIGS, kraftwire, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                    "--add-config", "kafka.controller=DEBUG", expect=1)
+        assert "Invalid broker logger(s): kafka.controller" in out  # the tool checks the described list first
+    finally:
+        logger.setLevel(before)

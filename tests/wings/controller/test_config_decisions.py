@@ -187,8 +187,11 @@ def test_custom_broker_configs_are_listed_as_sensitive_and_read_only():
 
 
 def test_resource_types_kraftwire_does_not_keep_and_unknown_ones():
+    [group] = describe(image_of(), (32, "g"))
+    assert (group.error_code, group.error_message) == (42, "Unsupported resource type: GROUP")
+    # BROKER_LOGGER resources are a node's loggers (broker_loggers); with none given, there are none.
     [logger] = describe(image_of(), (BROKER_LOGGER, "1"))
-    assert (logger.error_code, logger.error_message) == (42, "Unsupported resource type: BROKER_LOGGER")
+    assert (logger.error_code, logger.configs) == (0, ())
     # A type Kafka does not know fails the whole request.
     results = describe(image_of(), (TOPIC, "orders"), (7, "x"))
     assert [(r.resource_type, r.error_code, r.configs) for r in results] == [(TOPIC, 42, ()), (7, 42, ())]
@@ -344,7 +347,80 @@ def test_legacy_alter_refusals():
     _, response = legacy_api.alter_configs(image_of(), legacy(
         (TOPIC, "orders", {"min.insync.replicas": "0"}), (TOPIC, "missing", {}), (BROKER, "1", {RATE: "x"})),
         CONTROLLER_ID)
+    # Kafka's controller checks topic values but leaves a broker config's value to the receiving broker.
     assert [(code, message) for _, _, code, message in outcomes(response)] == [
         (40, "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
         (3, "The topic 'missing' does not exist."),
-        (42, f"Invalid value x for configuration {RATE}: Not a number of type LONG")]
+        (0, None)]
+    request = legacy((BROKER, "1", {RATE: "x"}))
+    assert refused_on_broker(image_of(), request, legacy_api.legacy_ops) == {
+        0: (42, f"Invalid value x for configuration {RATE}: Not a number of type LONG")}
+
+
+def test_broker_values_are_the_receiving_brokers_to_check():
+    """Sent to the controller directly, a broker config may take any value (Kafka's
+    ControllerConfigurationValidator checks a BROKER resource's name only), but kraftwire's own configs,
+    ELR's min.insync.replicas rule and APPEND's LIST rule still hold."""
+    request = incremental((BROKER, "1", [(RATE, AlterOp.SET, "-5"), ("log.retention.hours", AlterOp.SET, "soon")]))
+    records, response = incremental_api.incremental_alter_configs(image_of(), request, CONTROLLER_ID)
+    assert [code for _, _, code, _ in outcomes(response)] == [0]
+    assert written(records) == [(BROKER, "1", RATE, "-5"), (BROKER, "1", "log.retention.hours", "soon")]
+    for ops, refusal in (
+            ([("kraftwire.replication.bandwidth.bytes.per.second", AlterOp.SET, "0")],
+             (42, "Invalid value 0 for configuration kraftwire.replication.bandwidth.bytes.per.second: "
+                  "Value must be at least 1")),
+            ([(RATE, AlterOp.APPEND, "1")], (40, f"Can't APPEND to key {RATE} because its type is not LIST."))):
+        _, response = incremental_api.incremental_alter_configs(image_of(), incremental((BROKER, "1", ops)),
+                                                                CONTROLLER_ID)
+        assert [(code, message) for _, _, code, message in outcomes(response)] == [refusal]
+
+
+def test_a_stored_broker_value_that_does_not_parse_is_not_in_force():
+    """What the controller stored unchecked, brokers pass over, as a Kafka broker keeps its config when a
+    dynamic update fails its validation."""
+    from kraftwire.server.metadata.configs import broker_value, topic_value
+    assert broker_value({RATE: "-5"}, {RATE: "100"}, RATE) == 100
+    assert broker_value({RATE: "-5"}, {}, RATE) == LONG_MAX
+    assert topic_value({}, {"log.retention.bytes": "lots"}, "retention.bytes") == -1
+
+
+def test_broker_logger_changes_are_judged_and_listed_for_the_handler():
+    """The broker answers its own BROKER_LOGGER resources: Kafka's refusals, and SUCCESS for the
+    changes the handler then carries out (``logger_changes``)."""
+    loggers = {"root": "WARN", "kraftwire.broker": "WARN"}
+    request = incremental((BROKER_LOGGER, "1", [("kraftwire.broker", SET, "DEBUG")]),
+                          (BROKER_LOGGER, "1", [("kraftwire.nothing", SET, "DEBUG")]),
+                          (TOPIC, "orders", [("retention.ms", SET, "1")]))
+    outcomes = incremental_api.preprocess_on_broker(image_of(), 1, request.resources[:1], incremental_api.incremental_ops,
+                                                    loggers=loggers)
+    assert outcomes == {0: (0, None)}
+    assert incremental_api.logger_changes(request.resources[:1], outcomes) == [("kraftwire.broker", SET, "DEBUG")]
+    outcomes = incremental_api.preprocess_on_broker(image_of(), 1, request.resources[1:], incremental_api.incremental_ops,
+                                                    loggers=loggers)
+    assert outcomes == {0: (40, "Logger kraftwire.nothing does not exist!")}
+    records, response = incremental_api.incremental_alter_configs(image_of(), incremental(
+        (BROKER_LOGGER, str(CONTROLLER_ID), [("root", DELETE, None)])), CONTROLLER_ID, loggers)
+    assert records == [] and [(r.error_code, r.error_message) for r in response.responses] == [
+        (42, "Removing the log level of the root logger is not allowed")]
+
+
+def test_a_topic_config_comes_from_the_answering_broker_first():
+    """Kafka's broker computes a topic's configs from its own: its per-broker dynamic config of the
+    synonym (DYNAMIC_BROKER_CONFIG) before the cluster default, so brokers 1 and 2 answer differently."""
+    image = image_of(config(BROKER, "1", "log.retention.ms", "7200000"),
+                     config(BROKER, "", "log.retention.ms", "3600000"))
+    on_1 = describe(image, (TOPIC, "orders", ["retention.ms"]))[0].configs[0]
+    assert (on_1.value, on_1.config_source) == ("7200000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert [(s.name, s.value, s.source) for s in on_1.synonyms] == [
+        ("log.retention.ms", "7200000", ConfigSource.DYNAMIC_BROKER_CONFIG),
+        ("log.retention.ms", "3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG)]
+    on_2 = describe(image, (TOPIC, "orders", ["retention.ms"]), broker_id=2)[0].configs[0]
+    assert (on_2.value, on_2.config_source) == ("3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+
+
+def test_a_stored_broker_value_that_does_not_parse_is_described_as_stored():
+    """What the controller stored unchecked is described as the string stored, as Kafka's broker does."""
+    image = image_of(config(BROKER, "1", RATE, "-5"))
+    [entry] = describe(image, (BROKER, "1", [RATE]))[0].configs
+    assert (entry.value, entry.config_source) == ("-5", ConfigSource.DYNAMIC_BROKER_CONFIG)

@@ -23,7 +23,7 @@ def test_broker_reports_its_startup_configs(bg_cluster):
         assert found["broker.id"] == ("2", STATIC, True)
         assert found["process.roles"] == ("broker", STATIC, True)
         assert found["listeners"] == (f"PLAINTEXT://{address}", STATIC, False)
-        assert found["advertised.listeners"] == (f"PLAINTEXT://{address}", STATIC, False)
+        assert found["advertised.listeners"] == (f"PLAINTEXT://{address}", STATIC, True)  # read-only in Kafka 4.3.1
         assert found["listener.security.protocol.map"] == ("CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", STATIC, False)
         assert found["inter.broker.listener.name"] == ("PLAINTEXT", STATIC, True)
         assert found["controller.listener.names"] == ("CONTROLLER", STATIC, True)
