@@ -32,6 +32,10 @@ ONE_SIDED = {
     "ApiVersionsRequest.NodeId": "ApiVersions v5", "ApiVersionsRequest.ClusterId": "ApiVersions v5",
     # Fetch v18 (the fetcher's high watermark), which kraftwire's controllers do not speak (README)
     "FetchRequest.Topics.Partitions.HighWatermark": "Fetch v18",
+    # InitProducerId v6 (KIP-939 two-phase commit), unstable in Kafka 4.3 and not served: transactions are not
+    "InitProducerIdRequest.KeepPreparedTxn": "InitProducerId v6", "InitProducerIdRequest.Enable2Pc": "InitProducerId v6",
+    "InitProducerIdResponse.OngoingTxnProducerId": "InitProducerId v6",
+    "InitProducerIdResponse.OngoingTxnProducerEpoch": "InitProducerId v6",
 }
 # Kafka trunk's record, after 4.3 (KAFKA-20395): kraftwire reads it in logs of newer Kafka.
 KRAFTWIRE_ONLY = {"UnregisterControllerRecord"}
