@@ -29,7 +29,8 @@ from kraftwire.server.metadata.acls import Operation
 from kraftwire.server.wire.transport import Encoded, RequestContext
 
 from . import (api01_fetch, api03_metadata, api17_sasl_handshake, api18_api_versions,
-               api19_create_topics, api20_delete_topics, api29_describe_acls, api30_create_acls,
+               api19_create_topics, api20_delete_topics, api23_offset_for_leader_epoch, api29_describe_acls,
+               api30_create_acls,
                api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
                api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
                api44_incremental_alter_configs, api45_alter_partition_reassignments,
@@ -95,11 +96,13 @@ ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation
 # Each handler is wrapped in the authorization Kafka applies to its API (authorization.py); with no
 # authorizer configured the wrappers let everything through.
 BROKER_APIS: dict[int, BrokerHandler] = {
+    api01_fetch.API_KEY: api01_fetch.on_broker,
     api03_metadata.API_KEY: api03_metadata.on_broker,
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
     api19_create_topics.API_KEY: per_resource(forward_to_controller, CREATE_TOPICS),
     api20_delete_topics.API_KEY: delete_topics(forward_to_controller),
+    api23_offset_for_leader_epoch.API_KEY: api23_offset_for_leader_epoch.on_broker,
     api29_describe_acls.API_KEY: api29_describe_acls.on_broker,
     api30_create_acls.API_KEY: api30_create_acls.on_broker,
     api31_delete_acls.API_KEY: api31_delete_acls.on_broker,

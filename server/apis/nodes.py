@@ -131,6 +131,14 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DescribeLogDirs' results for its directories (the partitions in ``wanted``, all for None)."""
         ...
 
+    async def fetch(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """A Fetch's answer from its hosted replicas; ``allowed(topic)``: whether the caller may read it."""
+        ...
+
+    def offsets_for_leader_epochs(self, request: Any, allowed: Callable[[str], bool]) -> Any:
+        """OffsetForLeaderEpoch's answer from the partitions it leads."""
+        ...
+
 
 # A handler answers with a response message (a ``Struct``: the codec's ``replace`` hands back that base
 # type), a body already encoded, or an awaitable of either. Its request is the decoded message of its API

@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kraftwire.codec.message import Message
-from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec.messages import (BrokerHeartbeatRequest, BrokerRegistrationRequest, FetchRequest, FetchResponse,
+                                      OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse)
 from kraftwire.codec import ErrorCode
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
@@ -38,6 +39,7 @@ from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, Listene
 from kraftwire.server.wire.transport import Handler, Listener
 from . import checkpoints
 from .controller_channel import ControllerChannel
+from .fetch import FetchManager
 from .log_dirs import LogDir, LogDirManager
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
@@ -91,6 +93,8 @@ class BrokerNode:
         self.previous_epoch = checkpoints.NO_EPOCH  # from the clean-shutdown files read at start
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
+        self.fetches = FetchManager(broker_id, self.replica_manager.hosted_partition, lambda: self.image, listener_name,
+                                    self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
@@ -139,6 +143,21 @@ class BrokerNode:
     def describe_log_dirs(self, wanted: set[tuple[str, int]] | None) -> list[Any]:
         """DescribeLogDirs' results: each directory with its replicas (those in ``wanted``, all for None)."""
         return self.log_manager.describe(wanted)
+
+    async def fetch(self, request: FetchRequest, version: int, allowed: Callable[[str], bool]) -> FetchResponse:
+        """Fetch's answer from the replicas it hosts (server/broker/fetch.py)."""
+        return await self.fetches.fetch(request, version, allowed)
+
+    def offsets_for_leader_epochs(self, request: OffsetForLeaderEpochRequest,
+                                  allowed: Callable[[str], bool]) -> OffsetForLeaderEpochResponse:
+        return self.fetches.offsets_for_leader_epochs(request, allowed)
+
+    @staticmethod
+    def _wait_clock(network: ReplicationNetwork) -> Callable[[float, Callable[[], None]], Any]:
+        """What a long poll waits on: the cluster's virtual clock when it is on, else the wall clock."""
+        if network.virtual_clock:
+            return network.call_later
+        return lambda seconds, callback: asyncio.get_running_loop().call_later(seconds, callback)
 
     def static_configs(self) -> dict[str, str]:
         """What a KRaft broker's server.properties would hold for this simulated broker (DescribeConfigs)."""

@@ -62,6 +62,8 @@ LocalChanges = list[tuple[uuid.UUID, Any, list[tuple[int, Any]]]]
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
 ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
+REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms"
+DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30000  # Kafka's
 # the records ``on_commit`` looks at (a bulk change commits thousands of others)
 _WATCHED = frozenset({rec.ConfigRecord, rec.TopicRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
                       rec.RegisterBrokerRecord})
@@ -142,6 +144,8 @@ class ReplicaManager:
         # (image offset, topic -> (its listed partition sizes, the others' size))
         self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
+        self._lagging: set[tuple[tuple[uuid.UUID, int], int]] = set()  # ISR members past the lag rule
+        self._lag_timer: Any = None
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
 
     @property
@@ -167,9 +171,40 @@ class ReplicaManager:
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}
+        self._arm_lag_check()
 
     def stop(self) -> None:
         self._acting = False
+        if self._lag_timer is not None:
+            self._lag_timer.cancel()
+            self._lag_timer = None
+
+    # --- ISR shrink (Kafka's Partition.maybeShrinkIsr) ----------------------------------------------
+
+    @property
+    def replica_lag_time_max_s(self) -> float:
+        value = self.broker.startup_configs.get(REPLICA_LAG_TIME_MAX_MS, DEFAULT_REPLICA_LAG_TIME_MAX_MS)
+        return int(value) / 1000.0
+
+    def _arm_lag_check(self) -> None:
+        """Look for lagging followers every half of ``replica.lag.time.max.ms``, as Kafka's leader does,
+        on the cluster's clock (the virtual one when it is on)."""
+        self._lag_timer = self.network.call_later(self.replica_lag_time_max_s / 2, self._check_lag)
+
+    def _check_lag(self) -> None:
+        """Propose to take out of the ISR each follower whose copy of real bytes last held everything the
+        leader had more than ``replica.lag.time.max.ms`` ago."""
+        self._lag_timer = None
+        if not self._acting:
+            return
+        self._lagging = {(key, follower) for key, follower in self.network.lagging(self.broker_id,
+                                                                                   self.replica_lag_time_max_s)
+                         if (replica := self.replicas.get(key)) is not None and follower in replica.isr}
+        for key in {key for key, _ in self._lagging}:
+            replica = self.replicas.get(key)
+            if replica is not None:
+                self._consider_isr(replica)
+        self._arm_lag_check()
 
     def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
@@ -371,19 +406,27 @@ class ReplicaManager:
         if replica.leader != self.broker_id:
             return
         isr, caught_up = replica.isr, self.network.caught_up
-        if not any(b not in isr and caught_up(replica.topic_id, replica.partition, b) for b in replica.replicas) \
-                or not self.broker.log_manager.online(replica):
+        if not (any(b not in isr and caught_up(replica.topic_id, replica.partition, b) for b in replica.replicas)
+                or self._shrinking(replica)) or not self.broker.log_manager.online(replica):
             return
         self._to_propose.add(replica.key)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
 
+    def _shrinking(self, replica: Replica) -> list[int]:
+        """The ISR members of a partition it leads that the lag rule takes out (never the leader)."""
+        return [b for b in replica.isr if b != self.broker_id and (replica.key, b) in self._lagging]
+
     def _expanded_isr(self, image: MetadataImage, replica: Replica) -> list[int] | None:
+        """The ISR to propose: caught-up replicas join, lagging ones leave; None if it stays as it is."""
         joining = [b for b in replica.replicas if b not in replica.isr
                    and (broker := image.brokers.get(b)) is not None and broker.active
                    and self.network.caught_up(replica.topic_id, replica.partition, b)]
-        return list(replica.isr) + joining if joining else None
+        leaving = self._shrinking(replica)
+        if not joining and not leaving:
+            return None
+        return [b for b in replica.isr if b not in leaving] + joining
 
     async def _propose(self) -> None:
         self._flush_scheduled = False
