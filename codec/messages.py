@@ -45,6 +45,24 @@ class AddRaftVoterResponse(Message):
     error_message: str | None  # Why the change failed; null on success.
 
 
+class AllocateProducerIdsRequest(Message):
+    """AllocateProducerIdsRequest: the request of API key 67; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    broker_id: int  # Broker asking.
+    broker_epoch: int  # Its broker epoch, checked against its registration.
+
+
+class AllocateProducerIdsResponse(Message):
+    """AllocateProducerIdsResponse: the response of API key 67; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Milliseconds the request was held back by a quota; 0 when none applied.
+    error_code: int  # Why no block was given; 0 when one was.
+    producer_id_start: int  # First id of the block.
+    producer_id_len: int  # How many ids the block holds.
+
+
 class AlterConfigsRequest(Message):
     """AlterConfigsRequest: the request of API key 33; versions 0-2, flexible 2+."""
 
@@ -739,6 +757,51 @@ class DeleteAclsResponse(Message):
         error_code: int  # 0, or why the filter removed nothing.
         error_message: str | None  # Why, or null.
         matching_acls: tuple[DeleteAclsResponse.DeleteAclsMatchingAcl, ...]  # The entries the filter removed.
+
+
+class DeleteRecordsRequest(Message):
+    """DeleteRecordsRequest: the request of API key 21; versions 0-2, flexible 2+."""
+
+    __slots__ = ()
+    topics: tuple[DeleteRecordsRequest.DeleteRecordsTopic, ...]  # Topics to delete records of.
+    timeout_ms: int  # How long to wait for the replicas to delete, in milliseconds.
+
+    class DeleteRecordsPartition(Struct):
+        """DeleteRecordsRequest.DeleteRecordsPartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        offset: int  # Records before this offset go; -1 means up to the high watermark.
+
+    class DeleteRecordsTopic(Struct):
+        """DeleteRecordsRequest.DeleteRecordsTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Topic name.
+        partitions: tuple[DeleteRecordsRequest.DeleteRecordsPartition, ...]  # Partitions of the topic.
+
+
+class DeleteRecordsResponse(Message):
+    """DeleteRecordsResponse: the response of API key 21; versions 0-2, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Milliseconds the request was held back by a quota; 0 when none applied.
+    topics: tuple[DeleteRecordsResponse.DeleteRecordsTopicResult, ...]  # Results per topic.
+
+    class DeleteRecordsPartitionResult(Struct):
+        """DeleteRecordsResponse.DeleteRecordsPartitionResult: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        low_watermark: int  # The partition's low watermark after the deletion.
+        error_code: int  # Why the deletion failed; 0 when it succeeded.
+
+    class DeleteRecordsTopicResult(Struct):
+        """DeleteRecordsResponse.DeleteRecordsTopicResult: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Topic name.
+        partitions: tuple[DeleteRecordsResponse.DeleteRecordsPartitionResult, ...]  # Results per partition.
 
 
 class DeleteTopicsRequest(Message):
@@ -1544,6 +1607,27 @@ class IncrementalAlterConfigsResponse(Message):
         resource_name: str  # Identifier of the resource this outcome is about.
 
 
+class InitProducerIdRequest(Message):
+    """InitProducerIdRequest: the request of API key 22; versions 0-5, flexible 2+."""
+
+    __slots__ = ()
+    transactional_id: str | None  # Transactional id; null for an idempotent producer outside transactions.
+    # How long an idle transaction of this producer may stay open before it is aborted (transactional producers only).
+    transaction_timeout_ms: int
+    producer_id: int  # versions 3+; The producer id held so far, to bump its epoch; -1 for a new producer.
+    producer_epoch: int  # versions 3+; The epoch held so far with that id; -1 for a new producer.
+
+
+class InitProducerIdResponse(Message):
+    """InitProducerIdResponse: the response of API key 22; versions 0-5, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Milliseconds the request was held back by a quota; 0 when none applied.
+    error_code: int  # Why no id was handed out; 0 when one was.
+    producer_id: int  # The producer id.
+    producer_epoch: int  # The epoch to write with that id.
+
+
 class LeaderAndIsrRequest(Message):
     """LeaderAndIsrRequest: the request of API key 4; versions 0-7, flexible 4+."""
 
@@ -1649,6 +1733,60 @@ class ListConfigResourcesResponse(Message):
         __slots__ = ()
         resource_name: str  # Name of the resource (a topic name, a broker id, ...).
         resource_type: int  # versions 1+; Config resource type id of the resource.
+
+
+class ListOffsetsRequest(Message):
+    """ListOffsetsRequest: the request of API key 2; versions 1-11, flexible 6+."""
+
+    __slots__ = ()
+    replica_id: int  # Broker id of a replica asking; -1 for a client.
+    # 0 (read uncommitted): offsets up to the high watermark; 1 (read committed): up to the last stable offset.
+    isolation_level: int  # versions 2+
+    topics: tuple[ListOffsetsRequest.ListOffsetsTopic, ...]  # Topics to look up.
+    timeout_ms: int  # versions 10+; How long a lookup in remote (tiered) storage may take, in milliseconds.
+
+    class ListOffsetsPartition(Struct):
+        """ListOffsetsRequest.ListOffsetsPartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        # The leader epoch the client knows, checked against the leader's; -1 skips the check.
+        current_leader_epoch: int  # versions 4+
+        # What to look up: a timestamp in ms, or -1 latest, -2 earliest, -3 max timestamp, -4 earliest local, -5 latest
+        # tiered.
+        timestamp: int
+
+    class ListOffsetsTopic(Struct):
+        """ListOffsetsRequest.ListOffsetsTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Topic name.
+        partitions: tuple[ListOffsetsRequest.ListOffsetsPartition, ...]  # Partitions of the topic to look up.
+
+
+class ListOffsetsResponse(Message):
+    """ListOffsetsResponse: the response of API key 2; versions 1-11, flexible 6+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 2+; Milliseconds the request was held back by a quota; 0 when none applied.
+    topics: tuple[ListOffsetsResponse.ListOffsetsTopicResponse, ...]  # Results per topic.
+
+    class ListOffsetsPartitionResponse(Struct):
+        """ListOffsetsResponse.ListOffsetsPartitionResponse: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        error_code: int  # Why the lookup failed; 0 when it succeeded.
+        timestamp: int  # versions 1+; Timestamp of the record at the offset found; -1 when none applies.
+        offset: int  # versions 1+; The offset found; -1 when there is none.
+        leader_epoch: int  # versions 4+; Leader epoch of the record at that offset; -1 when unknown.
+
+    class ListOffsetsTopicResponse(Struct):
+        """ListOffsetsResponse.ListOffsetsTopicResponse: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Topic name.
+        partitions: tuple[ListOffsetsResponse.ListOffsetsPartitionResponse, ...]  # Results per partition.
 
 
 class ListPartitionReassignmentsRequest(Message):
@@ -1817,6 +1955,92 @@ class OffsetForLeaderEpochResponse(Message):
         __slots__ = ()
         topic: str  # Topic name.
         partitions: tuple[OffsetForLeaderEpochResponse.EpochEndOffset, ...]  # Answers per partition.
+
+
+class ProduceRequest(Message):
+    """ProduceRequest: the request of API key 0; versions 3-13, flexible 9+."""
+
+    __slots__ = ()
+    transactional_id: str | None  # Transactional id of the producer; null for a producer outside transactions.
+    # Replicas that must have the records before the answer: 0 none (no answer at all), 1 the leader, -1 every ISR
+    # member.
+    acks: int
+    timeout_ms: int  # How long the leader may wait for the acknowledgements, in milliseconds.
+    topic_data: tuple[ProduceRequest.TopicProduceData, ...]  # Records per topic.
+
+    class PartitionProduceData(Struct):
+        """ProduceRequest.PartitionProduceData: versions 0+."""
+
+        __slots__ = ()
+        # Partition written to.
+        index: int  # type: ignore[assignment]  # hides tuple.index
+        records: bytes | None  # Record batches to append.
+
+    class TopicProduceData(Struct):
+        """ProduceRequest.TopicProduceData: versions 0+."""
+
+        __slots__ = ()
+        name: str  # versions 0-12; Topic written to.
+        topic_id: uuid.UUID  # versions 13+; Id of the topic written to.
+        partition_data: tuple[ProduceRequest.PartitionProduceData, ...]  # Records per partition of the topic.
+
+
+class ProduceResponse(Message):
+    """ProduceResponse: the response of API key 0; versions 3-13, flexible 9+."""
+
+    __slots__ = ()
+    responses: tuple[ProduceResponse.TopicProduceResponse, ...]  # Results per topic.
+    throttle_time_ms: int  # Milliseconds the request was held back by a quota; 0 when none applied.
+    # Addresses of the leaders named in CurrentLeader.
+    node_endpoints: tuple[ProduceResponse.NodeEndpoint, ...]  # versions 10+, tag 0
+
+    class BatchIndexAndErrorMessage(Struct):
+        """ProduceResponse.BatchIndexAndErrorMessage: versions 8+."""
+
+        __slots__ = ()
+        batch_index: int  # Position of the record within its batch.
+        batch_index_error_message: str | None  # What is wrong with that record.
+
+    class LeaderIdAndEpoch(Struct):
+        """ProduceResponse.LeaderIdAndEpoch: versions 10+."""
+
+        __slots__ = ()
+        leader_id: int  # Leader's broker id; -1 when there is none.
+        leader_epoch: int  # That leader's epoch.
+
+    class PartitionProduceResponse(Struct):
+        """ProduceResponse.PartitionProduceResponse: versions 0+."""
+
+        __slots__ = ()
+        # Partition written to.
+        index: int  # type: ignore[assignment]  # hides tuple.index
+        error_code: int  # Why the batches were refused; 0 when they were appended.
+        base_offset: int  # Offset given to the first record appended.
+        # The leader's clock at the append when the topic uses LogAppendTime; -1 under CreateTime.
+        log_append_time_ms: int  # versions 2+
+        log_start_offset: int  # versions 5+; First offset the partition still holds.
+        # Records that made their batch be refused.
+        record_errors: tuple[ProduceResponse.BatchIndexAndErrorMessage, ...]  # versions 8+
+        error_message: str | None  # versions 8+; A summary of why the batches were refused.
+        # The partition's leader as the answering broker knows it, to write to next.
+        current_leader: ProduceResponse.LeaderIdAndEpoch  # versions 10+, tag 0
+
+    class TopicProduceResponse(Struct):
+        """ProduceResponse.TopicProduceResponse: versions 0+."""
+
+        __slots__ = ()
+        name: str  # versions 0-12; Topic written to.
+        topic_id: uuid.UUID  # versions 13+; Id of the topic written to.
+        partition_responses: tuple[ProduceResponse.PartitionProduceResponse, ...]  # Results per partition of the topic.
+
+    class NodeEndpoint(Struct):
+        """ProduceResponse.NodeEndpoint: versions 10+."""
+
+        __slots__ = ()
+        node_id: int  # Broker id.
+        host: str  # Its host.
+        port: int  # Its port.
+        rack: str | None  # Its rack; null when it has none.
 
 
 class RemoveRaftVoterRequest(Message):
@@ -2000,6 +2224,8 @@ ALL = bind_message_classes(globals(), load_package('kraftwire.schemas.messages')
 __all__ = [
     "AddRaftVoterRequest",
     "AddRaftVoterResponse",
+    "AllocateProducerIdsRequest",
+    "AllocateProducerIdsResponse",
     "AlterConfigsRequest",
     "AlterConfigsResponse",
     "AlterPartitionReassignmentsRequest",
@@ -2028,6 +2254,8 @@ __all__ = [
     "CreateTopicsResponse",
     "DeleteAclsRequest",
     "DeleteAclsResponse",
+    "DeleteRecordsRequest",
+    "DeleteRecordsResponse",
     "DeleteTopicsRequest",
     "DeleteTopicsResponse",
     "DescribeAclsRequest",
@@ -2054,16 +2282,22 @@ __all__ = [
     "FetchSnapshotResponse",
     "IncrementalAlterConfigsRequest",
     "IncrementalAlterConfigsResponse",
+    "InitProducerIdRequest",
+    "InitProducerIdResponse",
     "LeaderAndIsrRequest",
     "LeaderAndIsrResponse",
     "ListConfigResourcesRequest",
     "ListConfigResourcesResponse",
+    "ListOffsetsRequest",
+    "ListOffsetsResponse",
     "ListPartitionReassignmentsRequest",
     "ListPartitionReassignmentsResponse",
     "MetadataRequest",
     "MetadataResponse",
     "OffsetForLeaderEpochRequest",
     "OffsetForLeaderEpochResponse",
+    "ProduceRequest",
+    "ProduceResponse",
     "RemoveRaftVoterRequest",
     "RemoveRaftVoterResponse",
     "RequestHeader",
