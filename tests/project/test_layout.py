@@ -23,6 +23,7 @@ ALLOWED = {
     "audit": {"codec"},
     "server.metadata": {"codec"},
     "server.raft": {"codec"},
+    "server.storage": {"codec"},
     "server.wire": {"codec"},
     "server.controller": {"codec", "server.metadata", "server.wire"},
     "server.apis": {"codec", "server.metadata", "server.controller", "server.wire"},
