@@ -164,7 +164,7 @@ def _leader_epoch_error(partition: HostedPartition, current_leader_epoch: int) -
 
 class FetchManager:
     """A broker's Fetch and OffsetForLeaderEpoch answers (see the module docstring). ``partition(key)``
-    finds a hosted replica, ``image()`` the broker's metadata, ``listener_name`` the listener whose
+    finds a hosted replica (None if there is none; KafkaError KAFKA_STORAGE_ERROR in an offline directory), ``image()`` the broker's metadata, ``listener_name`` the listener whose
     endpoints answers name, ``call_later`` the clock long polls wait on."""
 
     def __init__(self, broker_id: int, partition: Callable[[tuple[uuid.UUID, int]], HostedPartition | None],
@@ -238,7 +238,10 @@ class FetchManager:
         return reads
 
     def _read(self, entry: _Wanted, params: FetchParams, limit: int, min_one: bool, report: bool) -> _Read:
-        partition = self._partition((entry.topic_id, entry.partition))
+        try:
+            partition = self._partition((entry.topic_id, entry.partition))
+        except KafkaError as exc:  # its log directory is offline: KAFKA_STORAGE_ERROR
+            return _Read(exc.code)
         if partition is None:
             return _Read(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         error = _leader_epoch_error(partition, entry.current_leader_epoch)
@@ -321,14 +324,10 @@ class FetchManager:
                         del self._waiters[key]
 
     def _current_leader(self, image: MetadataImage, entry: _Wanted) -> tuple[int, int]:
-        partition = self._partition((entry.topic_id, entry.partition))
-        state = image.partition(entry.topic_id, entry.partition) if hasattr(image, "partition") else None
-        if state is None:
-            topic = image.topics.get(entry.topic_id)
-            state = topic.partitions.get(entry.partition) if topic is not None else None
-        if state is None:
-            return -1, -1
-        return state.leader, partition.leader_epoch if partition is not None else state.leader_epoch
+        """The leader as the broker knows it (Kafka's ``getCurrentLeader``: the metadata's)."""
+        topic = image.topics.get(entry.topic_id)
+        state = topic.partitions.get(entry.partition) if topic is not None else None
+        return (state.leader, state.leader_epoch) if state is not None else (-1, -1)
 
     def _response(self, wanted: list[_Wanted], reads: list[_Read], params: FetchParams) -> FetchResponse:
         image = self._image()
@@ -378,6 +377,8 @@ class FetchManager:
             state = image.topic(topic.topic)
             results = []
             for p in topic.partitions:
+                error: int
+                found: tuple[int, int] | None
                 if not allowed(topic.topic):
                     error, found = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
                 elif state is None or p.partition not in state.partitions:
@@ -394,7 +395,10 @@ class FetchManager:
     def _epoch_end(self, topic_id: uuid.UUID, index: int, current_leader_epoch: int,
                    leader_epoch: int) -> tuple[int, tuple[int, int] | None]:
         """(error, (epoch, end offset)) of one partition."""
-        partition = self._partition((topic_id, index))
+        try:
+            partition = self._partition((topic_id, index))
+        except KafkaError as exc:
+            return exc.code, None
         if partition is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
         error = _leader_epoch_error(partition, current_leader_epoch)

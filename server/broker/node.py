@@ -93,8 +93,8 @@ class BrokerNode:
         self.previous_epoch = checkpoints.NO_EPOCH  # from the clean-shutdown files read at start
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
-        self.fetches = FetchManager(broker_id, self.replica_manager.hosted_partition, lambda: self.image, listener_name,
-                                    self._wait_clock(network))
+        self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
+                                    listener_name, self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)

@@ -47,7 +47,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.client import KafkaClientError
-from kraftwire.codec import ErrorCode
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import UNFENCE
 from .replication_network import ReplicationNetwork, topic_sizes
 
@@ -146,7 +146,8 @@ class ReplicaManager:
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         self._lagging: set[tuple[tuple[uuid.UUID, int], int]] = set()  # ISR members past the lag rule
         self._lag_timer: Any = None
-        network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
+        network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up,
+                                self._copied_partition, self._data_arrived)
 
     @property
     def running(self) -> bool:
@@ -205,6 +206,26 @@ class ReplicaManager:
             if replica is not None:
                 self._consider_isr(replica)
         self._arm_lag_check()
+
+    def hosted_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
+        """The replica's ``Partition`` for a read (Fetch, OffsetForLeaderEpoch); None if not hosted or its
+        directory is offline."""
+        try:
+            return self.partition(*key)
+        except KafkaError:
+            return None
+
+    def _copied_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
+        """The replication network's view of a replica's real log: a leader's only once its log was used
+        (millions of simulated partitions keep no files), a follower's made when there is something to copy."""
+        replica = self.replicas.get(key)
+        if replica is None or (replica.partition_log is None and replica.leader == self.broker_id):
+            return replica.partition_log if replica is not None else None
+        return self.hosted_partition(key)
+
+    def _data_arrived(self, key: tuple[uuid.UUID, int]) -> None:
+        """Real bytes reached a replica here or moved its leader's high watermark: wake the fetches."""
+        self.broker.fetches.data_arrived(key)
 
     def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
