@@ -28,16 +28,16 @@ from kraftwire.codec.message import Message
 from kraftwire.server.metadata.acls import Operation
 from kraftwire.server.wire.transport import Encoded, RequestContext
 
-from . import (api01_fetch, api03_metadata, api17_sasl_handshake, api18_api_versions,
-               api19_create_topics, api20_delete_topics, api23_offset_for_leader_epoch, api29_describe_acls,
-               api30_create_acls,
+from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, api17_sasl_handshake,
+               api18_api_versions, api19_create_topics, api20_delete_topics, api21_delete_records,
+               api22_init_producer_id, api23_offset_for_leader_epoch, api29_describe_acls, api30_create_acls,
                api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
                api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
                api44_incremental_alter_configs, api45_alter_partition_reassignments,
                api46_list_partition_reassignments, api50_describe_user_scram_credentials,
                api51_alter_user_scram_credentials, api52_vote, api53_begin_quorum_epoch,
                api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api59_fetch_snapshot,
-               api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
+               api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat, api67_allocate_producer_ids,
                api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions,
                api80_add_raft_voter, api81_remove_raft_voter, api82_update_raft_voter)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
@@ -96,12 +96,16 @@ ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation
 # Each handler is wrapped in the authorization Kafka applies to its API (authorization.py); with no
 # authorizer configured the wrappers let everything through.
 BROKER_APIS: dict[int, BrokerHandler] = {
+    api00_produce.API_KEY: api00_produce.on_broker,
     api01_fetch.API_KEY: api01_fetch.on_broker,
+    api02_list_offsets.API_KEY: api02_list_offsets.on_broker,
     api03_metadata.API_KEY: api03_metadata.on_broker,
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
     api19_create_topics.API_KEY: per_resource(forward_to_controller, CREATE_TOPICS),
     api20_delete_topics.API_KEY: delete_topics(forward_to_controller),
+    api21_delete_records.API_KEY: api21_delete_records.on_broker,
+    api22_init_producer_id.API_KEY: api22_init_producer_id.on_broker,
     api23_offset_for_leader_epoch.API_KEY: api23_offset_for_leader_epoch.on_broker,
     api29_describe_acls.API_KEY: api29_describe_acls.on_broker,
     api30_create_acls.API_KEY: api30_create_acls.on_broker,
@@ -156,6 +160,7 @@ CONTROLLER_APIS: dict[int, ControllerHandler] = {
     api60_describe_cluster.API_KEY: on_cluster(ALTER, api60_describe_cluster.on_controller),  # as Kafka's controller
     api62_broker_registration.API_KEY: on_cluster(CLUSTER_ACTION, api62_broker_registration.on_controller),
     api63_broker_heartbeat.API_KEY: on_cluster(CLUSTER_ACTION, api63_broker_heartbeat.on_controller),
+    api67_allocate_producer_ids.API_KEY: on_cluster(CLUSTER_ACTION, api67_allocate_producer_ids.on_controller),
     api73_assign_replicas_to_dirs.API_KEY: on_cluster(CLUSTER_ACTION, api73_assign_replicas_to_dirs.on_controller),
     api80_add_raft_voter.API_KEY: on_cluster(ALTER, api80_add_raft_voter.on_controller),
     api81_remove_raft_voter.API_KEY: on_cluster(ALTER, api81_remove_raft_voter.on_controller),

@@ -22,7 +22,7 @@ controller listener and nothing on a broker's, as in Kafka. No response carries 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from kraftwire.codec.messages import (AlterConfigsResponse, AlterReplicaLogDirsR
 from kraftwire.server.metadata.acls import CLUSTER_NAME, Operation, ResourceType
 from kraftwire.codec.model import Struct
 from kraftwire.server.wire.security import ANONYMOUS
-from kraftwire.server.wire.transport import Encoded, RequestContext
+from kraftwire.server.wire.transport import Encoded, RequestContext, Unanswered
 
 from .nodes import Handler, NodeApi, NodeT, Response, session_of
 
@@ -56,6 +56,15 @@ def authorized(node: NodeApi, context: RequestContext, operation: int, resource_
         return True
     host = context.peer[0] if context.peer else ""
     return authorizer.authorize(node.image.acls.values(), principal_of(context), host, operation, resource_type, name)
+
+
+def authorized_on_any_topic(node: NodeApi, context: RequestContext, operation: int) -> bool:
+    """The operation is allowed on some topic (Kafka's authorizeByResourceType, as InitProducerId asks):
+    checked on the topic names the ACL entries give (literal, prefix or ``*``), each as a topic's name."""
+    if node.authorizer is None:
+        return True
+    names = {a.resource_name for a in node.image.acls.values() if a.resource_type == ResourceType.TOPIC}
+    return any(authorized(node, context, operation, ResourceType.TOPIC, name) for name in sorted(names))
 
 
 def acl_write_refusal(node: NodeApi, context: RequestContext) -> tuple[int, str] | None:
@@ -118,8 +127,10 @@ def per_resource(handler: Handler[NodeT], rule: ResourceRule) -> Handler[NodeT]:
     return guarded
 
 
-async def _result(value: Struct | Encoded | Awaitable[Struct | Encoded]) -> Struct | Encoded:
-    return await value if inspect.isawaitable(value) else value
+async def _result(value: Response) -> Struct | Encoded:
+    answer = await value if inspect.isawaitable(value) else value
+    assert not isinstance(answer, Unanswered), "a per-resource API always answers"
+    return answer
 
 
 # --- the rules of the per-resource APIs ---------------------------------------------------------------------------

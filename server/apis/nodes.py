@@ -20,7 +20,7 @@ from kraftwire.server.controller.node import QuorumHandle
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.wire.security import Session
-from kraftwire.server.wire.transport import Encoded, RequestContext
+from kraftwire.server.wire.transport import Encoded, RequestContext, Unanswered
 
 __all__ = ["BrokerHandler", "BrokerNodeApi", "ControllerHandler", "ControllerNodeApi", "Decision", "Handler",
            "NodeApi", "QuorumHandle", "Response", "session_of"]
@@ -131,6 +131,22 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DescribeLogDirs' results for its directories (the partitions in ``wanted``, all for None)."""
         ...
 
+    async def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """Produce's answer (server/broker/produce.py); ``allowed(topic)``: the caller may WRITE to it."""
+        ...
+
+    def list_offsets(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """ListOffsets' answer (server/broker/offsets.py); ``allowed(topic)``: the caller may DESCRIBE it."""
+        ...
+
+    async def delete_records(self, request: Any, allowed: Callable[[str], bool]) -> Any:
+        """DeleteRecords' answer (server/broker/offsets.py); ``allowed(topic)``: the caller may DELETE in it."""
+        ...
+
+    async def new_producer_id(self) -> int:
+        """A producer id never handed out before (server/broker/producer_ids.py); KafkaError when none came."""
+        ...
+
     async def fetch(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
         """A Fetch's answer from its hosted replicas; ``allowed(topic)``: whether the caller may read it."""
         ...
@@ -141,9 +157,10 @@ class BrokerNodeApi(NodeApi, Protocol):
 
 
 # A handler answers with a response message (a ``Struct``: the codec's ``replace`` hands back that base
-# type), a body already encoded, or an awaitable of either. Its request is the decoded message of its API
-# (a class per API, hence Any), or an ``Undecoded`` for a relaying broker handler.
-Response = Struct | Encoded | Awaitable[Struct | Encoded]
+# type), a body already encoded, ``Unanswered`` (Produce with acks=0), or an awaitable of one of them.
+# Its request is the decoded message of its API (a class per API, hence Any), or an ``Undecoded`` for a
+# relaying broker handler.
+Response = Struct | Encoded | Unanswered | Awaitable[Struct | Encoded | Unanswered]
 ControllerHandler = Callable[[ControllerNodeApi, RequestContext, Any], Response]
 BrokerHandler = Callable[[BrokerNodeApi, RequestContext, Any], Response]
 NodeT = TypeVar("NodeT", bound=NodeApi)

@@ -164,8 +164,9 @@ def _leader_epoch_error(partition: HostedPartition, current_leader_epoch: int) -
 
 class FetchManager:
     """A broker's Fetch and OffsetForLeaderEpoch answers (see the module docstring). ``partition(key)``
-    finds a hosted replica (None if there is none; KafkaError KAFKA_STORAGE_ERROR in an offline directory), ``image()`` the broker's metadata, ``listener_name`` the listener whose
-    endpoints answers name, ``call_later`` the clock long polls wait on."""
+    finds a hosted replica (None if there is none; KafkaError KAFKA_STORAGE_ERROR in an offline
+    directory), ``image()`` the broker's metadata, ``listener_name`` the listener whose endpoints answers
+    name, ``call_later`` the clock long polls wait on."""
 
     def __init__(self, broker_id: int, partition: Callable[[tuple[uuid.UUID, int]], HostedPartition | None],
                  image: Callable[[], MetadataImage], listener_name: str, call_later: Clock):

@@ -37,10 +37,11 @@ from kraftwire.server.metadata.view import MetadataView
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, ListenerSecurity
 from kraftwire.server.wire.transport import Handler, Listener
-from . import checkpoints
+from . import checkpoints, offsets, produce
 from .controller_channel import ControllerChannel
 from .fetch import FetchManager
 from .log_dirs import LogDir, LogDirManager
+from .producer_ids import ProducerIdManager
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
 
@@ -93,11 +94,13 @@ class BrokerNode:
         self.previous_epoch = checkpoints.NO_EPOCH  # from the clean-shutdown files read at start
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
+        self.producer_ids = ProducerIdManager(self)
         self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
                                     listener_name, self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
+        metadata.subscribe(self.replica_manager.partitions.on_commit)
         handlers: dict[int, Handler] = {key: functools.partial(handler, self) for key, handler in apis.items()}
         relaying = [key for key, handler in apis.items() if getattr(handler, "relays_request", False)]
         self.listener = Listener(f"broker-{broker_id}", host, port, handlers, security, relaying)
@@ -144,6 +147,21 @@ class BrokerNode:
         """DescribeLogDirs' results: each directory with its replicas (those in ``wanted``, all for None)."""
         return self.log_manager.describe(wanted)
 
+    async def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """Produce's answer (server/broker/produce.py)."""
+        return await produce.produce(self, request, version, allowed)
+
+    def list_offsets(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """ListOffsets' answer (server/broker/offsets.py)."""
+        return offsets.list_offsets(self, request, version, allowed)
+
+    async def delete_records(self, request: Any, allowed: Callable[[str], bool]) -> Any:
+        """DeleteRecords' answer (server/broker/offsets.py)."""
+        return await offsets.delete_records(self, request, allowed)
+
+    async def new_producer_id(self) -> int:
+        """A producer id for InitProducerId (server/broker/producer_ids.py)."""
+        return await self.producer_ids.next_id()
     async def fetch(self, request: FetchRequest, version: int, allowed: Callable[[str], bool]) -> FetchResponse:
         """Fetch's answer from the replicas it hosts (server/broker/fetch.py)."""
         return await self.fetches.fetch(request, version, allowed)
@@ -266,6 +284,7 @@ class BrokerNode:
         kept: dict[tuple[str, int], tuple[int, LogDir]] = {}
         for directory in self.log_manager.directories:
             kept.update((key, (size, directory)) for key, size in checkpoints.read_offsets(directory.path).items())
+        self.replica_manager.partitions.read_checkpoints(d.path for d in self.log_manager.directories)
         return checkpoints.take_clean_shutdown_epoch([d.path for d in self.log_manager.directories]), kept
 
     async def write_checkpoints(self, clean_epoch: int | None = None) -> None:
@@ -273,10 +292,16 @@ class BrokerNode:
         file), in a thread; a directory that cannot be written is logged and left as it was."""
         topics = self.log_manager.checkpoint()
         directories = [d for d in self.log_manager.directories if d.online]
+        partitions = self.replica_manager.partitions
+        offsets = partitions.checkpoint_offsets()  # the real logs' log start offsets and high watermarks
 
         def write() -> None:
             for directory, exc in checkpoints.write_directories(directories, topics, clean_epoch).items():
                 log.warning("broker %d: cannot write the checkpoints of %s: %s", self.broker_id, directory.path, exc)
+            try:
+                partitions.write_checkpoints([d.path for d in directories], offsets)
+            except OSError as exc:
+                log.warning("broker %d: cannot write the log checkpoints: %s", self.broker_id, exc)
 
         self._writing = asyncio.ensure_future(asyncio.to_thread(write))
         await asyncio.shield(self._writing)

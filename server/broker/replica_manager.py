@@ -49,6 +49,7 @@ from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import UNFENCE
+from .partition import HostedPartitions, Partition
 from .replication_network import ReplicationNetwork, topic_sizes
 
 if TYPE_CHECKING:  # both import this module
@@ -81,6 +82,7 @@ class Replica:
     state: PartitionState
     log_bytes: float = 0.0
     log_dir: LogDir | None = None  # the one holding it; None until placed
+    partition_log: Partition | None = None  # its real log and leader state, once used (server/broker/partition.py)
 
     @property
     def key(self) -> tuple[uuid.UUID, int]:
@@ -144,6 +146,8 @@ class ReplicaManager:
         # (image offset, topic -> (its listed partition sizes, the others' size))
         self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
+        self.partitions = HostedPartitions(self.broker_id, lambda: broker.image, network)
+        self.partitions.on_data = self._partition_data
         self._lagging: set[tuple[tuple[uuid.UUID, int], int]] = set()  # ISR members past the lag rule
         self._lag_timer: Any = None
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up,
@@ -168,7 +172,7 @@ class ReplicaManager:
         ``kept``: the logs its directories' checkpoints kept, {(topic, partition): (bytes, LogDir)}: a
         replica it did not hold yet starts with that size in that directory (those the image no longer
         gives it are gone)."""
-        self._acting = True
+        self._acting = self.partitions.acting = True
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}
@@ -176,6 +180,13 @@ class ReplicaManager:
 
     def stop(self) -> None:
         self._acting = False
+        self.partitions.close_all()
+
+    def partition(self, topic_id: uuid.UUID, index: int) -> Partition | None:
+        """The ``Partition`` (real log, leader state) of a replica hosted here, None if there is none;
+        KafkaError KAFKA_STORAGE_ERROR while its log directory is offline."""
+        replica = self.replicas.get((topic_id, index))
+        return None if replica is None else self.partitions.partition(replica)
         if self._lag_timer is not None:
             self._lag_timer.cancel()
             self._lag_timer = None
@@ -227,6 +238,18 @@ class ReplicaManager:
         """Real bytes reached a replica here or moved its leader's high watermark: wake the fetches."""
         self.broker.fetches.data_arrived(key)
 
+    def _partition_data(self, partition: Partition, appended: bool) -> None:
+        """A hosted partition's log end or high watermark moved: wake the fetches waiting on it; a leader's
+        append also restarts its followers' copies, and counts in the size its replica reports."""
+        key = (partition.topic_id, partition.index)
+        self.broker.fetches.data_arrived(key)
+        if appended and partition.is_leader:
+            replica = self.replicas.get(key)
+            if replica is not None:
+                replica.log_bytes = self._partition_size(self.broker.image, replica.topic_name, replica.partition) \
+                    + partition.log.size_bytes
+            self.network.leader_appended(self.broker_id, key)
+
     def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
         if self._acting:
@@ -265,6 +288,8 @@ class ReplicaManager:
                     kept = had.leader == state.leader
                     led = had.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
                     replica.state = state
+                    if replica.partition_log is not None:
+                        self.partitions.changed(replica)
                 # placed already in the directory the log names (compared by value, without UUID.__eq__)
                 assigned = state.directories[state.replicas.index(broker_id)]
                 log_dir = replica.log_dir
@@ -390,6 +415,7 @@ class ReplicaManager:
         if not hosted:
             del self._by_topic[key[0].int]
         self.network.unfollow(self.broker_id, key)
+        self.partitions.deleted(replica)
         self.broker.log_manager.forget(replica)
 
     # --- ISR expansion --------------------------------------------------------------------------
@@ -413,6 +439,7 @@ class ReplicaManager:
                 if result.error_code == ErrorCode.NONE and result.partition_epoch >= replica.partition_epoch:
                     replica.state = replica.state._replace(isr=tuple(result.isr), leader_epoch=result.leader_epoch,
                                                            partition_epoch=result.partition_epoch)
+                    self.partitions.changed(replica)
                 if result.error_code == ErrorCode.NONE or replica.partition_epoch != sent[key]:
                     again.add(key)
 

@@ -132,6 +132,8 @@ class MetadataImage:
         self.acls: dict[uuid.UUID, Acl] = {}  # access control entries by id (server/metadata/acls.py)
         # (mechanism id, user) -> (salt, stored key, server key, iterations): SCRAM credentials, no passwords
         self.scram: dict[tuple[int, str], tuple[bytes, bytes, bytes, int]] = {}
+        # the first producer id no broker has been given yet (ProducerIdsRecord, KIP-730); 0 until one is
+        self.next_producer_id = 0
         self.version = 0  # bumped on every apply: lets readers cache encodings of the image
         # (offset, record) of an open metadata transaction (KIP-868), held back until its EndTransactionRecord.
         self.pending_transaction: list[tuple[int, Message]] | None = None
@@ -196,6 +198,7 @@ class MetadataImage:
         other.kraft_version = self.kraft_version
         other.acls = dict(self.acls)
         other.scram = dict(self.scram)
+        other.next_producer_id = self.next_producer_id
         other.version = self.version
         other.pending_transaction = None if self.pending_transaction is None else list(self.pending_transaction)
         return other
@@ -241,11 +244,13 @@ class MetadataImage:
                 log_dirs=list(b.log_dirs), cordoned_log_dirs=b.cordoned_log_dirs)
 
     def tail_records(self) -> Iterator[Message]:
-        """The snapshot's records after the topics: configs, ACLs, SCRAM credentials."""
+        """The snapshot's records after the topics: configs, the next producer id, ACLs, SCRAM credentials."""
         for (resource_type, resource_name), values in self.configs.items():
             for name, value in values.items():
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=value)
+        if self.next_producer_id > 0:  # Kafka's ProducerIdsImage writes none while no block was given
+            yield rec.ProducerIdsRecord(broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id)
         for acl_id, a in self.acls.items():
             yield rec.AccessControlEntryRecord(
                 id=acl_id, resource_type=a.resource_type, resource_name=a.resource_name, pattern_type=a.pattern_type,
@@ -313,7 +318,7 @@ class MetadataImage:
         """Apply one committed record, at ``offset``: the core, what one record means. Records inside a
         metadata transaction (written by Kafka's controller, never by kraftwire's) take effect together at
         its end, or not at all if aborted, as Kafka's MetadataLoader replays them. Record types that carry
-        no state kraftwire keeps (quotas, producer ids, delegation tokens, controller registrations, ...)
+        no state kraftwire keeps (quotas, delegation tokens, controller registrations, ...)
         change nothing."""
         kind = type(record)
         held = self.pending_transaction
@@ -542,6 +547,12 @@ def _set_scram(image: MetadataImage, r: rec.UserScramCredentialRecord) -> None:
     image.scram[(r.mechanism, r.name)] = (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)
 
 
+def _set_next_producer_id(image: MetadataImage, r: rec.ProducerIdsRecord) -> None:
+    """A block of producer ids was given: the next one starts after it (a record that would move it back,
+    which Kafka's replay refuses, leaves it where it is)."""
+    image.next_producer_id = max(image.next_producer_id, r.next_producer_id)
+
+
 def _nothing(image: MetadataImage, r: Message) -> None:
     """A transaction's end outside a transaction: nothing to end."""
 
@@ -564,6 +575,7 @@ _APPLY: dict[type[Message], Callable[[MetadataImage, Any], object]] = {
     rec.UserScramCredentialRecord: _set_scram,
     rec.RemoveUserScramCredentialRecord: lambda image, r: image.scram.pop((r.mechanism, r.name), None),
     rec.ClearElrRecord: MetadataImage._clear_elr,
+    rec.ProducerIdsRecord: _set_next_producer_id,
     rec.BeginTransactionRecord: MetadataImage._begin_transaction,
     rec.EndTransactionRecord: _nothing,
     rec.AbortTransactionRecord: _nothing,

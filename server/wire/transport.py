@@ -426,6 +426,20 @@ class Encoded:
         out += self.data
 
 
+class Unanswered:
+    """A handler's answer that sends nothing back: Produce with acks=0. ``close``: close the connection
+    instead, once the answers before it are written (Kafka's answer to an acks=0 Produce that failed, so
+    that the client notices)."""
+
+    __slots__ = ("close",)
+
+    def __init__(self, close: bool = False):
+        self.close = close
+
+    def encode_into(self, out: bytearray, version: int) -> None:
+        raise TypeError("an Unanswered request has no answer to encode")
+
+
 class Encodable(Protocol):
     """What a listener writes as an answer: a response message, or an ``Encoded`` body."""
 
@@ -438,9 +452,11 @@ def _encode(response: Encodable, version: int) -> bytes:
     return bytes(body)
 
 
-async def _encode_aside(result: Any, version: int) -> Encoded:
+async def _encode_aside(result: Any, version: int) -> Encoded | Unanswered:
     """``result`` (an answer, or an awaitable of one) encoded in a worker thread."""
     response: Encodable = result if hasattr(result, "encode_into") else await result
+    if isinstance(response, Unanswered):  # nothing to encode
+        return response
     data = await asyncio.get_running_loop().run_in_executor(None, _encode, response, version)
     return Encoded(data, getattr(response, "error_code", 0))
 
@@ -877,8 +893,14 @@ class _Connection(asyncio.Protocol):
     # --- writing ------------------------------------------------------------------------------------
 
     def _append(self, route: _Route, correlation_id: int, response: Any, arrived: float) -> None:
-        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route."""
-        if response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
+        """Add one answer (size, response header v0 or v1, body) to ``out``, and count it on its route
+        (an ``Unanswered`` adds nothing, or closes the connection after what ``out`` holds)."""
+        if response.__class__ is Unanswered:
+            if response.close:
+                self._write()
+                return self.close()
+            error_code: int = ErrorCode.NONE
+        elif response.__class__ is Encoded:  # its size is known: the frame is its header and body joined
             data = response.data
             if route.flexible:  # response header v1: an empty tagged-field section
                 size = len(data) + 5

@@ -40,7 +40,7 @@ DECISION_MODULES_MUST_NOT_REACH = ("kraftwire.server.wire", "kraftwire.server.ra
                                    f"{CONTROLLER}.active_controller")
 
 # What a handler module may import of the wire: the types it returns or takes (transport's).
-HANDLER_WIRE_NAMES = {"Encoded", "RequestContext", "Undecoded"}
+HANDLER_WIRE_NAMES = {"Encoded", "RequestContext", "Undecoded", "Unanswered"}
 # Names that make a function a decision: judging a request (decide, validate_*, check_*) or building
 # the records of a change (*_records). A handler calls such functions of a controller manager.
 DECISION_FUNCTION = re.compile(r"^(decide(_\w+)?|validate_\w+|check_\w+|\w+_records)$")
