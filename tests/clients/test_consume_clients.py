@@ -119,8 +119,8 @@ def test_java_console_consumer(bg, admin):
     command = java_command("org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bg.bootstrap,
                            "--topic", topic, "--partition", "0", "--offset", "earliest",
                            "--max-messages", str(len(RECORDS)), "--timeout-ms", "60000",
-                           "--property", "print.key=true", "--property", "print.offset=true",
-                           "--property", "print.headers=true")
+                           "--formatter-property", "print.key=true", "--formatter-property", "print.offset=true",
+                           "--formatter-property", "print.headers=true")
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line]
@@ -163,8 +163,10 @@ def port_of(bg, broker: int) -> int:
 
 
 def send(bg, broker: int, request, version: int):
+    port = port_of(bg, broker)
+
     async def ask():
-        client = KafkaClient("127.0.0.1", port_of(bg, broker), "consume-test")
+        client = KafkaClient("127.0.0.1", port, "consume-test")
         try:
             return await client.send(request, version)
         finally:
