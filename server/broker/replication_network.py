@@ -511,7 +511,18 @@ class ReplicationNetwork:
         copies = self._topics.get(topic_id)
         copy = copies.get((partition, follower)) if copies is not None else None
         return (copy is not None and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK
-                and self._running(follower))
+                and self._running(follower) and self._real_caught_up(copy))
+
+    def _real_caught_up(self, copy: Copy) -> bool:
+        """A copy of real bytes has caught up only once the follower's log reaches the leader's high
+        watermark (Kafka's ``isFollowerInSync``): the credit it was given may predate the leader's last appends."""
+        if copy not in self._real:
+            return True
+        key = copy.replica.key
+        leader, replica = self._partition_of(copy.replica.leader, key), self._partition_of(copy.follower, key)
+        if leader is None or replica is None or not leader.opened:
+            return True
+        return replica.opened and replica.log.log_end_offset >= leader.high_watermark
 
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at

@@ -344,6 +344,7 @@ def segment_batches(bg, broker: int, topic: str) -> bytes:
 def test_reassignment_moves_the_leader_under_a_reading_consumer(bg, admin):
     topic = new_topic(admin, {0: [1]})
     produced: list[int] = []
+    failures: list[BaseException] = []
     stop = threading.Event()
 
     def keep_producing():
@@ -355,6 +356,8 @@ def test_reassignment_moves_the_leader_under_a_reading_consumer(bg, admin):
                 producer.send(topic, value=f"r{i}".encode(), partition=0).get(60)
                 produced.append(i)
                 i += 1
+        except BaseException as exc:
+            failures.append(exc)
         finally:
             producer.close(10)
     writer = threading.Thread(target=keep_producing, daemon=True)
@@ -370,7 +373,7 @@ def test_reassignment_moves_the_leader_under_a_reading_consumer(bg, admin):
         wait_for(lambda: state(bg, topic).replicas == (2, 3) and not state(bg, topic).reassigning, "the move")
         stop.set()
         writer.join(120)
-        assert not writer.is_alive()
+        assert not writer.is_alive() and failures == []
         deadline = time.monotonic() + 60
         while len(seen) < len(produced) and time.monotonic() < deadline:
             for records in consumer.poll(timeout_ms=300).values():
