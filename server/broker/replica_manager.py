@@ -463,8 +463,10 @@ class ReplicaManager:
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
 
     def _shrinking(self, replica: Replica) -> list[int]:
-        """The ISR members of a partition it leads that the lag rule takes out (never the leader)."""
-        return [b for b in replica.isr if b != self.broker_id and (replica.key, b) in self._lagging]
+        """The ISR members of a partition it leads that the lag rule took out at its last look (never the
+        leader) and that have not caught up since."""
+        return [b for b in replica.isr if b != self.broker_id and (replica.key, b) in self._lagging
+                and not self.network.caught_up(replica.topic_id, replica.partition, b)]
 
     def _expanded_isr(self, image: MetadataImage, replica: Replica) -> list[int] | None:
         """The ISR to propose: caught-up replicas join, lagging ones leave; None if it stays as it is."""

@@ -810,11 +810,13 @@ class ReplicationNetwork:
         if not copies:
             return
         started = False
-        for (partition, _), copy in copies.items():
+        for (partition, follower), copy in copies.items():
             if partition == key[1] and copy.replica.leader == leader:
                 if not started:
                     self._before_change()
                     started = True
+                if copy not in self._copying and self.caught_up(key[0], partition, follower):
+                    self._caught_up_at[copy] = self.now()  # it held everything until this append
                 self._copying[copy] = None
 
     def last_caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> float | None:

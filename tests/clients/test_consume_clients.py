@@ -315,8 +315,8 @@ def test_acks_all_waits_for_the_followers_and_the_high_watermark_bounds_consumer
         producer = KafkaProducer(bootstrap_servers=vbg.bootstrap, acks="all", request_timeout_ms=120_000)
         try:
             future = producer.send(topic, key=b"k", value=b"v" * 1000, partition=0)
-            wait_for(lambda: vbg.call(lambda: vbg.cluster.brokers[0].replica_manager.hosted_partition(
-                (topic_id, 0)).log.log_end_offset) == 1, "the leader to append")
+            wait_for(lambda: vbg.call(lambda: vbg.cluster.brokers[0].replica_manager.partition(
+                topic_id, 0).log.log_end_offset) == 1, "the leader to append")
             assert not future.is_done
             before = only_partition(send(vbg, 1, fetch_request(topic_id, 0), 17))
             assert (before.high_watermark, before.records) == (0, b"")
@@ -327,7 +327,7 @@ def test_acks_all_waits_for_the_followers_and_the_high_watermark_bounds_consumer
         after = only_partition(send(vbg, 1, fetch_request(topic_id, 0), 17))
         assert after.high_watermark == 1 and b"v" * 1000 in after.records
         for broker in (2, 3):
-            log = vbg.call(lambda b=broker: vbg.cluster.brokers[b - 1].replica_manager.hosted_partition((topic_id, 0)).log)
+            log = vbg.call(lambda b=broker: vbg.cluster.brokers[b - 1].replica_manager.partition(topic_id, 0).log)
             assert log.log_end_offset == 1
 
 
@@ -383,3 +383,36 @@ def test_reassignment_moves_the_leader_under_a_reading_consumer(bg, admin):
     assert seen == [f"r{i}".encode() for i in produced]  # every acknowledged record once, in order
     assert state(bg, topic).leader in (2, 3)
     wait_for(lambda: segment_batches(bg, 2, topic) == segment_batches(bg, 3, topic), "the same batches on 2 and 3")
+
+
+def test_isr_shrinks_by_the_lag_rule_and_expands_when_the_follower_catches_up():
+    """A follower whose copy stands still (replication paused) leaves the ISR once it has held less than the
+    leader's log for longer than replica.lag.time.max.ms (30 s) of the virtual clock, which lets an acks=all
+    produce complete; resumed, it catches up and joins again. Not before: 10 s in, it is still in."""
+    with BackgroundCluster(brokers=3, virtual_clock=True) as vbg:
+        admin = KafkaAdminClient(bootstrap_servers=vbg.bootstrap, request_timeout_ms=20000)
+        try:
+            topic = new_topic(admin, {0: [1, 2, 3]})
+        finally:
+            admin.close()
+        producer = KafkaProducer(bootstrap_servers=vbg.bootstrap, acks="all", request_timeout_ms=300_000,
+                                 delivery_timeout_ms=400_000)
+        try:
+            producer.send(topic, value=b"first", partition=0)
+            vbg.run(vbg.cluster.advance(1.0))
+            producer.flush(30)
+            vbg.run(vbg.cluster.pause_replication(3))
+            future = producer.send(topic, value=b"second", partition=0)
+            topic_id = vbg.call(lambda: vbg.cluster.controller.committed.topic_ids[topic])
+            wait_for(lambda: vbg.call(lambda: vbg.cluster.brokers[0].replica_manager.partition(
+                topic_id, 0).log.log_end_offset) == 2, "the leader to append")
+            vbg.run(vbg.cluster.advance(10.0))
+            assert not future.is_done and state(vbg, topic).isr == (1, 2, 3)
+            vbg.run(vbg.cluster.advance(40.0))  # the leader looks every 15 s: it sees the 30 s pass by 45 s
+            wait_for(lambda: state(vbg, topic).isr == (1, 2), "broker 3 to leave the ISR")
+            assert future.get(30).offset == 1
+            vbg.run(vbg.cluster.resume_replication(3))
+            vbg.run(vbg.cluster.advance(1.0))
+            wait_for(lambda: state(vbg, topic).isr == (1, 2, 3), "broker 3 to join the ISR again")
+        finally:
+            producer.close(10)
