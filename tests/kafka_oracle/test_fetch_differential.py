@@ -58,8 +58,8 @@ async def scenario(ports: list[int], bootstrap: str) -> dict:
         first_epoch = state.leader_epoch
         codes: dict[str, object] = {}
 
-        async def code(name: str, broker: int, request, version: int = 17):
-            answer = await clients[broker].send(request, version)
+        async def code(name: str, broker: int, request):
+            answer = await clients[broker].send(request, 17 if isinstance(request, FetchRequest) else 4)
             if isinstance(request, FetchRequest):
                 if answer.error_code:
                     codes[name] = ("top", answer.error_code, answer.session_id)
