@@ -13,9 +13,9 @@ version range (``kraftwire.server.wire.transport.Listener``).
 
 Handlers are typed against the two Protocols of ``nodes`` (``ControllerNodeApi``, ``BrokerNodeApi``) and
 reach nothing deeper. They may import the codec, the metadata wing, the controller's managers and, of
-the wire, only the types they return or take (``Encoded``, ``RequestContext``, ``Undecoded``); nothing here
-imports the broker wing or the host, which pass their node objects in. The host hands ``BROKER_APIS``
-to every ``BrokerNode`` and ``CONTROLLER_APIS`` to the ``ControllerNode``.
+the wire, only the types they return or take (``Encoded``, ``RequestContext``, ``Undecoded``,
+``Unanswered``); nothing here imports the broker wing or the host, which pass their node objects in.
+The host hands ``BROKER_APIS`` to every ``BrokerNode`` and ``CONTROLLER_APIS`` to the ``ControllerNode``.
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ id; from v10 a NOT_LEADER_OR_FOLLOWER carries the leader to write to next (KIP-9
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import ProduceRequest, ProduceResponse
 from kraftwire.server.metadata.acls import Operation, ResourceType
@@ -22,13 +24,19 @@ from .nodes import BrokerNodeApi
 API_KEY = 0
 
 
-async def on_broker(broker: BrokerNodeApi, context: RequestContext,
-                    request: ProduceRequest) -> ProduceResponse | Unanswered:
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
+              request: ProduceRequest) -> ProduceResponse | Unanswered | Awaitable[ProduceResponse]:
     def allowed(topic: str) -> bool:
         return authorized(broker, context, Operation.WRITE, ResourceType.TOPIC, topic)
 
-    response = await broker.produce(request, context.api_version, allowed)
-    if request.acks != 0:
-        return response
+    # appended before the handler returns (a connection's next request sees the records), answered
+    # at once, or with acks=-1 once the ISR has them
+    response = broker.produce(request, context.api_version, allowed)
+    if request.acks == 0:
+        return _unanswered(response)
+    return response
+
+
+def _unanswered(response: ProduceResponse) -> Unanswered:
     refused = any(p.error_code != ErrorCode.NONE for t in response.responses for p in t.partition_responses)
     return Unanswered(close=refused)

@@ -6,7 +6,8 @@ new id, never handed out before, with epoch 0, whatever id and epoch it names (K
 the same for a producer without a transactional id), from the block the broker holds
 (server/broker/producer_ids.py; blocks come from the controller with AllocateProducerIds,
 api67_allocate_producer_ids.py). A ProducerId or ProducerEpoch of -1 without the other is
-INVALID_REQUEST. While no block has come the answer is COORDINATOR_LOAD_IN_PROGRESS (clients retry).
+INVALID_REQUEST. While the broker holds no block (its first producer) the answer is
+COORDINATOR_LOAD_IN_PROGRESS and a block is asked for, as Kafka answers (clients retry).
 
 A transactional id needs WRITE on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise) and then gets
 UNSUPPORTED_VERSION: kraftwire serves no transactions, and that is Kafka's answer to a request for a
@@ -29,19 +30,24 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
 
-async def on_broker(broker: BrokerNodeApi, context: RequestContext,
+def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: InitProducerIdRequest) -> InitProducerIdResponse:
     if request.transactional_id is not None:
         if not authorized(broker, context, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
-            return InitProducerIdResponse(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        return InitProducerIdResponse(error_code=ErrorCode.UNSUPPORTED_VERSION)
+            return _refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return _refused(ErrorCode.UNSUPPORTED_VERSION)
     if not (authorized(broker, context, Operation.IDEMPOTENT_WRITE)
             or authorized_on_any_topic(broker, context, Operation.WRITE)):
-        return InitProducerIdResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if (request.producer_id == NO_PRODUCER_ID) != (request.producer_epoch == NO_PRODUCER_EPOCH):
-        return InitProducerIdResponse(error_code=ErrorCode.INVALID_REQUEST)
+        return _refused(ErrorCode.INVALID_REQUEST)
     try:
-        producer_id = await broker.new_producer_id()
+        producer_id = broker.new_producer_id()
     except KafkaError as exc:
-        return InitProducerIdResponse(error_code=exc.code)
+        return _refused(exc.code)
     return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
+
+def _refused(code: int) -> InitProducerIdResponse:
+    """An error answer: no producer id, no epoch (-1, -1), as Kafka's."""
+    return InitProducerIdResponse(error_code=code, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)

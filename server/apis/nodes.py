@@ -131,8 +131,9 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DescribeLogDirs' results for its directories (the partitions in ``wanted``, all for None)."""
         ...
 
-    async def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
-        """Produce's answer (server/broker/produce.py); ``allowed(topic)``: the caller may WRITE to it."""
+    def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """Produce's answer, appended before it returns, or with acks=-1 an awaitable of it
+        (server/broker/produce.py); ``allowed(topic)``: the caller may WRITE to it."""
         ...
 
     def list_offsets(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
@@ -143,7 +144,7 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DeleteRecords' answer (server/broker/offsets.py); ``allowed(topic)``: the caller may DELETE in it."""
         ...
 
-    async def new_producer_id(self) -> int:
+    def new_producer_id(self) -> int:
         """A producer id never handed out before (server/broker/producer_ids.py); KafkaError when none came."""
         ...
 

@@ -147,9 +147,9 @@ class BrokerNode:
         """DescribeLogDirs' results: each directory with its replicas (those in ``wanted``, all for None)."""
         return self.log_manager.describe(wanted)
 
-    async def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
-        """Produce's answer (server/broker/produce.py)."""
-        return await produce.produce(self, request, version, allowed)
+    def produce(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """Produce's answer, or with acks=-1 an awaitable of it (server/broker/produce.py)."""
+        return produce.produce(self, request, version, allowed)
 
     def list_offsets(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
         """ListOffsets' answer (server/broker/offsets.py)."""
@@ -159,9 +159,17 @@ class BrokerNode:
         """DeleteRecords' answer (server/broker/offsets.py)."""
         return await offsets.delete_records(self, request, allowed)
 
-    async def new_producer_id(self) -> int:
+    def storage_failed(self, topic_id: uuid.UUID, index: int, exc: Exception) -> None:
+        """A replica's log could not be written: its directory fails (Kafka's LogDirFailureChannel)."""
+        replica = self.replica_manager.replicas.get((topic_id, index))
+        if replica is not None and replica.log_dir is not None and replica.log_dir.online:
+            log.error("broker %d: log directory %s failed: %s", self.broker_id, replica.log_dir.path, exc)
+            asyncio.ensure_future(self.fail_log_dir(replica.log_dir))
+
+    def new_producer_id(self) -> int:
         """A producer id for InitProducerId (server/broker/producer_ids.py)."""
-        return await self.producer_ids.next_id()
+        return self.producer_ids.next_id()
+
     async def fetch(self, request: FetchRequest, version: int, allowed: Callable[[str], bool]) -> FetchResponse:
         """Fetch's answer from the replicas it hosts (server/broker/fetch.py)."""
         return await self.fetches.fetch(request, version, allowed)

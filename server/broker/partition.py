@@ -47,11 +47,12 @@ from kraftwire.server.storage import (LOG_START_OFFSET_CHECKPOINT, REPLICATION_O
 
 if TYPE_CHECKING:
     from .replica_manager import Replica
-    from .replication_network import ReplicationNetwork
+    from .replication_network import ReplicationNetwork, Timer
 
 log = logging.getLogger("kraftwire.broker")
 
 NO_OFFSET = -1
+RETENTION_CHECK_INTERVAL_MS = 300_000  # Kafka's log.retention.check.interval.ms
 
 
 class AppendResult(NamedTuple):
@@ -418,6 +419,9 @@ class HostedPartitions:
         self._opened: dict[tuple[uuid.UUID, int], Partition] = {}
         self.acting = False  # between the broker's start and stop: logs are opened only then
         self.on_data: Callable[[Partition, bool], None] = _no_listener  # handed to every Partition made
+        self._network = network
+        self._timer: Timer | None = None
+        self.retention_check_interval_ms = RETENTION_CHECK_INTERVAL_MS
 
     @staticmethod
     def log_path(log_dir: str, topic_name: str, index: int) -> Path:
@@ -535,10 +539,39 @@ class HostedPartitions:
             checkpoints.write(LOG_START_OFFSET_CHECKPOINT, {key: start for key, (start, _) in mine.items()})
             checkpoints.write(REPLICATION_OFFSET_CHECKPOINT, {key: mark for key, (_, mark) in mine.items()})
 
+    def start(self) -> None:
+        """The broker started: logs may be opened, and the opened ones are looked after every
+        ``log.retention.check.interval.ms`` (on the cluster's clock, virtual when it is)."""
+        self.acting = True
+        if self._timer is None:
+            self._timer = self._network.call_later(self.retention_check_interval_ms / 1000, self._maintain)
+
+    def _maintain(self) -> None:
+        """Kafka's log retention check and log flusher, over the opened logs: whole segments past
+        ``retention.ms``/``retention.bytes`` (or below the log start offset) go, and a log whose
+        ``flush.ms`` has passed since its last flush is fsync'd."""
+        self._timer = None
+        if not self.acting:
+            return
+        now_ms = self.clock.now_ms()
+        for partition in list(self._opened.values()):
+            replica_log = partition._log
+            if replica_log is None:
+                continue
+            try:
+                replica_log.enforce_retention(now_ms)
+                replica_log.maybe_flush(now_ms)
+            except (OSError, KafkaError) as exc:
+                log.warning("broker %d: looking after %s failed: %s", self.broker_id, replica_log.directory, exc)
+        self._timer = self._network.call_later(self.retention_check_interval_ms / 1000, self._maintain)
+
     def close_all(self) -> None:
         """The broker stops: every opened log is flushed and closed, to be opened (recovered) again when
         next used; what it held is kept for that."""
         self.acting = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for partition in self._opened.values():
             replica_log = partition._log
             if replica_log is not None:

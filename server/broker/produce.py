@@ -10,18 +10,20 @@ unhosted here NOT_LEADER_OR_FOLLOWER, in an offline directory KAFKA_STORAGE_ERRO
 acks=-1 under ``min.insync.replicas``, and the log's validation, server/storage/: CORRUPT_MESSAGE,
 MESSAGE_TOO_LARGE, INVALID_TIMESTAMP, INVALID_RECORD, the idempotent producers' sequence codes, and
 INVALID_TXN_STATE for transactional batches, as no transaction was begun: kraftwire has no transaction
-coordinator). A refused partition has nothing appended and offsets -1. With acks=-1 the answer waits
+coordinator; KAFKA_STORAGE_ERROR when the write fails, and the directory goes offline, as Kafka's
+LogDirFailureChannel takes it). A refused partition has nothing appended and offsets -1. With acks=-1 the answer waits
 until each appended partition's high watermark passes its records, at most ``timeout_ms``
 (REQUEST_TIMED_OUT then, the offsets kept), and is NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
-below ``min.insync.replicas`` meanwhile. From v10 a NOT_LEADER_OR_FOLLOWER names the leader the
-broker's metadata knows, with its address (KIP-951).
+below ``min.insync.replicas`` meanwhile. A refusal by the leader's checks or its log carries the log
+start offset, but for the codes Kafka answers without it (``_WITHOUT_LOG_START``). From v10 a
+NOT_LEADER_OR_FOLLOWER names the leader the broker's metadata knows, with its address (KIP-951).
 """
 from __future__ import annotations
 
 import asyncio
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +31,7 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import ProduceRequest, ProduceResponse
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.storage import LogError
+from kraftwire.server.storage.errors import LogStorageError
 
 from .partition import Partition
 
@@ -43,6 +46,10 @@ ZSTD = 4
 _ATTRIBUTES = struct.Struct(">h")
 _ATTRIBUTES_AT = 21  # base offset 8, length 4, leader epoch 4, magic 1, CRC 4
 Response = ProduceResponse.PartitionProduceResponse
+# refusals answered without the log start offset (Kafka's appendToLocalLog); the others carry it
+_WITHOUT_LOG_START = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE,
+                                ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_ID})
 
 
 @dataclass(eq=False, slots=True)
@@ -111,6 +118,7 @@ def _screen(image: MetadataImage, request: ProduceRequest, version: int, allowed
 
 def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records: bytes | None, acks: int) -> None:
     """One partition's append on this broker, its result or refusal in ``outcome``."""
+    partition = None
     try:
         partition = broker.replica_manager.partition(topic_id, outcome.index)
         if partition is None:
@@ -118,6 +126,10 @@ def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records:
         result = partition.append_as_leader(records or b"", acks)
     except KafkaError as exc:
         outcome.refuse(exc)
+        if isinstance(exc, LogStorageError):  # the directory failed under the write: it goes offline
+            broker.storage_failed(topic_id, outcome.index, exc)
+        if partition is not None and exc.code not in _WITHOUT_LOG_START and partition.opened:
+            outcome.log_start_offset = partition.log.log_start_offset  # as Kafka's processFailedRecord
         return
     outcome.base_offset, outcome.log_append_time_ms = result.base_offset, result.log_append_time_ms
     outcome.log_start_offset = result.log_start_offset
@@ -125,9 +137,11 @@ def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records:
         outcome.wait = (partition, result.required_offset)
 
 
-async def produce(broker: BrokerNode, request: ProduceRequest, version: int,
-                  allowed: Callable[[str], bool]) -> ProduceResponse:
-    """The answer to one Produce (see the module docstring); ``allowed(topic)``: WRITE on the topic."""
+def produce(broker: BrokerNode, request: ProduceRequest, version: int,
+            allowed: Callable[[str], bool]) -> ProduceResponse | Awaitable[ProduceResponse]:
+    """The answer to one Produce (see the module docstring); ``allowed(topic)``: WRITE on the topic. The
+    batches are appended before this returns, so a connection's requests act in order as in Kafka; with
+    acks=-1 what it returns is an awaitable of the answer, which comes once the high watermarks pass."""
     image = broker.image
     topics, passed = _screen(image, request, version, allowed)
     acks = request.acks
@@ -137,12 +151,18 @@ async def produce(broker: BrokerNode, request: ProduceRequest, version: int,
         else:
             _append(broker, outcome, topic_id, records, acks)
     waiting = [o for o, _, _ in passed if o.wait is not None]
-    if waiting:
-        timeout_s = max(request.timeout_ms, 0) / 1000
-        codes = await asyncio.gather(*(o.wait[0].wait_for_high_watermark(o.wait[1], timeout_s)
-                                       for o in waiting if o.wait is not None))
-        for outcome, code in zip(waiting, codes):
-            outcome.error_code = code
+    if not waiting:
+        return _response(broker, image, topics, version)
+    return _acknowledged(broker, image, topics, version, waiting, max(request.timeout_ms, 0) / 1000)
+
+
+async def _acknowledged(broker: BrokerNode, image: MetadataImage, topics: list[_Topic], version: int,
+                        waiting: list[_Outcome], timeout_s: float) -> ProduceResponse:
+    """acks=-1: the answer once each appended partition's high watermark passed its records (or not)."""
+    codes = await asyncio.gather(*(o.wait[0].wait_for_high_watermark(o.wait[1], timeout_s)
+                                   for o in waiting if o.wait is not None))
+    for outcome, code in zip(waiting, codes):
+        outcome.error_code = code
     return _response(broker, image, topics, version)
 
 

@@ -4,9 +4,10 @@ The broker holds a block of ids the active controller gave it with AllocateProdu
 the controller's ``producer_ids`` manager writes the ProducerIdsRecord that takes the block) and hands
 them out one by one to InitProducerId (api22_init_producer_id.py). It asks for the next block once 90 %
 of the current one is used (Kafka's prefetch threshold), so producers seldom wait; a producer that
-arrives while no id is left waits for the block under way, up to ``WAIT_S``, and is otherwise told
-COORDINATOR_LOAD_IN_PROGRESS (Kafka's answer while its manager has no block; clients retry). One
-request is in flight at a time. Ids are never handed out twice: a block lives only in this broker's
+arrives while no id is left (the broker's first, or one after a block ran out before the next came) is
+told COORDINATOR_LOAD_IN_PROGRESS and a block is asked for, as Kafka's manager answers (clients
+retry). One request is in flight at a time; a refused or unanswered one is asked again by the next
+producer. Ids are never handed out twice: a block lives only in this broker's
 memory, and a restarted broker asks for a new one (the unused rest of the old block is skipped, as in
 Kafka).
 """
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kraftwire.broker")
 
 PREFETCH_THRESHOLD = 0.9  # Kafka's RPCProducerIdManager.PidPrefetchThreshold
-WAIT_S = 5.0  # how long an InitProducerId waits for a block before COORDINATOR_LOAD_IN_PROGRESS
-RETRY_S = 0.1  # after a refused or unanswered AllocateProducerIds, before a waiting producer asks again
 
 
 class ProducerIdManager:
@@ -41,18 +40,13 @@ class ProducerIdManager:
         self._prefetched: tuple[int, int] | None = None  # the next block, (first id, one past its last)
         self._fetching: asyncio.Future[None] | None = None
 
-    async def next_id(self) -> int:
-        """A producer id never handed out before; KafkaError(COORDINATOR_LOAD_IN_PROGRESS) when no block
-        came in time."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + WAIT_S
-        while not self._take_block():
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "no producer id block yet")
-            done, _ = await asyncio.wait([self._fetch()], timeout=remaining)
-            if done and self._prefetched is None:  # refused or unanswered: ask again shortly
-                await asyncio.sleep(min(RETRY_S, max(deadline - loop.time(), 0.0)))
+    def next_id(self) -> int:
+        """A producer id never handed out before; KafkaError(COORDINATOR_LOAD_IN_PROGRESS) while the
+        broker holds no block (one is asked for), as Kafka answers until its first block comes."""
+        if not self._take_block():
+            self._fetch()
+            raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                             "the broker is waiting for a block of producer ids from the controller")
         handed = self._next
         self._next += 1
         if self._prefetched is None and self._end - self._next <= self._size * (1 - PREFETCH_THRESHOLD):

@@ -150,6 +150,8 @@ class ReplicaManager:
         self.partitions.on_data = self._partition_data
         self._lagging: set[tuple[tuple[uuid.UUID, int], int]] = set()  # ISR members past the lag rule
         self._lag_timer: Any = None
+        self.partitions.retention_check_interval_ms = int(broker.startup_configs.get(
+            "log.retention.check.interval.ms", self.partitions.retention_check_interval_ms))
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up,
                                 self._copied_partition, self._data_arrived)
 
@@ -172,7 +174,8 @@ class ReplicaManager:
         ``kept``: the logs its directories' checkpoints kept, {(topic, partition): (bytes, LogDir)}: a
         replica it did not hold yet starts with that size in that directory (those the image no longer
         gives it are gone)."""
-        self._acting = self.partitions.acting = True
+        self._acting = True
+        self.partitions.start()
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}
@@ -288,8 +291,7 @@ class ReplicaManager:
                     kept = had.leader == state.leader
                     led = had.leader == broker_id and replica.log_dir is not None and replica.log_dir.online
                     replica.state = state
-                    if replica.partition_log is not None:
-                        self.partitions.changed(replica)
+                    self.partitions.changed(replica)
                 # placed already in the directory the log names (compared by value, without UUID.__eq__)
                 assigned = state.directories[state.replicas.index(broker_id)]
                 log_dir = replica.log_dir

@@ -167,81 +167,107 @@ def validate_records(batch: bytes | memoryview, header: BatchHeader, rules: Reco
             body = compression.decompress(header.codec, body, limit)
         except compression.DecompressionError as exc:
             raise LogError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    errors: list[RecordError] = []
-    timestamp_errors = False
-    max_ts, max_ts_delta = NO_TIMESTAMP, 0
-    pos = 0
     try:
-        for index in range(header.record_count):
-            timestamp, offset_delta, key_null, pos = _read_record(body, pos)
-            if offset_delta != index:
-                raise LogError(ErrorCode.INVALID_RECORD, f"Record {index} has offset delta {offset_delta}: "
-                                                         "inner offsets must be consecutive from 0")
-            timestamp += header.base_timestamp
-            error = _record_error(header, rules, index, timestamp, key_null)
-            if error is not None:
-                timestamp_errors = timestamp_errors or error[0]
-                errors.append(error[1])
-            if timestamp > max_ts:
-                max_ts, max_ts_delta = timestamp, offset_delta
+        deltas, null_keys = _walk_records(body, header.record_count)
     except (MalformedError, IndexError):
         raise LogError(ErrorCode.INVALID_RECORD, "Found invalid record structure") from None
-    if pos != len(body):
-        raise LogError(ErrorCode.INVALID_RECORD, "Incorrect declared batch size, records still remaining in file")
+    if header.attributes & ATTR_LOG_APPEND_TIME:  # its records have the batch's max timestamp, as Kafka reads them
+        timestamps = [header.max_timestamp] * len(deltas)
+    else:
+        timestamps = [header.base_timestamp + delta for delta in deltas]
+    errors = _record_errors(header, rules, timestamps, null_keys)
     if errors:
-        if timestamp_errors:
+        if any(timestamp_error for timestamp_error, _ in errors):
             raise LogError(ErrorCode.INVALID_TIMESTAMP, "One or more records have been rejected due to invalid "
-                                                        "timestamp", tuple(errors))
+                                                        "timestamp", tuple(error for _, error in errors))
         raise LogError(ErrorCode.INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} record "
                                                  "errors in total, and only showing the first three errors at most: "
-                                                 f"{[e.message for e in errors[:3]]}", tuple(errors))
-    return ValidatedRecords(max_ts, max_ts_delta)
+                                                 f"{[error.message for _, error in errors[:3]]}",
+                       tuple(error for _, error in errors))
+    max_ts = max(timestamps, default=NO_TIMESTAMP)
+    return ValidatedRecords(max_ts, timestamps.index(max_ts) if timestamps else 0)
 
 
-def _record_error(header: BatchHeader, rules: RecordRules, index: int, timestamp: int,
-                  key_null: bool) -> tuple[bool, RecordError] | None:
-    """(is a timestamp error, the error) of one record, or None when it passes."""
-    if rules.compact and key_null:
-        return False, RecordError(index, "Compacted topic cannot accept message without key")
-    if not rules.log_append_time and timestamp != NO_TIMESTAMP:
-        diff = rules.now_ms - timestamp
-        if diff > rules.before_max_ms or -diff > rules.after_max_ms:
-            low = rules.now_ms - rules.before_max_ms
-            high = rules.now_ms + rules.after_max_ms
-            return True, RecordError(index, f"Timestamp {timestamp} of message with offset {index} is out of range. "
-                                            f"The timestamp should be within [{low}, {high}]")
-    elif header.attributes & ATTR_LOG_APPEND_TIME:  # Kafka refuses the producer's LogAppendTime either way
-        return True, RecordError(index, "Invalid timestamp type in message. Producer should not set timestamp "
-                                        "type to LogAppendTime.")
-    return None
+def _record_errors(header: BatchHeader, rules: RecordRules, timestamps: list[int],
+                   null_keys: list[int]) -> list[tuple[bool, RecordError]]:
+    """(is a timestamp error, the error) of each record that fails, in record order."""
+    errors: dict[int, tuple[bool, RecordError]] = {}
+    if rules.compact:
+        for index in null_keys:
+            errors[index] = False, RecordError(index, "Compacted topic cannot accept message without key")
+    low = rules.now_ms - rules.before_max_ms
+    high = rules.now_ms + rules.after_max_ms
+    claimed_log_append = bool(header.attributes & ATTR_LOG_APPEND_TIME)
+    quick = timestamps and not claimed_log_append and low <= min(timestamps) and max(timestamps) <= high
+    if rules.log_append_time and not claimed_log_append or quick:
+        return [errors[i] for i in sorted(errors)]
+    for index, timestamp in enumerate(timestamps):
+        if index in errors:
+            continue
+        if not rules.log_append_time and timestamp != NO_TIMESTAMP:
+            if rules.now_ms - timestamp > rules.before_max_ms or timestamp - rules.now_ms > rules.after_max_ms:
+                errors[index] = True, RecordError(index, f"Timestamp {timestamp} of message with offset {index} "
+                                                         f"is out of range. The timestamp should be within "
+                                                         f"[{low}, {high}]")
+        elif claimed_log_append:  # Kafka refuses a producer's LogAppendTime unless the check above ran
+            errors[index] = True, RecordError(index, "Invalid timestamp type in message. Producer should not set "
+                                                     "timestamp type to LogAppendTime.")
+    return [errors[i] for i in sorted(errors)]
 
 
-def _read_record(body: bytes, pos: int) -> tuple[int, int, bool, int]:
-    """(timestamp delta, offset delta, key is null, position after) of the record at ``pos``."""
-    length, pos = read_varint(body, pos)
-    end = pos + length
-    if length < 0 or end > len(body):
-        raise MalformedError("record length beyond its batch", pos)
-    pos += 1  # attributes
-    ts_delta, pos = read_varint(body, pos, 10)
-    offset_delta, pos = read_varint(body, pos)
-    key_length, pos = read_varint(body, pos)
-    pos += max(key_length, 0)
-    value_length, pos = read_varint(body, pos)
-    pos += max(value_length, 0)
-    headers, pos = read_varint(body, pos)
+def _varint(body: bytes, pos: int) -> tuple[int, int]:
+    """A zig-zag varint; the one- and two-byte ones (nearly all of a record's) without a loop."""
+    first = body[pos]
+    if first < 0x80:
+        return (first >> 1) ^ -(first & 1), pos + 1
+    second = body[pos + 1]
+    if second < 0x80:
+        raw = (first & 0x7F) | (second << 7)
+        return (raw >> 1) ^ -(raw & 1), pos + 2
+    return read_varint(body, pos, 10)
+
+
+def _walk_records(body: bytes, count: int) -> tuple[list[int], list[int]]:
+    """Check the structure of ``count`` records filling ``body`` exactly, their offset deltas 0, 1, ...;
+    returns their timestamp deltas and the indexes of those with a null key. Raises MalformedError."""
+    deltas: list[int] = []
+    null_keys: list[int] = []
+    varint = _varint
+    pos, size = 0, len(body)
+    for index in range(count):
+        length, pos = varint(body, pos)
+        end = pos + length
+        if length < 0 or end > size:
+            raise MalformedError("record length beyond its batch", pos)
+        ts_delta, pos = varint(body, pos + 1)  # after the attributes byte
+        offset_delta, pos = varint(body, pos)
+        if offset_delta != index:
+            raise MalformedError(f"record {index} has offset delta {offset_delta}", pos)
+        key_length, pos = varint(body, pos)
+        if key_length < 0:
+            null_keys.append(index)
+        value_length, pos = varint(body, pos + max(key_length, 0))
+        headers, pos = varint(body, pos + max(value_length, 0))
+        if headers:
+            pos = _skip_headers(body, pos, headers)
+        if pos != end:
+            raise MalformedError("record fields do not fill its length", pos)
+        deltas.append(ts_delta)
+    if pos != size:
+        raise MalformedError("Incorrect declared batch size, records still remaining in file", pos)
+    return deltas, null_keys
+
+
+def _skip_headers(body: bytes, pos: int, headers: int) -> int:
     if headers < 0:
         raise MalformedError("negative header count", pos)
     for _ in range(headers):
-        name_length, pos = read_varint(body, pos)
+        name_length, pos = _varint(body, pos)
         if name_length < 0:
             raise MalformedError("null header key", pos)
-        pos += name_length
-        header_value_length, pos = read_varint(body, pos)
-        pos += max(header_value_length, 0)
-    if pos != end:
-        raise MalformedError("record fields do not fill its length", pos)
-    return ts_delta, offset_delta, key_length < 0, pos
+        value_length, pos = _varint(body, pos + name_length)
+        pos += max(value_length, 0)
+    return pos
 
 
 def stamp(batch: bytearray, base_offset: int, leader_epoch: int, max_timestamp: int, log_append_time: bool) -> None:
@@ -250,8 +276,7 @@ def stamp(batch: bytearray, base_offset: int, leader_epoch: int, max_timestamp: 
     _BASE_OFFSET.pack_into(batch, 0, base_offset)
     _EPOCH.pack_into(batch, 12, leader_epoch)
     attributes, last_delta, base_ts, _ = _LAST_DELTA_TS.unpack_from(batch, CRC_START)
-    if log_append_time:
-        attributes |= ATTR_LOG_APPEND_TIME
+    attributes = attributes | ATTR_LOG_APPEND_TIME if log_append_time else attributes & ~ATTR_LOG_APPEND_TIME
     _LAST_DELTA_TS.pack_into(batch, CRC_START, attributes, last_delta, base_ts, max_timestamp)
     _CRC.pack_into(batch, 17, crc32c.crc32c(memoryview(batch)[CRC_START:]))
 
@@ -261,9 +286,8 @@ def record_timestamps(batch: bytes | memoryview, header: BatchHeader, limit: int
     body = bytes(memoryview(batch)[HEADER_SIZE:header.size])
     if header.codec:
         body = compression.decompress(header.codec, body, limit)
-    pos = 0
-    for _ in range(header.record_count):
-        ts_delta, offset_delta, _null, pos = _read_record(body, pos)
-        log_append = header.attributes & ATTR_LOG_APPEND_TIME
+    deltas, _ = _walk_records(body, header.record_count)
+    log_append = header.attributes & ATTR_LOG_APPEND_TIME
+    for offset_delta, ts_delta in enumerate(deltas):
         timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
         yield header.base_offset + offset_delta, timestamp

@@ -16,7 +16,7 @@ from .batches import (DECOMPRESSED_LIMIT_FACTOR, NO_TIMESTAMP, BatchHeader, Reco
                       check_client_batch, crc_valid, iter_headers, stamp, validate_records)
 from .checkpoints import PARTITION_METADATA, read_partition_metadata, write_partition_metadata
 from .config import LogConfig, TimestampType
-from .errors import LogError, UnexpectedAppendOffset
+from .errors import LogError, LogStorageError, UnexpectedAppendOffset
 from .leader_epochs import EpochEntry, LeaderEpochCache
 from .producer_state import ProducerStateManager
 from .segment import DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
@@ -175,6 +175,7 @@ class PartitionLog:
                 segment.load()
                 expected = segment.next_offset
                 continue
+            self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
             cut = segment.recover(self._recovered_batch, expected)
             expected = segment.next_offset
             if cut:
@@ -348,18 +349,32 @@ class PartitionLog:
 
     def _write(self, batch: bytes | bytearray | memoryview, header: BatchHeader, now_ms: int) -> None:
         """Write one batch with its offsets set: epoch cache, roll, segment, producer state, flush policy."""
-        self.epochs.assign(header.partition_leader_epoch, header.base_offset)
-        segment = self._maybe_roll(header, now_ms)
+        segment = self.segments[-1]
+        position = segment.size
         try:
+            self.epochs.assign(header.partition_leader_epoch, header.base_offset)
+            segment = self._maybe_roll(header, now_ms)
+            position = segment.size
             segment.append(batch, header)
         except OSError as exc:
-            segment.truncate_bytes(segment.size - header.size if segment.size >= header.size else 0)
-            raise LogError(ErrorCode.KAFKA_STORAGE_ERROR, f"{segment.path}: {exc}") from exc
+            self._undo_write(segment, position, header)
+            raise LogStorageError(f"writing to {segment.path}: {exc}") from exc
         self._log_end_offset = header.next_offset
         self.producers.update(header, header.max_timestamp)
         self._unflushed_messages += header.record_count
         if self._unflushed_messages >= self.config.flush_messages:
             self.flush()
+
+    def _undo_write(self, segment: LogSegment, position: int, header: BatchHeader) -> None:
+        """After a failed write (a full disk), leave no part of the batch in the files, as far as the disk
+        lets us; the caller takes the directory offline either way."""
+        try:
+            segment.truncate_bytes(position)
+            segment.offset_index.truncate_to(header.base_offset)
+            segment.time_index.truncate_to(header.base_offset)
+            segment.next_offset = self._log_end_offset
+        except OSError:
+            pass
 
     def _maybe_roll(self, header: BatchHeader, now_ms: int) -> LogSegment:
         """Kafka's maybeRoll: a new segment at this batch when the active one is full (segment.bytes), old

@@ -98,6 +98,10 @@ NEVER_KEPT = frozenset({36, 51})
 KEPT_PER_ROUTE = 8  # at most ~4 KiB a route; a listener has a route per served (api key, version)
 DESCRIPTOR_RESERVE = 128  # file descriptors kept for segments, snapshots, HTTP and outgoing connections
 API_VERSIONS = 18
+# Produce is advertised from v0 though served from v3, as Kafka 4's brokers do (KAFKA-18659: librdkafka
+# writes v2 record batches only to a broker whose ApiVersions lists Produce v0); a v0-2 request is refused
+# as any version outside the schema is.
+ADVERTISED_FROM = {0: 0}
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 # a request's api key and version read as one number (its route's key), then its correlation id
@@ -321,7 +325,8 @@ class Listener:
         self.versions = {key: _schema_versions(key) for key in handlers}  # api key -> (min, max) served here
         self.routes = {route_key(key, version): _Route(key, version)  # the served keys only
                        for key, (low, high) in self.versions.items() for version in range(low, high + 1)}
-        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+        keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=min(lo, ADVERTISED_FROM.get(k, lo)),
+                                               max_version=hi)
                 for k, (lo, hi) in sorted(self.versions.items())]
         self._api_versions = ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys)
         self.answers: dict = {}  # answers handlers encode once for this listener, by route key (ApiVersions)

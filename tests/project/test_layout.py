@@ -27,7 +27,7 @@ ALLOWED = {
     "server.wire": {"codec"},
     "server.controller": {"codec", "server.metadata", "server.wire"},
     "server.apis": {"codec", "server.metadata", "server.controller", "server.wire"},
-    "server.broker": {"codec", "server.metadata", "server.wire"},
+    "server.broker": {"codec", "server.metadata", "server.storage", "server.wire"},
 }
 
 # The controller modules that are not decisions: the writer, the log interface it writes through, the
