@@ -18,7 +18,9 @@ The interface (stable: later versions add, never rename):
   from the recovery point (None: everything) by re-validating batches and cutting at the first invalid
   one, loads the epochs, rebuilds producer state.
 * properties ``log_start_offset``, ``log_end_offset``, ``high_watermark`` (``update_high_watermark``),
-  ``recovery_point``, ``size_bytes``, ``leader_epoch_cache`` (``EpochEntry`` tuples), ``latest_epoch``.
+  ``recovery_point``, ``size_bytes``, ``leader_epoch_cache`` (``EpochEntry`` tuples), ``latest_epoch``,
+  ``last_stable_offset`` (the HW: no transactions); ``assign_epoch_start_offset(epoch, offset)`` for a new
+  leader's epoch before its first batch.
 * ``append_as_leader(records, leader_epoch, now_ms, required_acks=None) -> AppendInfo``: Kafka's
   validation (magic 2, one batch, CRC-32C, sizes, counts, codecs, timestamps, idempotent sequences),
   offsets, epoch and LogAppendTime stamped; a duplicate of one of a producer's last 5 batches answers its

@@ -22,12 +22,20 @@ class _IndexFile:
         self.entry = entry
         self.base_offset = base_offset
         self.max_entries = max_entries
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        size = os.fstat(self._fd).st_size
+        self._file = -1  # opened on first use: an inactive segment's indexes hold no descriptor until read
+        if not path.exists():
+            path.touch()
+        size = path.stat().st_size
         self.entries = size // entry.size
         if size % entry.size:
-            os.ftruncate(self._fd, self.entries * entry.size)  # a torn last entry
+            os.truncate(path, self.entries * entry.size)  # a torn last entry
         self._last: tuple[int, int] | None = self._read(self.entries - 1) if self.entries else None
+
+    @property
+    def _fd(self) -> int:
+        if self._file < 0:
+            self._file = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        return self._file
 
     def _read(self, i: int) -> tuple[int, int]:
         data = os.pread(self._fd, self.entry.size, i * self.entry.size)
@@ -67,12 +75,13 @@ class _IndexFile:
         self._keep(0)
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if self._file >= 0:
+            os.fsync(self._file)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._file >= 0:
+            os.close(self._file)
+            self._file = -1
 
     def rename(self, path: Path) -> None:
         os.rename(self.path, path)

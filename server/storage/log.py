@@ -24,6 +24,8 @@ from .segment import DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 # a retention rule: (segment, base offset of the next segment or None) -> delete it
 _Breach = Callable[[LogSegment, "int | None"], bool]
 
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+
 # ListOffsets' special timestamps
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
@@ -166,13 +168,13 @@ class PartitionLog:
         return LogSegment(self.directory, base, self.config.index_interval_bytes, self.config.max_index_entries, now_ms)
 
     def _recover_from(self, recovery_point: int) -> None:
-        """Trust the segments wholly below the recovery point; re-validate the rest, cutting at the first
-        invalid batch and deleting every segment after it."""
+        """Trust the segments that end at or below the recovery point (their headers are read, not their
+        data); re-validate the rest batch by batch, cutting at the first invalid batch and deleting every
+        segment after it. A clean shutdown's recovery point is the log end: nothing is re-read."""
         expected: int | None = None
         for i, segment in enumerate(self.segments):
-            following = self.segments[i + 1].base_offset if i + 1 < len(self.segments) else None
-            if following is not None and following <= recovery_point:
-                segment.load()
+            self.recovered_bytes_truncated += segment.load()
+            if segment.next_offset <= recovery_point and (expected is None or segment.base_offset >= expected):
                 expected = segment.next_offset
                 continue
             self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
@@ -235,6 +237,16 @@ class PartitionLog:
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: the high watermark, as kraftwire writes no transactions (Fetch's LastStableOffset)."""
+        return self._high_watermark
+
+    def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """A replica becoming leader of ``epoch`` records that the epoch starts at ``start_offset`` (its
+        log end), before any batch of it is written, as Kafka's Partition.makeLeader does; fsync'd."""
+        self.epochs.assign(epoch, start_offset)
+
     def update_high_watermark(self, offset: int) -> int:
         """Set the HW, clamped to [log start, log end]; returns the value set."""
         self._high_watermark = min(max(offset, self._log_start_offset), self._log_end_offset)
@@ -254,21 +266,6 @@ class PartitionLog:
         view = memoryview(records)
         header = self._single_batch(view)
         self._check_leader_batch(view, header)
-        if header.has_producer_id:
-            duplicate = self.producers.find_duplicate(header)
-            if duplicate is not None:
-                return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
-                                  duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
-            entry = self.producers.producers.get(header.producer_id)
-            if header.is_transactional:
-                if entry is not None and header.producer_epoch < entry.epoch:
-                    raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
-                                   f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
-                raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
-                                                            "(kraftwire does not support transactions)")
-            self.producers.check(header, self._log_end_offset)
-        elif header.is_transactional:
-            raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
         log_append_time = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
         validated = validate_records(view[:header.size], header, self._record_rules(now_ms), self._inflate_limit)
         max_timestamp = now_ms if log_append_time else validated.max_timestamp
@@ -276,6 +273,9 @@ class PartitionLog:
             raise LogError(ErrorCode.RECORD_LIST_TOO_LARGE, f"Message batch size is {header.size} bytes in append "
                            f"to partition, which exceeds the maximum configured segment size of "
                            f"{self.config.segment_bytes}.")
+        duplicate = self._check_producer(header)
+        if duplicate is not None:
+            return duplicate
         first = self._log_end_offset
         batch = bytearray(view[:header.size])
         stamp(batch, first, leader_epoch, max_timestamp, log_append_time)
@@ -283,6 +283,27 @@ class PartitionLog:
         self._write(batch, stamped, now_ms)
         return AppendInfo(first, stamped.last_offset, max_timestamp, now_ms if log_append_time else NO_TIMESTAMP,
                           self._log_start_offset, header.record_count, header.size)
+
+    def _check_producer(self, header: BatchHeader) -> AppendInfo | None:
+        """Kafka's producer-state step, after the validator as in Kafka: a duplicate of one of the last 5
+        batches answers the original (returned); a stale epoch or a sequence out of order raises."""
+        if not header.has_producer_id:
+            if header.is_transactional:
+                raise LogError(ErrorCode.INVALID_RECORD, "A transactional batch needs a producer id")
+            return None
+        duplicate = self.producers.find_duplicate(header)
+        if duplicate is not None:
+            return AppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
+                              duplicate.timestamp, self._log_start_offset, header.record_count, 0, True)
+        if header.is_transactional:
+            entry = self.producers.producers.get(header.producer_id)
+            if entry is not None and header.producer_epoch < entry.epoch:
+                raise LogError(ErrorCode.INVALID_PRODUCER_EPOCH, f"Epoch of producer {header.producer_id} is "
+                               f"{header.producer_epoch}, which is smaller than the last seen epoch {entry.epoch}")
+            raise LogError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction "
+                                                        "(kraftwire does not support transactions)")
+        self.producers.check(header, self._log_end_offset)
+        return None
 
     @property
     def _inflate_limit(self) -> int:
@@ -572,6 +593,11 @@ class PartitionLog:
             self.producers.remove_before(offset)
             self._delete_segments(lambda segment, following: following is not None and following <= offset, None)
         return self._log_start_offset
+
+    def expire_producers(self, now_ms: int, expiration_ms: int = PRODUCER_ID_EXPIRATION_MS) -> int:
+        """Forget idempotent producers silent for producer.id.expiration.ms (a broker config, 1 day by
+        default); their next batch may then start at any sequence. Returns how many went."""
+        return self.producers.expire(now_ms, expiration_ms)
 
     def enforce_retention(self, now_ms: int) -> int:
         """Delete whole segments by the log start offset and, with cleanup.policy delete, retention.bytes

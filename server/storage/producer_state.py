@@ -104,6 +104,14 @@ class ProducerStateManager:
         """Forget every producer (the log replays its batches again after a truncation)."""
         self.producers.clear()
 
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms, by their last batch's
+        timestamp, as Kafka's removeExpiredProducers); returns how many went."""
+        gone = [pid for pid, entry in self.producers.items() if now_ms - entry.last_timestamp >= expiration_ms]
+        for pid in gone:
+            del self.producers[pid]
+        return len(gone)
+
     def remove_before(self, log_start_offset: int) -> None:
         """Drop producers whose every retained batch is below the new log start (Kafka evicts them when
         their segments go), so they may begin again at any sequence."""

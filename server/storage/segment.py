@@ -161,20 +161,27 @@ class LogSegment:
         self.first_batch_timestamp = None
         self._bytes_since_index = 0
 
-    def load(self) -> None:
-        """Open a segment below the recovery point: trust its batches, rebuild its indexes' tracking from
-        the batch headers (and the indexes themselves when they are missing or not sane)."""
+    def load(self) -> int:
+        """Read the batch headers (not the data) to learn the segment's offsets and timestamps, trusting
+        its batches; rebuild the indexes when they are missing or not sane, and cut a torn tail (bytes
+        after the last whole batch: an unflushed write). Returns the bytes cut."""
         rebuild = not self.offset_index.sane(self.size) or not self.time_index.sane()
         if rebuild:
             self.offset_index.reset()
             self.time_index.reset()
         index_entries = self.offset_index.entries
         self._reset_tracking()
+        end = 0
         for position, header in self.headers_from(0):
             if rebuild or index_entries == 0:
                 self._track(header, position)
             else:
                 self._track_without_index(header)
+            end = position + header.size
+        cut = self.size - end
+        if cut:
+            self.truncate_bytes(end)
+        return cut
 
     def _track_without_index(self, header: BatchHeader) -> None:
         if self.first_batch_timestamp is None:

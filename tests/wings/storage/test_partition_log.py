@@ -162,6 +162,12 @@ def test_leader_epochs_and_end_offset_for_epoch(tmp_path):
     assert log.end_offset_for_epoch(3) == (3, 9)
     assert log.end_offset_for_epoch(6) == (6, 10)  # the latest epoch ends at the log end
     assert log.end_offset_for_epoch(7) == (-1, -1)
+    # a new leader's epoch starts at its log end before it writes anything
+    log.assign_epoch_start_offset(8, log.log_end_offset)
+    assert log.end_offset_for_epoch(6) == (6, 10) and log.end_offset_for_epoch(8) == (8, 10)
+    assert log.latest_epoch == 8 and log.offset_for_timestamp(LATEST_TIMESTAMP).leader_epoch == 8
+    log.append_as_leader(make_batch(1), 8, NOW)
+    assert [tuple(e) for e in log.leader_epoch_cache][-1] == (8, 10)
 
 
 def test_offset_for_timestamp(tmp_path):

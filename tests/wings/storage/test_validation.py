@@ -187,3 +187,12 @@ def test_sequences_match_a_model(tmp_path_factory, steps):
         recent = (recent if use_epoch == epoch else [])[-4:] + [(sequence, sequence + count - 1,
                                                                  info.first_offset, info.last_offset)]
         state[pid] = (use_epoch, sequence + count, recent)
+
+
+def test_silent_producers_expire(tmp_path):
+    log = open_log(tmp_path)
+    produce(log, 0)  # timestamps NOW, NOW + 1
+    assert log.expire_producers(NOW + 1 + 86_400_000 - 1) == 0
+    refused(log, make_batch(2, producer_id=42, producer_epoch=0, sequence=9), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    assert log.expire_producers(NOW + 1 + 86_400_000) == 1
+    assert produce(log, 9).first_offset == 2
