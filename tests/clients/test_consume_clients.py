@@ -416,3 +416,44 @@ def test_isr_shrinks_by_the_lag_rule_and_expands_when_the_follower_catches_up():
             wait_for(lambda: state(vbg, topic).isr == (1, 2, 3), "broker 3 to join the ISR again")
         finally:
             producer.close(10)
+
+
+def test_a_follower_of_a_new_leader_truncates_by_leader_epoch():
+    """Broker 2 falls behind (its replication paused) while broker 1 takes acks=1 records, then leads after a
+    preferred election: broker 1, now its follower, cuts its log where epoch 0 ended in broker 2's log (the
+    records only it had are gone, as in Kafka) and copies the new leader's batches; both logs end alike."""
+    with BackgroundCluster(brokers=2, virtual_clock=True) as vbg:
+        admin = KafkaAdminClient(bootstrap_servers=vbg.bootstrap, request_timeout_ms=20000)
+        try:
+            topic = new_topic(admin, {0: [1, 2]})
+            topic_id = vbg.call(lambda: vbg.cluster.controller.committed.topic_ids[topic])
+
+            def log_end(broker: int) -> int:
+                return vbg.call(lambda: vbg.cluster.brokers[broker - 1].replica_manager.partition(
+                    topic_id, 0).log.log_end_offset)
+            producer = KafkaProducer(bootstrap_servers=vbg.bootstrap, acks=1, linger_ms=0)
+            try:
+                for i in range(3):
+                    producer.send(topic, value=b"kept%d" % i, partition=0).get(30)
+                vbg.run(vbg.cluster.advance(1.0))
+                wait_for(lambda: log_end(2) == 3, "broker 2 to copy the first records")
+                vbg.run(vbg.cluster.pause_replication(2))
+                for i in range(5):
+                    producer.send(topic, value=b"lost%d" % i, partition=0).get(30)
+                assert (log_end(1), log_end(2)) == (8, 3)
+                reassign(vbg, admin, topic, [2, 1])
+                wait_for(lambda: state(vbg, topic).replicas == (2, 1), "the new order")
+                admin.elect_leaders(0, {topic: [0]}, raise_errors=False)
+                wait_for(lambda: state(vbg, topic).leader == 2, "broker 2 to lead")
+                for i in range(2):
+                    producer.send(topic, value=b"new%d" % i, partition=0).get(30)
+            finally:
+                producer.close(10)
+            vbg.run(vbg.cluster.resume_replication(2))
+            vbg.run(vbg.cluster.advance(1.0))
+            wait_for(lambda: log_end(1) == 5, "broker 1 to truncate and copy")
+            assert segment_batches(vbg, 1, topic) == segment_batches(vbg, 2, topic)
+            seen = consume_kafka_python(vbg, topic, 5)
+            assert [r.value for r in seen] == [b"kept0", b"kept1", b"kept2", b"new0", b"new1"]
+        finally:
+            admin.close()

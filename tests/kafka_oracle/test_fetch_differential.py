@@ -83,7 +83,7 @@ async def scenario(ports: list[int], bootstrap: str) -> dict:
         await code("epoch end, not leader", 1, epoch_end(first_epoch))
         # a leader change: the order becomes [1, 2] and a preferred election makes broker 1 lead
         moved = await clients[1].send(Alter(timeout_ms=30000, topics=[Alter.ReassignableTopic(name=TOPIC, partitions=[
-            Alter.ReassignableTopic.ReassignablePartition(partition_index=0, replicas=[1, 2])])]))
+            Alter.ReassignablePartition(partition_index=0, replicas=[1, 2])])]))
         assert moved.error_code == 0, moved
         deadline = time.monotonic() + 60
         while True:
