@@ -7,6 +7,7 @@ codes, and OffsetForLeaderEpoch, with raw requests."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import threading
@@ -457,3 +458,17 @@ def test_a_follower_of_a_new_leader_truncates_by_leader_epoch():
             assert [r.value for r in seen] == [b"kept0", b"kept1", b"kept2", b"new0", b"new1"]
         finally:
             admin.close()
+
+
+KGO = Path(__file__).resolve().parents[1] / "kgo"
+
+
+def test_franz_go_produces_and_consumes(bg, admin):
+    """``go test`` of tests/kgo (franz-go's kgo, modules pinned by its go.sum, as tests/kadm's)."""
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    topic = new_topic(admin, {0: [2, 1, 3]})
+    environment = dict(os.environ, KRAFTWIRE_BOOTSTRAP=bg.bootstrap, KRAFTWIRE_TOPIC=topic, GOFLAGS="-mod=readonly")
+    done = subprocess.run([go, "test", "-count=1", "-v", "./..."], cwd=KGO, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "--- PASS: TestProduceThenConsumeAssigned" in done.stdout, done.stdout
