@@ -472,3 +472,26 @@ def test_franz_go_produces_and_consumes(bg, admin):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "--- PASS: TestProduceThenConsumeAssigned" in done.stdout, done.stdout
+
+
+def test_a_move_copies_real_and_simulated_bytes_at_the_throttled_rate():
+    """A partition of real records (about 1 MB) and 500 kB of simulated size moves to a broker whose bandwidth
+    is 100 kB/s: on the virtual clock the move takes (real + simulated bytes) / rate, and the new replica's
+    segment files hold the leader's batches."""
+    with BackgroundCluster(brokers=2, virtual_clock=True) as vbg:
+        admin = KafkaAdminClient(bootstrap_servers=vbg.bootstrap, request_timeout_ms=20000)
+        try:
+            topic = new_topic(admin, {0: [1]}, {"kraftwire.partition.size.bytes": "500000"})
+            produce(vbg, topic, [(b"k", bytes([i % 251]) * 5000, []) for i in range(200)], compression=None, acks=1)
+            topic_id = vbg.call(lambda: vbg.cluster.controller.committed.topic_ids[topic])
+            real = vbg.call(lambda: vbg.cluster.brokers[0].replica_manager.partition(topic_id, 0).log.size_bytes)
+            assert real > 1_000_000
+            before = segment_batches(vbg, 1, topic)
+            vbg.run(vbg.cluster.set_bandwidth(2, 100_000))
+            reassign(vbg, admin, topic, [2])
+            took = vbg.run(vbg.cluster.run_until_reassignments_done(), timeout=120)
+        finally:
+            admin.close()
+        assert took == pytest.approx((real + 500_000) / 100_000, rel=0.02)
+        assert segment_batches(vbg, 2, topic) == before
+        assert [r.value[0] for r in consume_kafka_python(vbg, topic, 200)] == [i % 251 for i in range(200)]
