@@ -1,7 +1,12 @@
-"""The cluster's simulated data plane: how fast each follower copies its partition from the leader.
+"""The cluster's data plane: how fast each follower copies its partition from the leader.
 
-``ReplicationNetwork`` (one per cluster) moves no bytes, but every out-of-sync follower copies its
-partition's size (``kraftwire.partition.size.bytes``) at a simulated rate. The rate follows Kafka's
+``ReplicationNetwork`` (one per cluster) has every out-of-sync follower copy its partition's size at a
+simulated rate: the simulated bytes (``kraftwire.partition.size.bytes``) plus the real bytes of the
+leader's log, whose batches it moves into the follower's log as the copy's credit covers them
+(server/broker/real_bytes.py; the replica managers register how to find each replica's ``Partition``).
+A leader's append sets its followers' copies going again (``leader_appended``); a copy of real bytes is
+caught up only once the follower's log reaches the leader's high watermark, and the time it last was is
+what the leaders' ISR lag rule reads (``last_caught_up``, ``lagging``). The rate follows Kafka's
 throttles (KIP-179): a copy is throttled on the leader side when its topic's
 ``leader.replication.throttled.replicas`` lists partition:leader (or is ``*``), and on the follower
 side when ``follower.replication.throttled.replicas`` lists partition:follower; a broker's
@@ -809,13 +814,18 @@ class ReplicationNetwork:
         copies = self._topics.get(key[0])
         if not copies:
             return
+        topic = self._image().topics.get(key[0])
+        state = topic.partitions.get(key[1]) if topic is not None else None
+        if state is None:
+            return
         started = False
-        for (partition, follower), copy in copies.items():
-            if partition == key[1] and copy.replica.leader == leader:
+        for follower in state.replicas:  # the partition's copies, not the whole topic's
+            copy = copies.get((key[1], follower))
+            if copy is not None and copy.replica.leader == leader:
                 if not started:
                     self._before_change()
                     started = True
-                if copy not in self._copying and self.caught_up(key[0], partition, follower):
+                if copy not in self._copying and self.caught_up(key[0], key[1], follower):
                     self._caught_up_at[copy] = self.now()  # it held everything until this append
                 self._copying[copy] = None
 
