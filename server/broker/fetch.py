@@ -48,7 +48,7 @@ from typing import Any, Protocol
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import (FetchRequest, FetchResponse, OffsetForLeaderEpochRequest,
                                       OffsetForLeaderEpochResponse)
-from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.image import MetadataImage, PartitionState
 
 NO_OFFSET = -1
 FINAL_EPOCH = -1  # a full fetch that asks for no session
@@ -94,6 +94,11 @@ class HostedPartition(Protocol):
 
     @property
     def high_watermark(self) -> int: ...
+
+    @property
+    def state(self) -> PartitionState:
+        """The partition state it last acted on (its replicas)."""
+        ...
 
     @property
     def log(self) -> ReadableLog:
@@ -257,6 +262,11 @@ class FetchManager:
 
     def _read_log(self, partition: HostedPartition, entry: _Wanted, params: FetchParams, limit: int,
                   min_one: bool, report: bool) -> _Read:
+        if params.from_follower and params.replica_id not in partition.state.replicas:
+            # Kafka's followerReplicaOrThrow: a replica the leader does not know yet (a reassignment's new
+            # one) retries on UNKNOWN_LEADER_EPOCH when it named an epoch
+            return _Read(ErrorCode.UNKNOWN_LEADER_EPOCH if entry.current_leader_epoch != NO_EPOCH
+                         else ErrorCode.NOT_LEADER_OR_FOLLOWER)
         log = partition.log
         start, end, high_watermark = log.log_start_offset, log.log_end_offset, partition.high_watermark
         if entry.fetch_offset < start or entry.fetch_offset > end:

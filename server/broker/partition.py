@@ -110,6 +110,10 @@ class Partition:
         # told (appended or not) when the log end or the high watermark moved: the fetches waiting on this
         # partition, and on a leader's append its followers' copies (set by the ReplicaManager)
         self.on_data: Callable[[Partition, bool], None] = _no_listener
+        # followers an AlterPartition in flight adds to the ISR: the high watermark waits for them too, as
+        # Kafka's leader uses the maximal ISR, so nothing is acknowledged that a joining replica lacks
+        # (it may lead once the change commits)
+        self.pending_isr: tuple[int, ...] = ()
         self._hw_waiters: list[tuple[int, asyncio.Future[int]]] = []  # (offset, future of an error code)
         self._lw_waiters: list[tuple[int, asyncio.Future[int]]] = []
         self.closed = False
@@ -198,7 +202,7 @@ class Partition:
             return False
         log = self.log
         candidate = log.log_end_offset
-        for member in self.state.isr:
+        for member in (*self.state.isr, *self.pending_isr):
             if member == self.broker_id:
                 continue
             reported = self._followers.get(member)

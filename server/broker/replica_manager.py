@@ -503,6 +503,8 @@ class ReplicaManager:
                     broker_id=b, broker_epoch=image.brokers[b].epoch if b in image.brokers else -1) for b in isr],
                 partition_epoch=replica.partition_epoch))
             sent[key] = replica.partition_epoch
+            if replica.partition_log is not None:  # Kafka's maximal ISR: the joining count for the HW at once
+                replica.partition_log.pending_isr = tuple(b for b in isr if b not in replica.isr)
         if not sent:
             return
         self._proposing |= set(sent)
@@ -516,6 +518,10 @@ class ReplicaManager:
             response = None
         finally:
             self._proposing -= set(sent)
+            for key in sent:
+                replica = self.replicas.get(key)
+                if replica is not None and replica.partition_log is not None:
+                    replica.partition_log.pending_isr = ()
         again = {key for key in self._to_propose if key in sent}  # asked for while in flight
         if response is None or response.error_code != ErrorCode.NONE:
             # unanswered (a controller failover, a lost connection) or refused whole: asked again after

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
 
 from apache_kafka import java_command
 from kraftwire.codec import ErrorCode
@@ -495,3 +496,51 @@ def test_a_move_copies_real_and_simulated_bytes_at_the_throttled_rate():
         assert took == pytest.approx((real + 500_000) / 100_000, rel=0.02)
         assert segment_batches(vbg, 2, topic) == before
         assert [r.value[0] for r in consume_kafka_python(vbg, topic, 200)] == [i % 251 for i in range(200)]
+
+
+def test_fetch_and_offset_for_leader_epoch_are_authorized():
+    """READ on a topic lets a consumer fetch it (TOPIC_AUTHORIZATION_FAILED otherwise), DESCRIBE lets it ask
+    OffsetForLeaderEpoch, and a replica's fetch needs CLUSTER_ACTION on the cluster, as Kafka's KafkaApis."""
+    from kafka.admin import ACL, ACLOperation, ACLPermissionType, ResourcePattern, ResourceType
+    from kraftwire import Security
+    from kraftwire.server.wire.security import ClientSecurity
+    users = {"admin": "admin-secret", "reader": "reader-secret"}
+    security = Security(listener_name="SASL_PLAINTEXT", protocol_map={"CONTROLLER": "SASL_PLAINTEXT"},
+                        plain_users=users, authorizer=True, super_users=("User:admin",))
+    with BackgroundCluster(brokers=1, security=security) as sbg:
+        admin = KafkaAdminClient(bootstrap_servers=sbg.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                 sasl_mechanism="PLAIN", sasl_plain_username="admin", sasl_plain_password="admin-secret")
+        try:
+            admin.create_topics([NewTopic("readable", 1, 1), NewTopic("secret", 1, 1)])
+            assert not admin.create_acls([ACL("User:reader", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                                              ResourcePattern(ResourceType.TOPIC, "readable"))])["failed"]
+        finally:
+            admin.close()
+        ids = sbg.call(lambda: dict(sbg.cluster.controller.committed.topic_ids))
+        port = sbg.call(lambda: sbg.cluster.brokers[0].port)
+
+        async def ask(user: str):
+            client = KafkaClient("127.0.0.1", port, user, ClientSecurity("SASL_PLAINTEXT", None, "PLAIN", user,
+                                                                         users[user]))
+            try:
+                codes = {}
+                for name in ("readable", "secret"):
+                    answer = await client.send(fetch_request(ids[name], 0), 17)
+                    codes[name] = only_partition(answer).error_code
+                replica = fetch_request(ids["readable"], 0).replace(
+                    replica_state=FetchRequest.ReplicaState(replica_id=7, replica_epoch=1))
+                codes["as a replica"] = only_partition(await client.send(replica, 17)).error_code
+                epochs = await client.send(OffsetForLeaderEpochRequest(topics=[
+                    OffsetForLeaderEpochRequest.OffsetForLeaderTopic(topic=name, partitions=[
+                        OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, leader_epoch=0)])
+                    for name in ("readable", "secret")]), 4)
+                codes["epochs"] = [t.partitions[0].error_code for t in epochs.topics]
+                return codes
+            finally:
+                await client.close()
+        assert sbg.run(ask("reader")) == {
+            "readable": 0, "secret": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            "as a replica": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            "epochs": [0, ErrorCode.TOPIC_AUTHORIZATION_FAILED]}  # READ implies DESCRIBE
+        # allowed, but broker 7 is no replica of it: Kafka's answer to a fetch without an epoch
+        assert sbg.run(ask("admin"))["as a replica"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
