@@ -106,10 +106,12 @@ def mutate(frame: bytes, rng: random.Random) -> bytes:
 
 
 def served_versions(address: str) -> dict[int, tuple[int, int]]:
-    """The api key -> (min, max) a listener says it serves."""
+    """The api key -> (min, max) a listener says it serves, within the versions its schema has (Produce
+    is advertised from v0 but served from v3, as Kafka's brokers do: KAFKA-18659)."""
     with RawConnection(address) as connection:
         response = connection.send(ApiVersionsRequest(), 0)
-    return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    return {k.api_key: (max(k.min_version, codec.api(k.api_key)[0].VALID_VERSIONS.low), k.max_version)
+            for k in response.api_keys}
 
 
 def frames(targets: dict[str, dict[int, tuple[int, int]]], seed: int):

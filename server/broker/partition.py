@@ -455,12 +455,15 @@ class HostedPartitions:
         start, high_watermark = self._kept.pop((path, replica.topic_name, replica.partition), (None, None))
         config = LogConfig.from_configs(effective_topic_configs(self._image(), replica.topic_name))
         try:
-            return PartitionLog.open(self.log_path(path, replica.topic_name, replica.partition), replica.topic_id,
-                                     config, self.clock.now_ms(), recovery_point=None, log_start_offset=start,
-                                     high_watermark=high_watermark)
+            opened = PartitionLog.open(self.log_path(path, replica.topic_name, replica.partition), replica.topic_id,
+                                       config, self.clock.now_ms(), recovery_point=None, log_start_offset=start,
+                                       high_watermark=high_watermark)
         except OSError as exc:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot open the log of {replica.topic_name}-"
                                                             f"{replica.partition}: {exc}") from None
+        if self._timer is None:  # its partition is registered already: the check covers it
+            asyncio.get_running_loop().call_soon(self._arm)
+        return opened
 
     def _min_insync(self, topic_name: str) -> int:
         image = self._image()
@@ -547,7 +550,12 @@ class HostedPartitions:
         """The broker started: logs may be opened, and the opened ones are looked after every
         ``log.retention.check.interval.ms`` (on the cluster's clock, virtual when it is)."""
         self.acting = True
-        if self._timer is None:
+        self._arm()
+
+    def _arm(self) -> None:
+        """Time the next check while some log is open (none armed otherwise: a virtual clock with no
+        real log has no timer of this kind to run)."""
+        if self._timer is None and self.acting and any(p.opened for p in self._opened.values()):
             self._timer = self._network.call_later(self.retention_check_interval_ms / 1000, self._maintain)
 
     def _maintain(self) -> None:
@@ -567,7 +575,7 @@ class HostedPartitions:
                 replica_log.maybe_flush(now_ms)
             except (OSError, KafkaError) as exc:
                 log.warning("broker %d: looking after %s failed: %s", self.broker_id, replica_log.directory, exc)
-        self._timer = self._network.call_later(self.retention_check_interval_ms / 1000, self._maintain)
+        self._arm()
 
     def close_all(self) -> None:
         """The broker stops: every opened log is flushed and closed, to be opened (recovered) again when

@@ -3,7 +3,9 @@ before it (server/apis/api00_produce.py decodes, authorizes and hands the result
 
 Per partition, in Kafka's order: a topic the caller may not WRITE to is TOPIC_AUTHORIZATION_FAILED; an
 unknown topic id (v13) UNKNOWN_TOPIC_ID; a topic or partition the metadata does not hold
-UNKNOWN_TOPIC_OR_PARTITION; zstd batches in a request older than v7 UNSUPPORTED_COMPRESSION_TYPE. Then
+UNKNOWN_TOPIC_OR_PARTITION; records of an older message format (magic 0 or 1, what librdkafka sends a
+broker it believes old) INVALID_RECORD; zstd batches in a request older than v7
+UNSUPPORTED_COMPRESSION_TYPE. Then
 for the rest, acks other than 0, 1 and -1 are INVALID_REQUIRED_ACKS, each partition
 unhosted here NOT_LEADER_OR_FOLLOWER, in an offline directory KAFKA_STORAGE_ERROR; the leader's
 ``Partition`` appends (server/broker/partition.py: NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS for
@@ -45,6 +47,7 @@ FIRST_VERSION_WITH_TOPIC_IDS = 13
 ZSTD = 4
 _ATTRIBUTES = struct.Struct(">h")
 _ATTRIBUTES_AT = 21  # base offset 8, length 4, leader epoch 4, magic 1, CRC 4
+_MAGIC_AT = 16  # where every message format has its magic byte
 Response = ProduceResponse.PartitionProduceResponse
 # refusals answered without the log start offset (Kafka's appendToLocalLog); the others carry it
 _WITHOUT_LOG_START = frozenset({ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
@@ -79,6 +82,11 @@ class _Topic:
     outcomes: list[_Outcome]
 
 
+def _not_v2(records: bytes | None) -> bool:
+    """The first batch is of an older message format (magic 0 or 1), which Produce v3+ does not take."""
+    return records is not None and len(records) > _MAGIC_AT and records[_MAGIC_AT] != 2
+
+
 def _uses_zstd(records: bytes | None) -> bool:
     if records is None or len(records) < _ATTRIBUTES_AT + 2:
         return False
@@ -107,6 +115,10 @@ def _screen(image: MetadataImage, request: ProduceRequest, version: int, allowed
                 outcome.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif state is None or partition.index not in state.partitions:
                 outcome.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif _not_v2(partition.records):
+                outcome.error_code = ErrorCode.INVALID_RECORD
+                outcome.message = (f"Produce requests with version {version} are only allowed to contain record "
+                                   "batches with magic version 2")
             elif version < FIRST_VERSION_WITH_ZSTD and _uses_zstd(partition.records):
                 outcome.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
                 outcome.message = (f"Produce requests with version {version} are not allowed to use ZStandard "

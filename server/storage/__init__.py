@@ -35,12 +35,20 @@ The interface (stable: later versions add, never rename):
   (epoch, end offset)`` ((-1, -1) for UNDEFINED), ``offset_for_timestamp(ts) -> TimestampAndOffset |
   None`` (-2, -1, -3, -4, -5, -6 as Kafka, else through the time index), ``delete_records_before(offset)
   -> new log start`` (OFFSET_OUT_OF_RANGE above the HW), ``enforce_retention(now_ms) -> segments
-  deleted``, ``roll(now_ms)``, ``flush()``, ``maybe_flush(now_ms)`` (flush.ms), ``close()``, ``delete()``.
+  deleted``, ``expire_producers(now_ms)`` (producer.id.expiration.ms), ``roll(now_ms)``, ``flush()``,
+  ``maybe_flush(now_ms)`` (flush.ms), ``close()``, ``delete()``; ``batches(start)`` walks the headers.
 * ``LogDirCheckpoints(log_dir)``: ``read``/``write`` of ``recovery-point-offset-checkpoint``,
   ``log-start-offset-checkpoint`` and ``replication-offset-checkpoint`` ({(topic, partition): offset}).
 
 Modules: ``log`` (``PartitionLog``), ``segment``, ``index``, ``batches`` (the v2 header, the validator),
 ``compression``, ``producer_state``, ``leader_epochs``, ``checkpoints``, ``config``, ``errors``.
+
+Where it differs from Kafka (deliberately, for now): no log cleaner (cleanup.policy=compact keeps every
+record); no producer-state ``.snapshot`` files (the state is rebuilt from the batch headers at open);
+compression.type other than "producer" does not recompress; a batch whose inner offsets are not 0, 1, ...
+is refused (INVALID_RECORD) instead of rebuilt; a compressed batch may inflate to at most 256x
+max.message.bytes (CORRUPT_MESSAGE beyond); index files are written at their true length, not
+pre-allocated; the log end after ``truncate_to`` inside a batch is that batch's base, not the target.
 
 It imports only ``kraftwire.codec`` (and the codec libraries python-snappy, lz4, zstandard).
 """

@@ -59,8 +59,10 @@ class TimestampAndOffset(NamedTuple):
 
 class LogSlice:
     """Whole batches of one segment file, named so a Fetch can ``os.sendfile`` them: ``fileno()`` (valid
-    while the log is open, also after the segment is deleted: deletion is deferred), ``position``,
-    ``length``; ``read()`` gives the bytes. ``first_offset``/``next_offset`` bound the batches."""
+    while the log is open, also after the segment is deleted or truncated away: its files are removed
+    file.delete.delay.ms later), ``position``, ``length``; ``read()`` gives the bytes.
+    ``first_offset``/``next_offset`` bound the batches. A truncation of the active segment cuts its file
+    in place, so a sender must accept a short sendfile (fewer bytes than ``length``)."""
 
     __slots__ = ("segment", "position", "length", "first_offset", "next_offset")
 
@@ -92,6 +94,19 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
+class _Clock:
+    """The latest time a caller gave the log (its clock may be virtual); what the calls without a time
+    (truncations, DeleteRecords, a follower's append without one) date their deferred deletes by."""
+
+    def __init__(self, now_ms: int):
+        self.now_ms = now_ms
+
+    def seen(self, now_ms: int | None) -> int:
+        if now_ms is not None and now_ms > self.now_ms:
+            self.now_ms = now_ms
+        return self.now_ms if now_ms is None else now_ms
+
+
 class PartitionLog:
     """A partition's log (``open`` builds it); not thread-safe: one owner drives it."""
 
@@ -110,6 +125,7 @@ class PartitionLog:
         self._last_flush_ms = 0
         self._pending_deletes: list[tuple[int, LogSegment]] = []  # (delete after ms, segment)
         self.recovered_bytes_truncated = 0  # what open's recovery cut (tests and logs read it)
+        self.clock = _Clock(_wall_ms())
 
     # ------------------------------------------------------------------ opening
 
@@ -131,6 +147,7 @@ class PartitionLog:
         if existing is None:
             write_partition_metadata(directory / PARTITION_METADATA, topic_id)
         log = cls(directory, topic_id, config)
+        log.clock = _Clock(now_ms)
         log._load(now_ms, recovery_point, log_start_offset)
         log._last_flush_ms = now_ms
         log._high_watermark = min(max(high_watermark or 0, log._log_start_offset), log._log_end_offset)
@@ -173,12 +190,13 @@ class PartitionLog:
         segment after it. A clean shutdown's recovery point is the log end: nothing is re-read."""
         expected: int | None = None
         for i, segment in enumerate(self.segments):
-            self.recovered_bytes_truncated += segment.load()
-            if segment.next_offset <= recovery_point and (expected is None or segment.base_offset >= expected):
+            torn = segment.load()  # bytes after the last whole batch, cut: this segment is checked whole
+            if not torn and segment.next_offset <= recovery_point \
+                    and (expected is None or segment.base_offset >= expected):
                 expected = segment.next_offset
                 continue
             self.epochs.truncate_from_end(segment.base_offset)  # recovery assigns this segment's epochs again
-            cut = segment.recover(self._recovered_batch, expected)
+            cut = torn + segment.recover(self._recovered_batch, expected)
             expected = segment.next_offset
             if cut:
                 self.recovered_bytes_truncated += cut
@@ -186,8 +204,6 @@ class PartitionLog:
                     self.recovered_bytes_truncated += later.size
                     later.delete_files()
                 del self.segments[i + 1:]
-                if segment.size == 0 and i > 0 and segment.base_offset > self.segments[i - 1].next_offset:
-                    segment.next_offset = segment.base_offset
                 break
         for segment in self.segments[:-1]:
             segment.on_become_inactive()
@@ -263,6 +279,7 @@ class PartitionLog:
         check, not the log's. Transactional batches are refused with INVALID_TXN_STATE (Kafka's answer for
         a transactional write the coordinator did not begin; kraftwire has no transaction coordinator)."""
         del required_acks
+        self.clock.seen(now_ms)
         view = memoryview(records)
         header = self._single_batch(view)
         self._check_leader_batch(view, header)
@@ -343,7 +360,7 @@ class PartitionLog:
         framing checked (CORRUPT_MESSAGE), offsets must not go back (``UnexpectedAppendOffset``); batches of
         an epoch above ``leader_epoch`` and all after them are skipped (KAFKA-18723). A partial trailing
         batch is ignored, as Kafka's follower does. Producer state follows without sequence checks."""
-        now = _wall_ms() if now_ms is None else now_ms
+        now = self.clock.seen(now_ms)
         view = memoryview(records)
         accepted: list[tuple[int, BatchHeader]] = []
         expected = self._log_end_offset
@@ -557,8 +574,7 @@ class PartitionLog:
             self.truncate_fully_and_start_at(offset)
             return True
         keep = self._segment_index(offset)
-        for segment in self.segments[keep + 1:]:
-            segment.delete_files()
+        self._retire(self.segments[keep + 1:], self.clock.seen(None))
         del self.segments[keep + 1:]
         active = self.segments[-1]
         active.truncate_to(offset)
@@ -573,9 +589,9 @@ class PartitionLog:
     def truncate_fully_and_start_at(self, offset: int, now_ms: int | None = None) -> None:
         """Delete every segment and start empty at ``offset`` (a follower far behind its leader's log
         start): epochs and producers cleared, log start, end, HW and recovery point all ``offset``."""
-        for segment in self.segments:
-            segment.delete_files()
-        self.segments = [self._new_segment(offset, _wall_ms() if now_ms is None else now_ms)]
+        now = self.clock.seen(now_ms)
+        self._retire(self.segments, now)
+        self.segments = [self._new_segment(offset, now)]
         self.epochs.clear()
         self.producers.truncate_and_reload()
         self._log_start_offset = self._log_end_offset = self._high_watermark = self._recovery_point = offset
@@ -604,6 +620,7 @@ class PartitionLog:
         and retention.ms (Kafka's deleteOldSegments): oldest first, only below the HW; the active segment
         goes too when it qualifies and the HW covers it (a new empty one is rolled first). Also removes
         files of deleted segments older than file.delete.delay.ms. Returns the segments deleted."""
+        self.clock.seen(now_ms)
         start = self._log_start_offset
         deleted = self._delete_segments(lambda segment, following: following is not None and following <= start,
                                         now_ms)
@@ -643,7 +660,7 @@ class PartitionLog:
             deletable.append(segment)
         if not deletable:
             return 0
-        now = _wall_ms() if now_ms is None else now_ms
+        now = self.clock.seen(now_ms)
         if len(deletable) == len(self.segments):
             self.roll(now)
         del self.segments[:len(deletable)]
@@ -652,11 +669,16 @@ class PartitionLog:
             self._log_start_offset = new_start
             self.epochs.truncate_from_start(new_start)
             self.producers.remove_before(new_start)
-        for segment in deletable:
-            segment.mark_deleted()
-            self._pending_deletes.append((now + self.config.file_delete_delay_ms, segment))
+        self._retire(deletable, now)
         self._recovery_point = max(self._recovery_point, self._log_start_offset)
         return len(deletable)
+
+    def _retire(self, segments: list[LogSegment], now_ms: int) -> None:
+        """Kafka's asynchronous delete: rename to ``.deleted`` now, remove after file.delete.delay.ms, so a
+        LogSlice handed out before (a fetch still sending it) keeps reading the file it names."""
+        for segment in segments:
+            segment.mark_deleted()
+            self._pending_deletes.append((now_ms + self.config.file_delete_delay_ms, segment))
 
     def _purge_deleted(self, now_ms: int) -> None:
         due = [segment for when, segment in self._pending_deletes if when <= now_ms]

@@ -15,6 +15,7 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
 INT32_MAX = (1 << 31) - 1
+HEADER_READ = 16 * 1024  # bytes read at once when walking batch headers
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -96,9 +97,17 @@ class LogSegment:
         return header
 
     def headers_from(self, position: int) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of each whole batch from ``position``; small batches' headers are parsed
+        from one read of up to HEADER_READ bytes rather than a read each."""
+        block, block_start = b"", position
         while position < self.size:
-            header = self.header_at(position)
-            if header is None:
+            offset = position - block_start
+            if offset + HEADER_SIZE > len(block):
+                block, block_start, offset = os.pread(self._fd, HEADER_READ, position), position, 0
+                if len(block) < HEADER_SIZE:
+                    return
+            header = parse_header(block, offset)
+            if header.length + LOG_OVERHEAD < HEADER_SIZE or position + header.size > self.size:
                 return
             yield position, header
             position += header.size
@@ -206,9 +215,8 @@ class LogSegment:
         self.time_index.truncate_to(offset)
         self.truncate_bytes(position)
         self._reset_tracking()
-        for pos, header in self.headers_from(0):
+        for _, header in self.headers_from(0):
             self._track_without_index(header)
-            del pos
         return dropped
 
     # --- files

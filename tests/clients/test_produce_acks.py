@@ -132,3 +132,26 @@ async def test_retention_deletes_whole_segments_on_the_virtual_clock():
         await cluster.advance(400)  # past retention.ms and a retention check (300 s)
         assert first(await send(broker, listing("aging", -2), 6)).offset == 2
         assert first(await send(broker, listing("aging", -1), 6)).offset == 3
+
+
+async def test_list_offsets_checks_the_leader_epoch_after_a_leader_change():
+    """A client that still names the old leader epoch is FENCED_LEADER_EPOCH at the new leader, one that
+    names a newer epoch UNKNOWN_LEADER_EPOCH, the old leader's broker (now stopped) is not asked, and the
+    current epoch is answered with the latest offset."""
+    async with Cluster(brokers=2, heartbeat_interval_ms=200, session_timeout_ms=1500) as cluster:
+        await create(cluster, "epochs", 2, {})
+        before = cluster.metadata.image.topic("epochs").partitions[0]
+        await cluster.broker(before.leader).stop()
+        await cluster.wait_until(lambda image: image.topic("epochs").partitions[0].leader not in (-1, before.leader), 20)
+        after = cluster.metadata.image.topic("epochs").partitions[0]
+        leader = cluster.broker(after.leader)
+
+        def asked(epoch: int) -> ListOffsetsRequest:
+            return ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsRequest.ListOffsetsTopic(
+                name="epochs", partitions=[ListOffsetsRequest.ListOffsetsPartition(
+                    partition_index=0, timestamp=-1, current_leader_epoch=epoch)])])
+
+        assert first(await send(leader, asked(before.leader_epoch), 6)).error_code == ErrorCode.FENCED_LEADER_EPOCH
+        assert first(await send(leader, asked(after.leader_epoch + 1), 6)).error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+        current = first(await send(leader, asked(after.leader_epoch), 6))
+        assert (current.error_code, current.offset, current.leader_epoch) == (ErrorCode.NONE, 0, after.leader_epoch)

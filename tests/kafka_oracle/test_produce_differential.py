@@ -86,6 +86,8 @@ def scenario(bootstrap: str, base_ms: int) -> dict:
         corrupt = bytearray(batch([b"checked"]))
         corrupt[-2] ^= 0xFF
         seen["bad_crc"] = _produce(conn, topic, bytes(corrupt))
+        # a magic 0 message, as librdkafka writes to a broker it takes for an old one
+        seen["magic_0"] = _produce(conn, topic, bytes.fromhex("00000000000000000000000f35b492f20000ffffffff0000000178"))
         seen["from_the_future"] = _produce(conn, topic, batch([b"late"], base_ms + 3 * 3600_000))
         seen["second"] = _produce(conn, topic, batch([b"d", b"e"], base_ms + 1000))
         seen["earliest"] = _list(conn, topic, -2)

@@ -42,8 +42,8 @@ class LogModel(RuleBasedStateMachine):
         info = self.log.append_as_leader(make_batch(count, codec, value_size=40), self.epoch, NOW)
         assert info.first_offset == self.end
         self.batches.append((info.first_offset, count, self.epoch))
-        if not self.epochs or self.epochs[-1][0] != self.epoch:
-            self.epochs.append((self.epoch, info.first_offset))
+        if not self.epochs or self.epochs[-1][0] != self.epoch:  # Kafka's assign: a later start replaces
+            self.epochs = [e for e in self.epochs if e[1] < info.first_offset] + [(self.epoch, info.first_offset)]
 
     @precondition(lambda self: self.batches)
     @rule(data=st.data())
@@ -116,4 +116,4 @@ class LogModel(RuleBasedStateMachine):
 
 
 TestLogModel = LogModel.TestCase
-TestLogModel.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+TestLogModel.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)

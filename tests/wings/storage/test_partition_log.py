@@ -343,3 +343,21 @@ def test_flush_policy_moves_the_recovery_point(tmp_path):
     for _ in range(3):
         rolled.append_as_leader(make_batch(3), 0, NOW)
     assert rolled.recovery_point == rolled.segments[-1].base_offset > 0  # a roll flushes the old segment
+
+
+def test_a_slice_outlives_the_deletion_of_its_segment(tmp_path):
+    log = open_log(tmp_path, LogConfig(segment_bytes=500, file_delete_delay_ms=1000, retention_ms=-1))
+    for _ in range(6):
+        log.append_as_leader(make_batch(3), 0, NOW)
+    first = log.read(0, 1 << 20)
+    later = log.read(log.segments[-1].base_offset, 1 << 20)
+    expected_first, expected_later = first.read(), later.read()
+    log.update_high_watermark(log.log_end_offset)
+    log.delete_records_before(log.segments[1].base_offset)  # the first segment goes
+    assert len(log.segments) >= 4
+    log.truncate_to(log.segments[-2].base_offset - 1)  # the last two go, whole
+    assert os.pread(first.fileno(), first.length, first.position) == expected_first
+    assert os.pread(later.fileno(), later.length, later.position) == expected_later
+    assert len(list((tmp_path / "topic-0").glob("*.log.deleted"))) == 3
+    log.enforce_retention(NOW + 10**12)  # file.delete.delay.ms later
+    assert not list((tmp_path / "topic-0").glob("*.deleted"))

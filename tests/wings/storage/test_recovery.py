@@ -131,3 +131,18 @@ def test_any_cut_leaves_the_batches_wholly_before_it(tmp_path_factory, cut):
     assert recovered.log_end_offset == 2 * whole
     assert path.stat().st_size == (ends[whole - 1] if whole else 0)
     assert [r[0] for r in read_back(recovered.read(0, 1 << 20).read())] == list(range(2 * whole))
+
+
+def test_a_broken_length_below_the_recovery_point_cuts_there_too(tmp_path):
+    """A batch whose length runs past its segment's end cannot be skipped: the segment is re-read and
+    cut there, and the segments after it go (no gap in the offsets)."""
+    headers = filled(tmp_path)
+    files = segment_files(tmp_path)
+    first = files[0]
+    data = bytearray(first.read_bytes())
+    second_batch = int.from_bytes(data[8:12], "big") + 12
+    data[second_batch + 8:second_batch + 12] = (10**6).to_bytes(4, "big")
+    first.write_bytes(bytes(data))
+    log = open_log(tmp_path, CONFIG, recovery_point=36)
+    assert batch_headers(log) == headers[:1] and log.log_end_offset == headers[0][1] + 1
+    assert len(segment_files(tmp_path)) == 1
