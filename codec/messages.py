@@ -1346,7 +1346,7 @@ class EndQuorumEpochResponse(Message):
 
 
 class FetchRequest(Message):
-    """FetchRequest: the request of API key 1; versions 4-17, flexible 12+."""
+    """FetchRequest: the request of API key 1; versions 4-18, flexible 12+."""
 
     __slots__ = ()
     cluster_id: str | None  # versions 12+, tag 0; Cluster id the fetcher expects; null skips the check.
@@ -1381,6 +1381,8 @@ class FetchRequest(Message):
         log_start_offset: int  # versions 5+; First offset of the fetcher's log (followers only).
         partition_max_bytes: int  # Cap on the bytes returned for this partition.
         replica_directory_id: uuid.UUID  # versions 17+, tag 0; Directory id of the fetcher's log copy.
+        # High watermark the fetching replica knows; -1 unknown, int64 max when it does not say (KIP-1166).
+        high_watermark: int  # versions 18+, tag 1
 
     class FetchTopic(Struct):
         """FetchRequest.FetchTopic: versions 0+."""
@@ -1400,7 +1402,7 @@ class FetchRequest(Message):
 
 
 class FetchResponse(Message):
-    """FetchResponse: the response of API key 1; versions 4-17, flexible 12+."""
+    """FetchResponse: the response of API key 1; versions 4-18, flexible 12+."""
 
     __slots__ = ()
     throttle_time_ms: int  # Milliseconds the answer was held back by a quota; 0 if none.
@@ -1905,6 +1907,56 @@ class MetadataResponse(Message):
         topic_authorized_operations: int  # versions 8+
 
 
+class OffsetForLeaderEpochRequest(Message):
+    """OffsetForLeaderEpochRequest: the request of API key 23; versions 2-4, flexible 4+."""
+
+    __slots__ = ()
+    # Broker id of a following replica; -1 for a consumer, -2 (the default) for a debugging client.
+    replica_id: int  # versions 3+
+    topics: tuple[OffsetForLeaderEpochRequest.OffsetForLeaderTopic, ...]  # Topics asked about.
+
+    class OffsetForLeaderPartition(Struct):
+        """OffsetForLeaderEpochRequest.OffsetForLeaderPartition: versions 0+."""
+
+        __slots__ = ()
+        partition: int  # Partition index.
+        # Leader epoch the asker knows, for fencing: newer than the broker's gets UNKNOWN_LEADER_EPOCH, older
+        # FENCED_LEADER_EPOCH; -1 skips the check.
+        current_leader_epoch: int  # versions 2+
+        leader_epoch: int  # Epoch whose end offset is wanted.
+
+    class OffsetForLeaderTopic(Struct):
+        """OffsetForLeaderEpochRequest.OffsetForLeaderTopic: versions 0+."""
+
+        __slots__ = ()
+        topic: str  # Topic name.
+        partitions: tuple[OffsetForLeaderEpochRequest.OffsetForLeaderPartition, ...]  # Partitions asked about.
+
+
+class OffsetForLeaderEpochResponse(Message):
+    """OffsetForLeaderEpochResponse: the response of API key 23; versions 2-4, flexible 4+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Milliseconds the answer was held back by a quota; 0 when none applied.
+    topics: tuple[OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult, ...]  # Answers per topic.
+
+    class EpochEndOffset(Struct):
+        """OffsetForLeaderEpochResponse.EpochEndOffset: versions 0+."""
+
+        __slots__ = ()
+        error_code: int  # 0, or why this partition has no answer.
+        partition: int  # Partition index.
+        leader_epoch: int  # versions 1+; Largest epoch of the leader's log not above the one asked for; -1 if none.
+        end_offset: int  # Offset where that epoch ended (its next epoch's first offset, or the log end); -1 if none.
+
+    class OffsetForLeaderTopicResult(Struct):
+        """OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult: versions 0+."""
+
+        __slots__ = ()
+        topic: str  # Topic name.
+        partitions: tuple[OffsetForLeaderEpochResponse.EpochEndOffset, ...]  # Answers per partition.
+
+
 class ProduceRequest(Message):
     """ProduceRequest: the request of API key 0; versions 3-13, flexible 9+."""
 
@@ -2279,6 +2331,8 @@ __all__ = [
     "ListPartitionReassignmentsResponse",
     "MetadataRequest",
     "MetadataResponse",
+    "OffsetForLeaderEpochRequest",
+    "OffsetForLeaderEpochResponse",
     "ProduceRequest",
     "ProduceResponse",
     "RemoveRaftVoterRequest",

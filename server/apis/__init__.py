@@ -30,7 +30,7 @@ from kraftwire.server.wire.transport import Encoded, RequestContext
 
 from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, api17_sasl_handshake,
                api18_api_versions, api19_create_topics, api20_delete_topics, api21_delete_records,
-               api22_init_producer_id, api29_describe_acls, api30_create_acls,
+               api22_init_producer_id, api23_offset_for_leader_epoch, api29_describe_acls, api30_create_acls,
                api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
                api35_describe_log_dirs, api36_sasl_authenticate, api37_create_partitions, api43_elect_leaders,
                api44_incremental_alter_configs, api45_alter_partition_reassignments,
@@ -98,6 +98,7 @@ ALTER, DESCRIBE, CLUSTER_ACTION = Operation.ALTER, Operation.DESCRIBE, Operation
 # authorizer configured the wrappers let everything through.
 BROKER_APIS: dict[int, BrokerHandler] = {
     api00_produce.API_KEY: api00_produce.on_broker,
+    api01_fetch.API_KEY: api01_fetch.on_broker,
     api02_list_offsets.API_KEY: api02_list_offsets.on_broker,
     api03_metadata.API_KEY: api03_metadata.on_broker,
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
@@ -106,6 +107,7 @@ BROKER_APIS: dict[int, BrokerHandler] = {
     api20_delete_topics.API_KEY: delete_topics(forward_to_controller),
     api21_delete_records.API_KEY: api21_delete_records.on_broker,
     api22_init_producer_id.API_KEY: api22_init_producer_id.on_broker,
+    api23_offset_for_leader_epoch.API_KEY: api23_offset_for_leader_epoch.on_broker,
     api29_describe_acls.API_KEY: api29_describe_acls.on_broker,
     api30_create_acls.API_KEY: api30_create_acls.on_broker,
     api31_delete_acls.API_KEY: api31_delete_acls.on_broker,

@@ -148,6 +148,14 @@ class BrokerNodeApi(NodeApi, Protocol):
         """A producer id never handed out before (server/broker/producer_ids.py); KafkaError when none came."""
         ...
 
+    async def fetch(self, request: Any, version: int, allowed: Callable[[str], bool]) -> Any:
+        """A Fetch's answer from its hosted replicas; ``allowed(topic)``: whether the caller may read it."""
+        ...
+
+    def offsets_for_leader_epochs(self, request: Any, allowed: Callable[[str], bool]) -> Any:
+        """OffsetForLeaderEpoch's answer from the partitions it leads."""
+        ...
+
 
 # A handler answers with a response message (a ``Struct``: the codec's ``replace`` hands back that base
 # type), a body already encoded, ``Unanswered`` (Produce with acks=0), or an awaitable of one of them.

@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kraftwire.codec.message import Message
-from kraftwire.codec.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from kraftwire.codec.messages import (BrokerHeartbeatRequest, BrokerRegistrationRequest, FetchRequest, FetchResponse,
+                                      OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse)
 from kraftwire.codec import ErrorCode
 from kraftwire.server.metadata.acls import Authorizer
 from kraftwire.server.metadata.image import MetadataImage
@@ -36,6 +37,7 @@ from kraftwire.server.wire.security import PROTOCOL_IDS, ClientSecurity, Listene
 from kraftwire.server.wire.transport import Handler, Listener
 from . import checkpoints, offsets, produce
 from .controller_channel import ControllerChannel
+from .fetch import FetchManager
 from .log_dirs import LogDir, LogDirManager
 from .metadata_follower import FollowerView
 from .producer_ids import ProducerIdManager
@@ -96,6 +98,8 @@ class BrokerNode:
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
         self.producer_ids = ProducerIdManager(self)
+        self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
+                                    listener_name, self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
@@ -168,6 +172,21 @@ class BrokerNode:
     def new_producer_id(self) -> int:
         """A producer id for InitProducerId (server/broker/producer_ids.py)."""
         return self.producer_ids.next_id()
+
+    async def fetch(self, request: FetchRequest, version: int, allowed: Callable[[str], bool]) -> FetchResponse:
+        """Fetch's answer from the replicas it hosts (server/broker/fetch.py)."""
+        return await self.fetches.fetch(request, version, allowed)
+
+    def offsets_for_leader_epochs(self, request: OffsetForLeaderEpochRequest,
+                                  allowed: Callable[[str], bool]) -> OffsetForLeaderEpochResponse:
+        return self.fetches.offsets_for_leader_epochs(request, allowed)
+
+    @staticmethod
+    def _wait_clock(network: ReplicationNetwork) -> Callable[[float, Callable[[], None]], Any]:
+        """What a long poll waits on: the cluster's virtual clock when it is on, else the wall clock."""
+        if network.virtual_clock:
+            return network.call_later
+        return lambda seconds, callback: asyncio.get_running_loop().call_later(seconds, callback)
 
     def static_configs(self) -> dict[str, str]:
         """What a KRaft broker's server.properties would hold for this simulated broker (DescribeConfigs)."""

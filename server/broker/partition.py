@@ -107,6 +107,13 @@ class Partition:
         self.state = state
         self._followers: dict[int, tuple[int, int]] = {}  # broker -> (log end offset, log start offset)
         self._epoch_start: int | None = None  # the log end offset when this leader's epoch began (None: not read)
+        # told (appended or not) when the log end or the high watermark moved: the fetches waiting on this
+        # partition, and on a leader's append its followers' copies (set by the ReplicaManager)
+        self.on_data: Callable[[Partition, bool], None] = _no_listener
+        # followers an AlterPartition in flight adds to the ISR: the high watermark waits for them too, as
+        # Kafka's leader uses the maximal ISR, so nothing is acknowledged that a joining replica lacks
+        # (it may lead once the change commits)
+        self.pending_isr: tuple[int, ...] = ()
         self._hw_waiters: list[tuple[int, asyncio.Future[int]]] = []  # (offset, future of an error code)
         self._lw_waiters: list[tuple[int, asyncio.Future[int]]] = []
         self.closed = False
@@ -195,7 +202,7 @@ class Partition:
             return False
         log = self.log
         candidate = log.log_end_offset
-        for member in self.state.isr:
+        for member in (*self.state.isr, *self.pending_isr):
             if member == self.broker_id:
                 continue
             reported = self._followers.get(member)
@@ -206,12 +213,15 @@ class Partition:
             return False
         log.update_high_watermark(candidate)
         self._wake_high_watermark()
+        self.on_data(self, False)
         return True
 
     def follower_high_watermark(self, leader_high_watermark: int) -> None:
         """As follower: the leader's high watermark, as far as this replica's log reaches."""
         log = self.log
-        log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
+        before = log.high_watermark
+        if log.update_high_watermark(min(leader_high_watermark, log.log_end_offset)) != before:
+            self.on_data(self, False)
 
     def _wake_high_watermark(self) -> None:
         hw = self.log.high_watermark
@@ -254,6 +264,7 @@ class Partition:
                              f"min.isr requirement of {min_isr} for partition {self.topic_name}-{self.index}")
         log = self.log
         info = log.append_as_leader(bytes(records), self.leader_epoch, self.clock.now_ms())
+        self.on_data(self, True)
         self.maybe_increment_high_watermark()
         return AppendResult(info.first_offset, info.log_append_time, log.log_start_offset, info.last_offset + 1)
 
@@ -375,6 +386,10 @@ class Partition:
             log.delete()
 
 
+def _no_listener(partition: Partition, appended: bool) -> None:
+    pass
+
+
 async def _within(future: asyncio.Future[int], timeout_s: float) -> int:
     try:
         return await asyncio.wait_for(asyncio.shield(future), max(timeout_s, 0.0))
@@ -407,6 +422,7 @@ class HostedPartitions:
         self._kept: dict[tuple[str, str, int], tuple[int | None, int | None]] = {}
         self._opened: dict[tuple[uuid.UUID, int], Partition] = {}
         self.acting = False  # between the broker's start and stop: logs are opened only then
+        self.on_data: Callable[[Partition, bool], None] = _no_listener  # handed to every Partition made
         self._network = network
         self._timer: Timer | None = None
         self.retention_check_interval_ms = RETENTION_CHECK_INTERVAL_MS
@@ -428,6 +444,7 @@ class HostedPartitions:
                 replica.topic_name, replica.topic_id, replica.partition, self.broker_id, replica.state,
                 functools.partial(self._open, replica), self.clock,
                 functools.partial(self._min_insync, replica.topic_name), self._alive)
+            partition.on_data = self.on_data
             self._opened[replica.key] = partition
         return partition
 

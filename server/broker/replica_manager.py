@@ -47,7 +47,7 @@ from kraftwire.server.metadata import configs
 from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.client import KafkaClientError
-from kraftwire.codec import ErrorCode
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import UNFENCE
 from .partition import HostedPartitions, Partition
 from .replication_network import ReplicationNetwork, topic_sizes
@@ -63,6 +63,8 @@ LocalChanges = list[tuple[uuid.UUID, Any, list[tuple[int, Any]]]]
 
 ALTER_PARTITION_VERSION = 3  # with each ISR member's broker epoch (KIP-903)
 ALTER_PARTITION_RETRY_S = 0.5  # before an unanswered or wholly refused AlterPartition is asked again
+REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms"
+DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30000  # Kafka's
 # the records ``on_commit`` looks at (a bulk change commits thousands of others)
 _WATCHED = frozenset({rec.ConfigRecord, rec.TopicRecord, rec.UnfenceBrokerRecord, rec.BrokerRegistrationChangeRecord,
                       rec.RegisterBrokerRecord})
@@ -145,9 +147,13 @@ class ReplicaManager:
         self._sizes: tuple[int, dict[str, tuple[dict[int, int], float]]] = (-2, {})
         self._kept: dict = {}  # the checkpointed logs, (bytes, LogDir), while it starts
         self.partitions = HostedPartitions(self.broker_id, lambda: broker.image, network)
+        self.partitions.on_data = self._partition_data
+        self._lagging: set[tuple[tuple[uuid.UUID, int], int]] = set()  # ISR members past the lag rule
+        self._lag_timer: Any = None
         self.partitions.retention_check_interval_ms = int(broker.startup_configs.get(
             "log.retention.check.interval.ms", self.partitions.retention_check_interval_ms))
-        network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up)
+        network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up,
+                                self._copied_partition, self._data_arrived)
 
     @property
     def running(self) -> bool:
@@ -173,6 +179,7 @@ class ReplicaManager:
         self._kept = kept or {}
         self.apply_changes(None)
         self._kept = {}
+        self._arm_lag_check()
 
     def stop(self) -> None:
         self._acting = False
@@ -183,6 +190,68 @@ class ReplicaManager:
         KafkaError KAFKA_STORAGE_ERROR while its log directory is offline."""
         replica = self.replicas.get((topic_id, index))
         return None if replica is None else self.partitions.partition(replica)
+        if self._lag_timer is not None:
+            self._lag_timer.cancel()
+            self._lag_timer = None
+
+    # --- ISR shrink (Kafka's Partition.maybeShrinkIsr) ----------------------------------------------
+
+    @property
+    def replica_lag_time_max_s(self) -> float:
+        value = self.broker.startup_configs.get(REPLICA_LAG_TIME_MAX_MS, DEFAULT_REPLICA_LAG_TIME_MAX_MS)
+        return int(value) / 1000.0
+
+    def _arm_lag_check(self) -> None:
+        """Look for lagging followers every half of ``replica.lag.time.max.ms``, as Kafka's leader does,
+        on the cluster's clock (the virtual one when it is on)."""
+        self._lag_timer = self.network.call_later(self.replica_lag_time_max_s / 2, self._check_lag)
+
+    def _check_lag(self) -> None:
+        """Propose to take out of the ISR each follower whose copy of real bytes last held everything the
+        leader had more than ``replica.lag.time.max.ms`` ago."""
+        self._lag_timer = None
+        if not self._acting:
+            return
+        self._lagging = {(key, follower) for key, follower in self.network.lagging(self.broker_id,
+                                                                                   self.replica_lag_time_max_s)
+                         if (replica := self.replicas.get(key)) is not None and follower in replica.isr}
+        for key in {key for key, _ in self._lagging}:
+            replica = self.replicas.get(key)
+            if replica is not None:
+                self._consider_isr(replica)
+        self._arm_lag_check()
+
+    def hosted_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
+        """The replica's ``Partition`` for a read (Fetch, OffsetForLeaderEpoch); None if not hosted or its
+        directory is offline."""
+        try:
+            return self.partition(*key)
+        except KafkaError:
+            return None
+
+    def _copied_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
+        """The replication network's view of a replica's real log: a leader's only once its log was used
+        (millions of simulated partitions keep no files), a follower's made when there is something to copy."""
+        replica = self.replicas.get(key)
+        if replica is None or (replica.partition_log is None and replica.leader == self.broker_id):
+            return replica.partition_log if replica is not None else None
+        return self.hosted_partition(key)
+
+    def _data_arrived(self, key: tuple[uuid.UUID, int]) -> None:
+        """Real bytes reached a replica here or moved its leader's high watermark: wake the fetches."""
+        self.broker.fetches.data_arrived(key)
+
+    def _partition_data(self, partition: Partition, appended: bool) -> None:
+        """A hosted partition's log end or high watermark moved: wake the fetches waiting on it; a leader's
+        append also restarts its followers' copies, and counts in the size its replica reports."""
+        key = (partition.topic_id, partition.index)
+        self.broker.fetches.data_arrived(key)
+        if appended and partition.is_leader:
+            replica = self.replicas.get(key)
+            if replica is not None:
+                replica.log_bytes = self._partition_size(self.broker.image, replica.topic_name, replica.partition) \
+                    + partition.log.size_bytes
+            self.network.leader_appended(self.broker_id, key)
 
     def on_partitions(self, changes: LocalChanges | None) -> None:
         """Partition listener of the broker's metadata (``MetadataView.subscribe_partitions``)."""
@@ -387,19 +456,29 @@ class ReplicaManager:
         if replica.leader != self.broker_id:
             return
         isr, caught_up = replica.isr, self.network.caught_up
-        if not any(b not in isr and caught_up(replica.topic_id, replica.partition, b) for b in replica.replicas) \
-                or not self.broker.log_manager.online(replica):
+        if not (any(b not in isr and caught_up(replica.topic_id, replica.partition, b) for b in replica.replicas)
+                or self._shrinking(replica)) or not self.broker.log_manager.online(replica):
             return
         self._to_propose.add(replica.key)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._propose()))
 
+    def _shrinking(self, replica: Replica) -> list[int]:
+        """The ISR members of a partition it leads that the lag rule took out at its last look (never the
+        leader) and that have not caught up since."""
+        return [b for b in replica.isr if b != self.broker_id and (replica.key, b) in self._lagging
+                and not self.network.caught_up(replica.topic_id, replica.partition, b)]
+
     def _expanded_isr(self, image: MetadataImage, replica: Replica) -> list[int] | None:
+        """The ISR to propose: caught-up replicas join, lagging ones leave; None if it stays as it is."""
         joining = [b for b in replica.replicas if b not in replica.isr
                    and (broker := image.brokers.get(b)) is not None and broker.active
                    and self.network.caught_up(replica.topic_id, replica.partition, b)]
-        return list(replica.isr) + joining if joining else None
+        leaving = self._shrinking(replica)
+        if not joining and not leaving:
+            return None
+        return [b for b in replica.isr if b not in leaving] + joining
 
     async def _propose(self) -> None:
         self._flush_scheduled = False
@@ -424,6 +503,8 @@ class ReplicaManager:
                     broker_id=b, broker_epoch=image.brokers[b].epoch if b in image.brokers else -1) for b in isr],
                 partition_epoch=replica.partition_epoch))
             sent[key] = replica.partition_epoch
+            if replica.partition_log is not None:  # Kafka's maximal ISR: the joining count for the HW at once
+                replica.partition_log.pending_isr = tuple(b for b in isr if b not in replica.isr)
         if not sent:
             return
         self._proposing |= set(sent)
@@ -437,6 +518,10 @@ class ReplicaManager:
             response = None
         finally:
             self._proposing -= set(sent)
+            for key in sent:
+                replica = self.replicas.get(key)
+                if replica is not None and replica.partition_log is not None:
+                    replica.partition_log.pending_isr = ()
         again = {key for key in self._to_propose if key in sent}  # asked for while in flight
         if response is None or response.error_code != ErrorCode.NONE:
             # unanswered (a controller failover, a lost connection) or refused whole: asked again after

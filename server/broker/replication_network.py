@@ -1,7 +1,12 @@
-"""The cluster's simulated data plane: how fast each follower copies its partition from the leader.
+"""The cluster's data plane: how fast each follower copies its partition from the leader.
 
-``ReplicationNetwork`` (one per cluster) moves no bytes, but every out-of-sync follower copies its
-partition's size (``kraftwire.partition.size.bytes``) at a simulated rate. The rate follows Kafka's
+``ReplicationNetwork`` (one per cluster) has every out-of-sync follower copy its partition's size at a
+simulated rate: the simulated bytes (``kraftwire.partition.size.bytes``) plus the real bytes of the
+leader's log, whose batches it moves into the follower's log as the copy's credit covers them
+(server/broker/real_bytes.py; the replica managers register how to find each replica's ``Partition``).
+A leader's append sets its followers' copies going again (``leader_appended``); a copy of real bytes is
+caught up only once the follower's log reaches the leader's high watermark, and the time it last was is
+what the leaders' ISR lag rule reads (``last_caught_up``, ``lagging``). The rate follows Kafka's
 throttles (KIP-179): a copy is throttled on the leader side when its topic's
 ``leader.replication.throttled.replicas`` lists partition:leader (or is ``*``), and on the follower
 side when ``follower.replication.throttled.replicas`` lists partition:follower; a broker's
@@ -62,7 +67,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from collections.abc import Callable
 
 from kraftwire.codec import records as rec
@@ -70,6 +75,7 @@ from kraftwire.codec import records as rec
 from kraftwire.server.metadata import configs
 from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
+from . import real_bytes
 
 if TYPE_CHECKING:
     from .replica_manager import Replica
@@ -98,12 +104,79 @@ class RemoteFollower:
         return self.topic_id, self.partition
 
 
+class CopiedSlice(Protocol):
+    def read(self) -> bytes: ...
+
+
+class CopiedLog(Protocol):
+    """What a copy reads of the leader's log and writes into the follower's (server/storage/: ``PartitionLog``)."""
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    @property
+    def size_bytes(self) -> int: ...
+
+    @property
+    def latest_epoch(self) -> int | None: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    def update_high_watermark(self, offset: int) -> int: ...
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]: ...
+
+    def read(self, offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one_batch: bool = True) -> CopiedSlice: ...
+
+    def append_as_follower(self, records: bytes) -> object: ...
+
+    def truncate_to(self, offset: int) -> object: ...
+
+    def truncate_fully_and_start_at(self, offset: int) -> object: ...
+
+
+class CopiedPartition(Protocol):
+    """A hosted replica whose log holds real bytes (server/broker/partition.py)."""
+
+    @property
+    def log(self) -> CopiedLog:
+        """Opened on first use."""
+        ...
+
+    @property
+    def leader_epoch(self) -> int: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    @property
+    def opened(self) -> bool:
+        """Whether its log is open (a replica nothing was written to or read from has none yet)."""
+        ...
+
+    def follower_fetched(self, broker_id: int, log_end_offset: int, now_ms: int | None = None,
+                         log_start_offset: int | None = None) -> None: ...
+
+    def follower_high_watermark(self, leader_high_watermark: int) -> None: ...
+
+
+def _no_partition(key: tuple[uuid.UUID, int]) -> CopiedPartition | None:
+    return None
+
+
 @dataclass(frozen=True)
 class _Member:
     """A broker as the network sees it (``register_broker``)."""
 
     is_running: Callable[[], bool]
     on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]
+    partition_of: Callable[[tuple[uuid.UUID, int]], CopiedPartition | None] = _no_partition
+    data_arrived: Callable[[tuple[uuid.UUID, int]], None] = lambda key: None
 
 
 @dataclass(eq=False, slots=True)
@@ -279,14 +352,20 @@ class ReplicationNetwork:
         self._recompute_scheduled = False
         self._recompute_cost = 0.0  # loop seconds the last rate computation took
         self._followed: list[Copy] = []  # copies (re)started since the last recompute
+        self._real: dict[Copy, real_bytes.RealCopy] = {}  # copies whose two replicas have logs with real bytes
+        self._caught_up_at: dict[Copy, float] = {}  # when each copy with real bytes last held everything
         # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
         self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
 
     def register_broker(self, broker_id: int, is_running: Callable[[], bool],
-                        on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None]) -> None:
-        """A broker joins the data plane: ``is_running()`` says whether it moves bytes now, and
-        ``on_follower_caught_up(key)`` is called on a partition's leader when a follower may have caught up."""
-        self._members[broker_id] = _Member(is_running, on_follower_caught_up)
+                        on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None],
+                        partition_of: Callable[[tuple[uuid.UUID, int]], CopiedPartition | None] = _no_partition,
+                        data_arrived: Callable[[tuple[uuid.UUID, int]], None] = lambda key: None) -> None:
+        """A broker joins the data plane: ``is_running()`` says whether it moves bytes now,
+        ``on_follower_caught_up(key)`` is called on a partition's leader when a follower may have caught up,
+        ``partition_of(key)`` finds its hosted replica whose log holds the partition's real bytes, and
+        ``data_arrived(key)`` is told when real bytes reached one of its replicas or moved its high watermark."""
+        self._members[broker_id] = _Member(is_running, on_follower_caught_up, partition_of, data_arrived)
 
     @property
     def speed(self) -> float:
@@ -395,12 +474,16 @@ class ReplicationNetwork:
         if copy is not None:
             self._before_change()
             self._copying.pop(copy, None)
+            self._real.pop(copy, None)
+            self._caught_up_at.pop(copy, None)
             if not copies:
                 del self._topics[key[0]]
 
     def _drop(self, copy: Copy) -> None:
         """Forget a copy (already taken out of its topic's table, or to be taken out here)."""
         self._copying.pop(copy, None)
+        self._real.pop(copy, None)
+        self._caught_up_at.pop(copy, None)
         topic_id = copy.replica.topic_id
         copies = self._topics.get(topic_id)
         if copies is not None:
@@ -433,7 +516,18 @@ class ReplicationNetwork:
         copies = self._topics.get(topic_id)
         copy = copies.get((partition, follower)) if copies is not None else None
         return (copy is not None and copy.size is not None and copy.replica.log_bytes >= copy.size - CAUGHT_UP_SLACK
-                and self._running(follower))
+                and self._running(follower) and self._real_caught_up(copy))
+
+    def _real_caught_up(self, copy: Copy) -> bool:
+        """A copy of real bytes has caught up only once the follower's log reaches the leader's high
+        watermark (Kafka's ``isFollowerInSync``): the credit it was given may predate the leader's last appends."""
+        if copy not in self._real:
+            return True
+        key = copy.replica.key
+        leader, replica = self._partition_of(copy.replica.leader, key), self._partition_of(copy.follower, key)
+        if leader is None or replica is None or not leader.opened:
+            return True
+        return replica.opened and replica.log.log_end_offset >= leader.high_watermark
 
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
@@ -541,6 +635,7 @@ class ReplicationNetwork:
             now = self.now()
         except RuntimeError:
             return
+        advanced = []
         if self._settled_at is not None:
             elapsed = now - self._settled_at
             for copy in self._copying:
@@ -550,7 +645,11 @@ class ReplicationNetwork:
                         copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
                     copy.replica.log_bytes = min(copy.size, copy.replica.log_bytes  # type: ignore[type-var, assignment]
                                                  + copy.rate * elapsed)  # (as above)
+                    if copy in self._real and elapsed > 0:
+                        advanced.append(copy)
         self._settled_at = now
+        for copy in advanced:
+            self._copy_real(copy)
 
     def _running(self, broker_id: int) -> bool:
         member = self._members.get(broker_id)
@@ -618,12 +717,14 @@ class ReplicationNetwork:
             if replica.topic_id not in topics:
                 self._drop(copy)
                 continue
-            copy.size = limits_of.size(replica.topic_name, replica.partition)
+            simulated = limits_of.size(replica.topic_name, replica.partition)
+            copy.size = simulated + self._real_size_of(copy, simulated)
             moved, copy.rate = copy.rate, 0.0
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
                 del self._copying[copy]  # caught up: looked at again only when its standing may change
-                if moved:
+                if moved or copy in self._real:
                     replica.log_bytes = copy.size
+                    self._copy_real(copy, everything=True)
                     ended.append(copy)
                 continue
             leader, follower = replica.leader, copy.follower
@@ -667,6 +768,91 @@ class ReplicationNetwork:
                 limits.append(("follower-throttle", follower))
                 capacities[limits[-1]] = rate
         return tuple(limits)
+
+    # --- real bytes (server/broker/real_bytes.py) ---------------------------------------------------
+
+    def _partition_of(self, broker_id: int, key: tuple[uuid.UUID, int]) -> CopiedPartition | None:
+        member = self._members.get(broker_id)
+        return member.partition_of(key) if member is not None else None
+
+    def _real_size_of(self, copy: Copy, simulated: float) -> float:
+        """The real bytes of the copy's leader's log (0 unless the leader's log is open here and the
+        follower is hosted here); a copy with real bytes to move is noted in ``_real``, with the
+        partition's ``simulated`` size its credit counts first."""
+        key = copy.replica.key
+        leader = self._partition_of(copy.replica.leader, key)
+        if leader is None or not leader.opened or self._partition_of(copy.follower, key) is None:
+            self._real.pop(copy, None)
+            return 0.0
+        state = self._real.get(copy)
+        if state is None:
+            state = self._real[copy] = real_bytes.RealCopy()
+        state.simulated = simulated
+        return float(leader.log.size_bytes)
+
+    def _copy_real(self, copy: Copy, everything: bool = False) -> None:
+        """Move into the follower's log the leader's batches the copy's credit now covers."""
+        state = self._real.get(copy)
+        key = copy.replica.key
+        leader_id = copy.replica.leader
+        leader, replica = self._partition_of(leader_id, key), self._partition_of(copy.follower, key)
+        if state is None or leader is None or replica is None or copy.size is None:
+            return
+        real_bytes.move(state, key, copy.follower, leader, replica, copy.replica.log_bytes - state.simulated,
+                        everything, self.now(), lambda moved: self._tell_data_arrived(copy, moved))
+        if everything:
+            self._caught_up_at[copy] = self.now()
+
+    def _tell_data_arrived(self, copy: Copy, key: tuple[uuid.UUID, int]) -> None:
+        for broker_id in (copy.replica.leader, copy.follower):
+            member = self._members.get(broker_id)
+            if member is not None:
+                member.data_arrived(key)
+
+    def leader_appended(self, leader: int, key: tuple[uuid.UUID, int]) -> None:
+        """The leader of ``key`` appended real bytes: its followers copy them, within their rates."""
+        copies = self._topics.get(key[0])
+        if not copies:
+            return
+        topic = self._image().topics.get(key[0])
+        state = topic.partitions.get(key[1]) if topic is not None else None
+        if state is None:
+            return
+        started = False
+        for follower in state.replicas:  # the partition's copies, not the whole topic's
+            copy = copies.get((key[1], follower))
+            if copy is not None and copy.replica.leader == leader:
+                if not started:
+                    self._before_change()
+                    started = True
+                if copy not in self._copying and self.caught_up(key[0], key[1], follower):
+                    self._caught_up_at[copy] = self.now()  # it held everything until this append
+                self._copying[copy] = None
+
+    def last_caught_up(self, topic_id: uuid.UUID, partition: int, follower: int) -> float | None:
+        """The simulated time the follower's copy last held everything the leader had (now, if it does);
+        None if it never did (Kafka's ``lastCaughtUpTimeMs``, which the ISR's lag rule reads)."""
+        copies = self._topics.get(topic_id)
+        copy = copies.get((partition, follower)) if copies is not None else None
+        if copy is None:
+            return None
+        if copy not in self._copying and self.caught_up(topic_id, partition, follower):
+            return self.now()
+        return self._caught_up_at.get(copy, copy.finished_at)
+
+    def lagging(self, leader: int, max_lag_s: float) -> list[tuple[tuple[uuid.UUID, int], int]]:
+        """(partition key, follower) of the copies with real bytes from ``leader`` whose follower last
+        held everything longer than ``max_lag_s`` simulated seconds ago (Kafka's ISR lag rule)."""
+        self._settle()
+        now = self.now()
+        found = []
+        for copy in self._real:
+            if copy.replica.leader != leader:
+                continue
+            caught_up = self.last_caught_up(copy.replica.topic_id, copy.replica.partition, copy.follower)
+            if caught_up is not None and now - caught_up > max_lag_s:
+                found.append((copy.replica.key, copy.follower))
+        return found
 
     def _tick(self) -> None:
         """The first copy's end is due: settle, and compute rates anew (which tells the ended copies' leaders)."""

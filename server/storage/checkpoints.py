@@ -53,6 +53,8 @@ def atomic_write(path: Path, text: str) -> None:
 def _read_lines(path: Path, fields: int) -> list[list[str]]:
     """The entry lines of a versioned, counted checkpoint file, each split into ``fields`` words."""
     lines = path.read_text().splitlines()
+    if not lines:
+        return []  # Kafka creates its checkpoint files empty and reads an empty one as no entries
     if len(lines) < 2 or lines[0].strip() != str(CHECKPOINT_VERSION) or not lines[1].strip().isdigit():
         raise CheckpointError(f"{path}: not a version {CHECKPOINT_VERSION} checkpoint file")
     count = int(lines[1])

@@ -154,8 +154,9 @@ class TimeIndex(_IndexFile):
         self._keep(keep)
 
     def sane(self) -> bool:
-        """Kafka's sanity check: the last entry's offset is not below the first's."""
+        """Kafka's sanity check (the last entry not below the first), and timestamps rising between them
+        (a pre-allocated file of zeros Kafka left after a kill is not an index)."""
         if not self.entries:
             return True
         first, last = self._read(0), self._read(self.entries - 1)
-        return 0 <= first[1] <= last[1] and first[0] <= last[0]
+        return 0 <= first[1] <= last[1] and (first[0] < last[0] or self.entries == 1)

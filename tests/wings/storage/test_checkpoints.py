@@ -25,7 +25,9 @@ def test_log_dir_checkpoints_in_kafkas_text_format(tmp_path):
     (tmp_path / REPLICATION_OFFSET_CHECKPOINT).write_text("0\n2\nt 0 5\nt 1 9\n")
     assert checkpoints.high_watermarks() == {("t", 0): 5, ("t", 1): 9}
     assert not list(tmp_path.glob("*.tmp"))
-    for bad in ("1\n0\n", "0\n2\nt 0 5\n", "0\n1\nt zero 5\n", ""):
+    (tmp_path / REPLICATION_OFFSET_CHECKPOINT).write_text("")  # as Kafka creates it
+    assert checkpoints.high_watermarks() == {}
+    for bad in ("1\n0\n", "0\n2\nt 0 5\n", "0\n1\nt zero 5\n", "0\n"):
         (tmp_path / REPLICATION_OFFSET_CHECKPOINT).write_text(bad)
         with pytest.raises(CheckpointError):
             checkpoints.high_watermarks()
