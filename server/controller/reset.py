@@ -68,7 +68,10 @@ class ResetSummary(NamedTuple):
         return self._asdict()
 
 
-def decide(image: MetadataImage, fresh: FreshState = FreshState()) -> ControllerResult:
+NOTHING_KEPT = FreshState()
+
+
+def decide(image: MetadataImage, fresh: FreshState = NOTHING_KEPT) -> ControllerResult:
     """The records taking ``image`` back to ``fresh`` (module docstring) and a ``ResetSummary``."""
     records: list[Message] = [rec.RemoveTopicRecord(topic_id=topic_id) for topic_id in image.topics]
     removed_topics = {topic.name for topic in image.topics.values()}
@@ -90,13 +93,13 @@ def _config_records(image: MetadataImage, fresh: FreshState, removed_topics: set
     for (resource_type, resource_name), values in image.configs.items():
         if resource_type == ConfigResourceType.TOPIC and resource_name in removed_topics:
             continue
-        kept = fresh.configs.get((resource_type, resource_name), {})
+        kept: Mapping[str, str] = fresh.configs.get((resource_type, resource_name), {})
         for name in values:
             if name not in kept:
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=None)
     for (resource_type, resource_name), values in fresh.configs.items():
-        now = image.configs.get((resource_type, resource_name), {})
+        now: Mapping[str, str] = image.configs.get((resource_type, resource_name), {})
         for name, value in values.items():
             if now.get(name) != value:
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
