@@ -98,9 +98,9 @@ def _config_records(image: MetadataImage, fresh: FreshState, removed_topics: set
             if name not in kept:
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=None)
-    for (resource_type, resource_name), values in fresh.configs.items():
+    for (resource_type, resource_name), fresh_values in fresh.configs.items():
         now: Mapping[str, str] = image.configs.get((resource_type, resource_name), {})
-        for name, value in values.items():
+        for name, value in fresh_values.items():
             if now.get(name) != value:
                 yield rec.ConfigRecord(resource_type=resource_type, resource_name=resource_name, name=name,
                                        value=value)
