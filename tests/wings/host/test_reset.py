@@ -47,6 +47,12 @@ def admin(bg):
     client.close()
 
 
+def view(bg) -> dict:
+    """The live view's facts (GET /api/state)."""
+    with urllib.request.urlopen(bg.cluster.control_server.url + "/api/state", timeout=30) as answer:
+        return json.loads(answer.read())
+
+
 def post_reset(bg, body: bytes = b"{}", token: str | None = None) -> tuple[int, object]:
     cluster = bg.cluster
     request = urllib.request.Request(cluster.control_server.url + "/api/reset", data=body, method="POST",
@@ -122,7 +128,13 @@ def assert_fresh(bg, admin) -> None:
 def test_reset_over_the_control_plane_leaves_a_fresh_cluster(bg, admin):
     before = identity(bg)
     dirty(bg, admin)
+    state = view(bg)
+    assert state["topics"] and state["reassignments"] and state["throttles"] and state["injected_errors"]
     status, answer = post_reset(bg)
+    state = view(bg)
+    assert (state["topics"], state["reassignments"], state["throttles"], state["injected_errors"],
+            state["catching_up"]) == ([], [], [], [], [])
+    assert state["speed"] == 1.0 and all(b["running"] and not b["fenced"] for b in state["brokers"])
     assert status == 200
     assert answer["reset"]["topics"] == 2 and answer["reset"]["acls"] == 1
     assert answer["reset"]["scram_credentials"] == 1 and answer["reset"]["configs"] == 2
@@ -212,3 +224,21 @@ def test_the_clean_cluster_fixture_resets_the_session_cluster_per_test(pytester)
     pytester.makepyfile(test_user=CLEAN_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=5)
+
+
+def test_reset_undoes_the_harness_on_brokers():
+    """A stopped broker runs again, a failed log directory is back online, a broker asked to be fenced is
+    unfenced: the cluster's brokers are as a fresh start has them."""
+    with BackgroundCluster(brokers=3, log_dirs=2) as other:
+        cluster = other.cluster
+        other.run(cluster.fence_broker(1))
+        other.run(cluster.fail_log_dir(2, 0))
+        other.run(cluster.stop_broker(3))
+        brokers = other.call(cluster.list_brokers)
+        assert not brokers[2]["running"] and not all(d["online"] for d in brokers[1]["directories"])
+        other.reset()
+        brokers = other.call(cluster.list_brokers)
+        assert all(b["running"] and b["registered"] and not b["fenced"] for b in brokers), brokers
+        assert all(d["online"] for b in brokers for d in b["directories"]), brokers
+        image = other.call(lambda: cluster.controller.committed)
+        assert all(not image.brokers[b].fenced and len(image.brokers[b].log_dirs) == 2 for b in (1, 2, 3))
