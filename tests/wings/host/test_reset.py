@@ -242,3 +242,29 @@ def test_reset_undoes_the_harness_on_brokers():
         assert all(d["online"] for b in brokers for d in b["directories"]), brokers
         image = other.call(lambda: cluster.controller.committed)
         assert all(not image.brokers[b].fenced and len(image.brokers[b].log_dirs) == 2 for b in (1, 2, 3))
+
+
+def test_the_audit_reads_a_reset_as_deletions(tmp_path):
+    """The metadata log of a reset, audited (kraftwire.audit, in one process): no violation, and every
+    throttle the cluster held ends with the reset (its topic deleted, or its config deleted)."""
+    from kraftwire.audit import local
+
+    data_dir = tmp_path / "data"
+    with BackgroundCluster(brokers=3, data_dir=data_dir) as other:
+        client = KafkaAdminClient(bootstrap_servers=other.bootstrap)
+        try:
+            client.create_topics([NewTopic("t", 2, 2, topic_configs={
+                "leader.replication.throttled.replicas": "*"})])
+            client.alter_configs([ConfigResource(ConfigResourceType.BROKER, "2",
+                                                 {"follower.replication.throttled.rate": "1000"})])
+        finally:
+            client.close()
+        offset_before = other.call(lambda: other.cluster.controller.committed.offset)
+        other.reset()
+    logs = [p for p in data_dir.rglob("__cluster_metadata-0") if p.is_dir()]
+    result = local.run([str(logs[0])], str(tmp_path / "out"))
+    assert result.rows("violations") == []
+    throttles = result.rows("throttles")
+    assert {(t["resource_type"], t["resource_name"]) for t in throttles} == {("topic", "t"), ("broker", "2")}
+    assert all(t["removed_offset"] is not None and t["removed_offset"] > offset_before for t in throttles), throttles
+    assert {t["removed_by"] for t in throttles} == {"topic_deleted", "deleted"}
