@@ -5,8 +5,8 @@ interface; ``node``, the controller's listener (``ControllerNode``, what it offe
 (throttle clean-up); and every other module, the decision modules: pure functions of an image (and a
 request) whose whole decision is a ``result.ControllerResult``. They are the managers, named for what
 they own as Kafka's controller is cut (``configuration_control``, ``cluster_control``, ``quorum_control``,
-``acls``, ``scram``, the replication managers), and the rules they share (``broker_lifecycle``,
-``partition_change``, ``placement``, ``topics``, ``throttle_cleanup``, ``replication_bandwidth``,
+``acls``, ``scram``, the replication managers, ``reset`` for the harness), and the rules they share
+(``broker_lifecycle``, ``partition_change``, ``placement``, ``topics``, ``throttle_cleanup``, ``replication_bandwidth``,
 ``config_validation``). Brokers learn what they host from the metadata log itself
 (server/broker/replica_manager.py), as KRaft brokers do: the controller sends them nothing.
 

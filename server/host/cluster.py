@@ -75,12 +75,13 @@ from kraftwire.server.controller.active_controller import Controller, Decision
 from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
+from kraftwire.server.controller import reset as fresh_reset
 from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
 from kraftwire.server.metadata.image import MetadataImage
-from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, bootstrap_records
 from kraftwire.server.raft import LogFailedError, NotLeaderError, RaftConfig, RaftLog, Timers
 from kraftwire.server.raft.storage import DirectoryLocks, directory_id, load_meta_properties
 from kraftwire.server.raft.voters import ReplicaKey, VoterNode, VoterSet
@@ -221,6 +222,7 @@ class Cluster:
         self._log_dir_paths_given = spec.brokers.log_dir_paths
         self.host = spec.network.host
         self._throttle_auto_remove = spec.simulation.throttle_auto_remove
+        self._fresh_speed = spec.simulation.speed  # what ``reset`` sets the simulated speed back to
         self.seed = seed = spec.simulation.seed
         ids = random.Random(f"kraftwire-ids-{seed}") if seed is not None else None
         new_uuid = uuid.uuid4 if ids is None else lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
@@ -903,6 +905,70 @@ class Cluster:
         await self.wait_until(lambda image: not any(state.reassigning for _t, _i, state in image.partitions()),
                               timeout)
 
+    # --- reset: a fresh cluster without a restart (server/controller/reset.py) ----------------------------
+
+    def fresh_state(self) -> fresh_reset.FreshState:
+        """What this cluster's start-up writes beyond brokers and features (the bootstrap configs of its
+        metadata.version, its security's bootstrap SCRAM users, the ``throttle_auto_remove`` default): the
+        state ``reset`` comes back to."""
+        empty = MetadataImage()
+        scram = self.security.bootstrap_scram if self.security is not None else []
+        records = bootstrap_records(self._committed_image().metadata_version_level)
+        records += bootstrap_credentials(empty, scram).records
+        if self._throttle_auto_remove is not None:
+            records += set_auto_remove(empty, self._throttle_auto_remove).records
+        return fresh_reset.FreshState.of(records)
+
+    async def reset(self, timeout: float = 10.0) -> dict[str, int]:
+        """Bring the running cluster back to its freshly started state, keeping its broker ids, ports,
+        cluster id and metadata.version: every topic deleted (their partitions, configs, reassignments, and
+        on the brokers their replicas, copies and logs), every other dynamic config, ACL and SCRAM user
+        but those start-up writes gone, as one batch of Kafka's own deletion records
+        (server/controller/reset.py says which); and the harness's own changes undone: injected errors
+        disarmed, stopped brokers started, failed log directories restored, brokers asked to be fenced
+        unfenced, paused replication resumed, the simulated speed back to the start's. Returns once the
+        brokers' metadata has the reset (so a topic of the same name can be created at once), with
+        what went (``ResetSummary.to_dict``)."""
+        self.faults.clear()
+        await self._reset_brokers(timeout)
+        fresh = self.fresh_state()
+        summary: fresh_reset.ResetSummary = await self._write_synced(
+            lambda image: fresh_reset.decide(image, fresh), timeout)
+        return summary.to_dict()
+
+    async def _reset_brokers(self, timeout: float) -> None:
+        """Undo what the harness did to the brokers (only where something differs: a fresh cluster pays
+        nothing here)."""
+        for node in self.brokers:
+            if self.network.is_paused(node.broker_id):
+                self.network.resume(node.broker_id)
+            if not node.running:
+                await node.start()
+            for directory in node.log_manager.directories:
+                if not directory.online:
+                    await self.restore_log_dir(node.broker_id, directory.path, timeout)
+            if node.want_fence:
+                await self.unfence_broker(node.broker_id, timeout)
+        if self.network.speed != self._fresh_speed:
+            self.network.set_speed(self._fresh_speed)
+        if not all(self._unfenced(self._committed_image(), [node]) for node in self.brokers):
+            await self.wait_until(lambda image: self._unfenced(image, self.brokers), timeout)
+
+    async def _write_synced(self, decide: Decision, timeout: float) -> Any:
+        """``write`` that waits for the brokers' shared image on its commit (no polling): the few
+        milliseconds of a reset would otherwise be mostly a poll's interval."""
+        async with asyncio.timeout(timeout):
+            while True:
+                controller = await self.wait_for_active_controller(timeout)
+                try:
+                    response = await controller.write(decide)
+                    break
+                except (NotControllerError, NotLeaderError):
+                    await asyncio.sleep(0.01)  # a new leader is being elected: ask again
+            if any(b.running for b in self.brokers) and self.logs:
+                await self.metadata.reached(self.log.high_watermark)
+        return response
+
     # --- the virtual clock (``virtual_clock=True``) ---------------------------------------------------
 
     async def advance(self, seconds: float, timeout: float = 30.0) -> None:
@@ -1046,6 +1112,10 @@ class BackgroundCluster:
             loop = self._running_loop()
             loop.call_soon_threadsafe(loop.stop)
             self._thread.join(10)
+
+    def reset(self, timeout: float = 10.0) -> dict[str, int]:
+        """``Cluster.reset`` on the cluster's loop: back to its freshly started state."""
+        return self.run(self._started().reset(timeout), timeout + 5)
 
     def __enter__(self) -> BackgroundCluster:
         return self.start()

@@ -45,6 +45,9 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/links/cut                      {"a": 3000, "b": 3001}: every message between the two nodes
                                              (controllers or brokers) is lost until healed
     POST /api/links/heal                     {"a": 3000, "b": 3001}
+    POST /api/reset                          {"timeout": 10}: back to the freshly started state (no topics,
+                                             configs, ACLs or users but start-up's; same ids and ports),
+                                             answered with what went (``Cluster.reset``)
 
 Every call but GET needs ``Authorization: Bearer <token>`` (the cluster's ``control_token``), and
 Host and Origin must name the bound address (server/host/http_guard.py): 401 and 403 otherwise.
@@ -85,6 +88,7 @@ if TYPE_CHECKING:
 RECENT_RECORDS = 40
 REFRESH_MS = 500
 DEFAULT_WAIT_SECONDS = 30.0
+DEFAULT_RESET_SECONDS = 10.0
 THROTTLE_CONFIGS = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE,
                     configs.LEADER_THROTTLED_REPLICAS, configs.FOLLOWER_THROTTLED_REPLICAS,
                     configs.REPLICATION_BANDWIDTH)
@@ -238,6 +242,7 @@ class ControlPlane:
                                     ("vote", self.cluster.add_voter), ("remove", self.cluster.remove_controller))},
             ("POST", "/api/links/cut"): self._link_action(self.cluster.cut_link),
             ("POST", "/api/links/heal"): self._link_action(self.cluster.heal_link),
+            ("POST", "/api/reset"): self.reset,
         })
 
     def _broker_id(self, text: str) -> int:
@@ -408,6 +413,17 @@ class ControlPlane:
         except TimeoutError:
             raise HttpError(504, f"reassignments still ongoing after {timeout} s") from None
         return Response.json({"ongoing": 0})
+
+
+    async def reset(self, request: Request) -> Response:
+        timeout = request.json().get("timeout", DEFAULT_RESET_SECONDS)
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+            raise HttpError(400, "timeout must be a positive number of seconds")
+        try:
+            removed = await self.cluster.reset(timeout)
+        except TimeoutError:
+            raise HttpError(504, f"the cluster was not reset within {timeout} s") from None
+        return Response.json({"reset": removed})
 
 
 _API_KEYS_BY_NAME = {api_name(key): key for key in codec.api_keys()}

@@ -11,7 +11,11 @@ any other code (``stop_broker``, ``set_bandwidth``, ``wait_for_reassignments``, 
   it, the sync one otherwise);
 * ``kraftwire_session_cluster`` and ``kraftwire_sync_session_cluster``: one cluster shared by the whole
   run; async tests that use the former run on the session's loop
-  (``@pytest.mark.asyncio(loop_scope="session")``).
+  (``@pytest.mark.asyncio(loop_scope="session")``);
+* ``kraftwire_clean_cluster``: the sync session cluster, reset before the test (``Cluster.reset``: no
+  topics, configs, ACLs or users but start-up's, same ids and ports), so every test starts on a fresh
+  cluster for the milliseconds of a reset instead of a start; ``kraftwire_clean_session_cluster`` is
+  the same over the async session cluster (session loop).
 
 ``@pytest.mark.kraftwire(brokers=4, log_dirs=2, speed=10, seed=7, ...)`` on a test, class or module
 passes its keywords to ``Cluster`` for the function-scoped fixtures (the closest marker wins per
@@ -112,10 +116,18 @@ def kraftwire_sync_session_cluster(kraftwire_session_options: dict[str, Any]) ->
 
 
 @pytest.fixture
+def kraftwire_clean_cluster(kraftwire_sync_session_cluster: BackgroundCluster) -> BackgroundCluster:
+    """The session's ``BackgroundCluster``, reset to its freshly started state before this test."""
+    kraftwire_sync_session_cluster.reset()
+    return kraftwire_sync_session_cluster
+
+
+@pytest.fixture
 def kraftwire_bootstrap(request: pytest.FixtureRequest) -> str:
     """The bootstrap servers of this test's cluster: ``kraftwire_cluster`` if the test uses it, else
     ``kraftwire_sync_cluster``."""
-    name = "kraftwire_cluster" if "kraftwire_cluster" in request.fixturenames else "kraftwire_sync_cluster"
+    name = next((n for n in ("kraftwire_cluster", "kraftwire_clean_cluster")
+                 if n in request.fixturenames), "kraftwire_sync_cluster")
     bootstrap: str = request.getfixturevalue(name).bootstrap
     return bootstrap
 
@@ -138,6 +150,13 @@ if ASYNC_FIXTURES:
         """One ``Cluster`` for the whole run, on the session's event loop."""
         async for cluster in _running_cluster(kraftwire_session_options):
             yield cluster
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def kraftwire_clean_session_cluster(kraftwire_session_cluster: Cluster) -> Cluster:
+        """The session's ``Cluster``, reset to its freshly started state before this test (the test runs
+        on the session's loop: ``@pytest.mark.asyncio(loop_scope="session")``)."""
+        await kraftwire_session_cluster.reset()
+        return kraftwire_session_cluster
 else:
     NEEDS_PYTEST_ASYNCIO = ("{name} is an async fixture and needs pytest-asyncio, which is not installed: pip "
                             "install pytest-asyncio, or use kraftwire_sync_cluster / kraftwire_sync_session_cluster")

@@ -30,6 +30,13 @@ LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "f
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, DEFAULT = 1, 2, 3, 5
 
 
+@pytest.fixture
+def bg_cluster(kraftwire_clean_cluster):
+    """The run's shared 3-broker cluster, reset before each test (the plugin's ``kraftwire_clean_cluster``):
+    as fresh as one started for the test, without the start."""
+    return kraftwire_clean_cluster
+
+
 def stored(bg, resource_type: int, name: str) -> dict:
     """The resource's dynamic configs in the committed image."""
     return bg.call(lambda: dict(bg.cluster.controller.committed.configs.get((resource_type, name), {})))

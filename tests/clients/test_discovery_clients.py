@@ -30,6 +30,13 @@ from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, 
 TOPICS = {"alpha": 3, "beta": 1}  # name -> partitions, replication factor 2
 
 
+@pytest.fixture
+def bg_cluster(kraftwire_clean_cluster):
+    """The run's shared 3-broker cluster, reset before each test (the plugin's ``kraftwire_clean_cluster``):
+    as fresh as one started for the test, without the start."""
+    return kraftwire_clean_cluster
+
+
 def seed_topics(bg) -> None:
     """Create TOPICS through the controller's write path (records committed, then applied)."""
     def decide(image):
