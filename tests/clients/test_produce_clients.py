@@ -21,7 +21,6 @@ from apache_kafka import run_tool
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import InitProducerIdRequest, ListOffsetsRequest, ProduceRequest
 from kraftwire.codec.records import encode_batch, iter_batches
-from kraftwire.server.apis import BROKER_APIS
 from kraftwire.server.host.cluster import BackgroundCluster
 from raw_client import RawConnection, encode_request
 
@@ -29,7 +28,6 @@ CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
 GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell"
 DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand"
 BROKER_API_VERSIONS = "org.apache.kafka.tools.BrokerApiVersionsCommand"
-FETCH_API_KEY = 1
 
 
 @pytest.fixture(scope="module")
@@ -116,10 +114,6 @@ def test_kafka_python_acks_0_1_and_all_land_in_the_leaders_segment(bg, admin):
 
 def test_confluent_kafka_idempotent_producer(bg, admin):
     confluent_kafka = pytest.importorskip("confluent_kafka")
-    if FETCH_API_KEY not in BROKER_APIS:
-        # librdkafka writes v2 batches (the only ones Produce v3+ takes) only to brokers that also serve
-        # Fetch v4+; brokers serve Fetch once the consumer side of the data plane is in
-        pytest.xfail("librdkafka sends magic 0 messages to brokers that do not advertise Fetch")
     topic = new_topic(admin, partitions=2)
     producer = confluent_kafka.Producer({"bootstrap.servers": bg.bootstrap, "enable.idempotence": True,
                                          "acks": "all", "linger.ms": 5})
@@ -142,8 +136,6 @@ def test_confluent_kafka_idempotent_producer(bg, admin):
 def test_kcat_produces(bg, admin):
     if shutil.which("kcat") is None:
         pytest.fail("kcat is not installed (tests/setup.sh installs it)")
-    if FETCH_API_KEY not in BROKER_APIS:  # kcat is librdkafka: see the test above
-        pytest.xfail("librdkafka sends magic 0 messages to brokers that do not advertise Fetch")
     topic = new_topic(admin)
     lines = "".join(f"line {i}\n" for i in range(12))
     done = subprocess.run(["kcat", "-P", "-b", bg.bootstrap, "-t", topic, "-p", "0"], input=lines, text=True,

@@ -30,8 +30,6 @@ ONE_SIDED = {
     "DescribeConfigsResponse.Results.Configs.IsDefault": "DescribeConfigs v0 (KIP-896)",
     # ApiVersions v5 (KIP-1242) as Kafka trunk defines it
     "ApiVersionsRequest.NodeId": "ApiVersions v5", "ApiVersionsRequest.ClusterId": "ApiVersions v5",
-    # Fetch v18 (the fetcher's high watermark), which kraftwire's controllers do not speak (README)
-    "FetchRequest.Topics.Partitions.HighWatermark": "Fetch v18",
     # InitProducerId v6 (KIP-939 two-phase commit), unstable in Kafka 4.3 and not served: transactions are not
     "InitProducerIdRequest.KeepPreparedTxn": "InitProducerId v6", "InitProducerIdRequest.Enable2Pc": "InitProducerId v6",
     "InitProducerIdResponse.OngoingTxnProducerId": "InitProducerId v6",
