@@ -71,7 +71,8 @@ def timed_out(request: DeadlineRequest, version: int) -> Message:
             for t in request.topics])
     if isinstance(request, ElectLeadersRequest):
         Election = ElectLeadersResponse.ReplicaElectionResult
-        return ElectLeadersResponse(error_code=TIMED_OUT, replica_election_results=[
+        # the request-wide code is v1+ (Kafka's ElectLeadersResponse sets it only there)
+        return ElectLeadersResponse(error_code=TIMED_OUT if version >= 1 else 0, replica_election_results=[
             Election(topic=t.topic, partition_result=[
                 ElectLeadersResponse.PartitionResult(partition_id=p, error_code=TIMED_OUT, error_message=None)
                 for p in t.partitions])

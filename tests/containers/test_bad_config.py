@@ -53,4 +53,4 @@ def test_an_unwritable_data_volume_is_named_in_one_line(tmp_path):
     status, lines = run_until_stopped(tmp_path, "-v", f"{volume}:/data")
     assert status == 1
     assert len(lines) == 1, lines
-    assert "cannot start:" in lines[0] and "Permission denied" in lines[0] and "/data" in lines[0], lines
+    assert "cannot start:" in lines[0] and "permission denied" in lines[0].lower() and "/data" in lines[0], lines

@@ -45,3 +45,19 @@ def test_nothing_to_do_is_answered_without_a_deadline():
     assert has_work(ElectLeadersRequest(timeout_ms=0, topic_partitions=None))  # every partition
     decide = within_deadline(decided, create("dup", "dup"), 7, deadline_of(0, 100.0), clock=lambda: 200.0)
     assert decide(MetadataImage()).response == "decided"
+
+
+def test_a_timed_out_election_answers_in_every_version():
+    """ElectLeaders' request-wide error code is v1+: at v0 only the partitions carry REQUEST_TIMED_OUT (as
+    Kafka's ElectLeadersResponse sets it), so the answer encodes in every version the request came in."""
+    from kraftwire.codec.messages import ElectLeadersResponse
+    from kraftwire.server.controller.request_deadlines import timed_out
+
+    Topic = ElectLeadersRequest.TopicPartitions
+    request = ElectLeadersRequest(timeout_ms=0, topic_partitions=[Topic(topic="t", partitions=[0, 1])])
+    for version in (0, 1, 2):
+        answer = timed_out(request, version)
+        decoded = ElectLeadersResponse.decode(answer.encode(version), version)
+        assert decoded.error_code == (ErrorCode.REQUEST_TIMED_OUT if version >= 1 else 0)
+        assert [p.error_code for p in decoded.replica_election_results[0].partition_result] == \
+            [ErrorCode.REQUEST_TIMED_OUT] * 2
