@@ -434,7 +434,8 @@ def _log_parser(sub: Subcommands) -> None:
     dump.add_argument("--json", action="store_true", help="one JSON object per record instead of text lines")
     dump.add_argument("--show-secrets", action="store_true",
                       help="print SCRAM salts and keys and sensitive config values as written (redacted otherwise)")
-    verify = tools.add_parser("verify", help="check every batch of every file; exit 1 at the first damage")
+    verify = tools.add_parser("verify", help="judge the directory as start-up does (its own recovery, writing "
+                              "nothing): exit 1 exactly when start-up would refuse")
     verify.add_argument("dir", help="the __cluster_metadata-0 directory, or the data directory holding it")
 
 
