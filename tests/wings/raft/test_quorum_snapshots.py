@@ -12,6 +12,7 @@ import time
 import urllib.request
 import uuid
 
+from kafka.errors import TopicAlreadyExistsError
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kraftwire.codec import ErrorCode
@@ -315,7 +316,13 @@ def test_a_twin_with_three_controllers_survives_killing_the_active_one(tmp_path)
         while not any(c["active"] for c in call("GET", "/api/controllers")):  # the survivors elect a leader
             assert time.monotonic() < deadline, "no new active controller"
             time.sleep(0.05)
-        admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the new active controller
+        try:
+            admin.create_topics([NewTopic("after-failover", 1, 1)])  # forwarded to the new active controller
+        except TopicAlreadyExistsError:
+            # kafka-python sends the create again when its connection drops before the answer (seen once in
+            # CI under load: the first send had committed), and a repeat is answered 36, as by Kafka; what
+            # this test asks is that the create committed through the new active controller, checked below
+            pass
         assert {"kept", "after-failover"} <= set(admin.list_topics())
         described = admin.describe_metadata_quorum()["topics"][0]["partitions"][0]
         assert described["leader_id"] != first and len(described["current_voters"]) == 3
