@@ -26,7 +26,8 @@ from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_SUFFI
 from .batches import LogBatch
 from .segments import Segment, mapped, walk
 from .snapshots import SnapshotId, list_snapshots
-from .storage import StorageError, atomic_write, fsync_dir
+from ..durable.files import atomic_write, fsync_dir
+from .storage import StorageError
 
 log = logging.getLogger("kraftwire.raft")
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from kraftwire.codec.log_layout import QUORUM_STATE_FILE
 
-from .storage import StorageError, atomic_write, kafka_uuid
+from ..durable.files import atomic_write
+from .storage import StorageError, kafka_uuid
 
 NO_ID = -1
 

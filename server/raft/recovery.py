@@ -31,7 +31,7 @@ from .files import SYNCED_LENGTHS, LogCorruptError, RaftConfig, SegmentFiles
 from .quorum_state import NO_ID, QuorumState, read_quorum_state
 from .segments import Damage, Segment, judge_damage, mapped, walk
 from .snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, remove_partial, snapshot_control
-from .storage import fsync_dir
+from ..durable.files import fsync_dir
 from .voters import SnapshotVoters
 
 log = logging.getLogger("kraftwire.raft")

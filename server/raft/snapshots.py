@@ -24,7 +24,8 @@ from kraftwire.codec.records import (ATTR_CONTROL, SnapshotFooterRecord, Snapsho
                                      metadata_bodies, read_batch)
 
 from .segments import Damage, UnknownRecordError, mapped, walk
-from .storage import StorageError, fsync_dir
+from ..durable.files import fsync_dir
+from .storage import StorageError
 
 
 class SnapshotId(NamedTuple):

@@ -19,6 +19,8 @@ import uuid
 from pathlib import Path
 from collections.abc import Callable
 
+from ..durable.files import atomic_write
+
 META_PROPERTIES = "meta.properties"
 LOCK_FILE = ".lock"
 META_VERSION = "1"
@@ -26,30 +28,6 @@ META_VERSION = "1"
 
 class StorageError(Exception):
     """A data-directory file is unreadable or disagrees with the configuration: start-up stops."""
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a creation, rename or deletion inside ``path`` durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` all at once: ``<path>.tmp``, fsync, rename, fsync of the directory."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def random_kafka_uuid() -> uuid.UUID:

@@ -11,10 +11,11 @@ CheckpointFile). A file that does not parse raises ``CheckpointError``."""
 from __future__ import annotations
 
 import base64
-import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+
+from ..durable.files import atomic_write
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
@@ -26,28 +27,6 @@ CHECKPOINT_VERSION = 0
 
 class CheckpointError(ValueError):
     """A checkpoint file that is not in Kafka's format."""
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(text.encode())
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def _read_lines(path: Path, fields: int) -> list[list[str]]:

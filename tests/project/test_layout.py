@@ -21,13 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "codec": {"schemas"},
     "audit": {"codec"},
+    "server.durable": set(),
     "server.metadata": {"codec"},
-    "server.raft": {"codec"},
-    "server.storage": {"codec"},
+    "server.raft": {"codec", "server.durable"},
+    "server.storage": {"codec", "server.durable"},
     "server.wire": {"codec"},
     "server.controller": {"codec", "server.metadata", "server.wire"},
     "server.apis": {"codec", "server.metadata", "server.controller", "server.wire"},
-    "server.broker": {"codec", "server.metadata", "server.storage", "server.wire"},
+    "server.broker": {"codec", "server.metadata", "server.storage", "server.durable", "server.wire"},
 }
 
 # The controller modules that are not decisions: the writer, the log interface it writes through, the
