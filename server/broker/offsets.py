@@ -78,7 +78,8 @@ def _lookup(partition: Partition, timestamp: int, replica_id: int, version: int)
         if lagging:
             raise KafkaError(ErrorCode.OFFSET_NOT_AVAILABLE if version >= FIRST_VERSION_WITH_OFFSET_NOT_AVAILABLE
                              else ErrorCode.LEADER_NOT_AVAILABLE)
-        return Listed(partition_index=index, timestamp=-1, offset=bound, leader_epoch=partition.leader_epoch)
+        epoch = partition.leader_epoch if version >= FIRST_VERSION_WITH_EPOCH else -1  # v0-3 carry no epoch
+        return Listed(partition_index=index, timestamp=-1, offset=bound, leader_epoch=epoch)
     found: TimestampAndOffset | None = log.offset_for_timestamp(timestamp)
     limited = timestamp not in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP)
     if found is None or found.offset < 0 or (limited and found.offset >= bound):
