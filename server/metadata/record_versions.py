@@ -60,6 +60,7 @@ TWIN_LEVELS = {
 # The newest level of each release: what a node of that release supports (its ApiVersions' range).
 RELEASE_NEWEST_LEVEL = {"3.3": 7, "3.4": 8, "3.5": 11, "3.6": 14, "3.7": 19, "3.8": 20, "3.9": 21, "4.0": 25,
                         "4.1": 27, "4.2": 29, "4.3": 30, "4.4": 33}
+KAFKA3_MIN_METADATA_VERSION = 1  # 3.0-IV1: the oldest level a Kafka 3.x node supports
 MIGRATION_FIELD_LEVEL = 8  # 3.4-IV0: RegisterBrokerRecord v2 (IsMigratingZkBroker, KIP-866)
 SCRAM_LEVEL = 11  # 3.5-IV2: SCRAM credentials in KRaft (KIP-554)
 ISR_SHRINK_BUMP_BELOW = 12  # 3.6-IV0: no more leader-epoch bump when the controller shrinks an ISR
@@ -84,9 +85,11 @@ def supported_features(finalized_level: int) -> dict[str, tuple[int, int]]:
     node, metadata.version up to 4.3-IV0, or up to kraftwire's newest level in a cluster started above
     it (as a Kafka node with unstable feature versions enabled)."""
     if finalized_level < METADATA_VERSIONS["3.9-IV0"]:
-        # a twin of a release before 3.9: that release's range, and none of the features it did not know
-        # (kraft.version from 3.9, eligible.leader.replicas.version from 4.0)
-        return {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, release_newest_level(finalized_level))}
+        # a twin of a release before 3.9: that release's range (from 3.0-IV1, which 3.x nodes still
+        # supported; a downgrade below 3.3-IV3 crosses a level that changed the metadata, which the
+        # controller refuses), and none of the features it did not know (kraft.version from 3.9,
+        # eligible.leader.replicas.version from 4.0)
+        return {METADATA_VERSION_FEATURE: (KAFKA3_MIN_METADATA_VERSION, release_newest_level(finalized_level))}
     newest = RELEASE_METADATA_VERSION_LEVEL if finalized_level <= RELEASE_METADATA_VERSION_LEVEL \
         else METADATA_VERSION_LEVEL
     return {**SUPPORTED_FEATURES, METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, newest)}

@@ -121,11 +121,11 @@ def source(apache_kafka, tmp_path_factory):
     return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
 
 
-def rehearse(bootstrap: str, tmp_path, partition: int, replicas: list[int], throttle: int) -> None:
+def rehearse(bootstrap: str, tmp_path, partition: int, replicas: list[int], throttle: int, topic: str = TOPIC) -> None:
     """kafka-reassign-partitions --execute of a one-partition plan with an inter-broker throttle."""
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": TOPIC, "partition": partition, "replicas": replicas}]}))
+        {"topic": topic, "partition": partition, "replicas": replicas}]}))
     done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", bootstrap, "--execute",
                     "--reassignment-json-file", str(plan), "--throttle", str(throttle))
     assert done.returncode == 0, done.stdout + done.stderr
