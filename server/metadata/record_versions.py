@@ -135,6 +135,18 @@ def version_for(record: Message, level: int = METADATA_VERSIONS[DEFAULT_METADATA
     return 0
 
 
+def at_level(record: Message, level: int) -> tuple[Message, int]:
+    """``record`` as it is written at metadata.version ``level``: with its version (``version_for``) and,
+    at PartitionRecord/PartitionChangeRecord v0 (below 3.7-IV2), without its directories, every one
+    MIGRATING (v0 has no field for them; they are read back as MIGRATING)."""
+    version = version_for(record, level)
+    if version == 0 and isinstance(record, rec.PartitionRecord) and record.directories:
+        return record.replace(directories=[]), 0
+    if version == 0 and isinstance(record, rec.PartitionChangeRecord) and record.directories is not None:
+        return record.replace(directories=None), 0
+    return record, version
+
+
 def _names_directories(record: rec.PartitionRecord | rec.PartitionChangeRecord) -> bool:
     """The record says which directory holds a replica: v0 has no field for it (a v0 record's replicas
     are read back as MIGRATING, so one naming only MIGRATING loses nothing at v0)."""

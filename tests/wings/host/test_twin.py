@@ -269,7 +269,7 @@ def test_a_source_kraftwire_cannot_run_is_refused_in_one_line(tmp_path):
     broker = rec.RegisterBrokerRecord(broker_id=1, incarnation_id=uuid.uuid4(), broker_epoch=1, fenced=False,
                                       log_dirs=[uuid.uuid4()], end_points=[])
     write_log(tmp_path / "newer", [(newer, 0), (broker, 3)])
-    assert "its metadata.version is feature level 99; kraftwire runs at levels 21-33" in refusal(
+    assert "its metadata.version is feature level 99; kraftwire runs at levels 7-33 (3.3-IV3 to 4.4-IV2)" in refusal(
         tmp_path, "--from-log", str(tmp_path / "newer"))
     write_log(tmp_path / "brokerless", [(newer.replace(feature_level=21), 0)])
     assert "the log registers no broker: there is nothing to simulate" in refusal(
