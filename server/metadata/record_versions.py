@@ -106,11 +106,12 @@ def release_newest_level(level: int) -> int:
 
 
 def metadata_version_level(name: str) -> int:
-    """The feature level of a metadata.version name such as ``4.1-IV0``; ValueError for others."""
+    """The feature level of a metadata.version name such as ``4.1-IV0`` (any KRaft production level from
+    3.3-IV3); ValueError for others."""
     try:
-        return METADATA_VERSIONS[name]
+        return TWIN_LEVELS[name]
     except KeyError:
-        raise ValueError(f"unsupported metadata.version {name!r}: one of {', '.join(METADATA_VERSIONS)}") from None
+        raise ValueError(f"unsupported metadata.version {name!r}: one of {', '.join(TWIN_LEVELS)}") from None
 
 
 def version_for(record: Message, level: int = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]) -> int:

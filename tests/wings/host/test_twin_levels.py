@@ -11,11 +11,12 @@ import time
 import uuid
 
 from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
 
 from apache_kafka import REASSIGN_PARTITIONS, run_tool
 from served import Served
 from topic_records import add_topic, image_with_brokers
-from tests.wings.host.test_twin import finalized_features, write_log
+from tests.wings.host.test_twin import FEATURES, finalized_features, write_log
 
 from kraftwire.codec import ErrorCode
 from kraftwire.codec import records as rec
@@ -24,6 +25,7 @@ from kraftwire.codec.messages import AlterUserScramCredentialsRequest
 from kraftwire.server.controller.partition_change import build_change, rules_for
 from kraftwire.server.controller.scram import alter_user_scram_credentials
 from kraftwire.server.metadata.record_versions import TWIN_LEVELS, supported_features, version_for
+from kraftwire.server.raft.tools import read_file, segment_paths
 
 TOPIC = "old-orders"
 
@@ -116,3 +118,40 @@ def test_a_kafka35_log_is_twinned_and_completes_a_reassignment(tmp_path):
             admin.close()
     finally:
         served.stop()
+
+
+def test_a_new_cluster_starts_at_a_3_3_level_given_as_kafka_storage_takes_it(tmp_path):
+    """``serve --release-version 3.3-IV3``: the level finalized, 3.3's range advertised, topics created
+    and moved; the records that name no directory are written at 3.3-IV3's versions."""
+    served = Served(tmp_path, "--release-version", "3.3-IV3", "--data-dir", str(tmp_path / "data"),
+                    "--port", "0", "--controller-port", "0")
+    try:
+        assert finalized_features(served.bootstrap) == {"metadata.version": "3.3-IV3"}
+        assert "SupportedMaxVersion: 3.3-IV3" in run_tool(FEATURES, "--bootstrap-server", served.bootstrap,
+                                                          "describe").stdout
+        admin = KafkaAdminClient(bootstrap_servers=served.bootstrap, request_timeout_ms=30000)
+        try:
+            admin.create_topics([NewTopic(TOPIC, replica_assignments={0: [1, 2]})])
+            plan = tmp_path / "plan.json"
+            plan.write_text(json.dumps({"version": 1, "partitions": [
+                {"topic": TOPIC, "partition": 0, "replicas": [3, 2]}]}))
+            done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", served.bootstrap, "--execute",
+                            "--reassignment-json-file", str(plan))
+            assert done.returncode == 0, done.stdout + done.stderr
+            deadline = time.monotonic() + 60
+            while admin.list_partition_reassignments() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert admin.list_partition_reassignments() == {}
+        finally:
+            admin.close()
+    finally:
+        served.stop()
+    (log_dir,) = (tmp_path / "data").rglob("__cluster_metadata-0")
+    written = [(type(record).__name__, version) for file in segment_paths(log_dir)
+               for _o, _e, _t, control, record, version in read_file(file, int(file.name.split(".")[0]))
+               if not control]
+    # each kraftwire broker registers its log directory and places replicas in directories: those records
+    # keep the versions that name them (README, differences); the others are at 3.3-IV3's
+    assert sorted(set(written)) == [("BrokerRegistrationChangeRecord", 0), ("FeatureLevelRecord", 0),
+                                    ("PartitionChangeRecord", 1), ("PartitionRecord", 1), ("RegisterBrokerRecord", 3),
+                                    ("TopicRecord", 0)]
