@@ -6,8 +6,11 @@ it): the newest snapshot, then every segment record after it, checked as ``kraft
 checks them, into a ``MetadataImage``. The source is only read, never written or locked. A partial
 batch at the very end (a copy taken while Kafka was writing) is left out; damage anywhere else, a
 record of a type or version kraftwire has no schema for (Kafka's metadata loader fails on those too),
-or a metadata.version kraftwire cannot run at refuses the source with a one-line ``SourceError``. The
-cluster id is the one in the ``meta.properties`` beside the log.
+or a metadata.version kraftwire cannot run at (it runs every KRaft production level, 3.3-IV3 to
+4.4-IV2) refuses the source with a one-line ``SourceError``. The notes say in one line each what the
+source's level does that kraftwire does not model (``record_versions.unmodelled``); none changes a
+reassignment's placement or completion, so none refuses. Below 3.7-IV2 brokers register no log
+directory: each gets one. The cluster id is the one in the ``meta.properties`` beside the log.
 
 ``TwinSource.seed`` turns a new data directory into the twin's: a snapshot of the source's image at
 the source's end offset and epoch (so the twin's own records follow the source's offsets), and a
