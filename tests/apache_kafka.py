@@ -26,6 +26,8 @@ from served import free_ports
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
 LIB = KAFKA_DIR / "lib"
+# Kafka 3.7's broker (tests/kafka37/pom.xml), whose metadata log the production-level twin test records
+KAFKA37_LIB = KAFKA_DIR.parent / "kafka37" / "lib"
 # Small heaps, and a JVM tuned to start fast rather than to run long: the tools live a second or two.
 JVM_FLAGS = ["-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
              "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={KAFKA_DIR / 'log4j2.properties'}"]
@@ -36,10 +38,11 @@ def kafka_version() -> str:
     return next(LIB.glob("kafka-clients-*.jar")).stem.removeprefix("kafka-clients-")
 
 
-def java_command(main_class: str, *args: str) -> list[str]:
-    if not (LIB / ".resolved").exists():
-        raise AssertionError(f"Apache Kafka's jars are not in {LIB}: run tests/setup.sh")
-    return ["java", *JVM_FLAGS, "-cp", f"{LIB}/*", main_class, *args]
+def java_command(main_class: str, *args: str, lib: Path = LIB) -> list[str]:
+    """``lib`` is the folder of jars: tests/kafka/lib, or tests/kafka37/lib for Kafka 3.7 (KAFKA37_LIB)."""
+    if not (lib / ".resolved").exists():
+        raise AssertionError(f"Apache Kafka's jars are not in {lib}: run tests/setup.sh")
+    return ["java", *JVM_FLAGS, "-cp", f"{lib}/*", main_class, *args]
 
 
 def run_tool(main_class: str, *args: str, timeout: float = 180, input: str | None = None
@@ -87,8 +90,11 @@ class KafkaCluster:
     """
 
     def __init__(self, brokers: int = 3, log_dirs: int = 2, dedicated_controller: int | None = None,
-                 overrides: dict[str, str] | None = None):
+                 overrides: dict[str, str] | None = None, lib: Path = LIB, format_args: tuple[str, ...] = ()):
+        """``lib``: the jars to run (another Kafka release's); ``format_args``: more for the storage tool's
+        format (``--release-version 3.5-IV2``)."""
         self.count, self.log_dirs_per_broker, self.overrides = brokers, log_dirs, overrides or {}
+        self.lib, self.format_args = lib, format_args
         self.controller_id = dedicated_controller or 1
         self.dedicated = dedicated_controller is not None
         self.root = Path(tempfile.mkdtemp(prefix="apache-kafka-"))
@@ -172,7 +178,8 @@ class KafkaCluster:
             directory.mkdir(parents=True)
             config = directory / "server.properties"
             config.write_text("".join(f"{k}={v}\n" for k, v in self._properties(node_id).items()))
-            formats.append(subprocess.Popen(java_command(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config)),
+            formats.append(subprocess.Popen(java_command(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}",
+                                                         "-c", str(config), *self.format_args, lib=self.lib),
                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         for formatting in formats:
             output = formatting.communicate(timeout=180)[0]
@@ -181,7 +188,7 @@ class KafkaCluster:
             directory = self.node_dir(node_id)
             log = open(directory / "kafka.log", "w")
             self.processes.append(subprocess.Popen(
-                java_command("kafka.Kafka", str(directory / "server.properties")),
+                java_command("kafka.Kafka", str(directory / "server.properties"), lib=self.lib),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
             log.close()
         try:

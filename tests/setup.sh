@@ -98,6 +98,16 @@ if [ -f tests/kafka/pom.xml ]; then
   # Kafka's bin/kafka-*.sh over those jars, in tests/kafka/bin (README: "The same with Apache Kafka's own tools")
   bash tests/kafka/wrappers.sh
 fi
+# Kafka 3.7's broker into tests/kafka37/lib (tests/kafka37/pom.xml): the production-level twin test records
+# a real 3.7 metadata log with it.
+if [ -f tests/kafka37/pom.xml ]; then
+  stamp=tests/kafka37/lib/.resolved
+  if [ ! -f "$stamp" ] || [ tests/kafka37/pom.xml -nt "$stamp" ]; then
+    echo "setup: resolving Apache Kafka 3.7 with Maven into tests/kafka37/lib"
+    rm -rf tests/kafka37/lib
+    (cd tests/kafka37 && { mvn -q -B -o package >/dev/null 2>&1 || mvn -q -B package; }) && touch "$stamp"
+  fi
+fi
 
 # franz-go for tests/kadm (Go module proxy); go.sum pins every module.
 if [ -f tests/kadm/go.mod ] && command -v go >/dev/null 2>&1; then

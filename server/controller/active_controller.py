@@ -37,7 +37,7 @@ from typing import Any
 from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import (DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE,
-                                                      bootstrap_records, metadata_version_level, version_for)
+                                                      bootstrap_records, metadata_version_level, at_level)
 from kraftwire.server.metadata.view import CommitListener
 from .broker_lifecycle import fence_broker
 from .metadata_log import MetadataLog, NotControllerError
@@ -163,7 +163,7 @@ class Controller:
         records, response = decide(self.working)
         if records:
             level = self.working.metadata_version_level
-            base, committed = self.log.append([(record, version_for(record, level)) for record in records])
+            base, committed = self.log.append([at_level(record, level) for record in records])
             self._changed_in_working.update(self.working.apply_appended(records, base))
             self.working.offset = self.log.end_offset - 1
             self._last_append = committed

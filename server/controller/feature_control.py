@@ -40,7 +40,7 @@ from .result import ControllerResult
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 # The metadata.version levels whose records differ from the level below (Kafka's didMetadataChange): a
 # downgrade across one might drop metadata, so Kafka refuses it.
-METADATA_CHANGED_LEVELS = frozenset({8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
+METADATA_CHANGED_LEVELS = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33})
 # Each feature level's dependencies on metadata.version (Kafka's FeatureVersion.dependencies).
 METADATA_VERSION_NEEDED = {(ELR_FEATURE, 1): ELR_RECORDS_LEVEL}
 # The features Kafka 4.3.1 knows besides metadata.version (its Feature enum, test features included): turning

@@ -44,7 +44,7 @@ from kraftwire.codec.constants import LEADER_RECOVERING, LEADER_UNCHANGED, MIGRA
 
 from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS, topic_value
 from kraftwire.server.metadata.image import BrokerState, MetadataImage, PartitionState
-from kraftwire.server.metadata.record_versions import RELAXED_COMPLETION_LEVEL, elr_enabled
+from kraftwire.server.metadata.record_versions import ISR_SHRINK_BUMP_BELOW, RELAXED_COMPLETION_LEVEL, elr_enabled
 
 Brokers = dict[int, BrokerState]
 
@@ -61,6 +61,7 @@ class ChangeRules(NamedTuple):
     relaxed_completion: bool = True  # KAFKA-19975 (Kafka 4.3)
     elr: bool = False  # eligible leader replicas (KIP-966)
     min_isr: int = 1  # the topic's effective min.insync.replicas, which the ELR follows
+    isr_shrink_bump: bool = False  # below 3.6-IV0: a shrinking ISR bumps the leader epoch (KAFKA-15021)
 
 
 def rules_for(image: MetadataImage, topic_name: str) -> ChangeRules:
@@ -76,8 +77,9 @@ def rules_for(image: MetadataImage, topic_name: str) -> ChangeRules:
         first = topic.partitions.get(0) if topic is not None else None
         if first is not None:
             min_isr = min(min_isr, len(first.replicas))
-    return ChangeRules(relaxed_completion=image.metadata_version_level >= RELAXED_COMPLETION_LEVEL, elr=elr,
-                       min_isr=min_isr)
+    level = image.metadata_version_level
+    return ChangeRules(relaxed_completion=level >= RELAXED_COMPLETION_LEVEL, elr=elr, min_isr=min_isr,
+                       isr_shrink_bump=level < ISR_SHRINK_BUMP_BELOW)
 
 
 def default_directory(brokers: Brokers, broker_id: int) -> uuid.UUID:
@@ -160,6 +162,9 @@ def build_change(brokers: Brokers, topic_id: uuid.UUID, partition_id: int, state
     target_isr, target_elr = _leader_changes(state, target, target_elr, leader, unclean, changes)
     _isr_and_elr_changes(state, target_isr, target_elr, rules, changes)
     _assignment_changes(state, target, leader_recovery_state, changes)
+    if rules.isr_shrink_bump and "leader" not in changes and "isr" in changes \
+            and not set(state.isr) <= set(cast(tuple[int, ...], changes["isr"])):
+        changes["leader"] = state.leader  # Kafka's triggerLeaderEpochBumpForIsrShrinkIfNeeded
     if not changes:
         return None
     changes.setdefault("leader", LEADER_UNCHANGED)

@@ -9,7 +9,8 @@ salted password, never the password, and the salted password itself is not kept 
 Results are per user: any refused change of a user refuses all of that user's changes in the request
 (UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, UNACCEPTABLE_CREDENTIAL for an empty name, an
 iteration count outside 4096-16384 or an empty salt or salted password, DUPLICATE_RESOURCE for a
-mechanism named twice for the user, RESOURCE_NOT_FOUND for deleting a credential that does not exist).
+mechanism named twice for the user, RESOURCE_NOT_FOUND for deleting a credential that does not exist;
+UNSUPPORTED_VERSION for every change at a metadata.version below 3.5-IV2, a twin of an older cluster).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kraftwire.codec.message import Message
 from kraftwire.codec.messages import (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
                                       DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse)
 from kraftwire.server.metadata.image import MetadataImage
+from kraftwire.server.metadata.record_versions import SCRAM_LEVEL
 
 from .result import ControllerResult
 
@@ -73,17 +75,22 @@ def _problem(change: Deletion | Upsertion) -> tuple[int, str] | None:
     return None
 
 
+# Below 3.5-IV2 (a twin of an older cluster) the controller keeps no SCRAM credentials.
+NO_SCRAM = ErrorCode.UNSUPPORTED_VERSION, "The current metadata.version does not support SCRAM"
+
+
 def alter_user_scram_credentials(image: MetadataImage, request: AlterUserScramCredentialsRequest) -> ControllerResult:
     problems: dict[str, tuple[int, str]] = {}
     seen: set[tuple[str, int]] = set()
     users: list[str] = []
+    scram_supported = image.metadata_version_level >= SCRAM_LEVEL  # Kafka's MetadataVersion.isScramSupported
     changes: list[tuple[Deletion | Upsertion, bool]] = [*((d, False) for d in request.deletions),
                                                         *((u, True) for u in request.upsertions)]
     for change, upsert in changes:
         if change.name not in users:
             users.append(change.name)
         key = (change.name, change.mechanism)
-        problem = _problem(change)
+        problem = _problem(change) if scram_supported else NO_SCRAM
         if problem is None and key in seen:
             problem = ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"
         if problem is None and not upsert and (change.mechanism, change.name) not in image.scram:

@@ -32,7 +32,7 @@ from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
 from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata import redaction
-from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, TWIN_LEVELS, level_name
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
 from kraftwire.server.raft import tools as log_tools
 from kraftwire.server.wire.transport import TransportLimits
@@ -79,10 +79,12 @@ def _node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auto-create-topics", action="store_true",
                    help="Kafka's auto.create.topics.enable: a Metadata request that allows it creates the "
                         "missing topics it names (default off, where Kafka's default is on: see README)")
-    p.add_argument("--metadata-version", default=None, choices=list(METADATA_VERSIONS),
-                   help=f"metadata.version written at the first start, choosing the behaviours and record "
-                        f"versions of that level (default {DEFAULT_METADATA_VERSION}: see README); a data "
-                        f"directory keeps the level its log holds")
+    p.add_argument("--metadata-version", "--release-version", dest="metadata_version", default=None,
+                   choices=list(TWIN_LEVELS), metavar="VERSION",
+                   help=f"metadata.version written at the first start (as kafka-storage format "
+                        f"--release-version), choosing the behaviours and record versions of that level, any "
+                        f"KRaft production level from 3.3-IV3 to 4.4-IV2 (default {DEFAULT_METADATA_VERSION}: "
+                        f"see README, Metadata versions); a data directory keeps the level its log holds")
     p.add_argument("--num-partitions", type=int, default=None,
                    help="Kafka's num.partitions: partitions of topics created without a count (default 1)")
     p.add_argument("--default-replication-factor", type=int, default=None,
@@ -374,9 +376,9 @@ def _metadata_version_kept(cluster: Cluster, asked: str | None) -> str | None:
     """The line saying that ``--metadata-version`` was not applied, when the log already held another level
     (it is written at the first start only, as kafka-storage format writes it once), else None."""
     level = cluster.controller.committed.metadata_version_level
-    if asked is None or METADATA_VERSIONS[asked] == level:
+    if asked is None or TWIN_LEVELS[asked] == level:
         return None
-    held = next((name for name, value in METADATA_VERSIONS.items() if value == level), f"level {level}")
+    held = level_name(level)
     return (f"--metadata-version {asked} not applied: the metadata log in {cluster.data_dir} holds metadata.version "
             f"{held}, written at its first start (kafka-features upgrade/downgrade changes it)")
 

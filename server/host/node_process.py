@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraftwire.codec.log_layout import PARTITION_DIR
-from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
+from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, TWIN_LEVELS
 from kraftwire.server.raft import StorageError, Timers
 from kraftwire.server.raft.snapshots import SnapshotId, write_snapshot
 from kraftwire.server.raft.storage import (META_PROPERTIES, kafka_uuid, load_meta_properties, parse_kafka_uuid,
@@ -258,7 +258,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> dict[str, argparse.ArgumentP
                                         "(default kafka)")
     parsers["broker"].add_argument("--speed", type=float, default=1.0,
                                    help="run simulated replication this many times faster than real time (default 1)")
-    controller.add_argument("--metadata-version", default=DEFAULT_METADATA_VERSION, choices=list(METADATA_VERSIONS),
+    controller.add_argument("--metadata-version", "--release-version", dest="metadata_version",
+                            default=DEFAULT_METADATA_VERSION, choices=list(TWIN_LEVELS), metavar="VERSION",
                             help=f"metadata.version written when the quorum first starts "
                                  f"(default {DEFAULT_METADATA_VERSION})")
     fmt = parsers["format"] = sub.add_parser(

@@ -6,8 +6,11 @@ it): the newest snapshot, then every segment record after it, checked as ``kraft
 checks them, into a ``MetadataImage``. The source is only read, never written or locked. A partial
 batch at the very end (a copy taken while Kafka was writing) is left out; damage anywhere else, a
 record of a type or version kraftwire has no schema for (Kafka's metadata loader fails on those too),
-or a metadata.version kraftwire cannot run at refuses the source with a one-line ``SourceError``. The
-cluster id is the one in the ``meta.properties`` beside the log.
+or a metadata.version kraftwire cannot run at (it runs every KRaft production level, 3.3-IV3 to
+4.4-IV2) refuses the source with a one-line ``SourceError``. The notes say in one line each what the
+source's level does that kraftwire does not model (``record_versions.unmodelled``); none changes a
+reassignment's placement or completion, so none refuses. Below 3.7-IV2 brokers register no log
+directory: each gets one. The cluster id is the one in the ``meta.properties`` beside the log.
 
 ``TwinSource.seed`` turns a new data directory into the twin's: a snapshot of the source's image at
 the source's end offset and epoch (so the twin's own records follow the source's offsets), and a
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -39,7 +43,8 @@ from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.log_layout import PARTITION_DIR
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import BrokerState, MetadataImage
-from kraftwire.server.metadata.record_versions import METADATA_VERSION_FEATURE, METADATA_VERSIONS
+from kraftwire.server.metadata.record_versions import (DIRECTORY_ASSIGNMENT_LEVEL, METADATA_VERSION_FEATURE,
+                                                       TWIN_LEVELS, level_name, unmodelled)
 from kraftwire.server.raft.snapshots import SnapshotError, SnapshotId, check_snapshot, list_snapshots, write_snapshot
 from kraftwire.server.raft.voters import SnapshotVoters
 from kraftwire.server.raft.storage import (META_PROPERTIES, META_VERSION, StorageError, kafka_uuid, read_properties,
@@ -242,20 +247,33 @@ def _check_servable(given: Path, source: TwinSource) -> None:
     level = image.features.get(METADATA_VERSION_FEATURE)
     if level is None:
         raise SourceError(f"--from-log {given}: no metadata.version record: not a KRaft metadata log")
-    supported = sorted(METADATA_VERSIONS.values())
+    supported = sorted(TWIN_LEVELS.values())
     if not supported[0] <= level <= supported[-1]:
         raise SourceError(f"--from-log {given}: its metadata.version is feature level {level}; kraftwire runs at "
-                          f"levels {supported[0]}-{supported[-1]} ({', '.join(METADATA_VERSIONS)}) only")
+                          f"levels {supported[0]}-{supported[-1]} ({level_name(supported[0])} to "
+                          f"{level_name(supported[-1])}) only")
     if not image.brokers:
         raise SourceError(f"--from-log {given}: the log registers no broker: there is nothing to simulate")
     missing_dirs = [b.broker_id for b in image.brokers.values() if not b.log_dirs]
-    if missing_dirs:
+    if missing_dirs and level >= DIRECTORY_ASSIGNMENT_LEVEL:
         raise SourceError(f"--from-log {given}: brokers {missing_dirs} registered no log directory")
+    if missing_dirs:
+        _give_log_dirs(source, missing_dirs)
+    source.notes[:0] = [f"metadata.version {level_name(level)} (level {level}): {line}" for line in unmodelled(level)]
     if source.cluster_id is None:
         source.notes.append(f"no meta.properties beside {source.directory}: the twin takes a new cluster id")
     if source.controllers:
         source.notes.append(f"controllers {source.controllers} of the source are not simulated: the twin's own "
                             f"controllers lead")
+
+
+def _give_log_dirs(source: TwinSource, broker_ids: list[int]) -> None:
+    """Below 3.7-IV2 a broker registers no log directory (KRaft ran one per broker, not named in the log):
+    the twin gives each such broker one, with a new id."""
+    for broker_id in broker_ids:
+        broker = source.image.brokers[broker_id]
+        source.image.brokers[broker_id] = dataclasses.replace(broker, log_dirs=(uuid.uuid4(),))
+    source.notes.append(f"brokers {broker_ids} registered no log directory (as below 3.7-IV2): each gets one")
 
 
 def read_sizes(path: str | Path, image: MetadataImage) -> tuple[dict[str, dict[int, int]], list[str]]:

@@ -35,7 +35,7 @@ from kraftwire.codec.message import Message
 from .acls import Acl
 from .fast_paths import PARTITION_FRAME_PREFIXES, PREFIX_END, PartitionStates, partition_id_of_frame
 from .partition_state import PartitionState, merged_partition
-from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, version_for
+from .record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSION_FEATURE, METADATA_VERSIONS, at_level
 from .snapshot_encoding import SnapshotEncodings, topic_records
 
 __all__ = ["BrokerState", "Endpoint", "MetadataImage", "Outcome", "Outcomes", "PartitionState", "TopicState",
@@ -209,7 +209,7 @@ class MetadataImage:
         state), topics each followed by their partitions, then configs, ACLs and SCRAM credentials, as
         Kafka's image writer orders them."""
         level = self.metadata_version_level
-        return ((record, version_for(record, level)) for record in self._snapshot_records())
+        return (at_level(record, level) for record in self._snapshot_records())
 
     def snapshot_batches(self) -> Iterator[tuple[int, bytes]]:
         """The snapshot of the image as it is now: its ``to_records`` as data batches (record count,

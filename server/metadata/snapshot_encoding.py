@@ -44,7 +44,7 @@ from kraftwire.codec.message import Message
 from .partition_state import PartitionState
 
 from .fast_paths import topic_records
-from .record_versions import version_for
+from .record_versions import at_level
 
 if TYPE_CHECKING:  # the image imports this module
     from .image import MetadataImage, TopicState
@@ -60,7 +60,7 @@ GROUP_RECORDS = 1024  # a run of smaller topics is cut every ~this many records
 
 def encode(records: Iterable[Message], level: int) -> Batches:
     """``records`` at metadata.version ``level``, as (record count, records' bytes) of snapshot batches."""
-    return list(rec.metadata_bodies((r, version_for(r, level)) for r in records))
+    return list(rec.metadata_bodies(at_level(r, level) for r in records))
 
 
 def groups(topics: Iterable[TopicState]) -> Iterator[list[TopicState]]:

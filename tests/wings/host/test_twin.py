@@ -121,11 +121,11 @@ def source(apache_kafka, tmp_path_factory):
     return {"dir": copy, "sizes": sizes, "seen": seen, "fingerprint": fingerprint(copy)}
 
 
-def rehearse(bootstrap: str, tmp_path, partition: int, replicas: list[int], throttle: int) -> None:
+def rehearse(bootstrap: str, tmp_path, partition: int, replicas: list[int], throttle: int, topic: str = TOPIC) -> None:
     """kafka-reassign-partitions --execute of a one-partition plan with an inter-broker throttle."""
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": TOPIC, "partition": partition, "replicas": replicas}]}))
+        {"topic": topic, "partition": partition, "replicas": replicas}]}))
     done = run_tool(REASSIGN_PARTITIONS, "--bootstrap-server", bootstrap, "--execute",
                     "--reassignment-json-file", str(plan), "--throttle", str(throttle))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -269,7 +269,7 @@ def test_a_source_kraftwire_cannot_run_is_refused_in_one_line(tmp_path):
     broker = rec.RegisterBrokerRecord(broker_id=1, incarnation_id=uuid.uuid4(), broker_epoch=1, fenced=False,
                                       log_dirs=[uuid.uuid4()], end_points=[])
     write_log(tmp_path / "newer", [(newer, 0), (broker, 3)])
-    assert "its metadata.version is feature level 99; kraftwire runs at levels 21-33" in refusal(
+    assert "its metadata.version is feature level 99; kraftwire runs at levels 7-33 (3.3-IV3 to 4.4-IV2)" in refusal(
         tmp_path, "--from-log", str(tmp_path / "newer"))
     write_log(tmp_path / "brokerless", [(newer.replace(feature_level=21), 0)])
     assert "the log registers no broker: there is nothing to simulate" in refusal(
