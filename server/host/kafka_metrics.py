@@ -143,14 +143,22 @@ def _topic_meters(brokers: list[BrokerNode]) -> Iterator[Metric]:
                                      f"BrokerTopicMetrics: {documentation}", labels=["node_id", "topic"])
         for broker in brokers:
             stats, node = broker.topic_stats, str(broker.broker_id)
-            for topic, counts in sorted(stats.topics.items()):
-                family.add_metric([node, topic], getattr(counts, field))
+            for topic in _hosted_topics(broker):
+                counts = stats.topics.get(topic)
+                family.add_metric([node, topic], getattr(counts, field) if counts is not None else 0)
         everything = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", "", labels=["node_id"])
         for broker in brokers:
             all_topics: TopicCounts = broker.topic_stats.all_topics
             everything.add_metric([str(broker.broker_id)], getattr(all_topics, field))
         family.samples.extend(everything.samples)  # the all-topics series join the family, without a topic
         yield family
+
+
+def _hosted_topics(broker: BrokerNode) -> list[str]:
+    """The topics a broker hosts a replica of: their per-topic series exist (from 0, so that rate()
+    sees their first counts) while it does, as Kafka's broker drops a topic's meters with its last
+    replica."""
+    return sorted({replica.topic_name for replica in broker.replica_manager.replicas.values()})
 
 
 def _replication_meters(cluster: Cluster, brokers: list[BrokerNode]) -> Iterator[Metric]:
