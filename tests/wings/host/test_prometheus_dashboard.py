@@ -67,6 +67,14 @@ DASHBOARD = [
      lambda v: v > MOVED_BYTES / 2),
     ("Reassignment Bytes Out", "sum(increase(kafka_server_brokertopicmetrics_reassignmentbytesout_total[5m]))",
      lambda v: v > MOVED_BYTES / 2),
+    # only the move's bytes are reassignment traffic (its simulated size and the real records produced to it),
+    # while every follower's copies are replication traffic
+    ("Reassignment Bytes In, exactly", "sum(kafka_server_brokertopicmetrics_reassignmentbytesin_total)",
+     lambda v: MOVED_BYTES <= v < MOVED_BYTES + 100_000),
+    ("Reassignment Bytes Out, exactly", "sum(kafka_server_brokertopicmetrics_reassignmentbytesout_total)",
+     lambda v: MOVED_BYTES <= v < MOVED_BYTES + 100_000),
+    ("Replication beyond the move", "sum(kafka_server_brokertopicmetrics_replicationbytesin_total) - "
+     "sum(kafka_server_brokertopicmetrics_reassignmentbytesin_total)", lambda v: v > 0),
     ("Max Lag", "max(kafka_server_replicafetchermanager_maxlag)", lambda v: v >= 0),
     ("Offline Log Directories", "sum(kafka_log_logmanager_offlinelogdirectorycount)", lambda v: v == 0),
     ("Broker State", "min(kafka_server_kafkaserver_brokerstate)", lambda v: v == 3),
