@@ -197,7 +197,8 @@ def _replica_gauges(brokers: list[BrokerNode]) -> Iterator[Metric]:
                      for name in ("underreplicated", "underminisr", "atminisr")}
     for broker in brokers:
         counts = dict.fromkeys(families, 0)
-        node, image, min_isrs = str(broker.broker_id), broker.image, {}
+        node, image = str(broker.broker_id), broker.image
+        min_isrs: dict[str, int] = {}
         for replica in broker.replica_manager.replicas.values():
             counts["partitioncount"] += 1
             if replica.log_dir is not None and not replica.log_dir.online:
