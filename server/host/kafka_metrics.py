@@ -18,6 +18,7 @@ and each controller's committed image and log.
 """
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -26,7 +27,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
-from kraftwire.codec.constants import NO_LEADER
+from kraftwire.codec import records as rec
+from kraftwire.codec.constants import LEADER_RECOVERING, NO_LEADER
+from kraftwire.codec.message import Message
+from kraftwire.server.controller.active_controller import Controller
 from kraftwire.server.broker.node import BrokerNode
 from kraftwire.server.broker.topic_stats import TopicCounts
 from kraftwire.server.metadata import configs
@@ -100,11 +104,34 @@ def quantile_ms(buckets: list[int], fraction: float) -> float:
     return 1000 * LATENCY_BUCKETS[-1]
 
 
+class ControllerStats:
+    """kafka.controller:type=ControllerStats of each controller, counted from the records it commits:
+    UncleanLeaderElectionsPerSec, a partition change whose leader is recovering after an unclean
+    election (Kafka's rule in its metadata publisher)."""
+
+    def __init__(self) -> None:
+        self.unclean_elections: dict[int, int] = {}
+
+    def watch(self, node_id: int, controller: Controller) -> None:
+        """Count a (re)built controller's commits, from 0 as a restarted Kafka controller does."""
+        self.unclean_elections[node_id] = 0
+        controller.add_commit_listener(functools.partial(self._on_commit, node_id))
+
+    def _on_commit(self, node_id: int, committed: list[tuple[int, Message]]) -> None:
+        unclean = sum(isinstance(record, rec.PartitionChangeRecord)
+                      and record.leader_recovery_state == LEADER_RECOVERING for _, record in committed)
+        if unclean:
+            self.unclean_elections[node_id] = self.unclean_elections.get(node_id, 0) + unclean
+
+
 class KafkaMetricsCollector:
     """Every node's Kafka-named series, made when scraped (see the module docstring)."""
 
     def __init__(self, cluster: Cluster):
         self._cluster = cluster
+        self.controller_stats = ControllerStats()
+        for node_id, controller in zip(cluster.controller_ids, cluster.controllers):
+            self.controller_stats.watch(node_id, controller)
 
     def collect(self) -> Iterator[Metric]:
         cluster = self._cluster
@@ -118,6 +145,13 @@ class KafkaMetricsCollector:
             (str(c["id"]), node.listener) for c, node in zip(cluster.list_controllers(), cluster.controller_nodes)
             if c["running"]])
         yield from _controller_gauges(cluster)
+        unclean = CounterMetricFamily("kafka_controller_controllerstats_uncleanleaderelections", "kafka.controller:"
+                                      "type=ControllerStats,name=UncleanLeaderElectionsPerSec.", labels=["node_id"])
+        counted = self.controller_stats.unclean_elections
+        for described in cluster.list_controllers():
+            if described["running"]:
+                unclean.add_metric([str(described["id"])], counted.get(described["id"], 0))
+        yield unclean
 
 
 def _broker_states(brokers: list[BrokerNode]) -> Iterator[Metric]:

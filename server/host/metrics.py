@@ -75,7 +75,8 @@ class ClusterMetrics:
             controller.commit_observer = commit_latency.observe
         self.registry.register(_RequestCollector(list(cluster.listeners())))
         self.registry.register(_ClusterStateCollector(cluster))
-        self.registry.register(KafkaMetricsCollector(cluster))
+        self.kafka = KafkaMetricsCollector(cluster)
+        self.registry.register(self.kafka)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""

@@ -246,3 +246,31 @@ def test_kafka_named_gauges_follow_fencing_failed_directories_and_stops():
         replicas_there = total(samples, "kafka_server_replicamanager_offlinereplicacount", node_id="2")
         assert replicas_there in (0, 1)  # the one replica of broker 2 lies in either directory
         assert total(samples, "kafka_log_logmanager_offlinelogdirectorycount", node_id="1") == 0
+
+
+def test_unclean_elections_are_counted_by_the_controller():
+    """ControllerStats' UncleanLeaderElectionsPerSec: both replicas of a topic that allows unclean
+    elections go down, the one out of the ISR comes back and is elected uncleanly: one, on the controller."""
+    with BackgroundCluster(brokers=2, metrics_port=0) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="unclean")
+        try:
+            admin.create_topics([NewTopic("risky", -1, -1, replica_assignments={0: [1, 2]},
+                                          topic_configs={"unclean.leader.election.enable": "true"})])
+        finally:
+            admin.close()
+        name = "kafka_controller_controllerstats_uncleanleaderelections_total"
+        assert total(scrape(bg), name) == 0
+
+        def fenced(*brokers):
+            return lambda image: all(image.brokers[b].fenced for b in brokers)
+
+        bg.run(bg.cluster.broker(2).stop())
+        bg.run(bg.cluster.wait_until(fenced(2), 30))
+        bg.run(bg.cluster.broker(1).stop())
+        bg.run(bg.cluster.wait_until(fenced(1, 2), 30))
+        bg.run(bg.cluster.broker(2).start())
+        deadline = time.monotonic() + 30
+        while (samples := scrape(bg)) and total(samples, name) < 1:
+            assert time.monotonic() < deadline, samples
+            time.sleep(0.05)
+        assert total(samples, name, node_id=str(bg.cluster.controller_ids[0])) == 1
