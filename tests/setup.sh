@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # command the tests run -> Debian package that provides it
 apt_needs=(
   "kcat:kcat"
+  "prometheus:prometheus"
   "chromium:chromium"
   "curl:curl"
   "node:nodejs"

@@ -2,7 +2,8 @@
 BrokerRegistration and BrokerHeartbeat, forwarding), ``replication_network`` (the cluster-wide data
 plane: copies and their rates), ``replica_manager`` (the replicas one broker hosts, joined to the network
 by the callbacks it registers), ``partition`` (a replica's real log, its leader state and high watermark),
-``produce`` and ``offsets`` (the answers to Produce, ListOffsets and DeleteRecords), ``producer_ids`` (the
+``produce`` and ``offsets`` (the answers to Produce, ListOffsets and DeleteRecords), ``topic_stats``
+(Kafka's BrokerTopicMetrics counts, which Produce and Fetch bump), ``producer_ids`` (the
 producer ids a broker hands out), ``log_dirs`` (its JBOD log directories) and ``checkpoints`` (what its
 log directories keep across a restart of its process: Kafka's checkpoint and clean-shutdown files).
 

@@ -49,6 +49,7 @@ from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import (FetchRequest, FetchResponse, OffsetForLeaderEpochRequest,
                                       OffsetForLeaderEpochResponse)
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
+from .topic_stats import BrokerTopicStats
 
 NO_OFFSET = -1
 FINAL_EPOCH = -1  # a full fetch that asks for no session
@@ -174,8 +175,10 @@ class FetchManager:
     name, ``call_later`` the clock long polls wait on."""
 
     def __init__(self, broker_id: int, partition: Callable[[tuple[uuid.UUID, int]], HostedPartition | None],
-                 image: Callable[[], MetadataImage], listener_name: str, call_later: Clock):
+                 image: Callable[[], MetadataImage], listener_name: str, call_later: Clock,
+                 stats: BrokerTopicStats | None = None):
         self.broker_id = broker_id
+        self._stats = stats if stats is not None else BrokerTopicStats()
         self._partition = partition
         self._image = image
         self._listener_name = listener_name
@@ -344,6 +347,7 @@ class FetchManager:
         image = self._image()
         by_topic: dict[tuple[uuid.UUID, str], list[FetchResponse.PartitionData]] = {}
         leaders: set[int] = set()
+        self._count(image, wanted, reads, params)
         for entry, read in zip(wanted, reads):
             data = FetchResponse.PartitionData(
                 partition_index=entry.partition, error_code=read.error, high_watermark=read.high_watermark,
@@ -362,6 +366,17 @@ class FetchManager:
         return FetchResponse(error_code=ErrorCode.NONE, session_id=0, responses=[
             FetchResponse.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=partitions)
             for (topic_id, name), partitions in by_topic.items()], node_endpoints=self._endpoints(image, leaders))
+
+    def _count(self, image: MetadataImage, wanted: list[_Wanted], reads: list[_Read], params: FetchParams) -> None:
+        """Kafka's fetch meters: every partition answered, its bytes a consumer's or a follower's."""
+        for entry, read in zip(wanted, reads):
+            adding = False
+            if params.from_follower:
+                topic = image.topics.get(entry.topic_id)
+                state = topic.partitions.get(entry.partition) if topic is not None else None
+                adding = state is not None and params.replica_id in state.adding
+            self._stats.fetch_request(entry.topic_name, bool(read.error), len(read.records or b""),
+                                      params.from_follower, adding)
 
     def _endpoints(self, image: MetadataImage, leaders: set[int]) -> list[FetchResponse.NodeEndpoint]:
         """The listener of each named leader that is alive (Kafka's ``getAliveBrokerNode``)."""

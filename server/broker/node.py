@@ -43,6 +43,7 @@ from .metadata_follower import FollowerView
 from .producer_ids import ProducerIdManager
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
+from .topic_stats import BrokerTopicStats
 
 log = logging.getLogger("kraftwire.broker")
 
@@ -98,8 +99,9 @@ class BrokerNode:
         self.replica_manager = ReplicaManager(self, network)
         self.log_manager = LogDirManager(self, log_dirs, network)
         self.producer_ids = ProducerIdManager(self)
+        self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics (the host's /metrics reads them)
         self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
-                                    listener_name, self._wait_clock(network))
+                                    listener_name, self._wait_clock(network), self.topic_stats)
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)

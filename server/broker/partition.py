@@ -57,12 +57,14 @@ RETENTION_CHECK_INTERVAL_MS = 300_000  # Kafka's log.retention.check.interval.ms
 
 class AppendResult(NamedTuple):
     """Where a leader's append landed: the first offset given, the log append time (-1 under
-    CreateTime), the log start offset, and the offset the high watermark must reach for acks=-1."""
+    CreateTime), the log start offset, the offset the high watermark must reach for acks=-1, and the
+    records appended (0 for a duplicate batch; the broker's MessagesIn counts them)."""
 
     base_offset: int
     log_append_time_ms: int
     log_start_offset: int
     required_offset: int
+    record_count: int = 0
 
 
 class _Origin:
@@ -266,7 +268,8 @@ class Partition:
         info = log.append_as_leader(bytes(records), self.leader_epoch, self.clock.now_ms())
         self.on_data(self, True)
         self.maybe_increment_high_watermark()
-        return AppendResult(info.first_offset, info.log_append_time, log.log_start_offset, info.last_offset + 1)
+        return AppendResult(info.first_offset, info.log_append_time, log.log_start_offset, info.last_offset + 1,
+                            0 if info.duplicate else info.record_count)
 
     def _not_leader(self) -> KafkaError:
         return KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,

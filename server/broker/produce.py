@@ -131,18 +131,23 @@ def _screen(image: MetadataImage, request: ProduceRequest, version: int, allowed
 def _append(broker: BrokerNode, outcome: _Outcome, topic_id: uuid.UUID, records: bytes | None, acks: int) -> None:
     """One partition's append on this broker, its result or refusal in ``outcome``."""
     partition = None
+    topic = broker.image.topics.get(topic_id)
+    name = topic.name if topic is not None else str(topic_id)
     try:
         partition = broker.replica_manager.partition(topic_id, outcome.index)
         if partition is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {broker.broker_id} hosts no replica of it")
         result = partition.append_as_leader(records or b"", acks)
     except KafkaError as exc:
+        broker.topic_stats.produce_request(name, failed=True)
         outcome.refuse(exc)
         if isinstance(exc, LogStorageError):  # the directory failed under the write: it goes offline
             broker.storage_failed(topic_id, outcome.index, exc)
         if partition is not None and exc.code not in _WITHOUT_LOG_START and partition.opened:
             outcome.log_start_offset = partition.log.log_start_offset  # as Kafka's processFailedRecord
         return
+    broker.topic_stats.produce_request(name, failed=False)
+    broker.topic_stats.produced(name, len(records or b""), result.record_count)
     outcome.base_offset, outcome.log_append_time_ms = result.base_offset, result.log_append_time_ms
     outcome.log_start_offset = result.log_start_offset
     if acks == -1:

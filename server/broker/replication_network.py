@@ -165,6 +165,18 @@ class CopiedPartition(Protocol):
     def follower_high_watermark(self, leader_high_watermark: int) -> None: ...
 
 
+@dataclass(slots=True)
+class ReplicationBytes:
+    """The bytes (simulated and real alike) a broker's copies have moved since the network was built:
+    received as a follower, sent as a leader, and of those the copies to replicas being added by a
+    reassignment (Kafka's ReplicationBytesIn/Out and ReassignmentBytesIn/Out)."""
+
+    bytes_in: float = 0.0
+    bytes_out: float = 0.0
+    reassignment_in: float = 0.0
+    reassignment_out: float = 0.0
+
+
 def _no_partition(key: tuple[uuid.UUID, int]) -> CopiedPartition | None:
     return None
 
@@ -355,6 +367,7 @@ class ReplicationNetwork:
         self._real: dict[Copy, real_bytes.RealCopy] = {}  # copies whose two replicas have logs with real bytes
         self._caught_up_at: dict[Copy, float] = {}  # when each copy with real bytes last held everything
         # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
+        self._replicated: dict[int, ReplicationBytes] = {}  # by broker: what its copies moved
         self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
 
     def register_broker(self, broker_id: int, is_running: Callable[[], bool],
@@ -612,6 +625,32 @@ class ReplicationNetwork:
         return {"now": self.now(), "window_seconds": THROUGHPUT_WINDOW_S,
                 "changes": [[at, {b: list(r) for b, r in rates.items()}] for at, rates in self._throughput]}
 
+    def replication_bytes(self, broker_id: int) -> ReplicationBytes:
+        """What the copies of a broker hosted here have moved so far (settled to now)."""
+        self._settle()
+        return self._replicated.get(broker_id) or ReplicationBytes()
+
+    def _account(self, copy: Copy, moved: float) -> None:
+        """Count ``moved`` bytes of a copy on its two brokers, those hosted here; as in Kafka, a copy
+        to a replica the partition is adding also counts as reassignment traffic."""
+        if not moved > 0:
+            return
+        replica, follower = copy.replica, copy.follower
+        if isinstance(replica, RemoteFollower):
+            topic = self._image().topics.get(replica.topic_id)
+            state = topic.partitions.get(replica.partition) if topic is not None else None
+            adding = state is not None and follower in state.adding
+        else:
+            adding = follower in replica.adding
+        if follower in self._members:
+            counts = self._replicated.setdefault(follower, ReplicationBytes())
+            counts.bytes_in += moved
+            counts.reassignment_in += moved if adding else 0.0
+        if replica.leader in self._members:
+            counts = self._replicated.setdefault(replica.leader, ReplicationBytes())
+            counts.bytes_out += moved
+            counts.reassignment_out += moved if adding else 0.0
+
     def _record_throughput(self) -> None:
         rates: dict[int, tuple[float, float]] = {}
         for copy in self._copying:
@@ -643,8 +682,10 @@ class ReplicationNetwork:
                     left = copy.size - copy.replica.log_bytes  # type: ignore[operator]  # a copying one is sized
                     if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
                         copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
+                    had = copy.replica.log_bytes
                     copy.replica.log_bytes = min(copy.size, copy.replica.log_bytes  # type: ignore[type-var, assignment]
                                                  + copy.rate * elapsed)  # (as above)
+                    self._account(copy, copy.replica.log_bytes - had)
                     if copy in self._real and elapsed > 0:
                         advanced.append(copy)
         self._settled_at = now
@@ -723,6 +764,7 @@ class ReplicationNetwork:
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
                 del self._copying[copy]  # caught up: looked at again only when its standing may change
                 if moved or copy in self._real:
+                    self._account(copy, copy.size - replica.log_bytes)
                     replica.log_bytes = copy.size
                     self._copy_real(copy, everything=True)
                     ended.append(copy)

@@ -376,6 +376,8 @@ class Cluster:
             self.controller_nodes.append(node)
         if self.brokers:  # a restart, or a controller added: wired into the running cluster as the first ones were
             controller.commit_observer = self.controllers[i - 1 if i else -1].commit_observer
+            if self.metrics is not None:
+                self.metrics.kafka.controller_stats.watch(node_id, controller)
             log.on_failure = self._on_log_failure
             node.listener.quotas = self.brokers[0].listener.quotas
             node.listener.error_answer = _log_failure_answer

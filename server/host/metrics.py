@@ -26,38 +26,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kraftwire.codec.constants import NO_LEADER
-from kraftwire import codec
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from kraftwire.server.broker.metadata_follower import FollowerView
-from kraftwire.server.metadata.image import PartitionState
 from kraftwire.server.raft.snapshots import list_snapshots
 from kraftwire.server.wire.transport import LATENCY_BUCKETS, Listener
 from .httpd import HttpServer, Request, Response
+from .kafka_metrics import KafkaMetricsCollector, api_name, under_replicated_partition
 
 if TYPE_CHECKING:
     from .cluster import Cluster
 
-
-
-def api_name(api_key: int) -> str:
-    """Kafka's name of an API (``CreateTopics``), or its key for one without a schema here."""
-    try:
-        return codec.api(api_key)[0].__name__.removesuffix("Request")
-    except KeyError:
-        return str(api_key)
-
-
-def under_replicated_partition(state: PartitionState) -> bool:
-    """Kafka's under-replicated partition: it has a leader and its ISR is smaller than its replication
-    factor, which during a reassignment is the replicas minus those being added (Kafka's
-    ``Partition.isUnderReplicated`` and ``kafka-topics --under-replicated-partitions``). So a healthy
-    reassignment is not under-replicated while its new replicas copy, and a leaderless partition counts
-    as offline instead. The one definition used by /metrics and the live view."""
-    replication_factor = len(set(state.replicas) - set(state.adding))
-    return state.leader != NO_LEADER and len(state.isr) < replication_factor
 
 
 class _RequestCollector:
@@ -94,6 +75,8 @@ class ClusterMetrics:
             controller.commit_observer = commit_latency.observe
         self.registry.register(_RequestCollector(list(cluster.listeners())))
         self.registry.register(_ClusterStateCollector(cluster))
+        self.kafka = KafkaMetricsCollector(cluster)
+        self.registry.register(self.kafka)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""

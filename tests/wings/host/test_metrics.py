@@ -198,3 +198,79 @@ def test_a_healthy_reassignment_is_not_under_replicated(bg, admin):
     bg.run(bg.cluster.fence_broker(1))  # "moving" goes offline (counted there), "pair" loses 1 from its ISR
     assert total(scrape(bg), "kraftwire_under_replicated_partitions") == 1
     assert [key for key, p in partitions().items() if p["under_replicated"]] == [("pair", 0)]
+
+
+def test_kafka_named_gauges_follow_fencing_failed_directories_and_stops():
+    """Kafka's names (README: Kafka's metrics), per node_id: a fenced broker's BrokerState is RECOVERY
+    and its leaderships move; a failed directory counts offline on its broker with its replicas; a
+    stopped broker serves only BrokerState 0; the controller's counts come from its image."""
+    with BackgroundCluster(brokers=3, log_dirs=2, metrics_port=0) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="kafka-names")
+        try:
+            admin.create_topics([NewTopic("pair", -1, -1, replica_assignments={0: [3, 2], 1: [3, 1]})])
+        finally:
+            admin.close()
+
+        def until(check, timeout: float = 30) -> dict:
+            deadline = time.monotonic() + timeout
+            while not check(samples := scrape(bg)):
+                assert time.monotonic() < deadline, samples
+                time.sleep(0.05)
+            return samples
+
+        samples = until(lambda s: total(s, "kafka_server_replicamanager_leadercount", node_id="3") == 2)
+        assert total(samples, "kafka_controller_kafkacontroller_globalpartitioncount") == 2
+        assert total(samples, "kafka_controller_kafkacontroller_globaltopiccount") == 1
+        assert total(samples, "kafka_controller_kafkacontroller_activecontrollercount") == 1
+        assert total(samples, "kafka_server_replicamanager_partitioncount") == 4
+        assert total(samples, "kafka_server_kafkaserver_brokerstate", node_id="3") == 3
+        assert {labels for name, labels in samples if name == "kafka_log_log_size"} >= {
+            frozenset({("node_id", "3"), ("topic", "pair"), ("partition", "0")})}
+
+        bg.run(bg.cluster.fence_broker(3))
+        samples = until(lambda s: total(s, "kafka_server_replicamanager_leadercount", node_id="3") == 0)
+        assert total(samples, "kafka_server_kafkaserver_brokerstate", node_id="3") == 2  # RECOVERY
+        assert total(samples, "kafka_server_replicamanager_underreplicatedpartitions") == 2  # 3 left both ISRs
+        assert total(samples, "kafka_controller_kafkacontroller_fencedbrokercount") == 1
+        assert total(samples, "kafka_controller_kafkacontroller_preferredreplicaimbalancecount") == 2
+        bg.run(bg.cluster.unfence_broker(3))
+
+        bg.run(bg.cluster.stop_broker(1))
+        samples = until(lambda s: total(s, "kafka_server_kafkaserver_brokerstate", node_id="1") == 0)
+        assert ("kafka_server_replicamanager_partitioncount", frozenset({("node_id", "1")})) not in samples
+        bg.run(bg.cluster.start_broker(1))
+        samples = until(lambda s: total(s, "kafka_server_kafkaserver_brokerstate", node_id="1") == 3)
+
+        bg.run(bg.cluster.fail_log_dir(2, 0))
+        samples = until(lambda s: total(s, "kafka_log_logmanager_offlinelogdirectorycount", node_id="2") == 1)
+        replicas_there = total(samples, "kafka_server_replicamanager_offlinereplicacount", node_id="2")
+        assert replicas_there in (0, 1)  # the one replica of broker 2 lies in either directory
+        assert total(samples, "kafka_log_logmanager_offlinelogdirectorycount", node_id="1") == 0
+
+
+def test_unclean_elections_are_counted_by_the_controller():
+    """ControllerStats' UncleanLeaderElectionsPerSec: both replicas of a topic that allows unclean
+    elections go down, the one out of the ISR comes back and is elected uncleanly: one, on the controller."""
+    with BackgroundCluster(brokers=2, metrics_port=0) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap, client_id="unclean")
+        try:
+            admin.create_topics([NewTopic("risky", -1, -1, replica_assignments={0: [1, 2]},
+                                          topic_configs={"unclean.leader.election.enable": "true"})])
+        finally:
+            admin.close()
+        name = "kafka_controller_controllerstats_uncleanleaderelections_total"
+        assert total(scrape(bg), name) == 0
+
+        def fenced(*brokers):
+            return lambda image: all(image.brokers[b].fenced for b in brokers)
+
+        bg.run(bg.cluster.broker(2).stop())
+        bg.run(bg.cluster.wait_until(fenced(2), 30))
+        bg.run(bg.cluster.broker(1).stop())
+        bg.run(bg.cluster.wait_until(fenced(1, 2), 30))
+        bg.run(bg.cluster.broker(2).start())
+        deadline = time.monotonic() + 30
+        while (samples := scrape(bg)) and total(samples, name) < 1:
+            assert time.monotonic() < deadline, samples
+            time.sleep(0.05)
+        assert total(samples, name, node_id=str(bg.cluster.controller_ids[0])) == 1
