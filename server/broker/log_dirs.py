@@ -498,8 +498,10 @@ class LogDirManager:
         logs: dict[LogDir, list] = {d: [] for d in self.directories}
         for replica in self._replicas.values():
             if replica.log_dir is not None and replica.topic_id in image.topics:
-                size = int(replica.log_bytes)
-                lag = max(partition_size(image, replica.topic_name, replica.partition) - size, 0)
+                grown = self.network.grown(replica.key)  # the leader's log beyond its configured size
+                size = int(replica.log_bytes + grown) if replica.leader == self.broker.broker_id \
+                    else int(replica.log_bytes)
+                lag = max(int(partition_size(image, replica.topic_name, replica.partition) + grown) - size, 0)
                 logs[replica.log_dir].append((replica, size, lag, False))
         for future in self.futures.values():
             size = int(future.copied)

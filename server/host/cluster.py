@@ -109,11 +109,13 @@ DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (froze
 
 
 def seconds_left(copies: list[dict[str, Any]]) -> float | None:
-    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
-    there is none yet, or one with bytes left does not move."""
+    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``, and ``ingress``, the
+    partition's produce rate, which the copy must outrun) is done; None when there is none yet, or one
+    with bytes left does not move or never catches up."""
     if not copies:
         return None
-    waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
+    waits = [c["bytes_left"] / (c["rate"] - c.get("ingress", 0.0)) if c["rate"] > c.get("ingress", 0.0) else None
+             for c in copies if c["bytes_left"] > 0]
     if None in waits:
         return None
     return max((w for w in waits if w is not None), default=0.0)
@@ -775,7 +777,8 @@ class Cluster:
         and rates (bytes per second of simulated time) summed over its adding replicas' copies, each copy
         also listed. ``seconds_left`` is simulated time until its slowest copy is done at the current
         rates (a reassignment ends when its last copy does): None while a copy with bytes left stands
-        still."""
+        still. ``never`` is None, or why the move never completes: a copy whose rate is not above its
+        partition's ingress (``kraftwire.partition.ingress.bytes.per.sec``), the limit that holds it named."""
         copies = {(c["topic"], c["partition"], c["follower"]): c for c in self.network.progress()}
         progress = {}
         for topic, index, state in self.controller.committed.partitions():
@@ -788,7 +791,9 @@ class Cluster:
                 "bytes_left": sum(c["bytes_left"] for c in moving),
                 "rate": sum(c["rate"] for c in moving),
                 "seconds_left": seconds_left(moving),
-                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate")}
+                "never": next((c["never"] for c in moving if c["never"]), None),
+                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate", "ingress",
+                                              "never")}
                            for c in moving]}
         return progress
 
@@ -994,10 +999,19 @@ class Cluster:
         started = self.network.now()
         await self._quiesce(timeout)
         while any(state.reassigning for _t, _i, state in self.controller.committed.partitions()):
-            if not self.network.run_next_timer(math.inf):
-                raise RuntimeError("the reassignments in progress cannot finish: none of their copies moves")
+            never = self._never_completing()
+            if never or not self.network.run_next_timer(math.inf):
+                raise RuntimeError("the reassignments in progress cannot finish: "
+                                   + ("never: " + "; ".join(never) if never else "none of their copies moves"))
             await self._quiesce(timeout)
         return self.network.now() - started
+
+    def _never_completing(self) -> list[str]:
+        """Why the reassignments in progress never complete, when no copy will catch up at the current
+        rates and one is held below its ingress (other timers, such as the ISR lag checks, go on for ever)."""
+        if self.network.finishing:
+            return []
+        return sorted({p["never"] for p in self.reassignment_progress().values() if p["never"]})
 
     def _idle(self) -> bool:
         return (self.network.idle

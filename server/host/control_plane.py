@@ -629,7 +629,8 @@ def _bytes(count: float) -> str:
 def _reassignment_row(r: dict) -> str:
     total = r["bytes_moved"] + r["bytes_left"]
     done = r["bytes_moved"] / total if total else 1.0
-    eta = "-" if r["seconds_left"] is None else f'{r["seconds_left"]:.1f} s'
+    eta = f'never ({_e(r["never"])})' if r.get("never") else "-" if r["seconds_left"] is None \
+        else f'{r["seconds_left"]:.1f} s'
     return (f'<tr data-reassignment="{_e(r["topic"])}-{r["partition"]}"><td>{_e(r["topic"])}</td>'
             f'<td>{r["partition"]}</td><td>{_ids(r["replicas"])}</td><td>{_ids(r["adding"])}</td>'
             f'<td>{_ids(r["removing"])}</td>'
