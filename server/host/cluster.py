@@ -76,7 +76,7 @@ from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller import reset as fresh_reset
-from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth, set_topic_ingress
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
@@ -882,6 +882,13 @@ class Cluster:
         that is not a whole number of at least 1 raises KafkaError (server/controller/replication_bandwidth.py)."""
         self.broker(broker_id)
         await self.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
+
+    async def set_ingress(self, topic: str, bytes_per_second: int | None,
+                          partitions: dict[int, int] | None = None) -> None:
+        """Set a topic's simulated produce rate through the metadata log: ``bytes_per_second`` for each
+        partition (``kraftwire.partition.ingress.bytes.per.sec``; None: 0) and per-partition overrides
+        (``kraftwire.partition.ingress.rates``); KafkaError for an unknown topic or a bad rate."""
+        await self.write(lambda image: set_topic_ingress(image, topic, bytes_per_second, partitions))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)

@@ -11,6 +11,8 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
     POST /api/brokers/{id}/unfence
     PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    PUT  /api/topics/{topic}/ingress         {"bytes_per_second": 1048576 (each partition's produce rate, null: 0),
+                                             "partitions": {"0": 2097152}} (per-partition overrides)
     POST /api/brokers/{id}/replication/pause   no bytes move to or from its replicas (leading, following,
                                                or moving between its log directories) until resumed
     POST /api/brokers/{id}/replication/resume  they go on from where they stood
@@ -69,7 +71,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
-from kraftwire.codec import KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.message import Message
 from kraftwire.server.broker.metadata_follower import MetadataReplica
@@ -217,6 +219,7 @@ class ControlPlane:
             ("POST", "/api/brokers/{broker_id}/fence"): self._broker_action(self.cluster.fence_broker),
             ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
+            ("PUT", "/api/topics/{topic}/ingress"): self.set_ingress,
             ("POST", "/api/brokers/{broker_id}/replication/pause"):
                 self._broker_action(self.cluster.pause_replication),
             ("POST", "/api/brokers/{broker_id}/replication/resume"):
@@ -348,6 +351,20 @@ class ControlPlane:
         except KafkaError as exc:
             raise HttpError(400, exc.message or exc.code.message or exc.code.name) from None
         return self._broker_answer(broker)
+
+    async def set_ingress(self, request: Request, topic: str) -> Response:
+        body = request.json()
+        try:
+            listed = {int(p): r for p, r in (body.get("partitions") or {}).items()}
+        except ValueError:
+            raise HttpError(400, "partitions are named by their index") from None
+        try:
+            await self.cluster.set_ingress(topic, body.get("bytes_per_second"), listed)
+        except KafkaError as exc:
+            raise HttpError(404 if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else 400,
+                            exc.message or exc.code.message or exc.code.name) from None
+        return Response.json({"topic": topic, "bytes_per_second": body.get("bytes_per_second"),
+                              "partitions": {str(p): r for p, r in listed.items()}})
 
     async def set_speed(self, request: Request) -> Response:
         try:

@@ -79,3 +79,21 @@ def test_retention_bounds_the_growth():
             assert progress["never"] is not None and progress["bytes_left"] > 0
         finally:
             admin.close()
+
+
+def test_the_control_plane_sets_a_topics_ingress():
+    """PUT /api/topics/{topic}/ingress writes the topic configs a client then reads back; bad input is 4xx."""
+    with BackgroundCluster(brokers=1, control_port=0) as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        try:
+            admin.create_topics([NewTopic("t", 2, 1)])
+            status, answer = call(bg, "PUT", "/api/topics/t/ingress", {"bytes_per_second": 1000,
+                                                                        "partitions": {"1": 5000}})
+            assert status == 200, answer
+            described = admin.describe_configs([ConfigResource("TOPIC", "t")])["topic"]["t"]
+            assert described["kraftwire.partition.ingress.bytes.per.sec"]["value"] == "1000"
+            assert described["kraftwire.partition.ingress.rates"]["value"] == "1:5000"
+            assert call(bg, "PUT", "/api/topics/t/ingress", {"bytes_per_second": -1})[0] == 400
+            assert call(bg, "PUT", "/api/topics/nope/ingress", {"bytes_per_second": 1})[0] == 404
+        finally:
+            admin.close()
