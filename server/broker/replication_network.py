@@ -403,6 +403,7 @@ class ReplicationNetwork:
         self._virtual_timers: list[_VirtualTimer] = []
         self._paused: set[int] = set()
         self._pace_listeners: list = []
+        self._rate_listeners: list[Callable[[], None]] = []
         self._image = image_source
         self._remote_brokers = remote_brokers
         self._members: dict[int, _Member] = {}
@@ -524,6 +525,19 @@ class ReplicationNetwork:
         """``listener()`` is called after a pause, a resume or a speed change, to settle and time anew
         other copies timed by ``now()``."""
         self._pace_listeners.append(listener)
+
+    def add_rate_listener(self, listener: Callable[[], None]) -> None:
+        """``listener()`` is called after every rate computation (the log directories' capacity watch)."""
+        self._rate_listeners.append(listener)
+
+    def growth_rate(self, key: tuple[uuid.UUID, int], broker_id: int, leads: bool) -> float:
+        """At most how fast a broker's replica grows now (bytes per simulated second): a copy's rate while
+        it is behind, else its partition's ingress (a leader's log, an in-sync follower keeping up)."""
+        copies = self._topics.get(key[0])
+        copy = copies.get((key[1], broker_id)) if copies is not None and not leads else None
+        if copy is not None and copy in self._copying:
+            return copy.rate
+        return self.ingress_rate(key)
 
     def _pace_changed(self) -> None:
         self.changed()  # settles at the rates the copies still carry (those before the change), then rates anew
@@ -925,6 +939,8 @@ class ReplicationNetwork:
                     copy.started_at = self._settled_at
         self._record_throughput()
         self._time_next_finish()
+        for listener in self._rate_listeners:
+            listener()
         for copy in ended:
             self._tell_leader(copy)
 

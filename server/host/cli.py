@@ -111,6 +111,9 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
     p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
                    help="simulated capacity of each log directory (default 1 TiB)")
+    p.add_argument("--log-dir-capacities", default="", metavar="BROKER:K=BYTES,...",
+                   help="per-directory overrides of --log-dir-capacity-bytes: broker id, the directory's index "
+                        "from 0, bytes (e.g. 1:0=500000000000,2:1=2000000000000)")
     p.add_argument("--log-flush-offset-checkpoint-interval-ms", type=int, default=CHECKPOINT_INTERVAL_MS,
                    help="how often each broker writes its logs' sizes to its log directories' "
                         "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, "
@@ -289,6 +292,18 @@ def _transport_limits(args: argparse.Namespace) -> TransportLimits:
                            max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip)
 
 
+def log_dir_capacities(text: str) -> tuple[tuple[int, int, int], ...]:
+    """``--log-dir-capacities``: BROKER:K=BYTES items, comma-separated. ValueError for another shape."""
+    found = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        where, sep, capacity = item.partition("=")
+        broker, colon, index = where.partition(":")
+        if not (sep and colon and broker.strip().isdigit() and index.strip().isdigit() and capacity.strip().isdigit()):
+            raise ValueError(f"--log-dir-capacities takes BROKER:K=BYTES items, not {item!r}")
+        found.append((int(broker), int(index), int(capacity)))
+    return tuple(found)
+
+
 def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> ClusterSpec:
     """The cluster ``kraftwire serve`` runs, from its settings (flags, ``KRAFTWIRE_*``, kraftwire.toml);
     ``twin``: the source log already read for ``--from-log``. ValueError for a bad security setting (the
@@ -298,6 +313,7 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
         brokers=BrokerSpec(count=args.brokers, node_ids=None if ids is None else tuple(ids), port=args.port,
                            advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                            log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                           log_dir_capacities=log_dir_capacities(args.log_dir_capacities),
                            checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms),
         topics=TopicDefaults(auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
                              default_replication_factor=args.default_replication_factor),

@@ -47,6 +47,7 @@ metadata log cannot be written, ``failure`` says why and ``failed`` is set (READ
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import os
@@ -160,6 +161,7 @@ class Cluster:
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
                  log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 log_dir_capacities: Mapping[tuple[int, int], int] | None = None,
                  transport_limits: TransportLimits = DEFAULT_TRANSPORT_LIMITS, throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
@@ -181,6 +183,7 @@ class Cluster:
                 racks=None if racks is None else tuple(racks), port=port, advertised_host=advertised_host,
                 heartbeat_interval_ms=heartbeat_interval_ms, log_dirs=log_dirs,
                 log_dir_capacity_bytes=log_dir_capacity_bytes,
+                log_dir_capacities=tuple((b, i, c) for (b, i), c in (log_dir_capacities or {}).items()),
                 log_dir_paths=None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
                 checkpoint_interval_ms=checkpoint_interval_ms),
             topics=TopicDefaults(auto_create_topics=auto_create_topics, num_partitions=num_partitions,
@@ -268,7 +271,7 @@ class Cluster:
             brokers = spec.brokers
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
                                               twin.log_dir_count(broker_id) if twin else brokers.log_dirs,
-                                              brokers.log_dir_capacity_bytes, new_uuid)
+                                              functools.partial(brokers.capacity_of, broker_id), new_uuid)
                                for broker_id in brokers.ids]
         except BaseException:
             self._locks.release()
@@ -412,12 +415,13 @@ class Cluster:
             return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int,
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: Callable[[int], int],
                   new_uuid: Callable[[], uuid.UUID]) -> list[LogDir]:
         paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
-        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]
+        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity(k))
+                for k, path in enumerate(paths)]
 
     def _on_log_failure(self, reason: str) -> None:
         """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
@@ -875,6 +879,13 @@ class Cluster:
         if node.running:
             await self.wait_until(lambda image: directory.directory_id in image.brokers[broker_id].log_dirs,
                                   timeout)
+
+    async def set_log_dir_capacity(self, broker_id: int, path_or_index: int | str, capacity_bytes: int) -> None:
+        """Set a log directory's simulated capacity (ValueError unless a whole number of bytes, at least
+        0). A smaller one may fill it (it goes offline); a full one brought back with ``restore_log_dir``
+        fails again at once unless its capacity was raised first."""
+        node = self.broker(broker_id)
+        node.log_manager.set_capacity(node.log_manager.directory(path_or_index), capacity_bytes)
 
     async def set_bandwidth(self, broker_id: int, bytes_per_second: int | None) -> None:
         """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the

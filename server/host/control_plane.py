@@ -11,6 +11,8 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
     POST /api/brokers/{id}/unfence
     PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    PUT  /api/brokers/{id}/log-dirs/{dir}/capacity  {"bytes": 500000000000}: its simulated capacity (a full
+                                             one goes offline; raise it, then restore the directory)
     PUT  /api/topics/{topic}/ingress         {"bytes_per_second": 1048576 (each partition's produce rate, null: 0),
                                              "partitions": {"0": 2097152}} (per-partition overrides)
     POST /api/brokers/{id}/replication/pause   no bytes move to or from its replicas (leading, following,
@@ -220,6 +222,7 @@ class ControlPlane:
             ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
             ("PUT", "/api/topics/{topic}/ingress"): self.set_ingress,
+            ("PUT", "/api/brokers/{broker_id}/log-dirs/{directory}/capacity"): self.set_log_dir_capacity,
             ("POST", "/api/brokers/{broker_id}/replication/pause"):
                 self._broker_action(self.cluster.pause_replication),
             ("POST", "/api/brokers/{broker_id}/replication/resume"):
@@ -350,6 +353,18 @@ class ControlPlane:
             await self.cluster.set_bandwidth(broker, request.json().get("bytes_per_second"))
         except KafkaError as exc:
             raise HttpError(400, exc.message or exc.code.message or exc.code.name) from None
+        return self._broker_answer(broker)
+
+    async def set_log_dir_capacity(self, request: Request, broker_id: str, directory: str) -> Response:
+        broker = self._broker_id(broker_id)
+        capacity: Any = request.json().get("bytes")  # any JSON value: set_capacity refuses all but bytes
+        try:
+            await self.cluster.set_log_dir_capacity(broker, int(directory) if directory.isdigit() else directory,
+                                                    capacity)
+        except (KeyError, IndexError):
+            raise HttpError(404, f"broker {broker} has no log directory {directory}") from None
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
         return self._broker_answer(broker)
 
     async def set_ingress(self, request: Request, topic: str) -> Response:

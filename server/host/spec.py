@@ -11,7 +11,8 @@ Its parts:
 * ``BrokerSpec``: how many brokers, their ids (``node_ids``, default 1..N, as Kafka's sample
   server.properties starts at node.id=1), racks, first port (broker i at ``port + i - 1`` unless 0),
   the address they advertise, their heartbeat interval, their log directories (``log_dirs`` per broker
-  at ``<data_dir>/broker-<id>/logs-<k>``, each of ``log_dir_capacity_bytes``; or ``log_dir_paths``, Kafka's
+  at ``<data_dir>/broker-<id>/logs-<k>``, each of ``log_dir_capacity_bytes`` but those ``log_dir_capacities``
+  names, (broker, k, bytes); or ``log_dir_paths``, Kafka's
   ``log.dirs``, for a process running one broker) and ``checkpoint_interval_ms`` (Kafka's
   log.flush.offset.checkpoint.interval.ms: how often each broker writes its logs' sizes,
   server/broker/checkpoints.py);
@@ -80,6 +81,8 @@ class BrokerSpec:
     heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS
     log_dirs: int = 1
     log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES
+    # per-directory overrides of log_dir_capacity_bytes: (broker id, directory index from 0, bytes)
+    log_dir_capacities: tuple[tuple[int, int, int], ...] = ()
     log_dir_paths: tuple[Path, ...] | None = None
     checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS
 
@@ -101,6 +104,17 @@ class BrokerSpec:
             raise ValueError(f"a node id must be at least 0 and fit in an int32: {ids}")
         if taken := sorted(set(ids) & set(voter_ids)):
             raise ValueError(f"node ids {taken} are the controllers' ({voter_ids[0]}..{voter_ids[-1]})")
+        if self.log_dir_capacity_bytes < 0:
+            raise ValueError("a log directory's capacity must be at least 0 bytes")
+        for broker, index, capacity in self.log_dir_capacities:
+            if broker not in ids or not 0 <= index or capacity < 0:
+                raise ValueError(f"a log directory capacity names a broker of the cluster, a directory index "
+                                 f"from 0 and at least 0 bytes: {broker}:{index}={capacity}")
+
+    def capacity_of(self, broker_id: int, index: int) -> int:
+        """The simulated capacity of a broker's ``index``-th log directory."""
+        return next((c for b, i, c in self.log_dir_capacities if (b, i) == (broker_id, index)),
+                    self.log_dir_capacity_bytes)
 
 
 @dataclass(frozen=True)
