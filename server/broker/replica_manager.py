@@ -533,6 +533,7 @@ class ReplicaManager:
             asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
         if response is not None:
             self._take_answer(response, sent, again)
+        self._to_propose -= again  # looked at anew: queued again only if there is still something to propose
         for key in again:
             self.follower_caught_up(key)
 
