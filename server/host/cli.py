@@ -127,6 +127,14 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", default=None, metavar="FILE",
                    help="with --from-log: the output of kafka-log-dirs --describe, giving every partition its "
                         "size (partitions it does not list are empty)")
+    p.add_argument("--sizes-later", default=None, metavar="FILE",
+                   help="with --sizes: a second kafka-log-dirs --describe taken --sizes-interval seconds later; "
+                        "each partition's growth between the two is its produce rate (the twin's ingress)")
+    p.add_argument("--sizes-interval", type=float, default=None, metavar="SECONDS",
+                   help="the seconds between the --sizes and --sizes-later snapshots")
+    p.add_argument("--rates", default=None, metavar="FILE",
+                   help="with --from-log: produce rates as JSON, {\"topic\": bytes-per-second} or "
+                        "{\"topic\": {\"partition\": bytes-per-second}}")
 
 
 def _service_options(p: argparse.ArgumentParser) -> None:
@@ -322,7 +330,8 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
                           kraft_version=args.kraft_version,
                           metadata_version=args.metadata_version or DEFAULT_METADATA_VERSION),
         storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
-                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
+                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes,
+                            sizes_later=args.sizes_later, sizes_interval_s=args.sizes_interval, rates=args.rates),
         simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
                                   throttle_auto_remove=args.throttle_auto_remove),
         network=NetworkSpec(host=args.host, transport_limits=_transport_limits(args), security=_security(args)),

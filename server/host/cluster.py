@@ -168,6 +168,8 @@ class Cluster:
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
+                 sizes_later: str | Path | None = None, sizes_interval_s: float | None = None,
+                 rates: str | Path | None = None,
                  controllers: int = 1, quorum_timers: Timers = DEFAULT_TIMERS, kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
@@ -195,7 +197,8 @@ class Cluster:
                 local_controllers=tuple(local_controllers),
                 bootstrap_servers=tuple((h, p) for h, p in bootstrap_servers)),
             storage=StorageSpec(data_dir=None if data_dir is None else Path(data_dir), cluster_id=cluster_id,
-                                from_log=from_log, sizes=sizes),
+                                from_log=from_log, sizes=sizes, sizes_later=sizes_later,
+                                sizes_interval_s=sizes_interval_s, rates=rates),
             simulation=SimulationSpec(speed=speed, virtual_clock=virtual_clock, seed=seed,
                                       throttle_auto_remove=throttle_auto_remove),
             network=NetworkSpec(host=host, transport_limits=transport_limits, security=security),
@@ -215,7 +218,9 @@ class Cluster:
         HTTP services."""
         twin = None
         if spec.storage.from_log is not None:
-            twin = load_twin(spec.storage.from_log, spec.storage.sizes, spec.brokers.node_ids, spec.storage.cluster_id)
+            storage = spec.storage
+            twin = load_twin(storage.from_log, storage.sizes, spec.brokers.node_ids, storage.cluster_id,
+                             storage.sizes_later, storage.sizes_interval_s, storage.rates)
             spec = spec.with_twin(twin.node_ids, twin.racks, twin.cluster_id, twin.kraft_version)
         spec.validate()
         quorum = self._quorum = spec.quorum  # (the spec itself is not kept: a twin's holds its source's image)

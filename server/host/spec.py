@@ -175,6 +175,10 @@ class StorageSpec:
     cluster_id: str | None = None
     from_log: str | Path | TwinSource | None = None
     sizes: str | Path | None = None
+    # a twin's produce rates: a second kafka-log-dirs snapshot this many seconds after ``sizes``, or a file
+    sizes_later: str | Path | None = None
+    sizes_interval_s: float | None = None
+    rates: str | Path | None = None
 
 
 @dataclass(frozen=True)
@@ -222,8 +226,16 @@ class ClusterSpec:
     def validate(self) -> None:
         """Refuse bad settings (ValueError saying which), before anything is created."""
         brokers, quorum = self.brokers, self.quorum
-        if self.storage.sizes is not None and self.storage.from_log is None:
+        storage = self.storage
+        if storage.sizes is not None and storage.from_log is None:
             raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
+        if storage.rates is not None and storage.from_log is None:
+            raise ValueError("rates (--rates) are for a twin: give from_log (--from-log) too")
+        if storage.sizes_later is not None and (storage.sizes is None or not (storage.sizes_interval_s or 0) > 0):
+            raise ValueError("a later snapshot (--sizes-later) needs --sizes and the seconds between the two "
+                             "(--sizes-interval, above 0)")
+        if storage.sizes_later is not None and storage.rates is not None:
+            raise ValueError("give the rates one way: --sizes-later or --rates")
         if quorum.whole:
             if brokers.count < 1:
                 raise ValueError("a cluster needs at least one broker")
