@@ -85,6 +85,8 @@ class LogDir:
     capacity_bytes: int = DEFAULT_CAPACITY_BYTES
     online: bool = True
     full: bool = False  # it went offline because its replicas filled its capacity
+    # whether filling it fails it: a capacity given (not the reported default) is enforced
+    enforced: bool = False
 
 
 @dataclass(eq=False)
@@ -366,7 +368,7 @@ class LogDirManager:
         """The directory's simulated capacity (what DescribeLogDirs reports as TotalBytes) from now on."""
         if isinstance(capacity_bytes, bool) or not isinstance(capacity_bytes, int) or capacity_bytes < 0:
             raise ValueError("a capacity is a whole number of bytes, at least 0")
-        directory.capacity_bytes = capacity_bytes
+        directory.capacity_bytes, directory.enforced = capacity_bytes, True
         self.watch_capacity()
 
     def usage(self) -> dict[LogDir, float]:
@@ -375,7 +377,7 @@ class LogDirManager:
         self.network.settle()
         self._settle()
         used = {d: 0.0 for d in self.directories}
-        for replica, size, _lag, is_future in self._logs():
+        for replica, size, _whole, is_future in self._logs():
             directory = self.futures[replica.key].target if is_future else replica.log_dir
             used[directory] += size  # type: ignore[index]  # placed (``_logs`` lists placed replicas only)
         return used
@@ -406,11 +408,11 @@ class LogDirManager:
         if self._capacity_timer is not None:
             self._capacity_timer.cancel()
             self._capacity_timer = None
-        if not self.broker.running:
+        if not self.broker.running or not any(d.enforced for d in self.directories):
             return
         used, rates, wait = self.usage(), self._growth(), math.inf
         for directory in self.directories:
-            if not directory.online:
+            if not directory.online or not directory.enforced:
                 continue
             free = directory.capacity_bytes - used[directory]
             if free <= CAPACITY_SLACK:
@@ -564,17 +566,18 @@ class LogDirManager:
         return [list(hosted.values()) for hosted in self.broker.replica_manager.tables()]
 
     def _logs(self) -> Iterator[tuple[Replica, float, float, bool]]:
-        """(replica, size, lag, is future) of every placed replica and future replica (settled by the caller):
-        a leader's size with its ingress's growth, a follower's what it has copied."""
+        """(replica, size, whole, is future) of every placed replica and future replica (settled by the
+        caller): a leader's size with its ingress's growth, a follower's what it has copied, and what it
+        would hold caught up (its lag is the difference)."""
         image = self.broker.image
         for replica in self._replicas.values():
             if replica.log_dir is not None and replica.topic_id in image.topics:
                 grown = self.network.grown(replica.key)  # the leader's log beyond its configured size
                 size = replica.log_bytes + grown if replica.leader == self.broker.broker_id else replica.log_bytes
-                lag = max(partition_size(image, replica.topic_name, replica.partition) + grown - size, 0.0)
-                yield replica, size, lag, False
+                whole = partition_size(image, replica.topic_name, replica.partition) + grown
+                yield replica, size, max(whole, size), False
         for future in self.futures.values():
-            yield future.replica, future.copied, future.replica.log_bytes - future.copied, True
+            yield future.replica, future.copied, future.replica.log_bytes, True
 
     def describe(self, wanted: set[tuple[str, int]] | None) -> list:
         """One result per directory: its replicas (those in ``wanted``, every one for None) and future
@@ -586,7 +589,7 @@ class LogDirManager:
         for entry in self._logs():
             replica, is_future = entry[0], entry[3]
             logs[self.futures[replica.key].target if is_future else replica.log_dir].append(  # type: ignore[index]
-                (replica, int(entry[1]), int(entry[2]), is_future))
+                (replica, int(entry[1]), int(entry[2]) - int(entry[1]), is_future))
         cordoned = self.cordoned() if image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL else []
         results = []
         for directory in self.directories:

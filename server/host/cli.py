@@ -30,7 +30,6 @@ from .twin import TwinSource, read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
-from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata import redaction
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, METADATA_VERSIONS
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
@@ -109,8 +108,9 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--log-dirs", type=int, default=1,
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
-    p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
-                   help="simulated capacity of each log directory (default 1 TiB)")
+    p.add_argument("--log-dir-capacity-bytes", type=int, default=None,
+                   help="simulated capacity of each log directory: one whose bytes reach it goes offline, as a "
+                        "full disk takes Kafka's (default: none; 1 TiB reported, never full)")
     p.add_argument("--log-dir-capacities", default="", metavar="BROKER:K=BYTES,...",
                    help="per-directory overrides of --log-dir-capacity-bytes: broker id, the directory's index "
                         "from 0, bytes (e.g. 1:0=500000000000,2:1=2000000000000)")

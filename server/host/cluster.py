@@ -160,7 +160,7 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 log_dir_capacity_bytes: int | None = None,
                  log_dir_capacities: Mapping[tuple[int, int], int] | None = None,
                  transport_limits: TransportLimits = DEFAULT_TRANSPORT_LIMITS, throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
@@ -420,13 +420,15 @@ class Cluster:
             return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: Callable[[int], int],
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: Callable[[int], int | None],
                   new_uuid: Callable[[], uuid.UUID]) -> list[LogDir]:
         paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
-        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity(k))
-                for k, path in enumerate(paths)]
+        capacities = [capacity(k) for k in range(len(paths))]
+        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path),
+                       DEFAULT_CAPACITY_BYTES if given is None else given, enforced=given is not None)
+                for path, given in zip(paths, capacities)]
 
     def _on_log_failure(self, reason: str) -> None:
         """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
