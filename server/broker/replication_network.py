@@ -823,10 +823,7 @@ class ReplicationNetwork:
         """The bytes a partition's leader log holds now beyond its configured simulated size (its ingress,
         within retention)."""
         ingress = self._ingress.get(key[0])
-        if ingress is None:
-            return 0.0
-        self._settle()
-        return ingress.grown_at(key[1], self.now())
+        return 0.0 if ingress is None else ingress.grown_at(key[1], self.now())  # a function of the clock alone
 
     def _refresh_ingress(self, topic_ids: Iterable[uuid.UUID], resized: set[uuid.UUID]) -> None:
         """Read the ingress of ``topic_ids`` from the image anew (settled at the old one first); those

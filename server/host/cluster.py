@@ -218,9 +218,9 @@ class Cluster:
         HTTP services."""
         twin = None
         if spec.storage.from_log is not None:
-            storage = spec.storage
-            twin = load_twin(storage.from_log, storage.sizes, spec.brokers.node_ids, storage.cluster_id,
-                             storage.sizes_later, storage.sizes_interval_s, storage.rates)
+            given = spec.storage
+            twin = load_twin(spec.storage.from_log, given.sizes, spec.brokers.node_ids, given.cluster_id,
+                             given.sizes_later, given.sizes_interval_s, given.rates)
             spec = spec.with_twin(twin.node_ids, twin.racks, twin.cluster_id, twin.kraft_version)
         spec.validate()
         quorum = self._quorum = spec.quorum  # (the spec itself is not kept: a twin's holds its source's image)

@@ -180,6 +180,18 @@ class StorageSpec:
     sizes_interval_s: float | None = None
     rates: str | Path | None = None
 
+    def validate(self) -> None:
+        """A twin's sizes and rates need its source, and rates come one way."""
+        if self.sizes is not None and self.from_log is None:
+            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
+        if self.rates is not None and self.from_log is None:
+            raise ValueError("rates (--rates) are for a twin: give from_log (--from-log) too")
+        if self.sizes_later is not None and (self.sizes is None or not (self.sizes_interval_s or 0) > 0):
+            raise ValueError("a later snapshot (--sizes-later) needs --sizes and the seconds between the two "
+                             "(--sizes-interval, above 0)")
+        if self.sizes_later is not None and self.rates is not None:
+            raise ValueError("give the rates one way: --sizes-later or --rates")
+
 
 @dataclass(frozen=True)
 class SimulationSpec:
@@ -226,16 +238,7 @@ class ClusterSpec:
     def validate(self) -> None:
         """Refuse bad settings (ValueError saying which), before anything is created."""
         brokers, quorum = self.brokers, self.quorum
-        storage = self.storage
-        if storage.sizes is not None and storage.from_log is None:
-            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
-        if storage.rates is not None and storage.from_log is None:
-            raise ValueError("rates (--rates) are for a twin: give from_log (--from-log) too")
-        if storage.sizes_later is not None and (storage.sizes is None or not (storage.sizes_interval_s or 0) > 0):
-            raise ValueError("a later snapshot (--sizes-later) needs --sizes and the seconds between the two "
-                             "(--sizes-interval, above 0)")
-        if storage.sizes_later is not None and storage.rates is not None:
-            raise ValueError("give the rates one way: --sizes-later or --rates")
+        self.storage.validate()
         if quorum.whole:
             if brokers.count < 1:
                 raise ValueError("a cluster needs at least one broker")
