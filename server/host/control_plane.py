@@ -145,7 +145,8 @@ def _throttles(image: MetadataImage) -> list[dict[str, Any]]:
 
 def _reassignments(cluster: Cluster) -> list[dict]:
     """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
-    slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
+    slowest copy is done at the current rates and simulation speed (None while a copy stands still);
+    ``never`` says why a move never completes (a copy whose rate is not above its partition's ingress)."""
     image = cluster.controller.committed
     speed = cluster.network.speed
     listed = []
