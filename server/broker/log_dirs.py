@@ -44,7 +44,8 @@ import functools
 import logging
 import random
 import uuid
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # the node imports this module
 log = logging.getLogger("kraftwire.log_dirs")
 
 DEFAULT_CAPACITY_BYTES = 1 << 40  # 1 TiB per directory
+CAPACITY_SLACK = 1.0  # bytes: a directory this close to its capacity is full (float rounding of rate x time)
 MAX_ASSIGNMENTS_PER_REQUEST = 2250
 BACKOFF_INITIAL_S, BACKOFF_MULTIPLIER, BACKOFF_MAX_S, BACKOFF_JITTER = 0.1, 2, 10.0, 0.02
 MAX_LOG_DIR_NAME = 255  # a future log's directory name, <topic>-<partition>.<32 hex>-future, must fit
@@ -82,6 +84,9 @@ class LogDir:
     path: str
     capacity_bytes: int = DEFAULT_CAPACITY_BYTES
     online: bool = True
+    full: bool = False  # it went offline because its replicas filled its capacity
+    # whether filling it fails it: a capacity given (not the reported default) is enforced
+    enforced: bool = False
 
 
 @dataclass(eq=False)
@@ -237,7 +242,11 @@ class LogDirManager:
         self.assignments = AssignmentSender(broker)
         self._settled_at: float | None = None
         self._timer: Timer | None = None
+        self._capacity_timer: Timer | None = None
+        self._capacity_check_due = False
+        self._failing: set[asyncio.Task] = set()  # the heartbeats telling of a directory that filled
         network.add_pace_listener(self._changed)
+        network.add_rate_listener(self.watch_capacity)
 
     def directory(self, path_or_index: int | str | uuid.UUID) -> LogDir:
         """A directory by its index in the broker's list, its path, or its id."""
@@ -343,14 +352,80 @@ class LogDirManager:
         self._changed()
 
     def restore(self, directory: LogDir) -> None:
-        """The directory works again: serve its replicas from their last known state."""
+        """The directory works again: serve its replicas from their last known state (one that filled
+        fails again at once unless its capacity was raised or it holds less)."""
         if directory.online:
             return
-        directory.online = True
+        directory.online, directory.full = True, False
         image = self.broker.image
         for replica in list(self._replicas.values()):
             if replica.log_dir is directory:
                 self.broker.replica_manager.serve(image, replica)
+
+    # --- capacity -------------------------------------------------------------------------------
+
+    def set_capacity(self, directory: LogDir, capacity_bytes: int) -> None:
+        """The directory's simulated capacity (what DescribeLogDirs reports as TotalBytes) from now on."""
+        if isinstance(capacity_bytes, bool) or not isinstance(capacity_bytes, int) or capacity_bytes < 0:
+            raise ValueError("a capacity is a whole number of bytes, at least 0")
+        directory.capacity_bytes, directory.enforced = capacity_bytes, True
+        self.watch_capacity()
+
+    def usage(self) -> dict[LogDir, float]:
+        """Bytes each directory holds now: its replicas' real and simulated bytes (a leader's with its
+        ingress's growth), removing ones until deleted, and the future replicas being copied into it."""
+        self.network.settle()
+        self._settle()
+        used = {d: 0.0 for d in self.directories}
+        for replica, size, _whole, is_future in self._logs():
+            directory = self.futures[replica.key].target if is_future else replica.log_dir
+            used[directory] += size  # type: ignore[index]  # placed (``_logs`` lists placed replicas only)
+        return used
+
+    def watch_capacity(self) -> None:
+        """Rates may have changed: look (once this turn of the loop) when a directory will fill."""
+        if not self._capacity_check_due:
+            self._capacity_check_due = True
+            asyncio.get_running_loop().call_soon(self._check_capacity)
+
+    def _growth(self) -> dict[LogDir, float]:
+        """At most how fast each directory fills now (bytes per simulated second)."""
+        rates = {d: 0.0 for d in self.directories}
+        broker_id = self.broker.broker_id
+        for replica in self._replicas.values():
+            if replica.log_dir is not None and replica.log_dir.online:
+                rates[replica.log_dir] += self.network.growth_rate(replica.key, broker_id,
+                                                                   replica.leader == broker_id)
+        for future in self.futures.values():
+            rates[future.target] += future.rate
+        return rates
+
+    def _check_capacity(self) -> None:
+        """Fail every directory whose bytes reached its capacity (Kafka's KafkaStorageException on a full
+        disk: the directory goes offline, the broker reports it), and time the next look at the earliest
+        moment another may fill at the current rates (an upper bound: the look may come early, never late)."""
+        self._capacity_check_due = False
+        if self._capacity_timer is not None:
+            self._capacity_timer.cancel()
+            self._capacity_timer = None
+        if not self.broker.running or not any(d.enforced for d in self.directories):
+            return
+        used, rates, wait = self.usage(), self._growth(), math.inf
+        for directory in self.directories:
+            if not directory.online or not directory.enforced:
+                continue
+            free = directory.capacity_bytes - used[directory]
+            if free <= CAPACITY_SLACK:
+                log.error("broker %d: log directory %s is full (%d of %d bytes): it goes offline",
+                          self.broker.broker_id, directory.path, int(used[directory]), directory.capacity_bytes)
+                directory.full = True
+                task = asyncio.ensure_future(self.broker.fail_log_dir(directory))
+                self._failing.add(task)
+                task.add_done_callback(self._failing.discard)
+            elif rates[directory] > 0:
+                wait = min(wait, free / rates[directory])
+        if wait < math.inf:
+            self._capacity_timer = self.network.call_later(wait, self._check_capacity)
 
     # --- AlterReplicaLogDirs ---------------------------------------------------------------------
 
@@ -433,6 +508,7 @@ class LogDirManager:
     def _changed(self) -> None:
         self._settle()
         self._reschedule()
+        self.watch_capacity()
 
     def _settle(self) -> None:
         now = self.network.now()
@@ -489,6 +565,20 @@ class LogDirManager:
         self.network.settle()
         return [list(hosted.values()) for hosted in self.broker.replica_manager.tables()]
 
+    def _logs(self) -> Iterator[tuple[Replica, float, float, bool]]:
+        """(replica, size, whole, is future) of every placed replica and future replica (settled by the
+        caller): a leader's size with its ingress's growth, a follower's what it has copied, and what it
+        would hold caught up (its lag is the difference)."""
+        image = self.broker.image
+        for replica in self._replicas.values():
+            if replica.log_dir is not None and replica.topic_id in image.topics:
+                grown = self.network.grown(replica.key)  # the leader's log beyond its configured size
+                size = replica.log_bytes + grown if replica.leader == self.broker.broker_id else replica.log_bytes
+                whole = partition_size(image, replica.topic_name, replica.partition) + grown
+                yield replica, size, max(whole, size), False
+        for future in self.futures.values():
+            yield future.replica, future.copied, future.replica.log_bytes, True
+
     def describe(self, wanted: set[tuple[str, int]] | None) -> list:
         """One result per directory: its replicas (those in ``wanted``, every one for None) and future
         replicas with sizes and lags, its capacity and free bytes; an offline one KAFKA_STORAGE_ERROR."""
@@ -496,14 +586,10 @@ class LogDirManager:
         self._settle()
         image = self.broker.image
         logs: dict[LogDir, list] = {d: [] for d in self.directories}
-        for replica in self._replicas.values():
-            if replica.log_dir is not None and replica.topic_id in image.topics:
-                size = int(replica.log_bytes)
-                lag = max(partition_size(image, replica.topic_name, replica.partition) - size, 0)
-                logs[replica.log_dir].append((replica, size, lag, False))
-        for future in self.futures.values():
-            size = int(future.copied)
-            logs[future.target].append((future.replica, size, int(future.replica.log_bytes) - size, True))
+        for entry in self._logs():
+            replica, is_future = entry[0], entry[3]
+            logs[self.futures[replica.key].target if is_future else replica.log_dir].append(  # type: ignore[index]
+                (replica, int(entry[1]), int(entry[2]) - int(entry[1]), is_future))
         cordoned = self.cordoned() if image.metadata_version_level >= CORDONED_LOG_DIRS_LEVEL else []
         results = []
         for directory in self.directories:

@@ -346,7 +346,9 @@ class ReplicaManager:
     def serve(self, image: MetadataImage, replica: Replica) -> None:
         """Act on a replica's state: lead it (its log is the partition's, whole), or copy it from its leader."""
         if replica.leader == self.broker_id:
-            replica.log_bytes = max(replica.log_bytes,
+            # a leader's replica keeps its size without its ingress's growth, which the network adds
+            # (``ReplicationNetwork.grown``); a follower's copy counted it
+            replica.log_bytes = max(replica.log_bytes - self.network.grown(replica.key),
                                     self._partition_size(image, replica.topic_name, replica.partition))
             self.network.unfollow(self.broker_id, replica.key)
             self._consider_isr(replica)
@@ -531,6 +533,7 @@ class ReplicaManager:
             asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._reconsider, list(sent))
         if response is not None:
             self._take_answer(response, sent, again)
+        self._to_propose -= again  # looked at anew: queued again only if there is still something to propose
         for key in again:
             self.follower_caught_up(key)
 

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from collections.abc import Callable
 
 from kraftwire.codec import records as rec
+from kraftwire.codec.constants import ConfigResourceType
 
 from kraftwire.server.metadata import configs
 from kraftwire.codec.message import Message
@@ -87,6 +88,8 @@ CAUGHT_UP_SLACK = 0.5  # bytes: float rounding of rate x time
 # computation took: a bulk change reaches the brokers as many batches, and recomputing every copy's rate
 # after each of them would cost the loop quadratic time.
 RECOMPUTE_SPACING = 10
+_RETENTION_DEFAULTS = frozenset({"log.retention.bytes", "log.retention.ms", "log.retention.minutes",
+                                 "log.retention.hours"})
 _RATE_RECORDS = frozenset({rec.ConfigRecord, rec.RemoveTopicRecord})  # record types that change rates
 
 
@@ -281,6 +284,70 @@ def partition_size(image: MetadataImage, topic_name: str, partition: int) -> int
     return listed.get(partition, default)
 
 
+def topic_rates(image: MetadataImage, topic_name: str) -> tuple[dict[int, int], int]:
+    """A topic's simulated produce rates per partition (bytes/s): those ``kraftwire.partition.ingress.rates``
+    lists, and ``kraftwire.partition.ingress.bytes.per.sec`` for the others."""
+    dynamic = image.topic_configs(topic_name)
+    listed = dynamic.get(configs.INGRESS_RATES)
+    rate = configs.topic_value(dynamic, image.broker_configs(""), configs.INGRESS_BYTES_PER_SEC)
+    assert isinstance(rate, int)  # a LONG config
+    return configs.partition_rates(listed) if listed else {}, rate
+
+
+@dataclass(slots=True)
+class TopicIngress:
+    """A topic's simulated produce traffic: each partition's log grows at its rate from its configured
+    size, up to the retention bound (``retention.bytes``, and ``retention.ms`` times the rate; Kafka deletes
+    whole segments, so its log overshoots the bound by up to a segment). ``grown`` is what each partition
+    had grown by at ``since`` (the last change of these configs); a size config set anew starts it again."""
+
+    rates: tuple[dict[int, int], int]
+    sizes: tuple[dict[int, int], int]
+    retention_bytes: int
+    retention_ms: int
+    since: float
+    grown: dict[int, float]
+
+    def rate(self, partition: int) -> float:
+        listed, default = self.rates
+        return float(listed.get(partition, default))
+
+    def base(self, partition: int) -> float:
+        listed, default = self.sizes
+        return float(listed.get(partition, default))
+
+    def bound(self, partition: int) -> float:
+        """The most the partition's log holds under retention (the size it stops growing at)."""
+        rate, bound = self.rate(partition), math.inf
+        if rate > 0 and self.retention_bytes >= 0:
+            bound = float(self.retention_bytes)
+        if rate > 0 and self.retention_ms >= 0:
+            bound = min(bound, rate * self.retention_ms / 1000)
+        return bound
+
+    def grown_at(self, partition: int, at: float) -> float:
+        """Bytes the partition's log holds at simulated time ``at`` beyond its configured size (negative
+        where retention bounds it below that size)."""
+        base = self.base(partition)
+        grown = self.grown.get(partition, 0.0) + self.rate(partition) * max(at - self.since, 0.0)
+        return min(base + grown, self.bound(partition)) - base if self.rate(partition) > 0 else grown
+
+    @staticmethod
+    def read(image: MetadataImage, topic_name: str, at: float, before: TopicIngress | None,
+             partitions: Iterable[int], resized: bool) -> TopicIngress | None:
+        """The topic's ingress from its configs at ``at``, carrying on from ``before`` (None: no ingress)."""
+        rates = topic_rates(image, topic_name)
+        grown = {} if before is None or resized else {
+            p: g for p in partitions if (g := before.grown_at(p, at))}
+        if not any(rates[0].values()) and not rates[1] and not grown:
+            return None
+        dynamic, defaults = image.topic_configs(topic_name), image.broker_configs("")
+        retention_bytes = configs.topic_value(dynamic, defaults, "retention.bytes")
+        retention_ms = configs.topic_value(dynamic, defaults, "retention.ms")
+        assert isinstance(retention_bytes, int) and isinstance(retention_ms, int)  # LONG configs
+        return TopicIngress(rates, topic_sizes(image, topic_name), retention_bytes, retention_ms, at, grown)
+
+
 Throttled = Literal["all"] | frozenset[tuple[int, int]]  # a topic's throttled (partition, broker) replicas
 
 
@@ -348,6 +415,7 @@ class ReplicationNetwork:
         self._virtual_timers: list[_VirtualTimer] = []
         self._paused: set[int] = set()
         self._pace_listeners: list = []
+        self._rate_listeners: list[Callable[[], None]] = []
         self._image = image_source
         self._remote_brokers = remote_brokers
         self._members: dict[int, _Member] = {}
@@ -369,6 +437,10 @@ class ReplicationNetwork:
         # (simulated time, {broker: (bytes/s received, bytes/s sent)}) at every change, oldest first
         self._replicated: dict[int, ReplicationBytes] = {}  # by broker: what its copies moved
         self._throughput: deque[tuple[float, dict[int, tuple[float, float]]]] = deque()
+        self._ingress: dict[uuid.UUID, TopicIngress] = {}  # the topics with simulated produce traffic
+        # copies of those topics that are behind: the limits they go through (for "never"'s reason)
+        self._routes: dict[Copy, tuple] = {}
+        self._capacities: dict[object, float] = {}  # every limit's bytes/s at the last rate computation
 
     def register_broker(self, broker_id: int, is_running: Callable[[], bool],
                         on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None],
@@ -423,6 +495,14 @@ class ReplicationNetwork:
         self._settle()
 
     @property
+    def finishing(self) -> bool:
+        """A copy is due to catch up at the current rates (its end is timed)."""
+        timer = self._timer
+        if timer is None:
+            return False
+        return not (timer.cancelled if isinstance(timer, _VirtualTimer) else timer.cancelled())
+
+    @property
     def idle(self) -> bool:
         """No change of copies waits to be accounted for in this turn of the event loop."""
         return not self._recompute_scheduled
@@ -458,6 +538,19 @@ class ReplicationNetwork:
         """``listener()`` is called after a pause, a resume or a speed change, to settle and time anew
         other copies timed by ``now()``."""
         self._pace_listeners.append(listener)
+
+    def add_rate_listener(self, listener: Callable[[], None]) -> None:
+        """``listener()`` is called after every rate computation (the log directories' capacity watch)."""
+        self._rate_listeners.append(listener)
+
+    def growth_rate(self, key: tuple[uuid.UUID, int], broker_id: int, leads: bool) -> float:
+        """At most how fast a broker's replica grows now (bytes per simulated second): a copy's rate while
+        it is behind, else its partition's ingress (a leader's log, an in-sync follower keeping up)."""
+        copies = self._topics.get(key[0])
+        copy = copies.get((key[1], broker_id)) if copies is not None and not leads else None
+        if copy is not None and copy in self._copying:
+            return copy.rate
+        return self.ingress_rate(key)
 
     def _pace_changed(self) -> None:
         self.changed()  # settles at the rates the copies still carry (those before the change), then rates anew
@@ -587,6 +680,9 @@ class ReplicationNetwork:
         if replaced:
             self._examine([copy for copies in self._topics.values() for copy in copies.values()])
         topics, new_topics, rates = set(), set(), False
+        grown, resized = self._ingress_changes(image, committed)
+        if grown or replaced:
+            self._refresh_ingress(grown | (set(image.topics) if replaced else set()), resized)
         record: Any  # the record types looked at below
         for _, record in committed:
             kind = type(record)
@@ -601,11 +697,31 @@ class ReplicationNetwork:
                 if topic_id is not None:
                     topics.add(topic_id)
         topics -= new_topics
+        topics |= grown - new_topics
         if self._remote_brokers:
             created = self._follow_remote_followers()
             self._examine(self._copies_of_topics(topics), self._copies_of_started_brokers() + created)
         elif rates:
             self.changed(topics)
+
+    def _ingress_changes(self, image: MetadataImage, committed: list[tuple[int, Message]]
+                         ) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
+        """The topics whose ingress a commit may change (their rate, retention or size configs; every topic
+        with ingress for the cluster's retention defaults), and those of them whose size was set."""
+        grown: set[uuid.UUID] = set()
+        resized: set[uuid.UUID] = set()
+        for _, record in committed:
+            if type(record) is not rec.ConfigRecord:
+                continue
+            if record.resource_type == ConfigResourceType.TOPIC and record.name in configs.INGRESS_CONFIGS:
+                topic_id = image.topic_ids.get(record.resource_name)
+                if topic_id is not None:
+                    grown.add(topic_id)
+                    if record.name in configs.SIZE_CONFIGS:
+                        resized.add(topic_id)
+            elif record.resource_type == ConfigResourceType.BROKER and record.name in _RETENTION_DEFAULTS:
+                grown |= set(self._ingress)
+        return grown, resized
 
     # --- progress -----------------------------------------------------------------------------
 
@@ -613,10 +729,19 @@ class ReplicationNetwork:
         """Every follower copy: bytes moved and left (0 once caught up), and its current rate (bytes/s
         of simulated time)."""
         self._settle()
-        return [{"topic": c.replica.topic_name, "partition": c.replica.partition, "follower": c.follower,
-                 "leader": c.replica.leader, "bytes_moved": int(c.replica.log_bytes),
-                 "bytes_left": max(int(c.size or 0) - int(c.replica.log_bytes), 0), "rate": c.rate}
-                for copies in self._topics.values() for c in copies.values()]
+        return [self._progress_of(c) for copies in self._topics.values() for c in copies.values()]
+
+    def _progress_of(self, copy: Copy) -> dict:
+        """A copy's progress: ``ingress`` is its partition's produce rate, ``seconds_left`` the simulated
+        time until it catches up at the current rates (None if it does not move or never will), ``never``
+        why it never will (its rate not above the ingress), else None."""
+        left = max(int(copy.size or 0) - int(copy.replica.log_bytes), 0)
+        ingress = self._ingress_rate(copy)
+        never = self.never_reason(copy) if left else None
+        seconds = 0.0 if not left else left / (copy.rate - ingress) if copy.rate > ingress else None
+        return {"topic": copy.replica.topic_name, "partition": copy.replica.partition, "follower": copy.follower,
+                "leader": copy.replica.leader, "bytes_moved": int(copy.replica.log_bytes), "bytes_left": left,
+                "rate": copy.rate, "ingress": ingress, "seconds_left": seconds, "never": never}
 
     def throughput(self) -> dict:
         """Each broker's replication throughput over the last ``THROUGHPUT_WINDOW_S`` simulated seconds:
@@ -674,11 +799,13 @@ class ReplicationNetwork:
             now = self.now()
         except RuntimeError:
             return
-        advanced = []
+        advanced: list[Copy] = []
         if self._settled_at is not None:
             elapsed = now - self._settled_at
+            if self._ingress and elapsed > 0:
+                self._settle_ingress(self._settled_at, now, advanced)
             for copy in self._copying:
-                if copy.rate:
+                if copy.rate and copy.replica.topic_id not in self._ingress:
                     left = copy.size - copy.replica.log_bytes  # type: ignore[operator]  # a copying one is sized
                     if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
                         copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
@@ -691,6 +818,68 @@ class ReplicationNetwork:
         self._settled_at = now
         for copy in advanced:
             self._copy_real(copy)
+
+    def _settle_ingress(self, since: float, now: float, advanced: list[Copy]) -> None:
+        """Grow the copies of topics with ingress from ``since`` to ``now``: the leader's log by its rate
+        (within retention), a moving copy by its rate less the ingress, an in-sync one keeping up (its
+        bandwidth was reserved), one that does not move falling behind (and copying again)."""
+        elapsed, behind = now - since, []
+        moving = self._moving_brokers(self._image())
+        for topic_id, ingress in self._ingress.items():
+            for (partition, follower), copy in self._topics.get(topic_id, {}).items():
+                if copy.size is None:
+                    continue
+                rate = ingress.rate(partition)
+                size = copy.size + ingress.grown_at(partition, now) - ingress.grown_at(partition, since)
+                lag = copy.size - copy.replica.log_bytes
+                copying = copy in self._copying
+                if copying and copy.rate:
+                    gain = (copy.rate - rate) * elapsed
+                    if copy.finished_at is None and copy.rate > rate and gain >= lag - CAUGHT_UP_SLACK:
+                        copy.finished_at = since + max(lag, 0.0) / (copy.rate - rate)
+                    lag += (rate - copy.rate) * elapsed
+                    if copy in self._real:
+                        advanced.append(copy)
+                elif not copying and lag <= CAUGHT_UP_SLACK and follower in moving and copy.replica.leader in moving:
+                    lag = 0.0
+                else:
+                    lag += rate * elapsed
+                lag = min(max(lag, 0.0), max(size, 0.0))
+                copy.size, copy.replica.log_bytes = size, size - lag
+                if lag > CAUGHT_UP_SLACK and not copying:
+                    behind.append(copy)
+        for copy in behind:
+            self._copying[copy] = None
+
+    def _ingress_rate(self, copy: Copy) -> float:
+        ingress = self._ingress.get(copy.replica.topic_id)
+        return ingress.rate(copy.replica.partition) if ingress is not None else 0.0
+
+    def ingress_rate(self, key: tuple[uuid.UUID, int]) -> float:
+        """A partition's simulated produce rate (bytes per simulated second)."""
+        ingress = self._ingress.get(key[0])
+        return ingress.rate(key[1]) if ingress is not None else 0.0
+
+    def grown(self, key: tuple[uuid.UUID, int]) -> float:
+        """The bytes a partition's leader log holds now beyond its configured simulated size (its ingress,
+        within retention)."""
+        ingress = self._ingress.get(key[0])
+        return 0.0 if ingress is None else ingress.grown_at(key[1], self.now())  # a function of the clock alone
+
+    def _refresh_ingress(self, topic_ids: Iterable[uuid.UUID], resized: set[uuid.UUID]) -> None:
+        """Read the ingress of ``topic_ids`` from the image anew (settled at the old one first); those
+        in ``resized`` had their size set, which their growth starts from again."""
+        self._settle()
+        image = self._image()
+        at = self._settled_at if self._settled_at is not None else 0.0
+        for topic_id in set(topic_ids):
+            topic = image.topics.get(topic_id)
+            ingress = None if topic is None else TopicIngress.read(
+                image, topic.name, at, self._ingress.get(topic_id), topic.partitions, topic_id in resized)
+            if ingress is None:
+                self._ingress.pop(topic_id, None)
+            else:
+                self._ingress[topic_id] = ingress
 
     def _running(self, broker_id: int) -> bool:
         member = self._members.get(broker_id)
@@ -738,8 +927,8 @@ class ReplicationNetwork:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        finishing = [(c.size - c.replica.log_bytes) / c.rate  # type: ignore[operator]  # a copying one is sized
-                     for c in self._copying if c.rate > 0]
+        finishing = [(c.size - c.replica.log_bytes) / (c.rate - ingress)  # type: ignore[operator]  # (sized)
+                     for c in self._copying if c.rate > (ingress := self._ingress_rate(c))]
         if finishing:
             self._timer = self.call_later(min(finishing), self._tick)
 
@@ -753,13 +942,17 @@ class ReplicationNetwork:
         routes: dict[tuple[int, int, bool, bool], object] = {}
         topics = image.topics
         ended = []  # copies that moved and now hold everything: their leaders are told below
+        at = self._settled_at if self._settled_at is not None else 0.0
+        self._routes = {}
         for copy in list(self._copying):
             replica = copy.replica
             if replica.topic_id not in topics:
                 self._drop(copy)
                 continue
             simulated = limits_of.size(replica.topic_name, replica.partition)
-            copy.size = simulated + self._real_size_of(copy, simulated)
+            ingress = self._ingress.get(replica.topic_id)
+            grown = ingress.grown_at(replica.partition, at) if ingress is not None else 0.0
+            copy.size = simulated + grown + self._real_size_of(copy, simulated + grown)
             moved, copy.rate = copy.rate, 0.0
             if replica.log_bytes >= copy.size - CAUGHT_UP_SLACK:
                 del self._copying[copy]  # caught up: looked at again only when its standing may change
@@ -769,17 +962,14 @@ class ReplicationNetwork:
                     self._copy_real(copy, everything=True)
                     ended.append(copy)
                 continue
-            leader, follower = replica.leader, copy.follower
-            if leader == follower or leader not in moving or follower not in moving:
-                continue
-            leader_listed, follower_listed = limits_of.topic(replica.topic_name)
-            route = (leader, follower,
-                     bool(leader_listed) and limits_of.throttled(leader_listed, replica.partition, leader),
-                     bool(follower_listed) and limits_of.throttled(follower_listed, replica.partition, follower))
-            limits = routes.get(route)
-            if limits is None:
-                limits = routes[route] = self._limits(limits_of, capacities, *route)
-            demands[copy] = limits
+            limits = self._route(limits_of, capacities, routes, moving, copy)
+            if limits is not None:
+                demands[copy] = limits
+                if ingress is not None:
+                    self._routes[copy] = limits
+        self._capacities = dict(capacities)
+        if self._ingress:
+            self._reserve_in_sync(limits_of, capacities, routes, moving)
         for copy, rate in allocate_rates(demands, capacities).items():
             copy.rate = rate
             if rate > 0:
@@ -788,8 +978,57 @@ class ReplicationNetwork:
                     copy.started_at = self._settled_at
         self._record_throughput()
         self._time_next_finish()
+        for listener in self._rate_listeners:
+            listener()
         for copy in ended:
             self._tell_leader(copy)
+
+    def _route(self, limits_of: _Limits, capacities: dict, routes: dict, moving: set[int],
+               copy: Copy) -> tuple | None:
+        """The limits a copy goes through (shared by the copies alike), None while it cannot move."""
+        replica = copy.replica
+        leader, follower = replica.leader, copy.follower
+        if leader == follower or leader not in moving or follower not in moving:
+            return None
+        leader_listed, follower_listed = limits_of.topic(replica.topic_name)
+        route = (leader, follower,
+                 bool(leader_listed) and limits_of.throttled(leader_listed, replica.partition, leader),
+                 bool(follower_listed) and limits_of.throttled(follower_listed, replica.partition, follower))
+        limits = routes.get(route)
+        if limits is None:
+            limits = routes[route] = self._limits(limits_of, capacities, *route)
+        return limits
+
+    def _reserve_in_sync(self, limits_of: _Limits, capacities: dict, routes: dict, moving: set[int]) -> None:
+        """An in-sync follower of a topic with ingress fetches what is produced, first: its traffic is
+        taken off the limits it goes through, the throttles included where its replica is throttled
+        (KIP-73: a throttled replica's traffic counts against the throttle, though an in-sync one is
+        never held back by it), before the copies that are behind share what is left."""
+        for topic_id, ingress in self._ingress.items():
+            for (partition, _follower), copy in self._topics.get(topic_id, {}).items():
+                if copy in self._copying or copy.size is None:
+                    continue
+                rate = ingress.rate(partition)
+                limits = self._route(limits_of, capacities, routes, moving, copy) if rate > 0 else None
+                for limit in limits or ():
+                    capacities[limit] = max(capacities[limit] - rate, 0.0)
+
+    def never_reason(self, copy: Copy) -> str | None:
+        """Why a copy that is behind can never catch up: its rate is not above its partition's ingress
+        (None if it can, or stands still for another reason: a paused or stopped broker)."""
+        ingress = self._ingress_rate(copy)
+        limits = self._routes.get(copy)
+        if ingress <= 0 or limits is None or copy not in self._copying or copy.rate > ingress:
+            return None
+        kind, broker = min(limits, key=lambda limit: self._capacities.get(limit, UNLIMITED))
+        capacity = self._capacities.get((kind, broker), UNLIMITED)
+        name = {"leader-throttle": f"throttle {configs.LEADER_THROTTLED_RATE} of broker {broker}",
+                "follower-throttle": f"throttle {configs.FOLLOWER_THROTTLED_RATE} of broker {broker}",
+                "out": f"bandwidth {configs.REPLICATION_BANDWIDTH} of broker {broker} (out)",
+                "in": f"bandwidth {configs.REPLICATION_BANDWIDTH} of broker {broker} (in)"}[kind]
+        if capacity <= ingress:
+            return f"{name}: {capacity:.0f} B/s below ingress {ingress:.0f} B/s"
+        return f"rate {copy.rate:.0f} B/s (its share of the {name}, {capacity:.0f} B/s) below ingress {ingress:.0f} B/s"
 
     @staticmethod
     def _limits(limits_of: _Limits, capacities: dict, leader: int, follower: int, leader_throttled: bool,

@@ -30,7 +30,6 @@ from .twin import TwinSource, read_source
 from kraftwire.server.wire.security import (DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, MECHANISMS, parse_add_scram,
                                             parse_protocol_map)
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
-from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata import redaction
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, TWIN_LEVELS, level_name
 from kraftwire.server.raft import RaftConfig, StorageError, Timers
@@ -111,8 +110,12 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", default="./kraftwire-data", help="where state is kept (default ./kraftwire-data)")
     p.add_argument("--log-dirs", type=int, default=1,
                    help="log directories per broker (JBOD), at DATA_DIR/broker-ID/logs-K (default 1)")
-    p.add_argument("--log-dir-capacity-bytes", type=int, default=DEFAULT_CAPACITY_BYTES,
-                   help="simulated capacity of each log directory (default 1 TiB)")
+    p.add_argument("--log-dir-capacity-bytes", type=int, default=None,
+                   help="simulated capacity of each log directory: one whose bytes reach it goes offline, as a "
+                        "full disk takes Kafka's (default: none; 1 TiB reported, never full)")
+    p.add_argument("--log-dir-capacities", default="", metavar="BROKER:K=BYTES,...",
+                   help="per-directory overrides of --log-dir-capacity-bytes: broker id, the directory's index "
+                        "from 0, bytes (e.g. 1:0=500000000000,2:1=2000000000000)")
     p.add_argument("--log-flush-offset-checkpoint-interval-ms", type=int, default=CHECKPOINT_INTERVAL_MS,
                    help="how often each broker writes its logs' sizes to its log directories' "
                         "recovery-point-offset-checkpoint (Kafka's log.flush.offset.checkpoint.interval.ms, "
@@ -126,6 +129,14 @@ def _storage_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", default=None, metavar="FILE",
                    help="with --from-log: the output of kafka-log-dirs --describe, giving every partition its "
                         "size (partitions it does not list are empty)")
+    p.add_argument("--sizes-later", default=None, metavar="FILE",
+                   help="with --sizes: a second kafka-log-dirs --describe taken --sizes-interval seconds later; "
+                        "each partition's growth between the two is its produce rate (the twin's ingress)")
+    p.add_argument("--sizes-interval", type=float, default=None, metavar="SECONDS",
+                   help="the seconds between the --sizes and --sizes-later snapshots")
+    p.add_argument("--rates", default=None, metavar="FILE",
+                   help="with --from-log: produce rates as JSON, {\"topic\": bytes-per-second} or "
+                        "{\"topic\": {\"partition\": bytes-per-second}}")
 
 
 def _service_options(p: argparse.ArgumentParser) -> None:
@@ -291,6 +302,18 @@ def _transport_limits(args: argparse.Namespace) -> TransportLimits:
                            max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip)
 
 
+def log_dir_capacities(text: str) -> tuple[tuple[int, int, int], ...]:
+    """``--log-dir-capacities``: BROKER:K=BYTES items, comma-separated. ValueError for another shape."""
+    found = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        where, sep, capacity = item.partition("=")
+        broker, colon, index = where.partition(":")
+        if not (sep and colon and broker.strip().isdigit() and index.strip().isdigit() and capacity.strip().isdigit()):
+            raise ValueError(f"--log-dir-capacities takes BROKER:K=BYTES items, not {item!r}")
+        found.append((int(broker), int(index), int(capacity)))
+    return tuple(found)
+
+
 def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> ClusterSpec:
     """The cluster ``kraftwire serve`` runs, from its settings (flags, ``KRAFTWIRE_*``, kraftwire.toml);
     ``twin``: the source log already read for ``--from-log``. ValueError for a bad security setting (the
@@ -300,6 +323,7 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
         brokers=BrokerSpec(count=args.brokers, node_ids=None if ids is None else tuple(ids), port=args.port,
                            advertised_host=args.advertised_host, log_dirs=args.log_dirs,
                            log_dir_capacity_bytes=args.log_dir_capacity_bytes,
+                           log_dir_capacities=log_dir_capacities(args.log_dir_capacities),
                            checkpoint_interval_ms=args.log_flush_offset_checkpoint_interval_ms),
         topics=TopicDefaults(auto_create_topics=args.auto_create_topics, num_partitions=args.num_partitions,
                              default_replication_factor=args.default_replication_factor),
@@ -308,7 +332,8 @@ def cluster_spec(args: argparse.Namespace, twin: TwinSource | None = None) -> Cl
                           kraft_version=args.kraft_version,
                           metadata_version=args.metadata_version or DEFAULT_METADATA_VERSION),
         storage=StorageSpec(data_dir=Path(args.data_dir), cluster_id=args.cluster_id,
-                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes),
+                            from_log=twin if twin is not None else args.from_log, sizes=args.sizes,
+                            sizes_later=args.sizes_later, sizes_interval_s=args.sizes_interval, rates=args.rates),
         simulation=SimulationSpec(speed=args.speed, virtual_clock=args.virtual_clock, seed=args.seed,
                                   throttle_auto_remove=args.throttle_auto_remove),
         network=NetworkSpec(host=args.host, transport_limits=_transport_limits(args), security=_security(args)),

@@ -47,6 +47,7 @@ metadata log cannot be written, ``failure`` says why and ``failed`` is set (READ
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import os
@@ -76,7 +77,7 @@ from kraftwire.server.controller.broker_lifecycle import fence_broker
 from kraftwire.server.controller.metadata_log import NotControllerError
 from kraftwire.server.controller.node import ControllerNode
 from kraftwire.server.controller import reset as fresh_reset
-from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth
+from kraftwire.server.controller.replication_bandwidth import set_replication_bandwidth, set_topic_ingress
 from kraftwire.server.controller.result import ControllerResult
 from kraftwire.server.controller.scram import bootstrap_credentials
 from kraftwire.server.controller.throttle_cleanup import set_auto_remove
@@ -109,11 +110,13 @@ DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (froze
 
 
 def seconds_left(copies: list[dict[str, Any]]) -> float | None:
-    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``) is done; None when
-    there is none yet, or one with bytes left does not move."""
+    """Simulated seconds until the slowest of ``copies`` (``bytes_left``, ``rate``, and ``ingress``, the
+    partition's produce rate, which the copy must outrun) is done; None when there is none yet, or one
+    with bytes left does not move or never catches up."""
     if not copies:
         return None
-    waits = [c["bytes_left"] / c["rate"] if c["rate"] > 0 else None for c in copies if c["bytes_left"] > 0]
+    waits = [c["bytes_left"] / (c["rate"] - c.get("ingress", 0.0)) if c["rate"] > c.get("ingress", 0.0) else None
+             for c in copies if c["bytes_left"] > 0]
     if None in waits:
         return None
     return max((w for w in waits if w is not None), default=0.0)
@@ -157,13 +160,16 @@ class Cluster:
                  speed: float = 1.0, metrics_port: int | None = None, control_port: int | None = None,
                  advertised_host: str | None = None,
                  log_config: RaftConfig | None = None, log_dirs: int = 1,
-                 log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES,
+                 log_dir_capacity_bytes: int | None = None,
+                 log_dir_capacities: Mapping[tuple[int, int], int] | None = None,
                  transport_limits: TransportLimits = DEFAULT_TRANSPORT_LIMITS, throttle_auto_remove: bool | None = None,
                  seed: int | None = None, virtual_clock: bool = False, node_ids: Sequence[int] | None = None,
                  auto_create_topics: bool = False, num_partitions: int | None = None,
                  default_replication_factor: int | None = None, metadata_version: str = DEFAULT_METADATA_VERSION,
                  security: Security | None = None, control_token: str | None = None,
                  from_log: str | Path | TwinSource | None = None, sizes: str | Path | None = None,
+                 sizes_later: str | Path | None = None, sizes_interval_s: float | None = None,
+                 rates: str | Path | None = None,
                  controllers: int = 1, quorum_timers: Timers = DEFAULT_TIMERS, kraft_version: int | None = None,
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
@@ -179,6 +185,7 @@ class Cluster:
                 racks=None if racks is None else tuple(racks), port=port, advertised_host=advertised_host,
                 heartbeat_interval_ms=heartbeat_interval_ms, log_dirs=log_dirs,
                 log_dir_capacity_bytes=log_dir_capacity_bytes,
+                log_dir_capacities=tuple((b, i, c) for (b, i), c in (log_dir_capacities or {}).items()),
                 log_dir_paths=None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
                 checkpoint_interval_ms=checkpoint_interval_ms),
             topics=TopicDefaults(auto_create_topics=auto_create_topics, num_partitions=num_partitions,
@@ -190,7 +197,8 @@ class Cluster:
                 local_controllers=tuple(local_controllers),
                 bootstrap_servers=tuple((h, p) for h, p in bootstrap_servers)),
             storage=StorageSpec(data_dir=None if data_dir is None else Path(data_dir), cluster_id=cluster_id,
-                                from_log=from_log, sizes=sizes),
+                                from_log=from_log, sizes=sizes, sizes_later=sizes_later,
+                                sizes_interval_s=sizes_interval_s, rates=rates),
             simulation=SimulationSpec(speed=speed, virtual_clock=virtual_clock, seed=seed,
                                       throttle_auto_remove=throttle_auto_remove),
             network=NetworkSpec(host=host, transport_limits=transport_limits, security=security),
@@ -210,7 +218,9 @@ class Cluster:
         HTTP services."""
         twin = None
         if spec.storage.from_log is not None:
-            twin = load_twin(spec.storage.from_log, spec.storage.sizes, spec.brokers.node_ids, spec.storage.cluster_id)
+            given = spec.storage
+            twin = load_twin(spec.storage.from_log, given.sizes, spec.brokers.node_ids, given.cluster_id,
+                             given.sizes_later, given.sizes_interval_s, given.rates)
             spec = spec.with_twin(twin.node_ids, twin.racks, twin.cluster_id, twin.kraft_version)
         spec.validate()
         quorum = self._quorum = spec.quorum  # (the spec itself is not kept: a twin's holds its source's image)
@@ -266,7 +276,7 @@ class Cluster:
             brokers = spec.brokers
             broker_log_dirs = [self._log_dirs(broker_id, cluster_id,
                                               twin.log_dir_count(broker_id) if twin else brokers.log_dirs,
-                                              brokers.log_dir_capacity_bytes, new_uuid)
+                                              functools.partial(brokers.capacity_of, broker_id), new_uuid)
                                for broker_id in brokers.ids]
         except BaseException:
             self._locks.release()
@@ -412,12 +422,15 @@ class Cluster:
             return [Path(os.path.abspath(path)) for path in self._log_dir_paths_given]
         return [Path(os.path.abspath(self.data_dir / f"broker-{broker_id}" / f"logs-{k}")) for k in range(count)]
 
-    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: int,
+    def _log_dirs(self, broker_id: int, cluster_id: str, count: int, capacity: Callable[[int], int | None],
                   new_uuid: Callable[[], uuid.UUID]) -> list[LogDir]:
         paths = self._log_dir_paths(broker_id, count)
         for path in paths:
             self._locks.acquire(path)
-        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path), capacity) for path in paths]
+        capacities = [capacity(k) for k in range(len(paths))]
+        return [LogDir(directory_id(path, cluster_id, broker_id, new_uuid), str(path),
+                       DEFAULT_CAPACITY_BYTES if given is None else given, enforced=given is not None)
+                for path, given in zip(paths, capacities)]
 
     def _on_log_failure(self, reason: str) -> None:
         """The metadata log directory failed: writes are answered NOT_CONTROLLER from now on, ApiVersions
@@ -777,7 +790,8 @@ class Cluster:
         and rates (bytes per second of simulated time) summed over its adding replicas' copies, each copy
         also listed. ``seconds_left`` is simulated time until its slowest copy is done at the current
         rates (a reassignment ends when its last copy does): None while a copy with bytes left stands
-        still."""
+        still. ``never`` is None, or why the move never completes: a copy whose rate is not above its
+        partition's ingress (``kraftwire.partition.ingress.bytes.per.sec``), the limit that holds it named."""
         copies = {(c["topic"], c["partition"], c["follower"]): c for c in self.network.progress()}
         progress = {}
         for topic, index, state in self.controller.committed.partitions():
@@ -790,7 +804,9 @@ class Cluster:
                 "bytes_left": sum(c["bytes_left"] for c in moving),
                 "rate": sum(c["rate"] for c in moving),
                 "seconds_left": seconds_left(moving),
-                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate")}
+                "never": next((c["never"] for c in moving if c["never"]), None),
+                "copies": [{k: c[k] for k in ("follower", "leader", "bytes_moved", "bytes_left", "rate", "ingress",
+                                              "never")}
                            for c in moving]}
         return progress
 
@@ -873,12 +889,26 @@ class Cluster:
             await self.wait_until(lambda image: directory.directory_id in image.brokers[broker_id].log_dirs,
                                   timeout)
 
+    async def set_log_dir_capacity(self, broker_id: int, path_or_index: int | str, capacity_bytes: int) -> None:
+        """Set a log directory's simulated capacity (ValueError unless a whole number of bytes, at least
+        0). A smaller one may fill it (it goes offline); a full one brought back with ``restore_log_dir``
+        fails again at once unless its capacity was raised first."""
+        node = self.broker(broker_id)
+        node.log_manager.set_capacity(node.log_manager.directory(path_or_index), capacity_bytes)
+
     async def set_bandwidth(self, broker_id: int, bytes_per_second: int | None) -> None:
         """Set (None: reset to the cluster default) a broker's simulated replication bandwidth, the
         ``kraftwire.replication.bandwidth.bytes.per.second`` config, through the metadata log; a value
         that is not a whole number of at least 1 raises KafkaError (server/controller/replication_bandwidth.py)."""
         self.broker(broker_id)
         await self.write(lambda image: set_replication_bandwidth(image, broker_id, bytes_per_second))
+
+    async def set_ingress(self, topic: str, bytes_per_second: int | None,
+                          partitions: dict[int, int] | None = None) -> None:
+        """Set a topic's simulated produce rate through the metadata log: ``bytes_per_second`` for each
+        partition (``kraftwire.partition.ingress.bytes.per.sec``; None: 0) and per-partition overrides
+        (``kraftwire.partition.ingress.rates``); KafkaError for an unknown topic or a bad rate."""
+        await self.write(lambda image: set_topic_ingress(image, topic, bytes_per_second, partitions))
 
     async def pause_replication(self, broker_id: int) -> None:
         """Stop every copy to or from the broker (as leader or follower, and its log-directory moves)
@@ -996,10 +1026,19 @@ class Cluster:
         started = self.network.now()
         await self._quiesce(timeout)
         while any(state.reassigning for _t, _i, state in self.controller.committed.partitions()):
-            if not self.network.run_next_timer(math.inf):
-                raise RuntimeError("the reassignments in progress cannot finish: none of their copies moves")
+            never = self._never_completing()
+            if never or not self.network.run_next_timer(math.inf):
+                raise RuntimeError("the reassignments in progress cannot finish: "
+                                   + ("never: " + "; ".join(never) if never else "none of their copies moves"))
             await self._quiesce(timeout)
         return self.network.now() - started
+
+    def _never_completing(self) -> list[str]:
+        """Why the reassignments in progress never complete, when no copy will catch up at the current
+        rates and one is held below its ingress (other timers, such as the ISR lag checks, go on for ever)."""
+        if self.network.finishing:
+            return []
+        return sorted({p["never"] for p in self.reassignment_progress().values() if p["never"]})
 
     def _idle(self) -> bool:
         return (self.network.idle

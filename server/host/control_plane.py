@@ -11,6 +11,10 @@ The operations are the ``Cluster`` methods of the same names (``stop_broker``, `
     POST /api/brokers/{id}/fence             the broker asks to be fenced (WantFence) until unfenced
     POST /api/brokers/{id}/unfence
     PUT  /api/brokers/{id}/bandwidth         {"bytes_per_second": 1048576, or null for the default}
+    PUT  /api/brokers/{id}/log-dirs/{dir}/capacity  {"bytes": 500000000000}: its simulated capacity (a full
+                                             one goes offline; raise it, then restore the directory)
+    PUT  /api/topics/{topic}/ingress         {"bytes_per_second": 1048576 (each partition's produce rate, null: 0),
+                                             "partitions": {"0": 2097152}} (per-partition overrides)
     POST /api/brokers/{id}/replication/pause   no bytes move to or from its replicas (leading, following,
                                                or moving between its log directories) until resumed
     POST /api/brokers/{id}/replication/resume  they go on from where they stood
@@ -69,7 +73,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kraftwire import codec
-from kraftwire.codec import KafkaError
+from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import ConfigResourceType
 from kraftwire.codec.message import Message
 from kraftwire.server.broker.metadata_follower import MetadataReplica
@@ -141,7 +145,8 @@ def _throttles(image: MetadataImage) -> list[dict[str, Any]]:
 
 def _reassignments(cluster: Cluster) -> list[dict]:
     """Ongoing reassignments with their data movement; ``seconds_left`` is wall-clock time until the
-    slowest copy is done at the current rates and simulation speed (None while a copy stands still)."""
+    slowest copy is done at the current rates and simulation speed (None while a copy stands still);
+    ``never`` says why a move never completes (a copy whose rate is not above its partition's ingress)."""
     image = cluster.controller.committed
     speed = cluster.network.speed
     listed = []
@@ -217,6 +222,8 @@ class ControlPlane:
             ("POST", "/api/brokers/{broker_id}/fence"): self._broker_action(self.cluster.fence_broker),
             ("POST", "/api/brokers/{broker_id}/unfence"): self._broker_action(self.cluster.unfence_broker),
             ("PUT", "/api/brokers/{broker_id}/bandwidth"): self.set_bandwidth,
+            ("PUT", "/api/topics/{topic}/ingress"): self.set_ingress,
+            ("PUT", "/api/brokers/{broker_id}/log-dirs/{directory}/capacity"): self.set_log_dir_capacity,
             ("POST", "/api/brokers/{broker_id}/replication/pause"):
                 self._broker_action(self.cluster.pause_replication),
             ("POST", "/api/brokers/{broker_id}/replication/resume"):
@@ -348,6 +355,32 @@ class ControlPlane:
         except KafkaError as exc:
             raise HttpError(400, exc.message or exc.code.message or exc.code.name) from None
         return self._broker_answer(broker)
+
+    async def set_log_dir_capacity(self, request: Request, broker_id: str, directory: str) -> Response:
+        broker = self._broker_id(broker_id)
+        capacity: Any = request.json().get("bytes")  # any JSON value: set_capacity refuses all but bytes
+        try:
+            await self.cluster.set_log_dir_capacity(broker, int(directory) if directory.isdigit() else directory,
+                                                    capacity)
+        except (KeyError, IndexError):
+            raise HttpError(404, f"broker {broker} has no log directory {directory}") from None
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        return self._broker_answer(broker)
+
+    async def set_ingress(self, request: Request, topic: str) -> Response:
+        body = request.json()
+        try:
+            listed = {int(p): r for p, r in (body.get("partitions") or {}).items()}
+        except ValueError:
+            raise HttpError(400, "partitions are named by their index") from None
+        try:
+            await self.cluster.set_ingress(topic, body.get("bytes_per_second"), listed)
+        except KafkaError as exc:
+            raise HttpError(404 if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else 400,
+                            exc.message or exc.code.message or exc.code.name) from None
+        return Response.json({"topic": topic, "bytes_per_second": body.get("bytes_per_second"),
+                              "partitions": {str(p): r for p, r in listed.items()}})
 
     async def set_speed(self, request: Request) -> Response:
         try:
@@ -629,7 +662,8 @@ def _bytes(count: float) -> str:
 def _reassignment_row(r: dict) -> str:
     total = r["bytes_moved"] + r["bytes_left"]
     done = r["bytes_moved"] / total if total else 1.0
-    eta = "-" if r["seconds_left"] is None else f'{r["seconds_left"]:.1f} s'
+    eta = f'never ({_e(r["never"])})' if r.get("never") else "-" if r["seconds_left"] is None \
+        else f'{r["seconds_left"]:.1f} s'
     return (f'<tr data-reassignment="{_e(r["topic"])}-{r["partition"]}"><td>{_e(r["topic"])}</td>'
             f'<td>{r["partition"]}</td><td>{_ids(r["replicas"])}</td><td>{_ids(r["adding"])}</td>'
             f'<td>{_ids(r["removing"])}</td>'

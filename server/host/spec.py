@@ -11,7 +11,9 @@ Its parts:
 * ``BrokerSpec``: how many brokers, their ids (``node_ids``, default 1..N, as Kafka's sample
   server.properties starts at node.id=1), racks, first port (broker i at ``port + i - 1`` unless 0),
   the address they advertise, their heartbeat interval, their log directories (``log_dirs`` per broker
-  at ``<data_dir>/broker-<id>/logs-<k>``, each of ``log_dir_capacity_bytes``; or ``log_dir_paths``, Kafka's
+  at ``<data_dir>/broker-<id>/logs-<k>``, each of ``log_dir_capacity_bytes`` but those ``log_dir_capacities``
+  names, (broker, k, bytes): a directory given a capacity fails when its bytes reach it; one given none
+  reports 1 TiB and never fills; or ``log_dir_paths``, Kafka's
   ``log.dirs``, for a process running one broker) and ``checkpoint_interval_ms`` (Kafka's
   log.flush.offset.checkpoint.interval.ms: how often each broker writes its logs' sizes,
   server/broker/checkpoints.py);
@@ -49,7 +51,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kraftwire.server.broker.checkpoints import CHECKPOINT_INTERVAL_MS
-from kraftwire.server.broker.log_dirs import DEFAULT_CAPACITY_BYTES
 from kraftwire.server.metadata.record_versions import DEFAULT_METADATA_VERSION, metadata_version_level
 from kraftwire.server.raft import RaftConfig, Timers
 from kraftwire.server.wire.transport import TransportLimits
@@ -79,7 +80,9 @@ class BrokerSpec:
     advertised_host: str | None = None
     heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS
     log_dirs: int = 1
-    log_dir_capacity_bytes: int = DEFAULT_CAPACITY_BYTES
+    log_dir_capacity_bytes: int | None = None  # None: DEFAULT_CAPACITY_BYTES reported, not enforced
+    # per-directory overrides of log_dir_capacity_bytes: (broker id, directory index from 0, bytes)
+    log_dir_capacities: tuple[tuple[int, int, int], ...] = ()
     log_dir_paths: tuple[Path, ...] | None = None
     checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS
 
@@ -101,6 +104,17 @@ class BrokerSpec:
             raise ValueError(f"a node id must be at least 0 and fit in an int32: {ids}")
         if taken := sorted(set(ids) & set(voter_ids)):
             raise ValueError(f"node ids {taken} are the controllers' ({voter_ids[0]}..{voter_ids[-1]})")
+        if self.log_dir_capacity_bytes is not None and self.log_dir_capacity_bytes < 0:
+            raise ValueError("a log directory's capacity must be at least 0 bytes")
+        for broker, index, capacity in self.log_dir_capacities:
+            if broker not in ids or not 0 <= index or capacity < 0:
+                raise ValueError(f"a log directory capacity names a broker of the cluster, a directory index "
+                                 f"from 0 and at least 0 bytes: {broker}:{index}={capacity}")
+
+    def capacity_of(self, broker_id: int, index: int) -> int | None:
+        """The simulated capacity of a broker's ``index``-th log directory (None: none given)."""
+        return next((c for b, i, c in self.log_dir_capacities if (b, i) == (broker_id, index)),
+                    self.log_dir_capacity_bytes)
 
 
 @dataclass(frozen=True)
@@ -161,6 +175,22 @@ class StorageSpec:
     cluster_id: str | None = None
     from_log: str | Path | TwinSource | None = None
     sizes: str | Path | None = None
+    # a twin's produce rates: a second kafka-log-dirs snapshot this many seconds after ``sizes``, or a file
+    sizes_later: str | Path | None = None
+    sizes_interval_s: float | None = None
+    rates: str | Path | None = None
+
+    def validate(self) -> None:
+        """A twin's sizes and rates need its source, and rates come one way."""
+        if self.sizes is not None and self.from_log is None:
+            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
+        if self.rates is not None and self.from_log is None:
+            raise ValueError("rates (--rates) are for a twin: give from_log (--from-log) too")
+        if self.sizes_later is not None and (self.sizes is None or not (self.sizes_interval_s or 0) > 0):
+            raise ValueError("a later snapshot (--sizes-later) needs --sizes and the seconds between the two "
+                             "(--sizes-interval, above 0)")
+        if self.sizes_later is not None and self.rates is not None:
+            raise ValueError("give the rates one way: --sizes-later or --rates")
 
 
 @dataclass(frozen=True)
@@ -208,8 +238,7 @@ class ClusterSpec:
     def validate(self) -> None:
         """Refuse bad settings (ValueError saying which), before anything is created."""
         brokers, quorum = self.brokers, self.quorum
-        if self.storage.sizes is not None and self.storage.from_log is None:
-            raise ValueError("sizes (--sizes) are for a twin: give from_log (--from-log) too")
+        self.storage.validate()
         if quorum.whole:
             if brokers.count < 1:
                 raise ValueError("a cluster needs at least one broker")

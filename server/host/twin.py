@@ -25,6 +25,12 @@ source its size: the leader's replica's size as the file lists it, else the larg
 else 0 (the file does not name the partition: said in a warning). The sizes go into the seeded
 snapshot as each topic's ``kraftwire.partition.sizes.bytes`` config, where a reassignment's copies
 read them.
+
+Produce rates (the twin's ingress, each topic's ``kraftwire.partition.ingress.rates``) come from a
+second ``kafka-log-dirs --describe`` taken ``sizes_interval_s`` seconds after the first
+(``sizes_later``): each partition's growth between the two over the interval (a partition that shrank,
+retention having deleted more than was written, is taken as 0 B/s, said in a note), or from a file of
+rates (``read_rates``: JSON ``{"topic": bytes-per-second}`` or ``{"topic": {"partition": bytes-per-second}}``).
 """
 from __future__ import annotations
 
@@ -105,6 +111,17 @@ class TwinSource:
             self.image.apply(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
                                               name=configs.PARTITION_SIZES_BYTES, value=value), self.image.offset)
 
+    def apply_rates(self, rates: dict[str, dict[int, int]]) -> None:
+        """Each topic's produce rates as its ``kraftwire.partition.ingress.rates`` config (topics with none
+        listed, or all 0, keep none)."""
+        for topic in self.image.topics.values():
+            listed = {index: rate for index, rate in rates.get(topic.name, {}).items()
+                      if rate and index in topic.partitions}
+            if listed:
+                value = ",".join(f"{index}:{rate}" for index, rate in sorted(listed.items()))
+                self.image.apply(rec.ConfigRecord(resource_type=ConfigResourceType.TOPIC, resource_name=topic.name,
+                                                  name=configs.INGRESS_RATES, value=value), self.image.offset)
+
     def seed(self, controller_dirs: list[Path], cluster_id: str, log_dirs: Callable[[int], list[Path]],
              kraft_version: int = 0) -> None:
         """Write the twin's first state into every controller's data directory (each the same snapshot;
@@ -139,8 +156,10 @@ class TwinSource:
 
 
 def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_ids: Sequence[int] | None,
-              cluster_id: str | None) -> TwinSource:
-    """The source a ``Cluster(from_log=...)`` boots from, its partitions sized from ``sizes`` when given."""
+              cluster_id: str | None, sizes_later: str | Path | None = None, sizes_interval_s: float | None = None,
+              rates: str | Path | None = None) -> TwinSource:
+    """The source a ``Cluster(from_log=...)`` boots from, its partitions sized from ``sizes`` when given,
+    and given produce rates from ``sizes_later`` (a second snapshot ``sizes_interval_s`` later) or ``rates``."""
     if node_ids is not None:
         raise ValueError("a twin's brokers are those its log registers: give no node ids (--node-ids)")
     source = from_log if isinstance(from_log, TwinSource) else read_source(from_log)
@@ -151,7 +170,54 @@ def load_twin(from_log: str | Path | TwinSource, sizes: str | Path | None, node_
         sized, notes = read_sizes(sizes, source.image)
         source.apply_sizes(sized)
         source.notes += notes
+        if sizes_later is not None:
+            later, later_notes = read_sizes(sizes_later, source.image)
+            learnt, shrank = learn_rates(sized, later, sizes_interval_s or 0.0)
+            source.apply_rates(learnt)
+            source.notes += later_notes
+            if shrank:
+                source.notes.append(f"--sizes-later {sizes_later}: {shrank} partition(s) shrank between the two "
+                                    f"snapshots (retention deleted more than was written): taken as 0 B/s")
+    if rates is not None:
+        source.apply_rates(read_rates(rates, source.image))
     return source
+
+
+def learn_rates(earlier: dict[str, dict[int, int]], later: dict[str, dict[int, int]],
+                interval_s: float) -> tuple[dict[str, dict[int, int]], int]:
+    """Each partition's produce rate (bytes/s, whole) from its sizes in two snapshots ``interval_s`` apart,
+    and how many shrank (taken as 0). ValueError unless the interval is a positive number of seconds."""
+    if not interval_s > 0:
+        raise ValueError("learning rates from two snapshots needs the seconds between them (--sizes-interval)")
+    rates: dict[str, dict[int, int]] = {}
+    shrank = 0
+    for topic, sizes in later.items():
+        for index, size in sizes.items():
+            grown = size - earlier.get(topic, {}).get(index, 0)
+            shrank += grown < 0
+            rates.setdefault(topic, {})[index] = round(max(grown, 0) / interval_s)
+    return rates, shrank
+
+
+def read_rates(path: str | Path, image: MetadataImage) -> dict[str, dict[int, int]]:
+    """A file of produce rates: JSON ``{"topic": bytes-per-second}`` (each partition) or ``{"topic":
+    {"partition": bytes-per-second}}``; SourceError for another shape or a topic the log does not have."""
+    try:
+        given = json.loads(Path(path).read_text(encoding="utf-8"))
+        rates: dict[str, dict[int, int]] = {}
+        for topic_name, value in given.items():
+            topic = image.topic(topic_name)
+            if topic is None:
+                raise SourceError(f"--rates {path}: the log has no topic {topic_name!r}")
+            listed = {index: value for index in topic.partitions} if not isinstance(value, dict) \
+                else {int(index): rate for index, rate in value.items()}
+            if any(type(rate) is not int or rate < 0 for rate in listed.values()):
+                raise ValueError(f"rates of {topic_name!r} must be whole numbers of bytes per second, at least 0")
+            rates[topic_name] = listed
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        raise SourceError(f"--rates {path}: not a JSON object of rates ({{\"topic\": bytes-per-second}} or "
+                          f"{{\"topic\": {{\"partition\": bytes-per-second}}}}): {exc}") from None
+    return rates
 
 
 def read_source(path: str | Path) -> TwinSource:

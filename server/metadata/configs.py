@@ -17,6 +17,12 @@ kraftwire adds its own simulation configs. They all start with ``kraftwire.`` an
 * ``kraftwire.partition.sizes.bytes`` (topic, LIST of ``partition:bytes``, default empty): the simulated
   sizes of single partitions, overriding ``kraftwire.partition.size.bytes`` for those it names (a
   production twin's ``--sizes`` sets it from ``kafka-log-dirs --describe``).
+* ``kraftwire.partition.ingress.bytes.per.sec`` (topic, LONG >= 0, default 0): the simulated produce rate
+  of each partition of the topic, bytes per second of the cluster's clock: the leader's log grows by it
+  (within ``retention.bytes``, and ``retention.ms`` times the rate) and every follower copies it.
+* ``kraftwire.partition.ingress.rates`` (topic, LIST of ``partition:bytes-per-second``, default empty):
+  the simulated produce rates of single partitions, overriding ``kraftwire.partition.ingress.bytes.per.sec``
+  for those it names.
 * ``kraftwire.replication.bandwidth.bytes.per.second`` (broker, LONG >= 1, default
   ``DEFAULT_BROKER_BANDWIDTH`` = 100 MiB/s): the simulated network bandwidth of a broker; set per broker
   or as the cluster default.
@@ -52,6 +58,10 @@ UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 PARTITION_SIZE_BYTES = "kraftwire.partition.size.bytes"
 PARTITION_SIZES_BYTES = "kraftwire.partition.sizes.bytes"
 SIZE_CONFIGS = (PARTITION_SIZE_BYTES, PARTITION_SIZES_BYTES)
+INGRESS_BYTES_PER_SEC = "kraftwire.partition.ingress.bytes.per.sec"
+INGRESS_RATES = "kraftwire.partition.ingress.rates"
+# the topic configs a partition's simulated growth depends on (its rate, its bounds, the size it grows from)
+INGRESS_CONFIGS = frozenset({INGRESS_BYTES_PER_SEC, INGRESS_RATES, "retention.bytes", "retention.ms", *SIZE_CONFIGS})
 REPLICATION_BANDWIDTH = "kraftwire.replication.bandwidth.bytes.per.second"
 THROTTLE_AUTO_REMOVE_ENABLE = "kraftwire.throttle.auto.remove.enable"
 
@@ -196,6 +206,12 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = _keyed(
     ConfigKey(PARTITION_SIZES_BYTES, _LIST, (),
               "kraftwire: simulated sizes of single partitions (partition:bytes), overriding "
               "kraftwire.partition.size.bytes for the partitions listed.", check_partition_sizes),
+    ConfigKey(INGRESS_BYTES_PER_SEC, _LONG, 0,
+              "kraftwire: simulated produce rate of each partition, in bytes per second: the leader's log grows "
+              "by it (within retention) and every follower copies it.", _AT_LEAST_0),
+    ConfigKey(INGRESS_RATES, _LIST, (),
+              "kraftwire: simulated produce rates of single partitions (partition:bytes-per-second), overriding "
+              "kraftwire.partition.ingress.bytes.per.sec for the partitions listed.", check_partition_sizes),
 )
 
 BROKER_CONFIGS: dict[str, ConfigKey] = _keyed(
@@ -392,6 +408,13 @@ def partition_sizes(value: str) -> dict[int, int]:
     partition of a topic in turn; do not change the answer)."""
     pairs = (item.strip(JAVA_TRIMMED).split(":") for item in _parse_list(PARTITION_SIZES_BYTES, value))
     return {int(partition): int(size) for partition, size in pairs}
+
+
+@functools.lru_cache(maxsize=256)
+def partition_rates(value: str) -> dict[int, int]:
+    """Read a kraftwire.partition.ingress.rates value: {partition: bytes per second} (cached, as above)."""
+    pairs = (item.strip(JAVA_TRIMMED).split(":") for item in _parse_list(INGRESS_RATES, value))
+    return {int(partition): int(rate) for partition, rate in pairs}
 
 
 def throttled_replicas(value: str) -> Literal["all"] | frozenset[tuple[int, int]]:

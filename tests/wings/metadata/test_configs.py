@@ -51,7 +51,8 @@ def test_topic_catalogue_matches_kafka_4_3_1():
         "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
         "leader.replication.throttled.replicas", "follower.replication.throttled.replicas",
         "remote.storage.enable", "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable",
-        "remote.log.delete.on.disable", "kraftwire.partition.size.bytes", "kraftwire.partition.sizes.bytes"]
+        "remote.log.delete.on.disable", "kraftwire.partition.size.bytes", "kraftwire.partition.sizes.bytes",
+        "kraftwire.partition.ingress.bytes.per.sec", "kraftwire.partition.ingress.rates"]
 
 
 def test_every_broker_synonym_is_a_broker_config():
