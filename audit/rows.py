@@ -140,12 +140,23 @@ _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=
 _NESTED = {cls for cls in rec.ALL.values() if any(f.struct is not None for f in cls._spec.fields)}
 
 
+# What the audit's tables never show of a record (as the control plane's and ``log dump``'s rendering,
+# server/metadata/redaction.py, which the audit may not import): a SCRAM credential's salt, StoredKey and
+# ServerKey, enough for an offline attack on the password, and ServerKey lets anyone pose as the server.
+# The user, mechanism and iterations stay. Config values are shown: judging which are passwords needs the
+# broker's config catalogue (README, the audit's differences).
+REDACTED = "(redacted)"
+SECRET_FIELDS: dict[type, tuple[str, ...]] = {rec.UserScramCredentialRecord: ("salt", "stored_key", "server_key")}
+
+
 def fields_json(record: Message) -> str:
-    """The record's fields as a JSON object (snake_case names, UUIDs as strings)."""
+    """The record's fields as a JSON object (snake_case names, UUIDs as strings), secrets redacted."""
     if type(record) in _NESTED or record.unknown_tagged_fields:
         values = record.to_dict()
     else:
         values = dict(zip(record._fields, record))
+    for name in SECRET_FIELDS.get(type(record), ()):
+        values[name] = REDACTED
     if not values["unknown_tagged_fields"]:
         del values["unknown_tagged_fields"]
     return _ENCODE(values)

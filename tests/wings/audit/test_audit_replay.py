@@ -580,3 +580,20 @@ def test_tables_not_all_visible_under_out_are_named(tmp_path):
         f"records has 0 rows there, {result.counts['records']} were written",
         f"violations has {result.counts['violations']} rows there, {counts['violations']} were written",
         f"{tmp_path / 'out' / 'json' / 'brokers' / 'part-00000.jsonl'} is missing"]
+
+
+def test_scram_secrets_never_reach_the_records_table(tmp_path):
+    salt, stored, server = b"\x01salt-bytes-01", b"\x02stored-key-0002", b"\x03server-key-0003"
+
+    def build(log):
+        log.put(r.UserScramCredentialRecord(name="alice", mechanism=1, salt=salt, stored_key=stored,
+                                            server_key=server, iterations=8192))
+    audit(tmp_path, build)
+    table = pq.read_table(tmp_path / "out" / "parquet" / "records").to_pylist()
+    row = only(table, record_type="UserScramCredentialRecord")
+    fields = json.loads(row["fields"])
+    assert fields == {"name": "alice", "mechanism": 1, "salt": "(redacted)", "stored_key": "(redacted)",
+                      "server_key": "(redacted)", "iterations": 8192}
+    everything = b"".join(path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file())
+    for secret in (salt, stored, server):
+        assert secret not in everything and str(secret) .encode() not in everything
