@@ -28,7 +28,9 @@ from kraftwire.codec.message import Message
 from kraftwire.server.metadata.acls import Operation
 from kraftwire.server.wire.transport import Encoded, RequestContext
 
-from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, api17_sasl_handshake,
+from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, api08_offset_commit,
+               api09_offset_fetch, api10_find_coordinator, api11_join_group, api12_heartbeat, api13_leave_group,
+               api14_sync_group, api17_sasl_handshake,
                api18_api_versions, api19_create_topics, api20_delete_topics, api21_delete_records,
                api22_init_producer_id, api23_offset_for_leader_epoch, api29_describe_acls, api30_create_acls,
                api31_delete_acls, api32_describe_configs, api33_alter_configs, api34_alter_replica_log_dirs,
@@ -101,6 +103,13 @@ BROKER_APIS: dict[int, BrokerHandler] = {
     api01_fetch.API_KEY: api01_fetch.on_broker,
     api02_list_offsets.API_KEY: api02_list_offsets.on_broker,
     api03_metadata.API_KEY: api03_metadata.on_broker,
+    api08_offset_commit.API_KEY: api08_offset_commit.on_broker,
+    api09_offset_fetch.API_KEY: api09_offset_fetch.on_broker,
+    api10_find_coordinator.API_KEY: api10_find_coordinator.on_broker,
+    api11_join_group.API_KEY: api11_join_group.on_broker,
+    api12_heartbeat.API_KEY: api12_heartbeat.on_broker,
+    api13_leave_group.API_KEY: api13_leave_group.on_broker,
+    api14_sync_group.API_KEY: api14_sync_group.on_broker,
     api17_sasl_handshake.API_KEY: api17_sasl_handshake.on_any,
     api18_api_versions.API_KEY: api18_api_versions.on_broker,
     api19_create_topics.API_KEY: per_resource(forward_to_controller, CREATE_TOPICS),
