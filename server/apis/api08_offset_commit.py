@@ -27,9 +27,9 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: OffsetCommitRequest) -> OffsetCommitResponse:
     version = context.api_version
     if version >= FIRST_VERSION_WITH_TOPIC_IDS:  # names from ids, for the shard's keys
-        for topic in request.topics:
-            state = broker.image.topics.get(topic.topic_id)
-            topic.name = state.name if state is not None else ""
+        named = request.replace(topics=[t.replace(name=_name(broker, t.topic_id)) for t in request.topics])
+        assert isinstance(named, OffsetCommitRequest)
+        request = named
     if not authorized(broker, context, Operation.READ, ResourceType.GROUP, request.group_id):
         return _all(request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     refused: dict[tuple[str, int], int] = {}
@@ -56,3 +56,8 @@ def _all(request: OffsetCommitRequest, code: int) -> OffsetCommitResponse:
     return OffsetCommitResponse(topics=[OffsetCommitResponse.OffsetCommitResponseTopic(
         name=t.name, topic_id=t.topic_id, partitions=[OffsetCommitResponse.OffsetCommitResponsePartition(
             partition_index=p.partition_index, error_code=code) for p in t.partitions]) for t in request.topics])
+
+
+def _name(broker: BrokerNodeApi, topic_id: object) -> str:
+    state = broker.image.topics.get(topic_id)  # type: ignore[call-overload]
+    return state.name if state is not None else ""

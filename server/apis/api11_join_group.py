@@ -19,6 +19,7 @@ from .group_errors import answer_or
 from .nodes import BrokerNodeApi
 
 API_KEY = 11
+FIRST_VERSION_WITH_NULL_PROTOCOL = 7
 
 
 def _refused(code: int, member_id: str = "") -> JoinGroupResponse:
@@ -33,4 +34,6 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Joi
     answer: JoinGroupResponse = await answer_or(
         broker.group_call(request.group_id, lambda shard, now: shard.join(request, version, client_id, host, now)),
         lambda code: _refused(code, request.member_id))
+    if version < FIRST_VERSION_WITH_NULL_PROTOCOL and answer.protocol_name is None:
+        answer = answer.replace(protocol_name="")  # type: ignore[assignment]  # Kafka writes "" before v7
     return answer
