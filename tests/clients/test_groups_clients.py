@@ -13,7 +13,7 @@ from confluent_kafka import Consumer
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from apache_kafka import run_tool
+from apache_kafka import DUMP_LOG, run_tool
 from kraftwire.server.broker.group_coordinator import OFFSETS_TOPIC, java_hash
 from kraftwire.server.host.cluster import BackgroundCluster
 
@@ -156,12 +156,16 @@ def test_offsets_in_kafka_format_survive_the_coordinators_death(bg):
     consumer.commit()
     consumer.close()
     leader, index, segment = _coordinator(bg, group)
-    dumped = run_tool("kafka.tools.DumpLogSegments", "--files", segment, "--offsets-decoder", "--print-data-log")
+    dumped = run_tool(DUMP_LOG, "--files", segment, "--offsets-decoder", "--print-data-log")
     assert dumped.returncode == 0, dumped.stderr
     assert f'"group":"{group}","topic":"{topic}","partition":0' in dumped.stdout.replace(" ", ""), dumped.stdout
     assert '"type":"2"' in dumped.stdout.replace(" ", "") or f'"group":"{group}"}}' in dumped.stdout.replace(" ", "")
     bg.run(bg.cluster.stop_broker(leader))
-    until(lambda: _coordinator(bg, group)[0] != leader, "a new leader of the group's __consumer_offsets partition")
+    def new_leader() -> bool:
+        image = bg.call(lambda: next(b for b in bg.cluster.brokers if b.running).image)
+        topic = image.topic(OFFSETS_TOPIC)
+        return topic.partitions[index].leader not in (leader, -1)
+    until(new_leader, "a new leader of the group's __consumer_offsets partition")
     reader = python_consumer(bg, topic, group)
     try:
         committed = until(lambda: all(reader.committed(TopicPartition(topic, p)) is not None for p in range(2))
