@@ -10,6 +10,8 @@ the records are committed. RetentionTimeMs (v2-4) is not kept: offsets.retention
 """
 from __future__ import annotations
 
+import uuid
+
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import OffsetCommitRequest, OffsetCommitResponse
 from kraftwire.server.metadata.acls import Operation, ResourceType
@@ -58,6 +60,6 @@ def _all(request: OffsetCommitRequest, code: int) -> OffsetCommitResponse:
             partition_index=p.partition_index, error_code=code) for p in t.partitions]) for t in request.topics])
 
 
-def _name(broker: BrokerNodeApi, topic_id: object) -> str:
-    state = broker.image.topics.get(topic_id)  # type: ignore[call-overload]
+def _name(broker: BrokerNodeApi, topic_id: uuid.UUID) -> str:
+    state = broker.image.topics.get(topic_id)
     return state.name if state is not None else ""
