@@ -35,5 +35,5 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Joi
         broker.group_call(request.group_id, lambda shard, now: shard.join(request, version, client_id, host, now)),
         lambda code: _refused(code, request.member_id))
     if version < FIRST_VERSION_WITH_NULL_PROTOCOL and answer.protocol_name is None:
-        answer = answer.replace(protocol_name="")  # type: ignore[assignment]  # Kafka writes "" before v7
+        answer = answer.replace(protocol_name="")  # Kafka writes "" before v7
     return answer
