@@ -74,6 +74,8 @@ class GroupShard:
             else:
                 v = records.decode_offset_value(value)
                 self.offsets[decoded] = Committed(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
+                if decoded.group not in self.groups:  # a commit with no group record: an empty group, as Kafka
+                    self.groups[decoded.group] = ClassicGroup(decoded.group, state_timestamp_ms=v.commit_timestamp)
         elif isinstance(decoded, str):
             if value is None:
                 self.groups.pop(decoded, None)
@@ -403,6 +405,26 @@ class GroupShard:
         the outcome's response: {(topic, partition): Committed}."""
         from . import offsets
         return Outcome(response=offsets.fetch(self, group_id, wanted))
+
+    # --- admin (server/groups/admin.py) ---------------------------------------------------------
+
+    def list_groups(self, states: list[str], types: list[str]) -> list[Any]:
+        from . import admin
+        return admin.list_groups(self, states, types)
+
+    def describe(self, group_id: str, version: int) -> Outcome:
+        from . import admin
+        return Outcome(response=admin.describe(self, group_id, version))
+
+    def delete_group(self, group_id: str) -> Outcome:
+        """DeleteGroups of one group: the outcome's response is its error code."""
+        from . import offsets
+        code, tombstones = offsets.delete_group(self, group_id)
+        return Outcome(records=tombstones, response=code)
+
+    def delete_offsets(self, group_id: str, topics: list[tuple[str, list[int]]]) -> Outcome:
+        from . import admin
+        return admin.delete_offsets(self, group_id, topics)
 
     # --- time ---------------------------------------------------------------------------------
 
