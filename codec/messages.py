@@ -759,6 +759,28 @@ class DeleteAclsResponse(Message):
         matching_acls: tuple[DeleteAclsResponse.DeleteAclsMatchingAcl, ...]  # The entries the filter removed.
 
 
+class DeleteGroupsRequest(Message):
+    """DeleteGroupsRequest: the request of API key 42; versions 0-2, flexible 2+."""
+
+    __slots__ = ()
+    groups_names: tuple[str, ...]  # Groups names.
+
+
+class DeleteGroupsResponse(Message):
+    """DeleteGroupsResponse: the response of API key 42; versions 0-2, flexible 2+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Throttle time (ms).
+    results: tuple[DeleteGroupsResponse.DeletableGroupResult, ...]  # Results.
+
+    class DeletableGroupResult(Struct):
+        """DeleteGroupsResponse.DeletableGroupResult: versions 0+."""
+
+        __slots__ = ()
+        group_id: str  # Group id.
+        error_code: int  # Error code.
+
+
 class DeleteRecordsRequest(Message):
     """DeleteRecordsRequest: the request of API key 21; versions 0-2, flexible 2+."""
 
@@ -975,6 +997,46 @@ class DescribeConfigsResponse(Message):
         resource_type: int  # Kind of resource described.
         resource_name: str  # Identifier of the resource described.
         configs: tuple[DescribeConfigsResponse.DescribeConfigsResourceResult, ...]  # Config entries of the resource.
+
+
+class DescribeGroupsRequest(Message):
+    """DescribeGroupsRequest: the request of API key 15; versions 0-6, flexible 5+."""
+
+    __slots__ = ()
+    groups: tuple[str, ...]  # Groups.
+    include_authorized_operations: bool  # versions 3+; Include authorized operations.
+
+
+class DescribeGroupsResponse(Message):
+    """DescribeGroupsResponse: the response of API key 15; versions 0-6, flexible 5+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    groups: tuple[DescribeGroupsResponse.DescribedGroup, ...]  # Groups.
+
+    class DescribedGroupMember(Struct):
+        """DescribeGroupsResponse.DescribedGroupMember: versions 0+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        group_instance_id: str | None  # versions 4+; Group instance id.
+        client_id: str  # Client id.
+        client_host: str  # Client host.
+        member_metadata: bytes  # Member metadata.
+        member_assignment: bytes  # Member assignment.
+
+    class DescribedGroup(Struct):
+        """DescribeGroupsResponse.DescribedGroup: versions 0+."""
+
+        __slots__ = ()
+        error_code: int  # Error code.
+        error_message: str | None  # versions 6+; Error message.
+        group_id: str  # Group id.
+        group_state: str  # Group state.
+        protocol_type: str  # Protocol type.
+        protocol_data: str  # Protocol data.
+        members: tuple[DescribeGroupsResponse.DescribedGroupMember, ...]  # Members.
+        authorized_operations: int  # versions 3+; Authorized operations.
 
 
 class DescribeLogDirsRequest(Message):
@@ -1564,6 +1626,57 @@ class FetchSnapshotResponse(Message):
         port: int  # Port of that node.
 
 
+class FindCoordinatorRequest(Message):
+    """FindCoordinatorRequest: the request of API key 10; versions 0-6, flexible 3+."""
+
+    __slots__ = ()
+    key: str  # versions 0-3; Key.
+    key_type: int  # versions 1+; Key type.
+    coordinator_keys: tuple[str, ...]  # versions 4+; Coordinator keys.
+
+
+class FindCoordinatorResponse(Message):
+    """FindCoordinatorResponse: the response of API key 10; versions 0-6, flexible 3+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    error_code: int  # versions 0-3; Error code.
+    error_message: str | None  # versions 1-3; Error message.
+    node_id: int  # versions 0-3; Node id.
+    host: str  # versions 0-3; Host.
+    port: int  # versions 0-3; Port.
+    coordinators: tuple[FindCoordinatorResponse.Coordinator, ...]  # versions 4+; Coordinators.
+
+    class Coordinator(Struct):
+        """FindCoordinatorResponse.Coordinator: versions 4+."""
+
+        __slots__ = ()
+        key: str  # Key.
+        node_id: int  # Node id.
+        host: str  # Host.
+        port: int  # Port.
+        error_code: int  # Error code.
+        error_message: str | None  # Error message.
+
+
+class HeartbeatRequest(Message):
+    """HeartbeatRequest: the request of API key 12; versions 0-4, flexible 4+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    generation_id: int  # Generation id.
+    member_id: str  # Member id.
+    group_instance_id: str | None  # versions 3+; Group instance id.
+
+
+class HeartbeatResponse(Message):
+    """HeartbeatResponse: the response of API key 12; versions 0-4, flexible 4+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    error_code: int  # Error code.
+
+
 class IncrementalAlterConfigsRequest(Message):
     """IncrementalAlterConfigsRequest: the request of API key 44; versions 0-1, flexible 1+."""
 
@@ -1626,6 +1739,50 @@ class InitProducerIdResponse(Message):
     error_code: int  # Why no id was handed out; 0 when one was.
     producer_id: int  # The producer id.
     producer_epoch: int  # The epoch to write with that id.
+
+
+class JoinGroupRequest(Message):
+    """JoinGroupRequest: the request of API key 11; versions 0-9, flexible 6+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    session_timeout_ms: int  # Session timeout (ms).
+    rebalance_timeout_ms: int  # versions 1+; Rebalance timeout (ms).
+    member_id: str  # Member id.
+    group_instance_id: str | None  # versions 5+; Group instance id.
+    protocol_type: str  # Protocol type.
+    protocols: tuple[JoinGroupRequest.JoinGroupRequestProtocol, ...]  # Protocols.
+    reason: str | None  # versions 8+; Reason.
+
+    class JoinGroupRequestProtocol(Struct):
+        """JoinGroupRequest.JoinGroupRequestProtocol: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Name.
+        metadata: bytes  # Metadata.
+
+
+class JoinGroupResponse(Message):
+    """JoinGroupResponse: the response of API key 11; versions 0-9, flexible 6+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 2+; Throttle time (ms).
+    error_code: int  # Error code.
+    generation_id: int  # Generation id.
+    protocol_type: str | None  # versions 7+; Protocol type.
+    protocol_name: str | None  # nullable 7+; Protocol name.
+    leader: str  # Leader.
+    skip_assignment: bool  # versions 9+; Skip assignment.
+    member_id: str  # Member id.
+    members: tuple[JoinGroupResponse.JoinGroupResponseMember, ...]  # Members.
+
+    class JoinGroupResponseMember(Struct):
+        """JoinGroupResponse.JoinGroupResponseMember: versions 0+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        group_instance_id: str | None  # versions 5+; Group instance id.
+        metadata: bytes  # Metadata.
 
 
 class LeaderAndIsrRequest(Message):
@@ -1711,6 +1868,40 @@ class LeaderAndIsrResponse(Message):
         partition_errors: tuple[LeaderAndIsrResponse.LeaderAndIsrPartitionError, ...]
 
 
+class LeaveGroupRequest(Message):
+    """LeaveGroupRequest: the request of API key 13; versions 0-5, flexible 4+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    member_id: str  # versions 0-2; Member id.
+    members: tuple[LeaveGroupRequest.MemberIdentity, ...]  # versions 3+; Members.
+
+    class MemberIdentity(Struct):
+        """LeaveGroupRequest.MemberIdentity: versions 3+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        group_instance_id: str | None  # Group instance id.
+        reason: str | None  # versions 5+; Reason.
+
+
+class LeaveGroupResponse(Message):
+    """LeaveGroupResponse: the response of API key 13; versions 0-5, flexible 4+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    error_code: int  # Error code.
+    members: tuple[LeaveGroupResponse.MemberResponse, ...]  # versions 3+; Members.
+
+    class MemberResponse(Struct):
+        """LeaveGroupResponse.MemberResponse: versions 3+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        group_instance_id: str | None  # Group instance id.
+        error_code: int  # Error code.
+
+
 class ListConfigResourcesRequest(Message):
     """ListConfigResourcesRequest: the request of API key 74; versions 0-1, flexible 0+."""
 
@@ -1733,6 +1924,32 @@ class ListConfigResourcesResponse(Message):
         __slots__ = ()
         resource_name: str  # Name of the resource (a topic name, a broker id, ...).
         resource_type: int  # versions 1+; Config resource type id of the resource.
+
+
+class ListGroupsRequest(Message):
+    """ListGroupsRequest: the request of API key 16; versions 0-5, flexible 3+."""
+
+    __slots__ = ()
+    states_filter: tuple[str, ...]  # versions 4+; States filter.
+    types_filter: tuple[str, ...]  # versions 5+; Types filter.
+
+
+class ListGroupsResponse(Message):
+    """ListGroupsResponse: the response of API key 16; versions 0-5, flexible 3+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    error_code: int  # Error code.
+    groups: tuple[ListGroupsResponse.ListedGroup, ...]  # Groups.
+
+    class ListedGroup(Struct):
+        """ListGroupsResponse.ListedGroup: versions 0+."""
+
+        __slots__ = ()
+        group_id: str  # Group id.
+        protocol_type: str  # Protocol type.
+        group_state: str  # versions 4+; Group state.
+        group_type: str  # versions 5+; Group type.
 
 
 class ListOffsetsRequest(Message):
@@ -1905,6 +2122,189 @@ class MetadataResponse(Message):
         partitions: tuple[MetadataResponse.MetadataResponsePartition, ...]
         # Bitmask of topic operations the caller may perform; INT32_MIN when not requested.
         topic_authorized_operations: int  # versions 8+
+
+
+class OffsetCommitRequest(Message):
+    """OffsetCommitRequest: the request of API key 8; versions 2-10, flexible 8+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    generation_id_or_member_epoch: int  # Generation id or member epoch.
+    member_id: str  # Member id.
+    group_instance_id: str | None  # versions 7+; Group instance id.
+    retention_time_ms: int  # versions 2-4; Retention time (ms).
+    topics: tuple[OffsetCommitRequest.OffsetCommitRequestTopic, ...]  # Topics.
+
+    class OffsetCommitRequestPartition(Struct):
+        """OffsetCommitRequest.OffsetCommitRequestPartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        committed_offset: int  # Committed offset.
+        committed_leader_epoch: int  # versions 6+; Committed leader epoch.
+        committed_metadata: str | None  # Committed metadata.
+
+    class OffsetCommitRequestTopic(Struct):
+        """OffsetCommitRequest.OffsetCommitRequestTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # versions 0-9; Name.
+        topic_id: uuid.UUID  # versions 10+; Topic id.
+        partitions: tuple[OffsetCommitRequest.OffsetCommitRequestPartition, ...]  # Partitions.
+
+
+class OffsetCommitResponse(Message):
+    """OffsetCommitResponse: the response of API key 8; versions 2-10, flexible 8+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 3+; Throttle time (ms).
+    topics: tuple[OffsetCommitResponse.OffsetCommitResponseTopic, ...]  # Topics.
+
+    class OffsetCommitResponsePartition(Struct):
+        """OffsetCommitResponse.OffsetCommitResponsePartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        error_code: int  # Error code.
+
+    class OffsetCommitResponseTopic(Struct):
+        """OffsetCommitResponse.OffsetCommitResponseTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # versions 0-9; Name.
+        topic_id: uuid.UUID  # versions 10+; Topic id.
+        partitions: tuple[OffsetCommitResponse.OffsetCommitResponsePartition, ...]  # Partitions.
+
+
+class OffsetDeleteRequest(Message):
+    """OffsetDeleteRequest: the request of API key 47; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    topics: tuple[OffsetDeleteRequest.OffsetDeleteRequestTopic, ...]  # Topics.
+
+    class OffsetDeleteRequestPartition(Struct):
+        """OffsetDeleteRequest.OffsetDeleteRequestPartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+
+    class OffsetDeleteRequestTopic(Struct):
+        """OffsetDeleteRequest.OffsetDeleteRequestTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Name.
+        partitions: tuple[OffsetDeleteRequest.OffsetDeleteRequestPartition, ...]  # Partitions.
+
+
+class OffsetDeleteResponse(Message):
+    """OffsetDeleteResponse: the response of API key 47; versions 0."""
+
+    __slots__ = ()
+    error_code: int  # Error code.
+    throttle_time_ms: int  # Throttle time (ms).
+    topics: tuple[OffsetDeleteResponse.OffsetDeleteResponseTopic, ...]  # Topics.
+
+    class OffsetDeleteResponsePartition(Struct):
+        """OffsetDeleteResponse.OffsetDeleteResponsePartition: versions 0+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        error_code: int  # Error code.
+
+    class OffsetDeleteResponseTopic(Struct):
+        """OffsetDeleteResponse.OffsetDeleteResponseTopic: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Name.
+        partitions: tuple[OffsetDeleteResponse.OffsetDeleteResponsePartition, ...]  # Partitions.
+
+
+class OffsetFetchRequest(Message):
+    """OffsetFetchRequest: the request of API key 9; versions 1-10, flexible 6+."""
+
+    __slots__ = ()
+    group_id: str  # versions 0-7; Group id.
+    topics: tuple[OffsetFetchRequest.OffsetFetchRequestTopic, ...] | None  # versions 0-7, nullable 2-7; Topics.
+    groups: tuple[OffsetFetchRequest.OffsetFetchRequestGroup, ...]  # versions 8+; Groups.
+    require_stable: bool  # versions 7+; Require stable.
+
+    class OffsetFetchRequestTopic(Struct):
+        """OffsetFetchRequest.OffsetFetchRequestTopic: versions 0-7."""
+
+        __slots__ = ()
+        name: str  # Name.
+        partition_indexes: tuple[int, ...]  # Partition indexes.
+
+    class OffsetFetchRequestTopics(Struct):
+        """OffsetFetchRequest.OffsetFetchRequestTopics: versions 8+."""
+
+        __slots__ = ()
+        name: str  # versions 8-9; Name.
+        topic_id: uuid.UUID  # versions 10+; Topic id.
+        partition_indexes: tuple[int, ...]  # Partition indexes.
+
+    class OffsetFetchRequestGroup(Struct):
+        """OffsetFetchRequest.OffsetFetchRequestGroup: versions 8+."""
+
+        __slots__ = ()
+        group_id: str  # Group id.
+        member_id: str | None  # versions 9+; Member id.
+        member_epoch: int  # versions 9+; Member epoch.
+        topics: tuple[OffsetFetchRequest.OffsetFetchRequestTopics, ...] | None  # Topics.
+
+
+class OffsetFetchResponse(Message):
+    """OffsetFetchResponse: the response of API key 9; versions 1-10, flexible 6+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 3+; Throttle time (ms).
+    topics: tuple[OffsetFetchResponse.OffsetFetchResponseTopic, ...]  # versions 0-7; Topics.
+    error_code: int  # versions 2-7; Error code.
+    groups: tuple[OffsetFetchResponse.OffsetFetchResponseGroup, ...]  # versions 8+; Groups.
+
+    class OffsetFetchResponsePartition(Struct):
+        """OffsetFetchResponse.OffsetFetchResponsePartition: versions 0-7."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        committed_offset: int  # Committed offset.
+        committed_leader_epoch: int  # versions 5-7; Committed leader epoch.
+        metadata: str | None  # Metadata.
+        error_code: int  # Error code.
+
+    class OffsetFetchResponseTopic(Struct):
+        """OffsetFetchResponse.OffsetFetchResponseTopic: versions 0-7."""
+
+        __slots__ = ()
+        name: str  # Name.
+        partitions: tuple[OffsetFetchResponse.OffsetFetchResponsePartition, ...]  # Partitions.
+
+    class OffsetFetchResponsePartitions(Struct):
+        """OffsetFetchResponse.OffsetFetchResponsePartitions: versions 8+."""
+
+        __slots__ = ()
+        partition_index: int  # Partition index.
+        committed_offset: int  # Committed offset.
+        committed_leader_epoch: int  # Committed leader epoch.
+        metadata: str | None  # Metadata.
+        error_code: int  # Error code.
+
+    class OffsetFetchResponseTopics(Struct):
+        """OffsetFetchResponse.OffsetFetchResponseTopics: versions 8+."""
+
+        __slots__ = ()
+        name: str  # versions 8-9; Name.
+        topic_id: uuid.UUID  # versions 10+; Topic id.
+        partitions: tuple[OffsetFetchResponse.OffsetFetchResponsePartitions, ...]  # Partitions.
+
+    class OffsetFetchResponseGroup(Struct):
+        """OffsetFetchResponse.OffsetFetchResponseGroup: versions 8+."""
+
+        __slots__ = ()
+        group_id: str  # Group id.
+        topics: tuple[OffsetFetchResponse.OffsetFetchResponseTopics, ...]  # Topics.
+        error_code: int  # Error code.
 
 
 class OffsetForLeaderEpochRequest(Message):
@@ -2111,6 +2511,37 @@ class SaslHandshakeResponse(Message):
     mechanisms: tuple[str, ...]  # Every SASL mechanism the listener accepts.
 
 
+class SyncGroupRequest(Message):
+    """SyncGroupRequest: the request of API key 14; versions 0-5, flexible 4+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    generation_id: int  # Generation id.
+    member_id: str  # Member id.
+    group_instance_id: str | None  # versions 3+; Group instance id.
+    protocol_type: str | None  # versions 5+; Protocol type.
+    protocol_name: str | None  # versions 5+; Protocol name.
+    assignments: tuple[SyncGroupRequest.SyncGroupRequestAssignment, ...]  # Assignments.
+
+    class SyncGroupRequestAssignment(Struct):
+        """SyncGroupRequest.SyncGroupRequestAssignment: versions 0+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        assignment: bytes  # Assignment.
+
+
+class SyncGroupResponse(Message):
+    """SyncGroupResponse: the response of API key 14; versions 0-5, flexible 4+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # versions 1+; Throttle time (ms).
+    error_code: int  # Error code.
+    protocol_type: str | None  # versions 5+; Protocol type.
+    protocol_name: str | None  # versions 5+; Protocol name.
+    assignment: bytes  # Assignment.
+
+
 class UpdateFeaturesRequest(Message):
     """UpdateFeaturesRequest: the request of API key 57; versions 0-2, flexible 0+."""
 
@@ -2291,6 +2722,8 @@ __all__ = [
     "CreateTopicsResponse",
     "DeleteAclsRequest",
     "DeleteAclsResponse",
+    "DeleteGroupsRequest",
+    "DeleteGroupsResponse",
     "DeleteRecordsRequest",
     "DeleteRecordsResponse",
     "DeleteTopicsRequest",
@@ -2301,6 +2734,8 @@ __all__ = [
     "DescribeClusterResponse",
     "DescribeConfigsRequest",
     "DescribeConfigsResponse",
+    "DescribeGroupsRequest",
+    "DescribeGroupsResponse",
     "DescribeLogDirsRequest",
     "DescribeLogDirsResponse",
     "DescribeQuorumRequest",
@@ -2317,20 +2752,36 @@ __all__ = [
     "FetchResponse",
     "FetchSnapshotRequest",
     "FetchSnapshotResponse",
+    "FindCoordinatorRequest",
+    "FindCoordinatorResponse",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
     "IncrementalAlterConfigsRequest",
     "IncrementalAlterConfigsResponse",
     "InitProducerIdRequest",
     "InitProducerIdResponse",
+    "JoinGroupRequest",
+    "JoinGroupResponse",
     "LeaderAndIsrRequest",
     "LeaderAndIsrResponse",
+    "LeaveGroupRequest",
+    "LeaveGroupResponse",
     "ListConfigResourcesRequest",
     "ListConfigResourcesResponse",
+    "ListGroupsRequest",
+    "ListGroupsResponse",
     "ListOffsetsRequest",
     "ListOffsetsResponse",
     "ListPartitionReassignmentsRequest",
     "ListPartitionReassignmentsResponse",
     "MetadataRequest",
     "MetadataResponse",
+    "OffsetCommitRequest",
+    "OffsetCommitResponse",
+    "OffsetDeleteRequest",
+    "OffsetDeleteResponse",
+    "OffsetFetchRequest",
+    "OffsetFetchResponse",
     "OffsetForLeaderEpochRequest",
     "OffsetForLeaderEpochResponse",
     "ProduceRequest",
@@ -2343,6 +2794,8 @@ __all__ = [
     "SaslAuthenticateResponse",
     "SaslHandshakeRequest",
     "SaslHandshakeResponse",
+    "SyncGroupRequest",
+    "SyncGroupResponse",
     "UpdateFeaturesRequest",
     "UpdateFeaturesResponse",
     "UpdateRaftVoterRequest",

@@ -124,6 +124,38 @@ class FenceBrokerRecord(Message):
     epoch: int  # Broker epoch the fence applies to.
 
 
+class GroupMetadataKey(Message):
+    """GroupMetadataKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group: str  # Group.
+
+
+class GroupMetadataValue(Message):
+    """GroupMetadataValue: a coordinator-value schema; versions 0-4, flexible 4+."""
+
+    __slots__ = ()
+    protocol_type: str  # Protocol type.
+    generation: int  # Generation.
+    protocol: str | None  # Protocol.
+    leader: str | None  # Leader.
+    current_state_timestamp: int  # versions 2+; Current state timestamp.
+    members: tuple[GroupMetadataValue.MemberMetadata, ...]  # Members.
+
+    class MemberMetadata(Struct):
+        """GroupMetadataValue.MemberMetadata: versions 0+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        group_instance_id: str | None  # versions 3+; Group instance id.
+        client_id: str  # Client id.
+        client_host: str  # Client host.
+        rebalance_timeout: int  # versions 1+; Rebalance timeout.
+        session_timeout: int  # Session timeout.
+        subscription: bytes  # Subscription.
+        assignment: bytes  # Assignment.
+
+
 class KRaftVersionRecord(Message):
     """KRaftVersionRecord: control record type 5; versions 0, flexible 0+."""
 
@@ -153,6 +185,27 @@ class NoOpRecord(Message):
     """NoOpRecord: metadata record type 20; versions 0, flexible 0+."""
 
     __slots__ = ()
+
+
+class OffsetCommitKey(Message):
+    """OffsetCommitKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group: str  # Group.
+    topic: str  # Topic.
+    partition: int  # Partition.
+
+
+class OffsetCommitValue(Message):
+    """OffsetCommitValue: a coordinator-value schema; versions 0-4, flexible 4+."""
+
+    __slots__ = ()
+    offset: int  # Offset.
+    leader_epoch: int  # versions 3+; Leader epoch.
+    metadata: str  # Metadata.
+    commit_timestamp: int  # Commit timestamp.
+    expire_timestamp: int  # versions 1; Expire timestamp.
+    topic_id: uuid.UUID  # versions 4+, tag 0; Topic id.
 
 
 class PartitionChangeRecord(Message):
@@ -410,9 +463,13 @@ __all__ = [
     "EndTransactionRecord",
     "FeatureLevelRecord",
     "FenceBrokerRecord",
+    "GroupMetadataKey",
+    "GroupMetadataValue",
     "KRaftVersionRecord",
     "LeaderChangeMessage",
     "NoOpRecord",
+    "OffsetCommitKey",
+    "OffsetCommitValue",
     "PartitionChangeRecord",
     "PartitionRecord",
     "ProducerIdsRecord",

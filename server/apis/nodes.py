@@ -144,6 +144,20 @@ class BrokerNodeApi(NodeApi, Protocol):
         """DeleteRecords' answer (server/broker/offsets.py); ``allowed(topic)``: the caller may DELETE in it."""
         ...
 
+    def find_group_coordinator(self, group_id: str) -> tuple[int, int, str, int]:
+        """FindCoordinator for a group: (error code, node id, host, port) of its coordinator."""
+        ...
+
+    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any]) -> Any:
+        """``operation(shard, now_ms)`` (a ``GroupShard`` method's ``Outcome``, server/groups/) on the group's
+        shard; the answer once its records commit, or the completion its outcome names. KafkaError
+        (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) when not served here."""
+        ...
+
+    def group_shards(self) -> list[Any]:
+        """The shards (server/groups/shard.py) of the ``__consumer_offsets`` partitions this broker leads."""
+        ...
+
     def new_producer_id(self) -> int:
         """A producer id never handed out before (server/broker/producer_ids.py); KafkaError when none came."""
         ...

@@ -38,8 +38,10 @@ from kraftwire.server.wire.transport import Handler, Listener
 from . import checkpoints, offsets, produce
 from .controller_channel import ControllerChannel
 from .fetch import FetchManager
+from .group_coordinator import GroupCoordinator
 from .log_dirs import LogDir, LogDirManager
 from .metadata_follower import FollowerView
+from .partition import BrokerClock
 from .producer_ids import ProducerIdManager
 from .replica_manager import ReplicaManager
 from .replication_network import ReplicationNetwork
@@ -102,6 +104,7 @@ class BrokerNode:
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics (the host's /metrics reads them)
         self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
                                     listener_name, self._wait_clock(network), self.topic_stats)
+        self.groups = GroupCoordinator(self, BrokerClock(network), self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)
         metadata.subscribe(self.replica_manager.on_commit)
@@ -170,6 +173,19 @@ class BrokerNode:
         if replica is not None and replica.log_dir is not None and replica.log_dir.online:
             log.error("broker %d: log directory %s failed: %s", self.broker_id, replica.log_dir.path, exc)
             asyncio.ensure_future(self.fail_log_dir(replica.log_dir))
+
+    def find_group_coordinator(self, group_id: str) -> tuple[int, int, str, int]:
+        """FindCoordinator for a group (server/broker/group_coordinator.py): (error, node id, host, port)."""
+        return self.groups.find(group_id)
+
+    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any]) -> Any:
+        """Run a group shard's operation (server/groups/) on the group's coordinator shard here; its
+        answer once its records are committed. KafkaError NOT_COORDINATOR and the like."""
+        return await self.groups.run(group_id, operation)
+
+    def group_shards(self) -> list[Any]:
+        """Every loaded shard this broker leads (ListGroups)."""
+        return self.groups.loaded_shards()
 
     def new_producer_id(self) -> int:
         """A producer id for InitProducerId (server/broker/producer_ids.py)."""
@@ -285,6 +301,7 @@ class BrokerNode:
         if self._checkpoints is not None:
             self._checkpoints.cancel()
             self._checkpoints = None
+        self.groups.stop()
         self.replica_manager.stop()
         await self.listener.stop()
         await self._metadata.close()

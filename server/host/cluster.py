@@ -174,7 +174,8 @@ class Cluster:
                  voters: Mapping[int, tuple[str, int]] | None = None, local_controllers: Sequence[int] = (),
                  log_dir_paths: Sequence[str | Path] | None = None,
                  bootstrap_servers: Sequence[tuple[str, int]] = (),
-                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS):
+                 checkpoint_interval_ms: int = CHECKPOINT_INTERVAL_MS,
+                 group_configs: Mapping[str, str] | None = None):
         """A cluster described by these settings, grouped and judged as a ``ClusterSpec`` (server/host/spec.py
         says what each means). ``brokers`` may be 0 in a process hosting part of a cluster (``voters`` or
         ``bootstrap_servers``); ``from_log`` boots a production twin, whose brokers, racks and log
@@ -189,6 +190,7 @@ class Cluster:
                 log_dir_paths=None if log_dir_paths is None else tuple(Path(p) for p in log_dir_paths),
                 checkpoint_interval_ms=checkpoint_interval_ms),
             topics=TopicDefaults(auto_create_topics=auto_create_topics, num_partitions=num_partitions,
+                                 group_configs=tuple(sorted((group_configs or {}).items())),
                                  default_replication_factor=default_replication_factor),
             quorum=QuorumSpec(
                 count=controllers, port=controller_port, session_timeout_ms=session_timeout_ms,

@@ -122,6 +122,8 @@ class TopicDefaults:
     auto_create_topics: bool = False
     num_partitions: int | None = None
     default_replication_factor: int | None = None
+    # the group coordinator's broker configs (offsets.topic.*, group.*: server/broker/group_coordinator.py)
+    group_configs: tuple[tuple[str, str], ...] = ()
 
     def startup_configs(self) -> dict[str, str]:
         """The cluster-wide broker configs a Kafka cluster would have in every server.properties;
@@ -133,6 +135,10 @@ class TopicDefaults:
                 if not 1 <= value < (1 << 31) or (name == "default.replication.factor" and value >= 1 << 15):
                     raise ValueError(f"{name} must be at least 1, not {value}")
                 startup[name] = str(value)
+        for name, text in self.group_configs:
+            if not (name.startswith("group.") or name.startswith("offsets.") or name.startswith("offset.")):
+                raise ValueError(f"{name} is not a group coordinator config")
+            startup[name] = text
         return startup
 
 

@@ -28,7 +28,8 @@ ALLOWED = {
     "server.wire": {"codec"},
     "server.controller": {"codec", "server.metadata", "server.wire"},
     "server.apis": {"codec", "server.metadata", "server.controller", "server.wire"},
-    "server.broker": {"codec", "server.metadata", "server.storage", "server.durable", "server.wire"},
+    "server.groups": {"codec"},
+    "server.broker": {"codec", "server.metadata", "server.storage", "server.durable", "server.wire", "server.groups"},
 }
 
 # The controller modules that are not decisions: the writer, the log interface it writes through, the

@@ -1,6 +1,7 @@
 """Every field of kraftwire's schemas (schemas/messages, schemas/records) has the type, versions,
 nullable, tagged versions, tag and default of the same field in Apache Kafka's own JSON at the pinned
-release, as shipped inside its jars (kafka-clients: common/message, kafka-metadata: common/metadata).
+release, as shipped inside its jars (kafka-clients: common/message, kafka-metadata: common/metadata,
+kafka-group-coordinator: the __consumer_offsets records).
 A default that differs changes what a reader assumes for an absent field (a tagged struct, a field of
 another version), so a Kafka peer and kraftwire would read the same bytes differently.
 
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 LIB = ROOT / "tests" / "kafka" / "lib"
-JARS = (("kafka-clients-{v}.jar", "common/message/"), ("kafka-metadata-{v}.jar", "common/metadata/"))
+JARS = (("kafka-clients-{v}.jar", "common/message/"), ("kafka-metadata-{v}.jar", "common/metadata/"),
+        ("kafka-group-coordinator-{v}.jar", "common/message/"))
 COMPARED = ("type", "versions", "nullableVersions", "taggedVersions", "tag", "flexibleVersions")
 INTEGERS = ("int8", "int16", "int32", "int64", "uint16", "uint32")
 
