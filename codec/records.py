@@ -99,7 +99,7 @@ def _frame_decoder(type_of_record: int, version: int, pos: int) -> Decoder:
     cls = METADATA_TYPES.get(type_of_record)
     if cls is None or version not in cls.VALID_VERSIONS:
         raise UnknownRecordType(type_of_record, version, pos)
-    decoder = cls._codec(version)[0]
+    decoder = cls._decoder(version)
     return _decoding_alike(cls, decoder) if cls in _LEADING_PARTITION_ID else decoder
 
 
