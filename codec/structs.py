@@ -23,6 +23,7 @@ from typing import Any
 
 from construct import Construct, stream_read
 
+from .code_cache import compiled
 from .errors import EncodeError, MalformedError
 from .model import Struct
 from .primitives import (
@@ -540,7 +541,7 @@ def compile_function(root: KafkaStruct, kind: str) -> Any:
     module = ModuleState()
     name = root.define(module, kind)
     namespace: dict[str, Any] = dict(module.constants)
-    exec(compile("\n\n".join(module.blocks), f"<{kind} {root.label}>", "exec"), namespace)
+    exec(compiled("\n\n".join(module.blocks), f"<{kind} {root.label}>"), namespace)
     return namespace[name]
 
 
