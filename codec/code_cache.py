@@ -21,13 +21,15 @@ from pathlib import Path
 from types import CodeType
 
 _MAGIC = importlib.util.MAGIC_NUMBER
-_directory: Path | None | bool = False  # False: not looked up yet; None: off
+_directory: Path | None = None  # None: off (once looked up)
+_looked_up = False
 
 
 def cache_directory() -> Path | None:
     """Where the compiled functions are kept (None when the cache is off)."""
-    global _directory
-    if _directory is False:
+    global _directory, _looked_up
+    if not _looked_up:
+        _looked_up = True
         chosen = os.environ.get("KRAFTWIRE_CODEC_CACHE")
         if chosen == "off":
             _directory = None
@@ -36,7 +38,6 @@ def cache_directory() -> Path | None:
         else:
             base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
             _directory = Path(base) / "kraftwire" / "codecs"
-    assert _directory is not False
     return _directory
 
 

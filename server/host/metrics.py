@@ -127,7 +127,7 @@ class ClusterMetrics:
 
             registry = CollectorRegistry(auto_describe=False)
             for collector in self._collectors:
-                registry.register(collector)  # type: ignore[arg-type]  # (prometheus' Collector protocol)
+                registry.register(collector)
             self._registry = registry
         return self._registry
 
