@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import uvloop  # noqa: E402
 
+from echo_server import ECHO_BODY, Echo as _Echo  # noqa: E402
 from provenance import export_commit, header, load_average  # noqa: E402
 
 from kraftwire import codec  # noqa: E402
@@ -72,32 +73,9 @@ SERVER_CPU, GENERATOR_CPU = 0, 1
 # Decided at import, before this process pins itself: a server process it starts inherits its CPU mask,
 # so the server is told its CPU (it sat on the generator's CPU when it was left to find out).
 PINNED = len(os.sched_getaffinity(0)) >= 2 and {SERVER_CPU, GENERATOR_CPU} <= os.sched_getaffinity(0)
-ECHO_BODY = bytes(12)  # a fixed small response body (an ApiVersions v3 error answer is about that size)
 
 
 # --- servers (run in their own process) ---------------------------------------------------------
-
-
-class _Echo(asyncio.Protocol):
-    """Same framing as Kafka: 4-byte size, then the request; answers size + correlation id + ECHO_BODY."""
-
-    def connection_made(self, transport):
-        self.transport = transport
-        self.buffer = bytearray()
-
-    def data_received(self, data):
-        buffer = self.buffer
-        buffer += data
-        start, out = 0, bytearray()
-        while len(buffer) - start >= 4:
-            end = start + 4 + _SIZE.unpack_from(buffer, start)[0]
-            if len(buffer) < end:
-                break
-            out += _SIZE.pack(4 + len(ECHO_BODY)) + buffer[start + 8:start + 12] + ECHO_BODY
-            start = end
-        del buffer[:start]
-        if out:
-            self.transport.write(bytes(out))
 
 
 def seed_topics(topics: int, partitions: int):

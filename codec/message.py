@@ -2,7 +2,7 @@
 
 The classes are declared by name in the generated modules (``codec.messages``,
 ``codec.record_types``) and bound to their schemas at import by ``bind_message_classes``; their
-codecs are compiled lazily, once per version, on first use.
+codecs are compiled lazily, each direction once per version, on first use.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .errors import EncodeError, MalformedError, UnsupportedVersionError
 from .model import Struct, bind_struct_class
 from .schema import MessageSpec, Versions
 from .primitives import FIXED
-from .structs import Decoder, Encoder, KafkaStruct, StructClasses, Validator, compile_struct, compile_validator
+from .structs import Decoder, Encoder, KafkaStruct, StructClasses, Validator, compile_function, compile_validator
 
 
 _S = TypeVar("_S", bound=Struct)
@@ -31,7 +31,8 @@ class Message(Struct):
     VALID_VERSIONS: Versions
     FLEXIBLE_VERSIONS: Versions
     _classes: StructClasses  # the root's and its nested structs' classes by schema name
-    _codecs: dict[int, tuple[Decoder, Encoder]]
+    _decoders: dict[int, Decoder]
+    _encoders: dict[int, Encoder]
     _validators: dict[int, Validator]
 
     @classmethod
@@ -41,12 +42,18 @@ class Message(Struct):
         return KafkaStruct(cls.SPEC.root, cls._classes, version, version in cls.FLEXIBLE_VERSIONS)
 
     @classmethod
-    def _codec(cls, version: int) -> tuple[Decoder, Encoder]:
-        codec = cls._codecs.get(version)
-        if codec is None:
-            _, decoder, encoder = compile_struct(cls.construct(version))
-            codec = cls._codecs[version] = (decoder, encoder)
-        return codec
+    def _decoder(cls, version: int) -> Decoder:
+        decoder = cls._decoders.get(version)
+        if decoder is None:
+            decoder = cls._decoders[version] = compile_function(cls.construct(version), "decode")
+        return decoder
+
+    @classmethod
+    def _encoder(cls, version: int) -> Encoder:
+        encoder = cls._encoders.get(version)
+        if encoder is None:
+            encoder = cls._encoders[version] = compile_function(cls.construct(version), "encode")
+        return encoder
 
     @classmethod
     def _check_version(cls, version: int) -> None:
@@ -62,7 +69,7 @@ class Message(Struct):
 
     def encode_into(self, out: bytearray, version: int) -> None:
         """Append the body at ``version`` to ``out``."""
-        encoder = self._codec(version)[1]
+        encoder = self._encoder(version)
         try:
             encoder(self, out)
         except (struct.error, TypeError, AttributeError, UnicodeEncodeError) as exc:
@@ -116,12 +123,12 @@ class Message(Struct):
     def decoder(cls, version: int) -> Decoder:
         """The generated ``decode(buf, pos) -> (object, next position)`` at ``version``, for callers that
         decode one version often (the transport, per route)."""
-        return cls._codec(version)[0]
+        return cls._decoder(version)
 
     @classmethod
     def decode_from(cls, buf: bytes, pos: int, version: int) -> tuple[Self, int]:
         """Decode one message starting at ``pos`` of ``buf`` (bytes); returns (object, next position)."""
-        return cls._codec(version)[0](buf, pos)
+        return cls._decoder(version)(buf, pos)
 
 
 def bind_message_classes(namespace: dict[str, Any], specs: dict[str, MessageSpec]) -> dict[str, type[Message]]:
@@ -156,7 +163,8 @@ def _bind_message_class(root: type[Message], spec: MessageSpec) -> type[Message]
     root.VALID_VERSIONS = spec.valid
     root.FLEXIBLE_VERSIONS = spec.flexible
     root._classes = classes
-    root._codecs = {}
+    root._decoders = {}
+    root._encoders = {}
     root._validators = {}
     return root
 

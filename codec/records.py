@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-import crc32c
+from .crc import crc32c
 
 from .errors import MalformedError
 from .message import Message
@@ -99,7 +99,7 @@ def _frame_decoder(type_of_record: int, version: int, pos: int) -> Decoder:
     cls = METADATA_TYPES.get(type_of_record)
     if cls is None or version not in cls.VALID_VERSIONS:
         raise UnknownRecordType(type_of_record, version, pos)
-    decoder = cls._codec(version)[0]
+    decoder = cls._decoder(version)
     return _decoding_alike(cls, decoder) if cls in _LEADING_PARTITION_ID else decoder
 
 
@@ -305,7 +305,7 @@ def check_batch(buf: bytes, pos: int) -> BatchHeader:
     end = pos + size
     if end > len(buf):
         raise MalformedError(f"truncated record batch: {size} bytes declared, {len(buf) - pos} present", pos)
-    if crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
+    if crc32c(memoryview(buf)[pos + CRC_START:end]) != crc:
         raise MalformedError(f"CRC mismatch in the record batch at offset {base_offset}", pos)
     return BatchHeader(base_offset, size, epoch, attributes, last_delta, base_ts, max_ts, count)
 
@@ -516,7 +516,7 @@ def batch_header(base_offset: int, epoch: int, timestamp: int, body: bytes, coun
     attributes = ATTR_CONTROL if control else 0
     header = HEADER.pack(base_offset, HEADER_SIZE - 12 + len(body), epoch, 2, 0, attributes, count - 1,
                          timestamp, timestamp, NO_PRODUCER_ID, -1, -1, count)
-    crc = crc32c.crc32c(body, crc32c.crc32c(header[CRC_START:]))
+    crc = crc32c(body, crc32c(header[CRC_START:]))
     return header[:17] + struct.pack(">I", crc) + header[CRC_START:]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from construct import Construct, stream_read
 
+from .code_cache import compiled
 from .errors import EncodeError, MalformedError
 from .model import Struct
 from .primitives import (
@@ -531,16 +532,25 @@ def compile_struct(root: KafkaStruct) -> tuple[Any, Decoder, Encoder]:
     return compiled, decoder, encoder
 
 
+def compile_function(root: KafkaStruct, kind: str) -> Any:
+    """The root's ``kind`` function alone ("decode": ``decode(buf: bytes, pos) -> (obj, pos)``, "encode":
+    ``encode(obj, out: bytearray)``, "validate": ``validate(buf, pos) -> pos``), compiled on its own on
+    first use. Messages use these: a node decodes most messages it reads and encodes few of them, and
+    compiling one direction without construct's module around it costs a fraction of ``compile_struct``
+    (start-up compiled ~20 message versions, ~80 ms of a cluster's start)."""
+    module = ModuleState()
+    name = root.define(module, kind)
+    namespace: dict[str, Any] = dict(module.constants)
+    exec(compiled("\n\n".join(module.blocks), f"<{kind} {root.label}>"), namespace)
+    return namespace[name]
+
+
 def compile_validator(root: KafkaStruct) -> Validator:
     """The root's ``validate(buf: bytes, pos) -> pos``: where its encoding ends, raising
     ``MalformedError`` for exactly the bytes its decoder refuses, without building anything (a relay
     checks a request it does not read this way). Compiled on its own, on first use: most messages never
     need one."""
-    module = ModuleState()
-    name = root.define(module, "validate")
-    namespace: dict[str, Any] = dict(module.constants)
-    exec(compile("\n\n".join(module.blocks), f"<validate {root.label}>", "exec"), namespace)
-    validator: Validator = namespace[name]
+    validator: Validator = compile_function(root, "validate")
     return validator
 
 

@@ -104,6 +104,9 @@ __all__ = ["CONTROLLER_NODE_ID", "DEFAULT_HEARTBEAT_INTERVAL_MS", "DEFAULT_SESSI
 
 QUIET_TURNS = 3  # the cluster is at rest when idle and unchanged this many checks in a row ...
 QUIET_INTERVAL_S = 0.01  # ... this far apart
+# start-up's checks for the brokers' unfencing, this far apart: a start takes ~0.1 s, of which a 20 ms
+# poll would be a fifth
+STARTING_INTERVAL_S = 0.002
 UNFENCE_SECONDS_PER_PARTITION = 0.0005  # start-up: time allowed per partition for the brokers to be unfenced
 T = TypeVar("T")
 DEFAULT_TRANSPORT_LIMITS, DEFAULT_TIMERS = TransportLimits(), Timers()  # (frozen: one instance serves every call)
@@ -498,7 +501,7 @@ class Cluster:
         while not self.controller.active:
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError("no controller became active in time")
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(STARTING_INTERVAL_S)
         return self.controller
 
     async def write(self, decide: Decision, timeout: float = 10.0) -> Any:
@@ -746,8 +749,8 @@ class Cluster:
         else:  # one after another, each registered and unfenced before the next: the same records each run
             for broker in self.brokers:
                 await broker.start()
-                await self.wait_until(self._unfenced_predicate([broker]), unfence_timeout)
-        await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout)
+                await self.wait_until(self._unfenced_predicate([broker]), unfence_timeout, STARTING_INTERVAL_S)
+        await self.wait_until(lambda image: self._unfenced(image, self.brokers), unfence_timeout, STARTING_INTERVAL_S)
         auto_remove = self._throttle_auto_remove
         if whole and auto_remove is not None:
             await self.write(lambda image: set_auto_remove(image, auto_remove))

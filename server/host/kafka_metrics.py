@@ -21,9 +21,8 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from kraftwire import codec
 from kraftwire.codec import ErrorCode
@@ -36,6 +35,31 @@ from kraftwire.server.broker.topic_stats import TopicCounts
 from kraftwire.server.metadata import configs
 from kraftwire.server.metadata.image import MetadataImage, PartitionState
 from kraftwire.server.wire.transport import LATENCY_BUCKETS, Listener
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+
+def _core() -> ModuleType:
+    """prometheus_client's metric families, imported by the first scrape (its ~20 ms of imports are not
+    start-up's: server/host/metrics.py)."""
+    from prometheus_client import core
+
+    return core
+
+
+def _Counter(*args: Any, **kwargs: Any) -> CounterMetricFamily:  # noqa: N802 (stands for the class)
+    return _core().CounterMetricFamily(*args, **kwargs)
+
+
+def _Gauge(*args: Any, **kwargs: Any) -> GaugeMetricFamily:  # noqa: N802
+    return _core().GaugeMetricFamily(*args, **kwargs)
+
+
+def _Metric(*args: Any, **kwargs: Any) -> Metric:  # noqa: N802
+    return _core().Metric(*args, **kwargs)
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -145,7 +169,7 @@ class KafkaMetricsCollector:
             (str(c["id"]), node.listener) for c, node in zip(cluster.list_controllers(), cluster.controller_nodes)
             if c["running"]])
         yield from _controller_gauges(cluster)
-        unclean = CounterMetricFamily("kafka_controller_controllerstats_uncleanleaderelections", "kafka.controller:"
+        unclean = _Counter("kafka_controller_controllerstats_uncleanleaderelections", "kafka.controller:"
                                       "type=ControllerStats,name=UncleanLeaderElectionsPerSec.", labels=["node_id"])
         counted = self.controller_stats.unclean_elections
         for described in cluster.list_controllers():
@@ -155,7 +179,7 @@ class KafkaMetricsCollector:
 
 
 def _broker_states(brokers: list[BrokerNode]) -> Iterator[Metric]:
-    state = GaugeMetricFamily("kafka_server_kafkaserver_brokerstate", "kafka.server:type=KafkaServer,"
+    state = _Gauge("kafka_server_kafkaserver_brokerstate", "kafka.server:type=KafkaServer,"
                               "name=BrokerState: 0 not running, 2 recovery (fenced), 3 running, 6 pending "
                               "controlled shutdown.", labels=["node_id"])
     for broker in brokers:
@@ -173,14 +197,14 @@ def _broker_states(brokers: list[BrokerNode]) -> Iterator[Metric]:
 def _topic_meters(brokers: list[BrokerNode]) -> Iterator[Metric]:
     """BrokerTopicMetrics: a series per topic (``topic`` label) and one for all topics (no label)."""
     for name, field, documentation in _TOPIC_METERS:
-        family = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", "kafka.server:type="
+        family = _Counter(f"kafka_server_brokertopicmetrics_{name}", "kafka.server:type="
                                      f"BrokerTopicMetrics: {documentation}", labels=["node_id", "topic"])
         for broker in brokers:
             stats, node = broker.topic_stats, str(broker.broker_id)
             for topic in _hosted_topics(broker):
                 counts = stats.topics.get(topic)
                 family.add_metric([node, topic], getattr(counts, field) if counts is not None else 0)
-        everything = CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", "", labels=["node_id"])
+        everything = _Counter(f"kafka_server_brokertopicmetrics_{name}", "", labels=["node_id"])
         for broker in brokers:
             all_topics: TopicCounts = broker.topic_stats.all_topics
             everything.add_metric([str(broker.broker_id)], getattr(all_topics, field))
@@ -201,7 +225,7 @@ def _replication_meters(cluster: Cluster, brokers: list[BrokerNode]) -> Iterator
              ("replicationbytesout", "Bytes this broker's leader replicas sent to followers."),
              ("reassignmentbytesin", "Bytes received by this broker's replicas being added by a reassignment."),
              ("reassignmentbytesout", "Bytes sent to replicas being added by a reassignment."))
-    families = [CounterMetricFamily(f"kafka_server_brokertopicmetrics_{name}", "kafka.server:type="
+    families = [_Counter(f"kafka_server_brokertopicmetrics_{name}", "kafka.server:type="
                                     f"BrokerTopicMetrics: {text}", labels=["node_id"]) for name, text in names]
     for broker in brokers:
         moved, stats, node = cluster.network.replication_bytes(broker.broker_id), broker.topic_stats, [
@@ -224,9 +248,9 @@ def _min_isr(image: MetadataImage, topic: str, cache: dict[str, int]) -> int:
 def _replica_gauges(brokers: list[BrokerNode]) -> Iterator[Metric]:
     """ReplicaManager's gauges and kafka.cluster Partition's per led partition, from the partition
     state each replica acted on (a broker's own view, as Kafka's)."""
-    families = {name: GaugeMetricFamily(f"kafka_server_replicamanager_{name}", "kafka.server:type=ReplicaManager: "
+    families = {name: _Gauge(f"kafka_server_replicamanager_{name}", "kafka.server:type=ReplicaManager: "
                                         + text, labels=["node_id"]) for name, text in _REPLICA_GAUGES}
-    per_partition = {name: GaugeMetricFamily(f"kafka_cluster_partition_{name}", "kafka.cluster:type=Partition "
+    per_partition = {name: _Gauge(f"kafka_cluster_partition_{name}", "kafka.cluster:type=Partition "
                                              f"(led partitions): {name}", labels=["node_id", "topic", "partition"])
                      for name in ("underreplicated", "underminisr", "atminisr")}
     for broker in brokers:
@@ -260,11 +284,11 @@ def _replica_gauges(brokers: list[BrokerNode]) -> Iterator[Metric]:
 def _log_gauges(cluster: Cluster, brokers: list[BrokerNode]) -> Iterator[Metric]:
     """kafka.log Log Size per replica, LogManager's offline directories, the ReplicaFetcherManager's
     MaxLag (messages a follower's log is behind its leader's, for logs with real records here)."""
-    size = GaugeMetricFamily("kafka_log_log_size", "kafka.log:type=Log,name=Size: bytes of a replica's log "
+    size = _Gauge("kafka_log_log_size", "kafka.log:type=Log,name=Size: bytes of a replica's log "
                              "(simulated and real).", labels=["node_id", "topic", "partition"])
-    offline = GaugeMetricFamily("kafka_log_logmanager_offlinelogdirectorycount", "kafka.log:type=LogManager,"
+    offline = _Gauge("kafka_log_logmanager_offlinelogdirectorycount", "kafka.log:type=LogManager,"
                                 "name=OfflineLogDirectoryCount.", labels=["node_id"])
-    max_lag = GaugeMetricFamily("kafka_server_replicafetchermanager_maxlag", "kafka.server:type="
+    max_lag = _Gauge("kafka_server_replicafetchermanager_maxlag", "kafka.server:type="
                                 "ReplicaFetcherManager,name=MaxLag,clientId=Replica: the largest lag in "
                                 "records of a follower replica here.", labels=["node_id", "clientId"])
     hosted = {b.broker_id: b for b in brokers}
@@ -298,14 +322,14 @@ def _record_lag(leader: BrokerNode, follower: BrokerNode, key: tuple[uuid.UUID, 
 def _request_metrics(listeners: list[tuple[str, Listener]]) -> Iterator[Metric]:
     """kafka.network RequestMetrics: RequestsPerSec (request, version), ErrorsPerSec (request, error),
     TotalTimeMs's percentiles and count (request)."""
-    requests = CounterMetricFamily("kafka_network_requestmetrics_requests", "kafka.network:type=RequestMetrics,"
+    requests = _Counter("kafka_network_requestmetrics_requests", "kafka.network:type=RequestMetrics,"
                                    "name=RequestsPerSec.", labels=["node_id", "request", "version"])
-    errors = CounterMetricFamily("kafka_network_requestmetrics_errors", "kafka.network:type=RequestMetrics,"
+    errors = _Counter("kafka_network_requestmetrics_errors", "kafka.network:type=RequestMetrics,"
                                  "name=ErrorsPerSec.", labels=["node_id", "request", "error"])
-    latency = GaugeMetricFamily("kafka_network_requestmetrics_totaltimems", "kafka.network:type=RequestMetrics,"
+    latency = _Gauge("kafka_network_requestmetrics_totaltimems", "kafka.network:type=RequestMetrics,"
                                 "name=TotalTimeMs percentiles (since start).",
                                 labels=["node_id", "request", "quantile"])
-    answered = Metric("kafka_network_requestmetrics_totaltimems_count", "kafka.network:type=RequestMetrics,"
+    answered = _Metric("kafka_network_requestmetrics_totaltimems_count", "kafka.network:type=RequestMetrics,"
                       "name=TotalTimeMs count.", "counter")
     for node, listener in listeners:
         counts, latencies = listener.request_stats()
@@ -336,7 +360,7 @@ def _controller_gauges(cluster: Cluster) -> Iterator[Metric]:
              ("activebrokercount", "Registered, unfenced brokers."), ("fencedbrokercount", "Fenced brokers."),
              ("lastappliedrecordoffset", "Offset of the last record in the committed image."),
              ("lastcommittedrecordoffset", "Offset of the last committed record."))
-    families = {name: GaugeMetricFamily(f"kafka_controller_kafkacontroller_{name}", "kafka.controller:type="
+    families = {name: _Gauge(f"kafka_controller_kafkacontroller_{name}", "kafka.controller:type="
                                         f"KafkaController: {text}", labels=["node_id"]) for name, text in names}
     for described, controller, log in zip(cluster.list_controllers(), cluster.controllers, cluster.logs):
         if not described["running"]:

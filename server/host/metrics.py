@@ -19,6 +19,7 @@ clusters in one process (a test session) keep separate counts.
 """
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Iterator
 from itertools import accumulate
@@ -26,10 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kraftwire.codec.constants import NO_LEADER
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
-
 from kraftwire.server.broker.metadata_follower import FollowerView
 from kraftwire.server.raft.snapshots import list_snapshots
 from kraftwire.server.wire.transport import LATENCY_BUCKETS, Listener
@@ -38,6 +35,11 @@ from .kafka_metrics import KafkaMetricsCollector, api_name, under_replicated_par
 
 if TYPE_CHECKING:
     from .cluster import Cluster
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.core import GaugeMetricFamily, Metric
+
+# prometheus_client (~20 ms of imports) is loaded when a registry is first asked for, by a scrape or
+# ``exposition``, not by every cluster's start: the counts are plain numbers until then.
 
 
 
@@ -49,6 +51,8 @@ class _RequestCollector:
         self._listeners = listeners
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+
         requests = CounterMetricFamily("kraftwire_requests", "Requests answered, by listener, api, version and "
                                        "top-level error code.", labels=["listener", "api", "version", "error_code"])
         latency = HistogramMetricFamily("kraftwire_request_latency_seconds", "Time from a request's arrival to "
@@ -65,24 +69,59 @@ class _RequestCollector:
         yield latency
 
 
+class _CommitLatency:
+    """The controllers' append-to-commit times as plain bucket counts (each bucket: at most its bound, as
+    Prometheus' ``le``), kept from the cluster's start and made into a histogram family when scraped."""
+
+    def __init__(self) -> None:
+        self.buckets = [0] * (len(LATENCY_BUCKETS) + 1)  # the last one: above every bound (+Inf)
+        self.seconds = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.buckets[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.seconds += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import HistogramMetricFamily
+
+        bounds = [str(b) for b in LATENCY_BUCKETS] + ["+Inf"]
+        family = HistogramMetricFamily("kraftwire_metadata_commit_latency_seconds", "Time from appending a "
+                                       "write's records to the metadata log to their commit.")
+        family.add_metric([], list(zip(bounds, accumulate(self.buckets))), self.seconds)
+        yield family
+
+
 class ClusterMetrics:
     def __init__(self, cluster: Cluster):
-        self.registry = CollectorRegistry(auto_describe=False)
-        commit_latency = Histogram("kraftwire_metadata_commit_latency_seconds", "Time from appending a write's "
-                                   "records to the metadata log to their commit.", buckets=LATENCY_BUCKETS,
-                                   registry=self.registry)
+        self._commit_latency = _CommitLatency()
         for controller in cluster.controllers:
-            controller.commit_observer = commit_latency.observe
-        self.registry.register(_RequestCollector(list(cluster.listeners())))
-        self.registry.register(_ClusterStateCollector(cluster))
+            controller.commit_observer = self._commit_latency.observe
         self.kafka = KafkaMetricsCollector(cluster)
-        self.registry.register(self.kafka)
+        self._collectors = (self._commit_latency, _RequestCollector(list(cluster.listeners())),
+                            _ClusterStateCollector(cluster), self.kafka)
+        self._registry: CollectorRegistry | None = None
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The cluster's own registry, made on first use."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            registry = CollectorRegistry(auto_describe=False)
+            for collector in self._collectors:
+                registry.register(collector)
+            self._registry = registry
+        return self._registry
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
     def http_server(self, host: str, port: int) -> HttpServer:
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
         def scrape(request: Request) -> Response:
             return Response(200, self.exposition(), CONTENT_TYPE_LATEST)
 
@@ -90,6 +129,8 @@ class ClusterMetrics:
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    from prometheus_client.core import GaugeMetricFamily
+
     return GaugeMetricFamily(name, documentation, value=value)
 
 
@@ -123,6 +164,8 @@ class _ClusterStateCollector:
         yield _gauge("kraftwire_offline_log_directories", "Log directories of registered brokers that are not "
                      "online.", sum(not d["online"] for b in cluster.list_brokers() if b["registered"]
                                     for d in b["directories"]))
+        from prometheus_client.core import GaugeMetricFamily
+
         connections = GaugeMetricFamily("kraftwire_open_connections", "Open TCP connections, by listener.",
                                         labels=["listener"])
         for listener in cluster.listeners():

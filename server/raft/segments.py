@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
-import crc32c
+from kraftwire.codec.crc import crc32c
 
 from kraftwire.codec import MalformedError
 from kraftwire.codec.log_layout import DEFAULT_INDEX_INTERVAL_BYTES, INDEX_ENTRY, INDEX_SUFFIX, segment_file_name
@@ -179,7 +179,7 @@ def interrupted_write(buf: bytes, position: int) -> str | None:
     size = 12 + _LENGTH.unpack_from(buf, position + 8)[0]
     if position + size > end:
         stored_crc = _CRC.unpack_from(buf, position + _CRC_POSITION)[0]
-        if crc32c.crc32c(memoryview(buf)[position + CRC_START:end]) == stored_crc:
+        if crc32c(memoryview(buf)[position + CRC_START:end]) == stored_crc:
             return None  # the whole batch is there; only its length field is wrong
         return f"the file ends inside the batch ({size} bytes declared, {present} present)"
     batch_end = position + size if size >= HEADER_SIZE else end

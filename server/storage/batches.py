@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
-import crc32c
+from kraftwire.codec.crc import crc32c
 
 from kraftwire.codec import ErrorCode, MalformedError
 from kraftwire.codec.primitives import read_varint
@@ -100,7 +100,7 @@ def parse_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHead
 
 
 def crc_valid(buf: bytes | memoryview, pos: int, header: BatchHeader) -> bool:
-    return crc32c.crc32c(memoryview(buf)[pos + CRC_START:pos + header.size]) == header.crc
+    return crc32c(memoryview(buf)[pos + CRC_START:pos + header.size]) == header.crc
 
 
 def iter_headers(buf: bytes | memoryview) -> Iterator[tuple[int, BatchHeader]]:
@@ -278,7 +278,7 @@ def stamp(batch: bytearray, base_offset: int, leader_epoch: int, max_timestamp: 
     attributes, last_delta, base_ts, _ = _LAST_DELTA_TS.unpack_from(batch, CRC_START)
     attributes = attributes | ATTR_LOG_APPEND_TIME if log_append_time else attributes & ~ATTR_LOG_APPEND_TIME
     _LAST_DELTA_TS.pack_into(batch, CRC_START, attributes, last_delta, base_ts, max_timestamp)
-    _CRC.pack_into(batch, 17, crc32c.crc32c(memoryview(batch)[CRC_START:]))
+    _CRC.pack_into(batch, 17, crc32c(memoryview(batch)[CRC_START:]))
 
 
 def record_timestamps(batch: bytes | memoryview, header: BatchHeader, limit: int) -> Iterator[tuple[int, int]]:

@@ -37,12 +37,18 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import scramp
-
 from kraftwire.codec import ErrorCode
 from kraftwire.codec.messages import SaslAuthenticateResponse, SaslHandshakeResponse
 
 log = logging.getLogger("kraftwire.security")
+
+
+def _scramp() -> Any:
+    """scramp, imported by the first SCRAM credential or exchange: with asn1crypto under it, ~30 ms of
+    imports that a cluster without SCRAM would pay at every start."""
+    import scramp
+
+    return scramp
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 PROTOCOL_IDS = {name: index for index, name in enumerate(PROTOCOLS)}  # Kafka's SecurityProtocol ids
@@ -95,7 +101,8 @@ def scram_credential(mechanism: str, password: str, iterations: int = SCRAM_MIN_
         raise ValueError(f"unknown SCRAM mechanism {mechanism!r}")
     if not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
         raise ValueError(f"SCRAM iterations must be {SCRAM_MIN_ITERATIONS}-{SCRAM_MAX_ITERATIONS}, got {iterations}")
-    salt_, stored_key, server_key, count = scramp.ScramMechanism(mechanism).make_auth_info(password, iterations, salt)
+    scram = _scramp().ScramMechanism(mechanism)
+    salt_, stored_key, server_key, count = scram.make_auth_info(password, iterations, salt)
     return ScramCredential(salt_, stored_key, server_key, count)
 
 
@@ -256,7 +263,7 @@ class Session:
                 reply = self._plain(auth_bytes)
             else:
                 reply = self._scram_step(auth_bytes)
-        except (scramp.ScramException, UnicodeDecodeError, ValueError) as exc:
+        except (_scramp().ScramException, UnicodeDecodeError, ValueError) as exc:
             log.info("%s authentication failed for %s: %s", self.mechanism, self.principal, exc)
             reply = None
         if reply is None:
@@ -284,10 +291,10 @@ class Session:
                 self._scram_user = user
                 found = credentials.find_scram(mechanism, user)
                 if found is None:
-                    raise scramp.ScramException("unknown user")
+                    raise _scramp().ScramException("unknown user")
                 return found.salt, found.stored_key, found.server_key, found.iterations
 
-            self._scram = scramp.ScramMechanism(mechanism).make_server(lookup)
+            self._scram = _scramp().ScramMechanism(mechanism).make_server(lookup)
             self._scram.set_client_first(message)
             return self._scram.get_server_first().encode()
         self._scram.set_client_final(message)
@@ -323,7 +330,7 @@ class ClientSecurity:
         if self.mechanism == "PLAIN":
             yield f"\0{self.username}\0{self.password}".encode()
             return
-        client = scramp.ScramClient([self.mechanism], self.username, self.password)
+        client = _scramp().ScramClient([self.mechanism], self.username, self.password)
         server_first = yield client.get_client_first().encode()
         client.set_server_first(server_first.decode())
         server_final = yield client.get_client_final().encode()
