@@ -8,6 +8,9 @@ kraftwire response carries authorized operations (README, differences).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import DescribeGroupsRequest, DescribeGroupsResponse
 from kraftwire.server.metadata.acls import Operation, ResourceType
@@ -29,7 +32,12 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
     answers = []
     for group_id in (g for g in request.groups if g not in named):
         try:
-            answers.append(await broker.group_call(group_id, lambda shard, now, g=group_id: shard.describe(g, version)))
+            answers.append(await broker.group_call(group_id, _describing(group_id, version)))
         except KafkaError as exc:
             answers.append(Described(group_id=group_id, error_code=exc.code))
     return DescribeGroupsResponse(groups=refused + answers)
+
+
+def _describing(group_id: str, version: int) -> Callable[[Any, int], Any]:
+    """The shard operation describing one group (bound here, not to the loop's variable)."""
+    return lambda shard, now: shard.describe(group_id, version)

@@ -7,6 +7,9 @@ off its coordinator; answered once the tombstones are committed.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.messages import DeleteGroupsRequest, DeleteGroupsResponse
 from kraftwire.server.metadata.acls import Operation, ResourceType
@@ -26,9 +29,14 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
     results = []
     for group_id in allowed:
         try:
-            code = await broker.group_call(group_id, lambda shard, now, g=group_id: shard.delete_group(g))
+            code = await broker.group_call(group_id, _deleting(group_id))
         except KafkaError as exc:
             code = exc.code
         results.append(Result(group_id=group_id, error_code=code))
     results += [Result(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in groups if g not in allowed]
     return DeleteGroupsResponse(results=results)
+
+
+def _deleting(group_id: str) -> Callable[[Any, int], Any]:
+    """The shard operation deleting one group (bound here, not to the loop's variable)."""
+    return lambda shard, now: shard.delete_group(group_id)

@@ -23,7 +23,7 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                     request: OffsetDeleteRequest) -> OffsetDeleteResponse:
     if not authorized(broker, context, Operation.DELETE, ResourceType.GROUP, request.group_id):
         return OffsetDeleteResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    refused: dict[str, list[Partition]] = {}
+    refused: dict[str, list[OffsetDeleteResponse.OffsetDeleteResponsePartition]] = {}
     valid: list[tuple[str, list[int]]] = []
     for topic in request.topics:
         indexes = [p.partition_index for p in topic.partitions]
