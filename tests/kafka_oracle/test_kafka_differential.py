@@ -557,6 +557,8 @@ def absent(value) -> bool:
 DELIBERATE = [
     Deliberate(r"\.configs\.kraftwire\.partition\.sizes?\.bytes$", absent, anything,
                "kraftwire.partition.size.bytes"),
+    Deliberate(r"\.configs\.kraftwire\.partition\.ingress\.(bytes\.per\.sec|rates)$", absent, anything,
+               "kraftwire.partition.ingress.*"),
     Deliberate(r"^describe_configs_broker_keys\..*\.configs\.((leader|follower)\.replication\.throttled\.rate|"
                r"replica\.alter\.log\.dirs\.io\.max\.bytes\.per\.second)$", absent, anything,
                "always lists the throttle rates of a broker"),

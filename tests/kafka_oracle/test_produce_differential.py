@@ -100,7 +100,14 @@ def scenario(bootstrap: str, base_ms: int) -> dict:
         seen["delete_beyond_hw"] = _delete(conn, topic, 9)
         seen["earliest_after_delete"] = _list(conn, topic, -2)
         seen["delete_to_hw"] = _delete(conn, topic, -1)
-        producer = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000), 4)
+        # A broker's first InitProducerId may find no block of ids yet: COORDINATOR_LOAD_IN_PROGRESS (14), on
+        # Kafka's brokers as on ours, and the client asks again, as this does (until a deadline).
+        deadline = time.monotonic() + 30
+        while True:
+            producer = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000), 4)
+            if producer.error_code != 14 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         seen["init_producer_id"] = (producer.error_code, producer.producer_id >= 0, producer.producer_epoch)
     other = next(b for b in sorted(brokers) if b != leader)
     with RawConnection(brokers[other]) as conn:
