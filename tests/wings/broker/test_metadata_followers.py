@@ -244,7 +244,10 @@ async def test_a_restarted_cluster_with_snapshots_has_its_brokers_fetch_the_log_
     async with Cluster(brokers=2, data_dir=tmp_path, log_config=snapshots) as restarted:
         for broker in restarted.brokers:  # a broker opens its listener once caught up
             assert {"kept-0", "kept-1", "kept-2"} <= await topics_on(broker)
-        assert same_metadata(restarted.brokers[0].image, restarted.controller.committed)
+        # the brokers' registrations after the restart are committed while they fetch: wait for them
+        async def matches() -> bool:
+            return same_metadata(restarted.brokers[0].image, restarted.controller.committed)
+        await eventually(matches, what="broker 0's image to match the committed metadata")
 
 
 async def test_a_starting_follower_that_makes_no_progress_gives_up_saying_where_it_stood():
