@@ -116,8 +116,13 @@ if [ -f tests/kafka37/pom.xml ]; then
 fi
 
 # franz-go for tests/kadm (Go module proxy); go.sum pins every module.
-if [ -f tests/kadm/go.mod ] && command -v go >/dev/null 2>&1; then
-  (cd tests/kadm && go mod download)
+# The test binaries are built here (into Go's build cache) so that the suite's `go test` only links them.
+if command -v go >/dev/null 2>&1; then
+  for module in tests/kadm tests/kgo; do
+    if [ -f "$module/go.mod" ]; then
+      (cd "$module" && GOFLAGS=-mod=readonly go mod download && GOFLAGS=-mod=readonly go test -count=1 -run '^$' ./... >/dev/null)
+    fi
+  done
 fi
 
 # podman, its configuration, the base images and kraftwire's images (tests/containers); see that script.

@@ -23,6 +23,7 @@ import uuid
 import warnings
 
 import pytest
+from codec_examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,7 +175,7 @@ def to_kp(ours, spec, kp_struct, data_class, version):
 
 # --- the tests ------------------------------------------------------------------------------------
 
-SETTINGS = settings(max_examples=15, deadline=None,
+SETTINGS = settings(max_examples=examples(8), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

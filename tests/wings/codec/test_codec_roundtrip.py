@@ -15,6 +15,7 @@ import functools
 import uuid
 
 import pytest
+from codec_examples import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -122,7 +123,7 @@ def _cases(classes):
 
 MESSAGE_CASES = _cases(messages.ALL)
 RECORD_CASES = _cases(records.ALL)
-SETTINGS = settings(max_examples=20, deadline=None,
+SETTINGS = settings(max_examples=examples(10), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from codec_examples import examples
 from hypothesis import given, settings, strategies as st
 
 from kraftwire.codec import MalformedError
@@ -47,7 +48,7 @@ def damaged(data: bytes, rng: random.Random):
 
 
 @pytest.mark.parametrize("cls,version", MESSAGE_CASES)
-@settings(SETTINGS, max_examples=8)
+@settings(SETTINGS, max_examples=examples(5))
 @given(data=st.data())
 def test_the_validator_refuses_what_the_decoder_refuses_and_ends_where_it_ends(cls, version, data):
     body = data.draw(message_strategy(cls, version)).encode(version)
