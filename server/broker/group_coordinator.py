@@ -1,7 +1,7 @@
 """The group coordinator's runtime on a broker (Kafka's CoordinatorRuntime over ``__consumer_offsets``).
 
-A group belongs to partition abs(Java String.hashCode(group id)) % offsets.topic.num.partitions of
-``__consumer_offsets``; the broker leading that partition is its coordinator. For each such partition
+A group belongs to partition Utils.abs(Java String.hashCode(group id)) % offsets.topic.num.partitions of
+``__consumer_offsets`` (Kafka's Utils.abs maps Integer.MIN_VALUE to 0, as ``java_abs`` does); the broker leading that partition is its coordinator. For each such partition
 it leads the broker hosts a ``GroupShard`` (server/groups/shard.py), loaded by replaying the partition's
 log the first time a request needs it under the current leader epoch (so a new leader, after a
 reassignment, an election or a broker's death, reads every committed offset back); a replica that does
@@ -49,6 +49,11 @@ def java_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+def java_abs(value: int) -> int:
+    """Kafka's Utils.abs: the absolute value, and 0 for Integer.MIN_VALUE (whose Java abs overflows)."""
+    return 0 if value == -(1 << 31) else abs(value)
+
+
 def limits_of(configs: dict[str, str]) -> GroupLimits:
     def get(name: str, default: int) -> int:
         return int(configs.get(name, default))
@@ -87,7 +92,7 @@ class GroupCoordinator:
     def partition_of(self, group_id: str) -> int:
         topic = self.broker.image.topic(OFFSETS_TOPIC)
         count = len(topic.partitions) if topic is not None else self.num_partitions
-        return abs(java_hash(group_id)) % count
+        return java_abs(java_hash(group_id)) % count
 
     def find(self, group_id: str) -> tuple[int, int, str, int]:
         """FindCoordinator for a group: (error code, node id, host, port); asks for ``__consumer_offsets``
