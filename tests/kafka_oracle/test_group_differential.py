@@ -187,7 +187,8 @@ class Scenario:
 
     @staticmethod
     def commit_answer(a) -> list:
-        return [(t.name[:3], p.partition_index, p.error_code) for t in a.topics for p in t.partitions]
+        return [(t.name.split("-", 2)[-1] if t.name.endswith("missing") else "t", p.partition_index, p.error_code)
+                for t in a.topics for p in t.partitions]
 
     @staticmethod
     def fetch_answer(a) -> list:
@@ -230,13 +231,16 @@ class Scenario:
     def unknown_group(self, group: str, topic: str) -> None:
         seen, conn = self.seen, self.conn(group)
         seen["join unknown group, named member"] = self.join_answer(conn.send(join(group, "ghost"), VERSIONS["join"]))
-        seen["heartbeat unknown group"] = conn.send(HeartbeatRequest(group_id=group, generation_id=1,
-                                                                     member_id="ghost"), VERSIONS["heartbeat"]).error_code
+        seen["heartbeat unknown group"] = self.heartbeat(conn, group, "ghost", 1)
         sync = conn.send(SyncGroupRequest(group_id=group, generation_id=1, member_id="ghost", protocol_type="consumer",
                                           protocol_name="range", assignments=[]), VERSIONS["sync"])
         seen["sync unknown group"] = (sync.error_code, sync.assignment)
         seen["leave unknown group"] = self.leave_answer(conn.send(LeaveGroupRequest(group_id=group, members=[
-            LeaveGroupRequest.MemberIdentity(member_id="ghost")]), VERSIONS["leave"]))
+            LeaveGroupRequest.MemberIdentity(member_id="ghost"),
+            LeaveGroupRequest.MemberIdentity(member_id="", group_instance_id="i")]), VERSIONS["leave"]))
+        seen["leave unknown group v1"] = conn.send(LeaveGroupRequest(group_id=group, member_id="ghost"), 1).error_code
+        seen["commit unknown group v8, wrong generation"] = self.commit_answer(
+            conn.send(commit(group, "ghost", 3, [(topic, 0, 1)]), 8))
         for version in (5, 6):
             seen[f"describe unknown group v{version}"] = self.describe_answer(
                 conn.send(DescribeGroupsRequest(groups=[group]), version))
@@ -250,10 +254,21 @@ class Scenario:
                 OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=0)])]), 0).error_code
         seen["commit unknown group, wrong generation"] = self.commit_answer(
             conn.send(commit(group, "ghost", 3, [(topic, 0, 1)]), VERSIONS["commit"]))
+        seen["commit unknown group, unknown topic only, elsewhere"] = self.commit_answer(self.other(group).send(
+            commit(group, "ghost", 3, [(f"{topic}-missing", 0, 1), (topic, 7, 1)]), VERSIONS["commit"]))
+        simple = f"{group}-simple"
+        seen["commit simple group with a member id"] = self.commit_answer(
+            self.conn(simple).send(commit(simple, "someone", -1, [(topic, 0, 4)]), VERSIONS["commit"]))
+        seen["describe simple group"] = self.describe_answer(
+            self.conn(simple).send(DescribeGroupsRequest(groups=[simple]), 5))
 
     def not_coordinator(self, group: str, topic: str) -> None:
         seen, other = self.seen, self.other(group)
-        seen["not coordinator: join"] = other.send(join(group), VERSIONS["join"]).error_code
+        seen["not coordinator: join"] = self.join_answer(other.send(join(group, "ghost"), VERSIONS["join"]))
+        seen["not coordinator: join, session too short"] = self.join_answer(
+            other.send(join(group, "ghost", session_ms=10), VERSIONS["join"]))
+        seen["not coordinator: leave v1"] = other.send(LeaveGroupRequest(group_id=group, member_id="ghost"),
+                                                       1).error_code
         seen["not coordinator: heartbeat"] = other.send(HeartbeatRequest(group_id=group, generation_id=1,
                                                                          member_id="x"), 4).error_code
         seen["not coordinator: commit"] = self.commit_answer(other.send(commit(group, "", -1, [(topic, 0, 1)]),
@@ -264,9 +279,20 @@ class Scenario:
             DescribeGroupsRequest(groups=[group]), VERSIONS["describe"]).groups]
         seen["not coordinator: delete"] = [r.error_code for r in other.send(
             DeleteGroupsRequest(groups_names=[group]), VERSIONS["delete"]).results]
-        seen["not coordinator: offset delete"] = other.send(OffsetDeleteRequest(group_id=group, topics=[]), 0).error_code
-        seen["empty group id: join elsewhere"] = other.send(join(""), VERSIONS["join"]).error_code
-        seen["empty group id: join"] = self.conn("").send(join(""), VERSIONS["join"]).error_code
+        seen["not coordinator: offset delete"] = other.send(OffsetDeleteRequest(group_id=group, topics=[]),
+                                                            0).error_code
+        seen["empty group id: join elsewhere"] = self.join_answer(other.send(join("", "ghost"), VERSIONS["join"]))
+        seen["empty group id: join"] = self.join_answer(self.conn("").send(join(""), VERSIONS["join"]))
+        empty = self.conn("")
+        seen["empty group id: sync"] = self.sync(empty, "", "x", 1, [])
+        seen["empty group id: leave"] = self.leave_answer(empty.send(LeaveGroupRequest(group_id="", members=[
+            LeaveGroupRequest.MemberIdentity(member_id="x")]), VERSIONS["leave"]))
+        seen["empty group id: offset delete"] = empty.send(OffsetDeleteRequest(group_id="", topics=[]), 0).error_code
+        seen["empty group id: describe"] = self.describe_answer(empty.send(DescribeGroupsRequest(groups=[""]), 5))
+        seen["empty group id: fetch"] = self.fetch_answer(empty.send(fetch_offsets("", [(topic, [0])]),
+                                                                     VERSIONS["fetch"]))
+        seen["empty group id: delete"] = [r.error_code for r in empty.send(
+            DeleteGroupsRequest(groups_names=[""]), VERSIONS["delete"]).results]
         seen["empty group id: heartbeat"] = self.conn("").send(HeartbeatRequest(group_id="", generation_id=1,
                                                                                 member_id="x"), 4).error_code
 
@@ -407,6 +433,11 @@ def test_classic_group_apis_answer_as_kafka_does(apache_kafka, kraftwire_clean_c
     ours_find, kafka_find = ours.pop("find"), kafka.pop("find")
     assert kafka_find == {**{k: (0, True, True) for k in KEYS}, "__partitions": 50}  # the rule the test computes
     differing = {k: (kafka.get(k), v) for k, v in ours.items() if v != kafka.get(k)}
-    import pprint; pprint.pprint(differing, width=200)
     assert ours_find == kafka_find
     assert differing == {}
+    # the scenario reaches the states it means to (on Kafka, so on kraftwire too)
+    assert kafka["join new member"][0] == 79 and kafka["join"][:2] == (0, 1) and kafka["rejoin: leader"][1] == 2
+    assert kafka["heartbeat during rebalance"] == 27 and kafka["delete non-empty group"] == [68]
+    assert kafka["not coordinator: heartbeat"] == 16 and kafka["empty group id: join elsewhere"][0] == 24
+    assert kafka["commit unknown group, wrong generation"] == [("t", 0, 69)]
+    assert kafka["describe two members"][0][2] == "Stable" and len(kafka["describe two members"][0][5]) == 2
