@@ -48,8 +48,9 @@ def describe(conn: RawConnection, group: str, keys: list[str] | None = None) -> 
 
 
 def alter(conn: RawConnection, group: str, changes) -> list:
-    answer = conn.send(Alter(resources=[Alter.AlterConfigsResource(resource_type=GROUP_TYPE, resource_name=group, configs=[
-        Alter.AlterableConfig(name=n, config_operation=op, value=v) for n, v, op in changes])], validate_only=False), 1)
+    configs = [Alter.AlterableConfig(name=n, config_operation=op, value=v) for n, v, op in changes]
+    answer = conn.send(Alter(resources=[Alter.AlterConfigsResource(resource_type=GROUP_TYPE, resource_name=group,
+                                                                   configs=configs)], validate_only=False), 1)
     return [(r.error_code, r.error_message) for r in answer.responses]
 
 
