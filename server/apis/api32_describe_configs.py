@@ -24,7 +24,8 @@ as the broker). Resources are answered in request order, each on its own:
 * GROUP (32) "<group>": Kafka 4.3.1's group configs (server/metadata/group_configs.py), for any group
   name whether the group exists or not: the group's own value (source GROUP_CONFIG, 8) over its broker
   synonym's (``group.consumer.session.timeout.ms`` ...: a static broker config, else Kafka's default).
-  Authorized by DESCRIBE_CONFIGS on the GROUP (GROUP_AUTHORIZATION_FAILED).
+  The empty name is INVALID_REQUEST "Group name must not be empty". Authorized by DESCRIBE_CONFIGS on
+  the GROUP (GROUP_AUTHORIZATION_FAILED).
 * CLIENT_METRICS (16): INVALID_REQUEST "Unsupported resource type: ..."
   (kraftwire keeps no configs for them; Kafka does). A resource type Kafka does not know fails the
   whole request: every resource gets INVALID_REQUEST with Kafka's stock message, as Kafka answers.

@@ -129,7 +129,10 @@ def _described_resource(image: MetadataImage, broker_id: int, resource: Describe
 
 def _described_group(image: MetadataImage, name: str, keys: Sequence[str] | None, synonyms: bool,
                      static: Mapping[str, str]) -> list[config_describe.ConfigEntry]:
-    """A GROUP resource's entries (server/metadata/group_configs.py): every group has them, known or not."""
+    """A GROUP resource's entries (server/metadata/group_configs.py): every group has them, known or not;
+    the empty name is INVALID_REQUEST, as Kafka answers."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     dynamic = image.configs.get((ConfigResourceType.GROUP, name), {})
     return [config_describe.ConfigEntry(
         name=e.name, value=e.value, read_only=False, is_default=e.source == group_configs.DEFAULT_CONFIG_SOURCE,

@@ -72,6 +72,7 @@ def scenario(bootstrap: str) -> dict:
                 time.sleep(0.05)
             seen[f"after {i}"] = before = after
         seen["empty name"] = alter(conn, "", [("consumer.session.timeout.ms", "50000", SET)])
+        seen["describe empty name"] = describe(conn, "")
         listed = conn.send(ListConfigResourcesRequest(resource_types=[GROUP_TYPE]), 1)
         seen["listed"] = (listed.error_code, [(r.resource_name == group, r.resource_type)
                                               for r in listed.config_resources if r.resource_name == group])
