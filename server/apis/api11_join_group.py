@@ -22,6 +22,10 @@ API_KEY = 11
 FIRST_VERSION_WITH_NULL_PROTOCOL = 7
 
 
+# the refusals Kafka's GroupCoordinatorService answers with the request's member id; the others carry none
+_ECHOING = (ErrorCode.INVALID_GROUP_ID, ErrorCode.INVALID_SESSION_TIMEOUT, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+
+
 def _refused(code: int, member_id: str = "") -> JoinGroupResponse:
     return JoinGroupResponse(error_code=code, generation_id=-1, protocol_name=None, leader="", member_id=member_id)
 
@@ -32,8 +36,9 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Joi
     client_id, version = context.client_id or "", context.api_version
     host = f"/{context.peer[0]}" if context.peer else ""
     answer: JoinGroupResponse = await answer_or(
-        broker.group_call(request.group_id, lambda shard, now: shard.join(request, version, client_id, host, now)),
-        lambda code: _refused(code, request.member_id))
+        broker.group_call(request.group_id, lambda shard, now: shard.join(request, version, client_id, host, now),
+                          named=True, session_timeout_ms=request.session_timeout_ms),
+        lambda code: _refused(code, request.member_id if code in _ECHOING else ""))
     if version < FIRST_VERSION_WITH_NULL_PROTOCOL and answer.protocol_name is None:
         answer = answer.replace(protocol_name="")  # Kafka writes "" before v7
     return answer

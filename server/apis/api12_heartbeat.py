@@ -21,6 +21,6 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Hea
     if not authorized(broker, context, Operation.READ, ResourceType.GROUP, request.group_id):
         return HeartbeatResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     answer: HeartbeatResponse = await answer_or(
-        broker.group_call(request.group_id, lambda shard, now: shard.heartbeat(request, now)),
+        broker.group_call(request.group_id, lambda shard, now: shard.heartbeat(request, now), named=True),
         lambda code: HeartbeatResponse(error_code=code))
     return answer

@@ -2,7 +2,8 @@
 
 Who: group consumers (one member, v0-2) and admin clients (several, by member or instance id, v3+), on
 the group's coordinator. Needs READ on the group. Per member (v3+): UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID
-(server/groups/shard.py); a group that does not exist is UNKNOWN_MEMBER_ID at the top.
+(server/groups/shard.py); a group that does not exist is UNKNOWN_MEMBER_ID for each member (v0-2: at
+the top); an empty group id is INVALID_GROUP_ID on any broker.
 """
 from __future__ import annotations
 
@@ -23,6 +24,6 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Lea
         return LeaveGroupResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     version = context.api_version
     answer: LeaveGroupResponse = await answer_or(
-        broker.group_call(request.group_id, lambda shard, now: shard.leave(request, version, now)),
+        broker.group_call(request.group_id, lambda shard, now: shard.leave(request, version, now), named=True),
         lambda code: LeaveGroupResponse(error_code=code))
     return answer

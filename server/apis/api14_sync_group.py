@@ -29,5 +29,5 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext, request: Syn
         return _refused(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     version = context.api_version
     answer: SyncGroupResponse = await answer_or(
-        broker.group_call(request.group_id, lambda shard, now: shard.sync(request, version, now)), _refused)
+        broker.group_call(request.group_id, lambda shard, now: shard.sync(request, version, now), named=True), _refused)
     return answer

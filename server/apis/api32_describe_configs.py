@@ -21,7 +21,12 @@ as the broker). Resources are answered in request order, each on its own:
   kraftwire's own Python loggers, levels in log4j's names, source DYNAMIC_BROKER_LOGGER_CONFIG), answered
   only by that node; an empty name gets INVALID_REQUEST "Broker id must not be empty", another node's id
   "Unexpected broker id, expected {self} but received {name}".
-* CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST "Unsupported resource type: ..."
+* GROUP (32) "<group>": Kafka 4.3.1's group configs (server/metadata/group_configs.py), for any group
+  name whether the group exists or not: the group's own value (source GROUP_CONFIG, 8) over its broker
+  synonym's (``group.consumer.session.timeout.ms`` ...: a static broker config, else Kafka's default).
+  The empty name is INVALID_REQUEST "Group name must not be empty". Authorized by DESCRIBE_CONFIGS on
+  the GROUP (GROUP_AUTHORIZATION_FAILED).
+* CLIENT_METRICS (16): INVALID_REQUEST "Unsupported resource type: ..."
   (kraftwire keeps no configs for them; Kafka does). A resource type Kafka does not know fails the
   whole request: every resource gets INVALID_REQUEST with Kafka's stock message, as Kafka answers.
 

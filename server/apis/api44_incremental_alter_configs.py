@@ -11,8 +11,12 @@ and answers these resources itself, with INVALID_REQUEST (42) unless said otherw
   are altered through that broker (clients send them there), the cluster default through any;
 * a BROKER value the broker refuses: INVALID_REQUEST, not INVALID_CONFIG (KAFKA-13609);
   APPEND/SUBTRACT on a broker key that is not a list: INVALID_CONFIG;
-* any other resource type: "Unknown resource type {id}" (kraftwire keeps no BROKER_LOGGER,
-  CLIENT_METRICS or GROUP configs; Kafka does).
+* a GROUP resource with an empty name: INVALID_REQUEST "Default group resources are not allowed.";
+  the controller validates the others as Kafka's GroupConfig does (INVALID_CONFIG "Unknown group config
+  name: ...", "... must be greater than or equal to group.consumer.min.session.timeout.ms", a value's
+  type and lower bound) and writes ConfigRecords of resource type 32;
+* any other resource type: "Unknown resource type {id}" (kraftwire keeps no BROKER_LOGGER or
+  CLIENT_METRICS configs; Kafka does).
 It forwards the rest to the controller and answers every resource in request order.
 
 The controller (``on_controller``, also reachable directly) decides the records: TOPIC resources are

@@ -43,7 +43,7 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
                 valid.append((topic.name, [i for i in indexes if i in state.partitions]))
     try:
         answer: OffsetDeleteResponse = await broker.group_call(
-            request.group_id, lambda shard, now: shard.delete_offsets(request.group_id, valid))
+            request.group_id, lambda shard, now: shard.delete_offsets(request.group_id, valid), named=True)
     except KafkaError as exc:
         return OffsetDeleteResponse(error_code=exc.code)
     if answer.error_code:

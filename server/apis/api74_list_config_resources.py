@@ -3,9 +3,10 @@ image. Version 0 is Kafka's older ListClientMetricsResources and lists client me
 
 Who: any client, on a broker listener. ``ResourceTypes`` (v1+) empty means every type a v1 broker
 supports: GROUP (32), CLIENT_METRICS (16), BROKER_LOGGER (8), BROKER (4) and TOPIC (2), listed in that
-order as Kafka lists them. kraftwire keeps no groups or client metrics resources, so those types list
-nothing; BROKER and BROKER_LOGGER list every registered broker with an endpoint on this listener, TOPIC
-every topic (by name). A type outside the supported ones fails the request with UNSUPPORTED_VERSION
+order as Kafka lists them. GROUP lists the groups that have configs of their own (not the groups the
+coordinators host: README, differences); kraftwire keeps no client metrics resources, so that type
+lists nothing; BROKER and BROKER_LOGGER list every registered broker with an endpoint on this listener,
+TOPIC every topic (by name). A type outside the supported ones fails the request with UNSUPPORTED_VERSION
 (35) and no resources.
 """
 from __future__ import annotations
@@ -32,7 +33,9 @@ def _names(image: MetadataImage, resource_type: int, listener: str) -> list[str]
                 if any(endpoint.name == listener for endpoint in broker.endpoints)]
     if resource_type == TOPIC:
         return sorted(image.topic_ids)
-    return []  # groups and client metrics resources: kraftwire has none
+    if resource_type == GROUP:  # the groups with configs of their own
+        return sorted(name for kind, name in image.configs if kind == GROUP)
+    return []  # client metrics resources: kraftwire has none
 
 
 def build_response(image: MetadataImage, request: ListConfigResourcesRequest, version: int,

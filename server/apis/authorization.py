@@ -180,14 +180,17 @@ def _config_allowed(operation: int) -> Callable[[NodeApi, RequestContext, Any], 
     def allowed(node: NodeApi, context: RequestContext, resource: Any) -> bool:
         if resource.resource_type == ConfigResourceType.TOPIC:
             return authorized(node, context, operation, ResourceType.TOPIC, resource.resource_name)
+        if resource.resource_type == ConfigResourceType.GROUP:
+            return authorized(node, context, operation, ResourceType.GROUP, resource.resource_name)
         return authorized(node, context, operation)  # broker and broker-logger configs: the cluster
     return allowed
 
 
 def _config_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
     def refused(resource: Any) -> Struct:
-        code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if resource.resource_type == ConfigResourceType.TOPIC
-                else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        code = {ConfigResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                ConfigResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED}.get(
+                    resource.resource_type, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         return result_cls(error_code=code, error_message=_FAILED, resource_type=resource.resource_type,
                           resource_name=resource.resource_name, **extra)
     return refused

@@ -148,10 +148,13 @@ class BrokerNodeApi(NodeApi, Protocol):
         """FindCoordinator for a group: (error code, node id, host, port) of its coordinator."""
         ...
 
-    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any]) -> Any:
+    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any], named: bool = False,
+                         session_timeout_ms: int | None = None) -> Any:
         """``operation(shard, now_ms)`` (a ``GroupShard`` method's ``Outcome``, server/groups/) on the group's
         shard; the answer once its records commit, or the completion its outcome names. KafkaError
-        (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) when not served here."""
+        (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) when not served here;
+        INVALID_GROUP_ID for an empty group id where ``named`` and INVALID_SESSION_TIMEOUT for a JoinGroup's
+        ``session_timeout_ms`` out of bounds, on any broker, as Kafka refuses them before routing."""
         ...
 
     def group_shards(self) -> list[Any]:

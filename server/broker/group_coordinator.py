@@ -1,9 +1,10 @@
 """The group coordinator's runtime on a broker (Kafka's CoordinatorRuntime over ``__consumer_offsets``).
 
-A group belongs to partition abs(Java String.hashCode(group id)) % offsets.topic.num.partitions of
-``__consumer_offsets``; the broker leading that partition is its coordinator. For each such partition
-it leads the broker hosts a ``GroupShard`` (server/groups/shard.py), loaded by replaying the partition's
-log the first time a request needs it under the current leader epoch (so a new leader, after a
+A group belongs to partition Utils.abs(Java String.hashCode(group id)) % offsets.topic.num.partitions of
+``__consumer_offsets`` (Kafka's Utils.abs maps Integer.MIN_VALUE to 0, as ``java_abs`` does); the broker
+leading that partition is its coordinator. For each such partition it leads the broker hosts a
+``GroupShard`` (server/groups/shard.py), loaded by replaying the partition's log the first time a
+request needs it under the current leader epoch (so a new leader, after a
 reassignment, an election or a broker's death, reads every committed offset back); a replica that does
 not lead answers NOT_COORDINATOR and its shard is dropped, with every waiting JoinGroup/SyncGroup told
 NOT_COORDINATOR. An operation's records are appended to the partition's log as one batch, replayed into
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreateTopicsRequest
-from kraftwire.server.groups.shard import GroupLimits, GroupShard, Outcome, Waiter
+from kraftwire.server.groups.shard import GroupLimits, GroupShard, Outcome, Waiter, unrouted
 
 from .partition import BrokerClock, Partition
 
@@ -47,6 +48,11 @@ def java_hash(text: str) -> int:
     for i in range(0, len(data), 2):
         h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_abs(value: int) -> int:
+    """Kafka's Utils.abs: the absolute value, and 0 for Integer.MIN_VALUE (whose Java abs overflows)."""
+    return 0 if value == -(1 << 31) else abs(value)
 
 
 def limits_of(configs: dict[str, str]) -> GroupLimits:
@@ -87,7 +93,7 @@ class GroupCoordinator:
     def partition_of(self, group_id: str) -> int:
         topic = self.broker.image.topic(OFFSETS_TOPIC)
         count = len(topic.partitions) if topic is not None else self.num_partitions
-        return abs(java_hash(group_id)) % count
+        return java_abs(java_hash(group_id)) % count
 
     def find(self, group_id: str) -> tuple[int, int, str, int]:
         """FindCoordinator for a group: (error code, node id, host, port); asks for ``__consumer_offsets``
@@ -184,9 +190,15 @@ class GroupCoordinator:
 
     # --- running an operation -------------------------------------------------------------------
 
-    async def run(self, group_id: str, operation: Callable[[GroupShard, int], Outcome]) -> Any:
+    async def run(self, group_id: str, operation: Callable[[GroupShard, int], Outcome], named: bool = False,
+                  session_timeout_ms: int | None = None) -> Any:
         """Run ``operation`` on the group's shard; its answer once its records are committed (or, when it
-        waits, the completion its outcome names). KafkaError for NOT_COORDINATOR and the like."""
+        waits, the completion its outcome names). KafkaError for NOT_COORDINATOR and the like, and for what
+        Kafka refuses before routing (``unrouted``: an empty group id where ``named``, a JoinGroup's
+        session timeout out of bounds)."""
+        code = unrouted(group_id, self.limits, named, session_timeout_ms)
+        if code:
+            raise KafkaError(code, "refused before reaching the group's coordinator")
         hosted = self.shard(group_id)
         outcome = operation(hosted.shard, self.clock.now_ms())
         future = None

@@ -178,10 +178,12 @@ class BrokerNode:
         """FindCoordinator for a group (server/broker/group_coordinator.py): (error, node id, host, port)."""
         return self.groups.find(group_id)
 
-    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any]) -> Any:
+    async def group_call(self, group_id: str, operation: Callable[[Any, int], Any], named: bool = False,
+                         session_timeout_ms: int | None = None) -> Any:
         """Run a group shard's operation (server/groups/) on the group's coordinator shard here; its
-        answer once its records are committed. KafkaError NOT_COORDINATOR and the like."""
-        return await self.groups.run(group_id, operation)
+        answer once its records are committed. KafkaError NOT_COORDINATOR and the like; INVALID_GROUP_ID
+        for an empty id where ``named``, INVALID_SESSION_TIMEOUT for a JoinGroup's, on any broker."""
+        return await self.groups.run(group_id, operation, named, session_timeout_ms)
 
     def group_shards(self) -> list[Any]:
         """Every loaded shard this broker leads (ListGroups)."""

@@ -22,7 +22,7 @@ from kraftwire.codec.message import Message
 from kraftwire.codec.messages import (AlterConfigsRequest, AlterConfigsResponse, DescribeConfigsRequest,
                                       DescribeConfigsResponse, IncrementalAlterConfigsRequest,
                                       IncrementalAlterConfigsResponse)
-from kraftwire.server.metadata import config_describe, config_values
+from kraftwire.server.metadata import config_describe, config_values, group_configs
 from kraftwire.server.metadata.configs import MIN_INSYNC_REPLICAS
 from kraftwire.server.metadata.image import MetadataImage
 from kraftwire.server.metadata.record_versions import CORDONED_LOG_DIRS_LEVEL, elr_enabled
@@ -115,6 +115,8 @@ def _described_resource(image: MetadataImage, broker_id: int, resource: Describe
     resource_type, name = resource.resource_type, resource.resource_name
     if resource_type == ConfigResourceType.BROKER_LOGGER:
         return broker_loggers.describe(name, broker_id, resource.configuration_keys, loggers)
+    if resource_type == ConfigResourceType.GROUP:
+        return _described_group(image, name, resource.configuration_keys, request.include_synonyms, static)
     dynamic = _dynamic_configs(image, broker_id, resource_type, name)
     try:
         return config_describe.describe(resource_type, name, dynamic, image.broker_configs(""),
@@ -123,6 +125,19 @@ def _described_resource(image: MetadataImage, broker_id: int, resource: Describe
                                         image.broker_configs(str(broker_id)))
     except config_values.InvalidValue as stored_value_broken:  # a log written by another tool or version
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, str(stored_value_broken)) from None
+
+
+def _described_group(image: MetadataImage, name: str, keys: Sequence[str] | None, synonyms: bool,
+                     static: Mapping[str, str]) -> list[config_describe.ConfigEntry]:
+    """A GROUP resource's entries (server/metadata/group_configs.py): every group has them, known or not;
+    the empty name is INVALID_REQUEST, as Kafka answers."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    dynamic = image.configs.get((ConfigResourceType.GROUP, name), {})
+    return [config_describe.ConfigEntry(
+        name=e.name, value=e.value, read_only=False, is_default=e.source == group_configs.DEFAULT_CONFIG_SOURCE,
+        is_sensitive=False, source=e.source, config_type=e.config_type, documentation=None,
+        synonyms=list(e.synonyms) if synonyms else []) for e in group_configs.describe(dynamic, static, keys)]
 
 
 def describe_configs(image: MetadataImage, request: DescribeConfigsRequest, version: int, broker_id: int,
@@ -198,6 +213,9 @@ def _preprocess_resource(image: MetadataImage, broker_id: int, resource: Resourc
         if name:
             _check_own_broker_id(name, broker_id)
         config_validation.validate_broker_changes(name, image.broker_configs(name), ops, log_dirs=log_dirs)
+    elif resource.resource_type == ConfigResourceType.GROUP:
+        if not resource.resource_name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     elif resource.resource_type != ConfigResourceType.TOPIC:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
     return False
@@ -278,6 +296,11 @@ def _resource_records(image: MetadataImage, resource_type: int, name: str, ops: 
         updated = _topic_changes(image, name, current, ops)
     elif resource_type == ConfigResourceType.BROKER:
         updated = _broker_changes(image, name, current, ops, controller_id)
+    elif resource_type == ConfigResourceType.GROUP:  # bounds from Kafka's broker defaults (README, differences)
+        if not name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        updated = config_validation.apply_incremental(resource_type, current, ops)
+        group_configs.validate(updated, {})
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {RESOURCE_TYPE_NAMES[resource_type]}")
     always = resource_type == ConfigResourceType.BROKER  # KAFKA-14136: brokers reload on every record

@@ -14,19 +14,37 @@ from .shard import Committed, GroupShard, Outcome, Record
 NO_OFFSET = -1
 
 
-def check_commit(shard: GroupShard, group_id: str, member_id: str, instance_id: str | None, generation: int) -> int:
-    """Whether a commit of this member and generation is taken (Kafka's validateOffsetCommit, classic)."""
+FIRST_VERSION_WITH_GROUP_NOT_FOUND = 9
+
+
+def check_commit(shard: GroupShard, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                 version: int) -> int:
+    """Whether a commit of this member and generation is taken (Kafka's OffsetMetadataManager and
+    ClassicGroup.validateOffsetCommit): a missing group takes a commit of generation < 0 (a simple
+    group) and is GROUP_ID_NOT_FOUND otherwise (ILLEGAL_GENERATION before v9)."""
     group = shard.groups.get(group_id)
-    if group is None or group.state == State.DEAD:
-        return ErrorCode.NONE if generation < 0 and not member_id else ErrorCode.ILLEGAL_GENERATION
-    if generation < 0 and not member_id:
-        return ErrorCode.NONE if group.state == State.EMPTY else ErrorCode.UNKNOWN_MEMBER_ID
-    if instance_id is not None and group.static.get(instance_id, member_id) != member_id:
-        return ErrorCode.FENCED_INSTANCE_ID
-    if member_id not in group.members:
+    if group is None:
+        if generation < 0:
+            return ErrorCode.NONE
+        return ErrorCode.GROUP_ID_NOT_FOUND if version >= FIRST_VERSION_WITH_GROUP_NOT_FOUND \
+            else ErrorCode.ILLEGAL_GENERATION
+    if group.state == State.DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and group.state == State.EMPTY:
+        return ErrorCode.NONE
+    if generation >= 0 or member_id or instance_id is not None:
+        if instance_id is not None:
+            known = group.static.get(instance_id)
+            if known is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if known != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in group.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return ErrorCode.ILLEGAL_GENERATION
+    elif group.state != State.EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if generation != group.generation:
-        return ErrorCode.ILLEGAL_GENERATION
     if group.state == State.COMPLETING_REBALANCE:
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE
@@ -36,7 +54,7 @@ def commit_record(shard: GroupShard, key: OffsetKey, offset: int, leader_epoch: 
                   now_ms: int) -> tuple[int, Record | None]:
     """One partition's commit: its error code and the record to append."""
     text = metadata or ""
-    if len(text.encode()) > shard.limits.metadata_max_bytes:
+    if len(text.encode("utf-16-le")) // 2 > shard.limits.metadata_max_bytes:  # Java's String.length()
         return ErrorCode.OFFSET_METADATA_TOO_LARGE, None
     value = rec.OffsetCommitValue(offset=offset, leader_epoch=leader_epoch, metadata=text, commit_timestamp=now_ms)
     return ErrorCode.NONE, (records.offset_key(key), records.offset_value(value))
@@ -100,7 +118,7 @@ def commit(shard: GroupShard, request: OffsetCommitRequest, version: int, refuse
     """OffsetCommit: ``refused`` holds the handler's per-partition codes (authorization, unknown topics);
     the rest are checked against the group and written as OffsetCommitValue records."""
     code = check_commit(shard, request.group_id, request.member_id, request.group_instance_id,
-                        request.generation_id_or_member_epoch)
+                        request.generation_id_or_member_epoch, version)
     if code == ErrorCode.NONE:
         ensure_group(shard, request.group_id, now_ms)
     outcome = Outcome()

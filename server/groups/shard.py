@@ -349,8 +349,12 @@ class GroupShard:
         identities = ([(request.member_id, None)] if version < 3
                       else [(m.member_id, m.group_instance_id) for m in request.members])
         group = self.groups.get(request.group_id)
-        if group is None or group.state == State.DEAD:
-            return Outcome(response=LeaveGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+        if group is None or group.state == State.DEAD:  # each member unknown (v0-2: at the top), as Kafka
+            if version < 3:
+                return Outcome(response=LeaveGroupResponse(error_code=ErrorCode.UNKNOWN_MEMBER_ID))
+            return Outcome(response=LeaveGroupResponse(error_code=ErrorCode.NONE, members=[
+                LeaveGroupResponse.MemberResponse(member_id=m, group_instance_id=i,
+                                                  error_code=ErrorCode.UNKNOWN_MEMBER_ID) for m, i in identities]))
         outcome = Outcome()
         answers = []
         for member_id, instance_id in identities:
@@ -477,6 +481,19 @@ class GroupShard:
                                        protocol=group.protocol, leader=group.leader if members else None,
                                        current_state_timestamp=group.state_timestamp_ms, members=members)
         return records.group_key(group.group_id), records.group_value(value)
+
+
+def unrouted(group_id: str, limits: GroupLimits, named: bool, session_timeout_ms: int | None = None) -> int:
+    """What Kafka's GroupCoordinatorService refuses before it routes a request to the group's shard, so
+    on any broker: INVALID_GROUP_ID for an empty group id where the API needs one (``named``: JoinGroup,
+    SyncGroup, Heartbeat, LeaveGroup, OffsetDelete), INVALID_SESSION_TIMEOUT for a JoinGroup's session
+    timeout outside group.min/max.session.timeout.ms."""
+    if named and not group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    if session_timeout_ms is not None and not (
+            limits.min_session_timeout_ms <= session_timeout_ms <= limits.max_session_timeout_ms):
+        return ErrorCode.INVALID_SESSION_TIMEOUT
+    return ErrorCode.NONE
 
 
 def _join_error(code: int, member_id: str) -> JoinGroupResponse:

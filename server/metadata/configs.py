@@ -356,6 +356,9 @@ def catalogue_of(resource_type: int) -> dict[str, ConfigKey]:
         return TOPIC_CONFIGS
     if resource_type == ConfigResourceType.BROKER:
         return BROKER_CONFIGS
+    if resource_type == ConfigResourceType.GROUP:
+        from .group_configs import as_config_keys  # it builds on this module's broker catalogue
+        return as_config_keys()
     raise ValueError(f"no dynamic configs for resource type {resource_type}")
 
 

@@ -14,7 +14,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
 from apache_kafka import DUMP_LOG, run_tool
-from kraftwire.server.broker.group_coordinator import OFFSETS_TOPIC, java_hash
+from kraftwire.server.broker.group_coordinator import OFFSETS_TOPIC, java_abs, java_hash
 from kraftwire.server.host.cluster import BackgroundCluster
 
 GROUP_CONFIGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "5"}
@@ -138,7 +138,7 @@ def _coordinator(bg, group: str) -> tuple[int, int, str]:
     def find():
         image = next(b for b in bg.cluster.brokers if b.running).image
         topic = image.topic(OFFSETS_TOPIC)
-        index = abs(java_hash(group)) % len(topic.partitions)
+        index = java_abs(java_hash(group)) % len(topic.partitions)
         leader = topic.partitions[index].leader
         broker = next(b for b in bg.cluster.brokers if b.broker_id == leader)
         partition = broker.replica_manager.partition(topic.topic_id, index)

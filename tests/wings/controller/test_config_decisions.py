@@ -186,9 +186,21 @@ def test_custom_broker_configs_are_listed_as_sensitive_and_read_only():
         assert [(s.value, s.source) for s in entry.synonyms] == [(None, source)]
 
 
+def test_group_resources_show_kafkas_group_configs():
+    [group] = describe(image_of(config(32, "g", "consumer.session.timeout.ms", "50000")), (32, "g"))
+    entries = entries_of(group)
+    assert group.error_code == 0 and len(entries) == 17
+    own = entries["consumer.session.timeout.ms"]
+    assert (own.value, own.config_source) == ("50000", 8)
+    assert [(s.name, s.value, s.source) for s in own.synonyms] == [
+        ("consumer.session.timeout.ms", "50000", 8), ("group.consumer.session.timeout.ms", "45000", 5)]
+    assert (entries["share.isolation.level"].value, entries["share.isolation.level"].config_source) == (
+        "read_uncommitted", 5)
+
+
 def test_resource_types_kraftwire_does_not_keep_and_unknown_ones():
-    [group] = describe(image_of(), (32, "g"))
-    assert (group.error_code, group.error_message) == (42, "Unsupported resource type: GROUP")
+    [metrics] = describe(image_of(), (16, "m"))
+    assert (metrics.error_code, metrics.error_message) == (42, "Unsupported resource type: CLIENT_METRICS")
     # BROKER_LOGGER resources are a node's loggers (broker_loggers); with none given, there are none.
     [logger] = describe(image_of(), (BROKER_LOGGER, "1"))
     assert (logger.error_code, logger.configs) == (0, ())
