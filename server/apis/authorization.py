@@ -42,6 +42,15 @@ from .nodes import Handler, NodeApi, NodeT, Response, session_of
 NO_AUTHORIZER = "No Authorizer is configured."
 
 _FAILED = "Authorization failed."
+# Kafka's default messages of TOPIC_AUTHORIZATION_FAILED and CLUSTER_AUTHORIZATION_FAILED in per-resource results
+TOPIC_FAILED, CLUSTER_FAILED = "Topic authorization failed.", "Cluster authorization failed."
+
+
+def needs_permission(context: RequestContext, operation: int) -> str:
+    """Kafka's message for an ACL API refused on the cluster ("Request ... needs ALTER permission."); Kafka
+    prints its internal request object where kraftwire names the API and the principal."""
+    return f"Request {codec.api(context.api_key)[0].__name__} from {principal_of(context)} " \
+           f"needs {Operation(operation).name} permission."
 
 
 def principal_of(context: RequestContext) -> str:
@@ -73,7 +82,7 @@ def acl_write_refusal(node: NodeApi, context: RequestContext) -> tuple[int, str]
     if node.authorizer is None:
         return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
     if not authorized(node, context, Operation.ALTER):
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, needs_permission(context, Operation.ALTER)
     return None
 
 
@@ -137,7 +146,7 @@ async def _result(value: Response) -> Struct | Encoded:
 
 def _topic_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
     return lambda item: result_cls(name=item.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                   error_message=_FAILED, **extra)
+                                   error_message=TOPIC_FAILED, **extra)
 
 
 CREATE_TOPICS = ResourceRule(
@@ -153,10 +162,17 @@ CREATE_PARTITIONS = ResourceRule(
 
 DELETE_TOPICS_BY_NAME = ResourceRule(  # v0-5: topic_names
     "topic_names", "responses",
-    lambda node, context, name: authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda node, context, name: _may_delete(node, context, name),
     lambda name: DeleteTopicsResponse.DeletableTopicResult(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                                           error_message=_FAILED),
+                                                           error_message=TOPIC_FAILED),
     DeleteTopicsResponse)
+
+
+def _may_delete(node: NodeApi, context: RequestContext, name: str) -> bool:
+    """DELETE on an existing topic; on a name no topic has, DESCRIBE, so that a caller who may see the
+    topic learns UNKNOWN_TOPIC_OR_PARTITION and one who may not, TOPIC_AUTHORIZATION_FAILED (Kafka's)."""
+    operation = Operation.DELETE if node.image.topic(name) is not None else Operation.DESCRIBE
+    return authorized(node, context, operation, ResourceType.TOPIC, name)
 
 
 def _topic_name(node: NodeApi, topic: Any) -> str | None:
@@ -168,11 +184,10 @@ def _topic_name(node: NodeApi, topic: Any) -> str | None:
 
 DELETE_TOPICS = ResourceRule(  # v6+: topics by name or id
     "topics", "responses",
-    lambda node, context, t: (name := _topic_name(node, t)) is None
-    or authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda node, context, t: (name := _topic_name(node, t)) is None or _may_delete(node, context, name),
     lambda t: DeleteTopicsResponse.DeletableTopicResult(name=t.name, topic_id=t.topic_id,
                                                         error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                                        error_message=_FAILED),
+                                                        error_message=TOPIC_FAILED),
     DeleteTopicsResponse)
 
 
@@ -188,7 +203,8 @@ def _config_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any]
     def refused(resource: Any) -> Struct:
         code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if resource.resource_type == ConfigResourceType.TOPIC
                 else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-        return result_cls(error_code=code, error_message=_FAILED, resource_type=resource.resource_type,
+        message = TOPIC_FAILED if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED else CLUSTER_FAILED
+        return result_cls(error_code=code, error_message=message, resource_type=resource.resource_type,
                           resource_name=resource.resource_name, **extra)
     return refused
 
