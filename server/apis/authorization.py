@@ -145,8 +145,9 @@ async def _result(value: Response) -> Struct | Encoded:
 # --- the rules of the per-resource APIs ---------------------------------------------------------------------------
 
 def _topic_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
+    """The refused topic's result, with Kafka's controller's message for CreateTopics and CreatePartitions."""
     return lambda item: result_cls(name=item.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                   error_message=TOPIC_FAILED, **extra)
+                                   error_message=_FAILED, **extra)
 
 
 CREATE_TOPICS = ResourceRule(
@@ -169,8 +170,11 @@ DELETE_TOPICS_BY_NAME = ResourceRule(  # v0-5: topic_names
 
 
 def _may_delete(node: NodeApi, context: RequestContext, name: str) -> bool:
-    """DELETE on an existing topic; on a name no topic has, DESCRIBE, so that a caller who may see the
-    topic learns UNKNOWN_TOPIC_OR_PARTITION and one who may not, TOPIC_AUTHORIZATION_FAILED (Kafka's)."""
+    """DELETE on the cluster (any topic, Kafka's ControllerApis), or DELETE on an existing topic; on a name no
+    topic has, DESCRIBE, so that a caller who may see the topic learns UNKNOWN_TOPIC_OR_PARTITION and one
+    who may not, TOPIC_AUTHORIZATION_FAILED (Kafka's)."""
+    if authorized(node, context, Operation.DELETE):
+        return True
     operation = Operation.DELETE if node.image.topic(name) is not None else Operation.DESCRIBE
     return authorized(node, context, operation, ResourceType.TOPIC, name)
 
