@@ -11,54 +11,54 @@ from kraftwire.server.metadata.acls import (Acl, AclFilter, Authorizer, Operatio
 
 T, C = ResourceType.TOPIC, ResourceType.CLUSTER
 LIT, PRE, ANY_P, MATCH = PatternType.LITERAL, PatternType.PREFIXED, PatternType.ANY, PatternType.MATCH
-O, A, D = Operation, Permission.ALLOW, Permission.DENY
+Op, A, D = Operation, Permission.ALLOW, Permission.DENY
 LOCAL, ELSEWHERE = "127.0.0.1", "10.9.8.7"
 
 ACLS = [
-    Acl(T, "orders", LIT, "User:alice", "*", O.READ, A),
-    Acl(T, "orders-", PRE, "User:alice", "*", O.WRITE, A),
-    Acl(T, "orders-eu", LIT, "User:alice", "*", O.WRITE, D),
-    Acl(T, "*", LIT, "User:bob", "*", O.ALL, A),
-    Acl(T, "pay", PRE, "User:bob", "*", O.DELETE, D),
-    Acl(T, "payments", LIT, "User:*", "*", O.DESCRIBE, A),
-    Acl(T, "orders", LIT, "User:carol", LOCAL, O.ALTER_CONFIGS, A),
-    Acl(T, "pay", PRE, "User:carol", ELSEWHERE, O.ALL, A),
-    Acl(T, "orders", LIT, "User:heidi", "*", O.READ, A),
-    Acl(T, "orders", LIT, "User:heidi", "*", O.DESCRIBE, D),
-    Acl(T, "*", PRE, "User:ivan", "*", O.ALL, A),
-    Acl(C, "kafka-cluster", LIT, "User:grace", "*", O.ALL, A),
-    Acl(C, "kafka-cluster", LIT, "User:grace", "*", O.ALTER, D),
+    Acl(T, "orders", LIT, "User:alice", "*", Op.READ, A),
+    Acl(T, "orders-", PRE, "User:alice", "*", Op.WRITE, A),
+    Acl(T, "orders-eu", LIT, "User:alice", "*", Op.WRITE, D),
+    Acl(T, "*", LIT, "User:bob", "*", Op.ALL, A),
+    Acl(T, "pay", PRE, "User:bob", "*", Op.DELETE, D),
+    Acl(T, "payments", LIT, "User:*", "*", Op.DESCRIBE, A),
+    Acl(T, "orders", LIT, "User:carol", LOCAL, Op.ALTER_CONFIGS, A),
+    Acl(T, "pay", PRE, "User:carol", ELSEWHERE, Op.ALL, A),
+    Acl(T, "orders", LIT, "User:heidi", "*", Op.READ, A),
+    Acl(T, "orders", LIT, "User:heidi", "*", Op.DESCRIBE, D),
+    Acl(T, "*", PRE, "User:ivan", "*", Op.ALL, A),
+    Acl(C, "kafka-cluster", LIT, "User:grace", "*", Op.ALL, A),
+    Acl(C, "kafka-cluster", LIT, "User:grace", "*", Op.ALTER, D),
 ]
 
 # (principal, host, operation, topic or None for the cluster, allowed)
 DECISIONS = [
-    ("User:alice", LOCAL, O.READ, "orders", True),
-    ("User:alice", LOCAL, O.DESCRIBE, "orders", True),  # READ implies DESCRIBE
-    ("User:alice", LOCAL, O.WRITE, "orders", False),  # LITERAL: not a prefix
-    ("User:alice", LOCAL, O.WRITE, "orders-us", True),  # PREFIXED
-    ("User:alice", LOCAL, O.DESCRIBE, "orders-us", True),  # WRITE implies DESCRIBE
-    ("User:alice", LOCAL, O.WRITE, "orders-eu", False),  # DENY over the prefix's ALLOW
-    ("User:alice", LOCAL, O.DESCRIBE, "orders-eu", True),  # a DENY of WRITE does not deny DESCRIBE
-    ("User:alice", LOCAL, O.READ, "orders-us", False),
-    ("User:bob", LOCAL, O.ALTER_CONFIGS, "anything", True),  # "*" resource, ALL
-    ("User:bob", LOCAL, O.DELETE, "payments", False),  # DENY by prefix over ALL
-    ("User:bob", LOCAL, O.DESCRIBE, "payments", True),
-    ("User:mallory", LOCAL, O.DESCRIBE, "payments", True),  # User:*
-    ("User:mallory", LOCAL, O.READ, "payments", False),  # DESCRIBE implies nothing
-    ("User:mallory", LOCAL, O.DESCRIBE, "orders", False),
-    ("User:carol", LOCAL, O.DESCRIBE_CONFIGS, "orders", True),  # ALTER_CONFIGS implies DESCRIBE_CONFIGS
-    ("User:carol", LOCAL, O.DESCRIBE, "orders", False),  # ... and not DESCRIBE
-    ("User:carol", ELSEWHERE, O.ALTER_CONFIGS, "orders", False),  # another host
-    ("User:carol", LOCAL, O.READ, "payments", False),  # ALL, but from another host only
-    ("User:carol", ELSEWHERE, O.READ, "payments", True),
-    ("User:heidi", LOCAL, O.READ, "orders", True),
-    ("User:heidi", LOCAL, O.DESCRIBE, "orders", False),  # DENY of DESCRIBE over READ's implication
-    ("User:ivan", LOCAL, O.READ, "orders", False),  # PREFIXED "*" is a prefix, not the wildcard
-    ("User:ivan", LOCAL, O.READ, "*x", True),
-    ("User:grace", LOCAL, O.DESCRIBE, None, True),
-    ("User:grace", LOCAL, O.ALTER, None, False),
-    ("User:grace", LOCAL, O.READ, "orders", False),  # cluster entries say nothing of topics
-    ("User:admin", LOCAL, O.ALTER, None, True),  # super user
+    ("User:alice", LOCAL, Op.READ, "orders", True),
+    ("User:alice", LOCAL, Op.DESCRIBE, "orders", True),  # READ implies DESCRIBE
+    ("User:alice", LOCAL, Op.WRITE, "orders", False),  # LITERAL: not a prefix
+    ("User:alice", LOCAL, Op.WRITE, "orders-us", True),  # PREFIXED
+    ("User:alice", LOCAL, Op.DESCRIBE, "orders-us", True),  # WRITE implies DESCRIBE
+    ("User:alice", LOCAL, Op.WRITE, "orders-eu", False),  # DENY over the prefix's ALLOW
+    ("User:alice", LOCAL, Op.DESCRIBE, "orders-eu", True),  # a DENY of WRITE does not deny DESCRIBE
+    ("User:alice", LOCAL, Op.READ, "orders-us", False),
+    ("User:bob", LOCAL, Op.ALTER_CONFIGS, "anything", True),  # "*" resource, ALL
+    ("User:bob", LOCAL, Op.DELETE, "payments", False),  # DENY by prefix over ALL
+    ("User:bob", LOCAL, Op.DESCRIBE, "payments", True),
+    ("User:mallory", LOCAL, Op.DESCRIBE, "payments", True),  # User:*
+    ("User:mallory", LOCAL, Op.READ, "payments", False),  # DESCRIBE implies nothing
+    ("User:mallory", LOCAL, Op.DESCRIBE, "orders", False),
+    ("User:carol", LOCAL, Op.DESCRIBE_CONFIGS, "orders", True),  # ALTER_CONFIGS implies DESCRIBE_CONFIGS
+    ("User:carol", LOCAL, Op.DESCRIBE, "orders", False),  # ... and not DESCRIBE
+    ("User:carol", ELSEWHERE, Op.ALTER_CONFIGS, "orders", False),  # another host
+    ("User:carol", LOCAL, Op.READ, "payments", False),  # ALL, but from another host only
+    ("User:carol", ELSEWHERE, Op.READ, "payments", True),
+    ("User:heidi", LOCAL, Op.READ, "orders", True),
+    ("User:heidi", LOCAL, Op.DESCRIBE, "orders", False),  # DENY of DESCRIBE over READ's implication
+    ("User:ivan", LOCAL, Op.READ, "orders", False),  # PREFIXED "*" is a prefix, not the wildcard
+    ("User:ivan", LOCAL, Op.READ, "*x", True),
+    ("User:grace", LOCAL, Op.DESCRIBE, None, True),
+    ("User:grace", LOCAL, Op.ALTER, None, False),
+    ("User:grace", LOCAL, Op.READ, "orders", False),  # cluster entries say nothing of topics
+    ("User:admin", LOCAL, Op.ALTER, None, True),  # super user
 ]
 
 
@@ -73,9 +73,9 @@ def test_no_entry_on_a_resource_follows_allow_everyone():
     """Only a resource no entry applies to at all is open to everyone; the "*" topic entry applies to
     every topic, so topics stay closed to those it does not name."""
     authorizer = Authorizer(set(), allow_everyone_if_no_acl_found=True)
-    assert authorizer.authorize(ACLS, "User:x", LOCAL, O.READ, ResourceType.GROUP, "free")
-    assert not authorizer.authorize(ACLS, "User:x", LOCAL, O.READ, T, "free")
-    assert not Authorizer(set()).authorize(ACLS, "User:x", LOCAL, O.READ, ResourceType.GROUP, "free")
+    assert authorizer.authorize(ACLS, "User:x", LOCAL, Op.READ, ResourceType.GROUP, "free")
+    assert not authorizer.authorize(ACLS, "User:x", LOCAL, Op.READ, T, "free")
+    assert not Authorizer(set()).authorize(ACLS, "User:x", LOCAL, Op.READ, ResourceType.GROUP, "free")
 
 
 def matching(f: AclFilter) -> list[int]:
@@ -96,29 +96,30 @@ def matching(f: AclFilter) -> list[int]:
     (None, PRE, [1, 4, 7, 10]),
 ])
 def test_filter_patterns(name, pattern, expected):
-    assert matching(AclFilter(T, name, pattern, None, None, O.ANY, Permission.ANY)) == expected
+    assert matching(AclFilter(T, name, pattern, None, None, Op.ANY, Permission.ANY)) == expected
 
 
 def test_filter_principal_host_operation_permission():
-    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, "User:*", None, O.ANY, Permission.ANY)) == [5]
-    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, LOCAL, O.ANY, Permission.ANY)) == [6]
-    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, None, O.ALL, Permission.ANY)) == [3, 7, 10, 11]
-    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, None, O.ANY, D)) == [2, 4, 9, 12]
+    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, "User:*", None, Op.ANY, Permission.ANY)) == [5]
+    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, LOCAL, Op.ANY, Permission.ANY)) == [6]
+    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, None, Op.ALL, Permission.ANY)) == [3, 7, 10, 11]
+    assert matching(AclFilter(ResourceType.ANY, None, ANY_P, None, None, Op.ANY, D)) == [2, 4, 9, 12]
 
 
 @pytest.mark.parametrize("acl,code,message", [
-    (Acl(C, "other", LIT, "User:z", "*", O.ALTER, A), 42, "The only valid name for the CLUSTER resource is kafka-cluster"),
-    (Acl(T, "", LIT, "User:z", "*", O.READ, A), 42, "Invalid empty resource name"),
-    (Acl(ResourceType.ANY, "x", LIT, "User:z", "*", O.READ, A), -1, None),
-    (Acl(T, "x", MATCH, "User:z", "*", O.READ, A), -1, None),
-    (Acl(T, "x", LIT, "User:z", "*", O.ANY, A), -1, None),
-    (Acl(99, "x", LIT, "User:z", "*", O.READ, A), 42, "Invalid resourceType UNKNOWN"),
-    (Acl(T, "x", 99, "User:z", "*", O.READ, A), 42, "Invalid patternType UNKNOWN"),
+    (Acl(C, "other", LIT, "User:z", "*", Op.ALTER, A), 42,
+     "The only valid name for the CLUSTER resource is kafka-cluster"),
+    (Acl(T, "", LIT, "User:z", "*", Op.READ, A), 42, "Invalid empty resource name"),
+    (Acl(ResourceType.ANY, "x", LIT, "User:z", "*", Op.READ, A), -1, None),
+    (Acl(T, "x", MATCH, "User:z", "*", Op.READ, A), -1, None),
+    (Acl(T, "x", LIT, "User:z", "*", Op.ANY, A), -1, None),
+    (Acl(99, "x", LIT, "User:z", "*", Op.READ, A), 42, "Invalid resourceType UNKNOWN"),
+    (Acl(T, "x", 99, "User:z", "*", Op.READ, A), 42, "Invalid patternType UNKNOWN"),
     (Acl(T, "x", LIT, "User:z", "*", 99, A), 42, "Invalid operation UNKNOWN"),
-    (Acl(T, "x", LIT, "zed", "*", O.READ, A), 42,
+    (Acl(T, "x", LIT, "zed", "*", Op.READ, A), 42,
      "Could not parse principal from `zed` (no colon is present separating the principal type from the principal "
      "name)"),
-    (Acl(T, "x", LIT, "User:", "*", O.READ, A), None, None),  # taken, as Kafka takes it
+    (Acl(T, "x", LIT, "User:", "*", Op.READ, A), None, None),  # taken, as Kafka takes it
 ])
 def test_new_acl_checks(acl, code, message):
     if code is None:
