@@ -28,6 +28,8 @@ ACLS = [
     Acl(T, "*", PRE, "User:ivan", "*", Op.ALL, A),
     Acl(C, "kafka-cluster", LIT, "User:grace", "*", Op.ALL, A),
     Acl(C, "kafka-cluster", LIT, "User:grace", "*", Op.ALTER, D),
+    Acl(T, "logs", LIT, "User:frank", "*", Op.DELETE, A),
+    Acl(T, "logs", LIT, "User:dave", "*", Op.ALTER, A),
 ]
 
 # (principal, host, operation, topic or None for the cluster, allowed)
@@ -59,6 +61,9 @@ DECISIONS = [
     ("User:grace", LOCAL, Op.ALTER, None, False),
     ("User:grace", LOCAL, Op.READ, "orders", False),  # cluster entries say nothing of topics
     ("User:admin", LOCAL, Op.ALTER, None, True),  # super user
+    ("User:frank", LOCAL, Op.DESCRIBE, "logs", True),  # DELETE implies DESCRIBE
+    ("User:dave", LOCAL, Op.DESCRIBE, "logs", True),  # ALTER implies DESCRIBE
+    ("User:dave", LOCAL, Op.DESCRIBE_CONFIGS, "logs", False),  # ... and not DESCRIBE_CONFIGS
 ]
 
 
@@ -92,7 +97,7 @@ def matching(f: AclFilter) -> list[int]:
     ("*", LIT, [3]),
     ("*", MATCH, [3, 10]),
     ("*", PRE, [10]),
-    (None, MATCH, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+    (None, MATCH, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14]),
     (None, PRE, [1, 4, 7, 10]),
 ])
 def test_filter_patterns(name, pattern, expected):
