@@ -22,6 +22,7 @@ from kraftwire.codec.messages import MetadataRequest
 from kraftwire.server.wire.client import KafkaClient, KafkaClientError
 from kraftwire.server.host.cluster import CONTROLLER_NODE_ID
 from kraftwire.server.raft.storage import kafka_uuid, random_kafka_uuid
+from kraftwire.server.wire.security import ClientSecurity
 from served import free_ports
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
@@ -90,10 +91,17 @@ class KafkaCluster:
     """
 
     def __init__(self, brokers: int = 3, log_dirs: int = 2, dedicated_controller: int | None = None,
-                 overrides: dict[str, str] | None = None, lib: Path = LIB, format_args: tuple[str, ...] = ()):
+                 overrides: dict[str, str] | None = None, lib: Path = LIB, format_args: tuple[str, ...] = (),
+                 sasl_users: dict[str, str] | None = None, super_users: tuple[str, ...] | None = None):
         """``lib``: the jars to run (another Kafka release's); ``format_args``: more for the storage tool's
-        format (``--release-version 3.5-IV2``)."""
+        format (``--release-version 3.5-IV2``). ``sasl_users`` ({user: password}) puts the brokers'
+        listener on SASL_PLAINTEXT with PLAIN and SCRAM-SHA-256 (PLAIN's users from the JAAS config, the
+        first user the brokers' own, SCRAM's from the metadata log); ``super_users`` turns on Kafka's
+        StandardAuthorizer with those principals in ``super.users`` (the controller listener stays
+        PLAINTEXT, so ``User:ANONYMOUS`` is one as well: the nodes' own name there)."""
         self.count, self.log_dirs_per_broker, self.overrides = brokers, log_dirs, overrides or {}
+        self.sasl_users, self.super_users = sasl_users, super_users
+        self.protocol = "SASL_PLAINTEXT" if sasl_users else "PLAINTEXT"
         self.lib, self.format_args = lib, format_args
         self.controller_id = dedicated_controller or 1
         self.dedicated = dedicated_controller is not None
@@ -133,7 +141,7 @@ class KafkaCluster:
             "node.id": str(node_id),
             "controller.quorum.voters": f"{self.controller_id}@127.0.0.1:{self.controller_port}",
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": f"{self.protocol}:{self.protocol},CONTROLLER:PLAINTEXT",
             "metadata.log.dir": str(self.node_dir(node_id) / "metadata"),
             "offsets.topic.replication.factor": "1",
             "transaction.state.log.replication.factor": "1",
@@ -148,15 +156,40 @@ class KafkaCluster:
         }
         if "broker" in roles:
             port = self.ports[node_id - 1]
-            listeners.insert(0, f"PLAINTEXT://127.0.0.1:{port}")
-            properties.update({"advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-                               "inter.broker.listener.name": "PLAINTEXT",
+            listeners.insert(0, f"{self.protocol}://127.0.0.1:{port}")
+            properties.update({"advertised.listeners": f"{self.protocol}://127.0.0.1:{port}",
+                               "inter.broker.listener.name": self.protocol,
                                "log.dirs": ",".join(str(d) for d in self.log_dirs(node_id))})
         else:
             properties["log.dirs"] = str(self.node_dir(node_id) / "metadata")
+        properties.update(self._security_properties())
         properties["listeners"] = ",".join(listeners)
         properties.update(self.overrides)
         return properties
+
+    def _security_properties(self) -> dict[str, str]:
+        properties = {}
+        if self.sasl_users:
+            (user, password), prefix = next(iter(self.sasl_users.items())), "listener.name.sasl_plaintext"
+            entries = " ".join(f'user_{u}="{p}"' for u, p in self.sasl_users.items())
+            properties.update({
+                "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                f"{prefix}.plain.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+                                                    f'required username="{user}" password="{password}" {entries};',
+                f"{prefix}.scram-sha-256.sasl.jaas.config":
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required;"})
+        if self.super_users is not None:
+            properties.update({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                               "super.users": ";".join((*self.super_users, "User:ANONYMOUS"))})
+        return properties
+
+    def client_security(self) -> ClientSecurity | None:
+        """How a client logs in to the brokers' listener: as the first SASL user, with PLAIN."""
+        if not self.sasl_users:
+            return None
+        user, password = next(iter(self.sasl_users.items()))
+        return ClientSecurity(protocol=self.protocol, mechanism="PLAIN", username=user, password=password)
 
     def start(self, timeout: float = 120, attempts: int = 3) -> "KafkaCluster":
         """Format and start every node; on new ports if one was taken in between (Kafka needs its
@@ -209,7 +242,7 @@ class KafkaCluster:
                     if "java.net.BindException: Address already in use" in self.logs():
                         raise PortTaken()
                     raise AssertionError(f"an Apache Kafka node exited ({process.returncode}): {self.logs()}")
-            client = KafkaClient("127.0.0.1", self.ports[0], "kafka-fixture")
+            client = KafkaClient("127.0.0.1", self.ports[0], "kafka-fixture", self.client_security())
             try:
                 answer = await client.send(MetadataRequest(topics=[]), 12)
                 if len(answer.brokers) == self.count:
@@ -256,3 +289,18 @@ def apache_kafka():
     with KafkaCluster(brokers=3, log_dirs=2, dedicated_controller=CONTROLLER_NODE_ID) as cluster:
         yield cluster
 
+
+
+# The users of the secured oracle (``apache_kafka_acls``), {user: password}: the first is a super user,
+# the brokers' own; the others have only what a test's ACLs give them.
+ACL_ORACLE_USERS = {user: f"{user}-secret" for user in (
+    "admin", "alice", "bob", "carol", "dave", "eve", "frank", "grace", "heidi", "ivan", "mallory")}
+
+
+@pytest.fixture(scope="session")
+def apache_kafka_acls():
+    """A second real Apache Kafka for the whole run, secured: one combined controller+broker node (one
+    JVM), its listener SASL_PLAINTEXT (PLAIN for ``ACL_ORACLE_USERS``, SCRAM-SHA-256), the
+    StandardAuthorizer with ``User:admin`` as the super user and no ACLs to begin with."""
+    with KafkaCluster(brokers=1, log_dirs=1, sasl_users=ACL_ORACLE_USERS, super_users=("User:admin",)) as cluster:
+        yield cluster

@@ -6,13 +6,15 @@ in-loop ``Cluster`` for async tests (aiokafka, direct protocol tests); ``operabl
 ``bg_cluster`` serving metrics and the control plane over HTTP. ``spark`` is one local
 SparkSession for the whole run (tests marked ``spark``): starting one costs ~10 s and ~400 MB.
 ``apache_kafka`` (tests/apache_kafka.py) is one real Apache Kafka cluster for the whole run, shared by
-the tests that take Kafka as the oracle: its four JVMs start once.
+the tests that take Kafka as the oracle: its four JVMs start once; ``apache_kafka_acls`` is a second,
+secured one (SASL_PLAINTEXT and the StandardAuthorizer, one JVM) for the ACL and SASL differentials.
 """
 import os
 
 import pytest
 
 from apache_kafka import apache_kafka  # noqa: F401 (one real Apache Kafka cluster for the whole session)
+from apache_kafka import apache_kafka_acls  # noqa: F401 (and one secured, for the ACL differential)
 from kraftwire.server.host.cluster import BackgroundCluster, Cluster
 
 

@@ -160,7 +160,21 @@ def _authorized_answer(broker: BrokerNodeApi, context: RequestContext, request: 
     """The answer with an authorizer: topics without DESCRIBE left out or refused, creation needing CREATE."""
     response = build_response(image, request, version, broker, lambda name: name is not None and authorized(
         broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name))
-    return create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
+    answer = create_missing_topics(broker, request, response, lambda name: may_create(broker, context, name))
+    if not (request.include_topic_authorized_operations and version >= 8):
+        return answer
+    return answer.replace(topics=[t if t.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED or t.name is None
+                                  else t.replace(topic_authorized_operations=_topic_operations(broker, context, t.name))
+                                  for t in answer.topics])
+
+
+# The operations a topic's authorized-operations bits report (Kafka's: a bit 1 << code for each allowed)
+_TOPIC_OPERATIONS = (Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE, Operation.ALTER,
+                     Operation.DESCRIBE, Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS)
+
+
+def _topic_operations(broker: BrokerNodeApi, context: RequestContext, name: str) -> int:
+    return sum(1 << op for op in _TOPIC_OPERATIONS if authorized(broker, context, op, ResourceType.TOPIC, name))
 
 
 def _suffix_size(version: int) -> int:

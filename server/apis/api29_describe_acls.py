@@ -13,7 +13,7 @@ from kraftwire.server.controller.acls import describe_acls
 from kraftwire.server.metadata.acls import Operation
 from kraftwire.server.wire.transport import RequestContext
 
-from .authorization import NO_AUTHORIZER, authorized
+from .authorization import NO_AUTHORIZER, authorized, needs_permission
 from .nodes import NodeApi
 
 API_KEY = 29
@@ -24,7 +24,7 @@ def describe(node: NodeApi, context: RequestContext, request: DescribeAclsReques
         return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER)
     if not authorized(node, context, Operation.DESCRIBE):
         return DescribeAclsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-                                    error_message="Authorization failed.")
+                                    error_message=needs_permission(context, Operation.DESCRIBE))
     return describe_acls(node.image, request)
 
 

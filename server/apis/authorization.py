@@ -42,6 +42,16 @@ from .nodes import Handler, NodeApi, NodeT, Response, session_of
 NO_AUTHORIZER = "No Authorizer is configured."
 
 _FAILED = "Authorization failed."
+# Kafka's default messages of TOPIC_AUTHORIZATION_FAILED and CLUSTER_AUTHORIZATION_FAILED in per-resource results
+TOPIC_FAILED, CLUSTER_FAILED = "Topic authorization failed.", "Cluster authorization failed."
+GROUP_FAILED = "Group authorization failed."
+
+
+def needs_permission(context: RequestContext, operation: int) -> str:
+    """Kafka's message for an ACL API refused on the cluster ("Request ... needs ALTER permission."); Kafka
+    prints its internal request object where kraftwire names the API and the principal."""
+    return f"Request {codec.api(context.api_key)[0].__name__} from {principal_of(context)} " \
+           f"needs {Operation(operation).name} permission."
 
 
 def principal_of(context: RequestContext) -> str:
@@ -73,7 +83,7 @@ def acl_write_refusal(node: NodeApi, context: RequestContext) -> tuple[int, str]
     if node.authorizer is None:
         return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
     if not authorized(node, context, Operation.ALTER):
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Authorization failed."
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, needs_permission(context, Operation.ALTER)
     return None
 
 
@@ -136,6 +146,7 @@ async def _result(value: Response) -> Struct | Encoded:
 # --- the rules of the per-resource APIs ---------------------------------------------------------------------------
 
 def _topic_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any], Struct]:
+    """The refused topic's result, with Kafka's controller's message for CreateTopics and CreatePartitions."""
     return lambda item: result_cls(name=item.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                    error_message=_FAILED, **extra)
 
@@ -153,10 +164,20 @@ CREATE_PARTITIONS = ResourceRule(
 
 DELETE_TOPICS_BY_NAME = ResourceRule(  # v0-5: topic_names
     "topic_names", "responses",
-    lambda node, context, name: authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda node, context, name: _may_delete(node, context, name),
     lambda name: DeleteTopicsResponse.DeletableTopicResult(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                                           error_message=_FAILED),
+                                                           error_message=TOPIC_FAILED),
     DeleteTopicsResponse)
+
+
+def _may_delete(node: NodeApi, context: RequestContext, name: str) -> bool:
+    """DELETE on the cluster (any topic, Kafka's ControllerApis), or DELETE on an existing topic; on a name no
+    topic has, DESCRIBE, so that a caller who may see the topic learns UNKNOWN_TOPIC_OR_PARTITION and one
+    who may not, TOPIC_AUTHORIZATION_FAILED (Kafka's)."""
+    if authorized(node, context, Operation.DELETE):
+        return True
+    operation = Operation.DELETE if node.image.topic(name) is not None else Operation.DESCRIBE
+    return authorized(node, context, operation, ResourceType.TOPIC, name)
 
 
 def _topic_name(node: NodeApi, topic: Any) -> str | None:
@@ -168,11 +189,10 @@ def _topic_name(node: NodeApi, topic: Any) -> str | None:
 
 DELETE_TOPICS = ResourceRule(  # v6+: topics by name or id
     "topics", "responses",
-    lambda node, context, t: (name := _topic_name(node, t)) is None
-    or authorized(node, context, Operation.DELETE, ResourceType.TOPIC, name),
+    lambda node, context, t: (name := _topic_name(node, t)) is None or _may_delete(node, context, name),
     lambda t: DeleteTopicsResponse.DeletableTopicResult(name=t.name, topic_id=t.topic_id,
                                                         error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                                        error_message=_FAILED),
+                                                        error_message=TOPIC_FAILED),
     DeleteTopicsResponse)
 
 
@@ -191,7 +211,9 @@ def _config_refused(result_cls: type[Struct], **extra: object) -> Callable[[Any]
         code = {ConfigResourceType.TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                 ConfigResourceType.GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED}.get(
                     resource.resource_type, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-        return result_cls(error_code=code, error_message=_FAILED, resource_type=resource.resource_type,
+        message = {ErrorCode.TOPIC_AUTHORIZATION_FAILED: TOPIC_FAILED,
+                   ErrorCode.GROUP_AUTHORIZATION_FAILED: GROUP_FAILED}.get(code, CLUSTER_FAILED)
+        return result_cls(error_code=code, error_message=message, resource_type=resource.resource_type,
                           resource_name=resource.resource_name, **extra)
     return refused
 

@@ -6,7 +6,7 @@ from an image. Pure functions of an image and a request; who may ask is server/a
 Each creation is judged on its own (Kafka's AclControlManager): an invalid entry gets INVALID_REQUEST
 (42) in its own result and the others go on; an entry identical to one already stored succeeds without
 a new record. A DeleteAcls filter removes every stored entry it matches (each once, even when several
-filters match it); a filter with an UNKNOWN field gets INVALID_REQUEST.
+filters match it, and listed under each); a filter with an UNKNOWN field gets INVALID_REQUEST.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def create_acls(image: MetadataImage, request: CreateAclsRequest) -> ControllerR
                 id=acl_id, resource_type=acl.resource_type, resource_name=acl.resource_name,
                 pattern_type=acl.pattern_type, principal=acl.principal, host=acl.host, operation=acl.operation,
                 permission_type=acl.permission))
-        results.append(CreateAclsResponse.AclCreationResult(error_code=ErrorCode.NONE, error_message=None))
+        results.append(CreateAclsResponse.AclCreationResult(error_code=ErrorCode.NONE, error_message=""))  # Kafka's
     return ControllerResult(records, CreateAclsResponse(results=results))
 
 
@@ -66,10 +66,11 @@ def delete_acls(image: MetadataImage, request: DeleteAclsRequest) -> ControllerR
             continue
         matching = []
         for acl_id, acl in image.acls.items():
-            if acl_id in removed or not acl_filter_.matches(acl):
+            if not acl_filter_.matches(acl):
                 continue
-            removed.add(acl_id)
-            records.append(rec.RemoveAccessControlEntryRecord(id=acl_id))
+            if acl_id not in removed:  # listed under every filter that matches it, removed once (Kafka's)
+                removed.add(acl_id)
+                records.append(rec.RemoveAccessControlEntryRecord(id=acl_id))
             matching.append(DeleteAclsResponse.DeleteAclsMatchingAcl(
                 error_code=ErrorCode.NONE, error_message=None, resource_type=acl.resource_type,
                 resource_name=acl.resource_name,
@@ -94,6 +95,6 @@ def describe_acls(image: MetadataImage, request: DescribeAclsRequest) -> Describ
             resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
                 DescribeAclsResponse.AclDescription(principal=acl.principal, host=acl.host, operation=acl.operation,
                                                     permission_type=acl.permission))
-    return DescribeAclsResponse(error_code=ErrorCode.NONE, error_message=None, resources=[
+    return DescribeAclsResponse(error_code=ErrorCode.NONE, error_message="", resources=[  # "" as Kafka's
         DescribeAclsResponse.DescribeAclsResource(resource_type=t, resource_name=n, pattern_type=p, acls=acls)
         for (t, n, p), acls in resources.items()])

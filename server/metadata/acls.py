@@ -128,24 +128,32 @@ class AclFilter:
 
 
 def validate_new_acl(acl: Acl) -> None:
-    """KafkaError(INVALID_REQUEST) unless the entry names one resource type, pattern, operation and
-    permission, and a principal of the form type:name (Kafka's AclControlManager.validateNewAcl)."""
+    """KafkaError as Kafka answers a creation it refuses: INVALID_REQUEST for a CLUSTER resource not named
+    kafka-cluster or an empty resource name (its brokers' checks), UNKNOWN_SERVER_ERROR without a message
+    for an ANY (or MATCH) in the entry (a binding Kafka cannot build), then INVALID_REQUEST for a type it
+    does not know (named UNKNOWN, as Kafka reads an unknown code), or a principal without a colon (Kafka's
+    AclControlManager.validateNewAcl; an empty type or name is taken, as Kafka takes it)."""
     def bad(why: str) -> NoReturn:
         raise KafkaError(ErrorCode.INVALID_REQUEST, why)
 
-    if acl.resource_type not in set(ResourceType) - {ResourceType.ANY, ResourceType.UNKNOWN}:
-        bad(f"invalid resource type {acl.resource_type}")
-    if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
-        bad(f"invalid pattern type {acl.pattern_type}: only LITERAL and PREFIXED patterns can be stored")
-    if acl.operation not in set(Operation) - {Operation.ANY, Operation.UNKNOWN}:
-        bad(f"invalid operation {acl.operation}")
-    if acl.permission not in (Permission.ALLOW, Permission.DENY):
-        bad(f"invalid permission type {acl.permission}")
-    kind, sep, name = acl.principal.partition(":")
-    if not sep or not kind or not name:
-        bad(f"invalid principal {acl.principal!r}: expected type:name, such as User:alice")
+    if acl.resource_type == ResourceType.CLUSTER and acl.resource_name != CLUSTER_NAME:
+        bad(f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
     if not acl.resource_name:
-        bad("the resource name must not be empty")
+        bad("Invalid empty resource name")
+    if ResourceType.ANY in (acl.resource_type, acl.operation, acl.permission) \
+            or acl.pattern_type in (PatternType.ANY, PatternType.MATCH):
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    if acl.resource_type not in set(ResourceType) - {ResourceType.ANY, ResourceType.UNKNOWN}:
+        bad("Invalid resourceType UNKNOWN")
+    if acl.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
+        bad("Invalid patternType UNKNOWN")
+    if acl.operation not in set(Operation) - {Operation.ANY, Operation.UNKNOWN}:
+        bad("Invalid operation UNKNOWN")
+    if acl.permission not in (Permission.ALLOW, Permission.DENY):
+        bad("Invalid permissionType UNKNOWN")
+    if ":" not in acl.principal:
+        bad(f"Could not parse principal from `{acl.principal}` (no colon is present separating the principal "
+            f"type from the principal name)")
 
 
 def validate_filter(acl_filter: AclFilter) -> None:

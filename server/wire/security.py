@@ -202,6 +202,10 @@ class ListenerSecurity:
         return Session(self, certificate_principal(peercert))
 
 
+class _PlainRefused(Exception):
+    """A PLAIN token refused, with Kafka's message for why."""
+
+
 class Session:
     """One connection's authentication state, consulted by the transport before every request."""
 
@@ -214,6 +218,7 @@ class Session:
         self.close_after: float | None = None  # set when the connection must close that many seconds on
         self._scram: Any = None  # a scramp ScramServer (scramp is untyped) while SCRAM runs
         self._scram_user: str | None = None
+        self.failure = _FAILED  # the last refused token's message
 
     @property
     def authenticated(self) -> bool:
@@ -227,8 +232,8 @@ class Session:
         """May a request of this key be read now? (Before authentication: only the SASL exchange.)"""
         if self.authenticated:
             return True
-        if self.stage == "handshake":
-            return api_key in (API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE)
+        if self.stage == "handshake":  # SaslAuthenticate before SaslHandshake closes, as Kafka's
+            return api_key in (API_VERSIONS, SASL_HANDSHAKE)
         return api_key in (SASL_HANDSHAKE, SASL_AUTHENTICATE)
 
     def handshake(self, version: int, mechanism: str) -> SaslHandshakeResponse:
@@ -252,20 +257,26 @@ class Session:
         reply = self.token(auth_bytes)
         if reply is None:
             return SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
-                                            error_message=_FAILED, auth_bytes=b"")
-        return SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message=None, auth_bytes=reply)
+                                            error_message=self.failure, auth_bytes=b"")
+        return SaslAuthenticateResponse(error_code=ErrorCode.NONE, error_message="", auth_bytes=reply)
 
     def token(self, auth_bytes: bytes) -> bytes | None:
         """One step of the mechanism: the server's token, or None when authentication failed (the
         connection then closes after the failed-authentication delay)."""
+        self.failure = _FAILED
         try:
             if self.mechanism == "PLAIN":
                 reply = self._plain(auth_bytes)
             else:
                 reply = self._scram_step(auth_bytes)
+        except _PlainRefused as refused:
+            self.failure, reply = str(refused), None
         except (_scramp().ScramException, UnicodeDecodeError, ValueError) as exc:
             log.info("%s authentication failed for %s: %s", self.mechanism, self.principal, exc)
             reply = None
+            if self.mechanism != "PLAIN":
+                self.failure = ("Authentication failed during authentication due to invalid credentials with "
+                                f"SASL mechanism {self.mechanism}")
         if reply is None:
             self.stage = "failed"
             self.close_after = self.security.failed_authentication_delay
@@ -273,10 +284,17 @@ class Session:
 
     def _plain(self, auth_bytes: bytes) -> bytes | None:
         parts = auth_bytes.decode("utf-8").split("\0")
-        if len(parts) != 3:
-            raise ValueError("a PLAIN token is authzid NUL user NUL password")
+        if len(parts) != 3:  # Kafka's PlainSaslServer's refusals, in its order and words
+            raise _PlainRefused(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
         authzid, user, password = parts
-        if not user or (authzid and authzid != user) or not self.security.credentials.check_plain(user, password):
+        if not user:
+            raise _PlainRefused("Authentication failed: username not specified")
+        if not password:
+            raise _PlainRefused("Authentication failed: password not specified")
+        if authzid and authzid != user:
+            raise _PlainRefused("Authentication failed: Client requested an authorization id that is different "
+                                "from username")
+        if not self.security.credentials.check_plain(user, password):
             return None
         self._complete(user)
         return b""
