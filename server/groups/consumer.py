@@ -305,8 +305,8 @@ class ConsumerGroups:
                                                   heartbeat_interval_ms=self.limits.heartbeat_interval_ms)
         if changed or request.member_epoch == 0 or request.topic_partitions is not None:
             cls = ConsumerGroupHeartbeatResponse
-            response.assignment = cls.Assignment(topic_partitions=[
-                cls.TopicPartitions(topic_id=t, partitions=sorted(p)) for t, p in sorted(member.assigned.items())])
+            response = response.replace(assignment=cls.Assignment(topic_partitions=[
+                cls.TopicPartitions(topic_id=t, partitions=sorted(p)) for t, p in sorted(member.assigned.items())]))
         step.response = response
         return step
 
