@@ -57,11 +57,11 @@ def _line(process: subprocess.Popen, prefix: str, timeout: float = 90.0) -> str:
 
 
 def _committed(bg, group: str) -> dict[int, int]:
-    admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
-    try:
-        return {tp.partition: meta.offset for tp, meta in admin.list_consumer_group_offsets(group).items()}
-    finally:
-        admin.close()
+    """The group's committed offset per partition, as kafka-consumer-groups --describe --offsets prints them."""
+    done = run_tool(CONSUMER_GROUPS, "--bootstrap-server", bg.bootstrap, "--describe", "--group", group, "--offsets")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(group)]
+    return {int(row[2]): int(row[3]) for row in rows}
 
 
 def test_java_consumer_protocol_members_share_leave_commit_and_describe(bg):
@@ -86,7 +86,7 @@ def test_java_consumer_protocol_members_share_leave_commit_and_describe(bg):
         row = next(line.split() for line in state.stdout.splitlines() if line.startswith(group))
         assert row[3:] == ["uniform", "Stable", "2"], state.stdout  # ASSIGNMENT-STRATEGY, STATE, #MEMBERS
         listed = run_tool(CONSUMER_GROUPS, "--bootstrap-server", bg.bootstrap, "--list", "--type")
-        assert any(line.split()[:3] == [group, "Consumer", "Stable"] for line in listed.stdout.splitlines()), \
+        assert any(line.split() == [group, "Consumer"] for line in listed.stdout.splitlines()), \
             listed.stdout
         process.stdin.write("\n")
         process.stdin.flush()
