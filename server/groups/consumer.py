@@ -329,7 +329,7 @@ class ConsumerGroups:
         elif request.member_epoch < STATIC_LEAVE_EPOCH:
             return _error(ErrorCode.INVALID_REQUEST, f"MemberEpoch is {request.member_epoch}, but must be greater "
                                                      f"than or equal to -2.")
-        if request.subscribed_topic_regex is not None:  # kraftwire's own refusal (README, differences)
+        if request.subscribed_topic_regex:  # kraftwire's own refusal (README, differences); "" is no regex
             return _error(ErrorCode.INVALID_REGULAR_EXPRESSION, "kraftwire does not serve regular expression "
                                                                 "subscriptions.")
         if request.server_assignor is not None and request.server_assignor not in ASSIGNORS:

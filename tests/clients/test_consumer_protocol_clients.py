@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 
-from apache_kafka import JVM_FLAGS, LIB, run_tool
+from apache_kafka import DUMP_LOG, JVM_FLAGS, LIB, run_tool
+from kraftwire.server.broker.group_coordinator import OFFSETS_TOPIC, java_hash
 from kraftwire.server.host.cluster import BackgroundCluster
 
 PROGRAM = Path(__file__).resolve().parent / "java" / "ConsumerProtocolMembers.java"
@@ -96,4 +98,81 @@ def test_java_consumer_protocol_members_share_leave_commit_and_describe(bg):
     finally:
         if process.poll() is None:
             process.kill()
+    assert _committed(bg, group) == {p: RECORDS // 4 for p in range(4)}
+
+
+def _coordinator(bg, group: str) -> tuple[int, int, str]:
+    """(the coordinator's broker id, its __consumer_offsets partition, that partition's active segment)."""
+    def find():
+        image = next(b for b in bg.cluster.brokers if b.running).image
+        topic = image.topic(OFFSETS_TOPIC)
+        index = abs(java_hash(group)) % len(topic.partitions)
+        leader = topic.partitions[index].leader
+        broker = next(b for b in bg.cluster.brokers if b.broker_id == leader)
+        partition = broker.replica_manager.partition(topic.topic_id, index)
+        return leader, index, str(partition.log.active_segment.path)
+    return bg.call(find)
+
+
+def _until(predicate, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while not (found := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+    return found
+
+
+def test_confluent_kafka_consumer_protocol_and_a_coordinator_failover(bg):
+    topic, group = "kip848-ck", "kip848-ck-group"
+    _topic(bg, topic)
+    conf = {"bootstrap.servers": bg.bootstrap, "group.id": group, "group.protocol": "consumer",
+            "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    first, second = Consumer({**conf, "client.id": "first"}), Consumer({**conf, "client.id": "second"})
+    first.subscribe([topic])
+    second.subscribe([topic])
+    seen: set[bytes] = set()
+
+    def read(consumer: Consumer) -> None:
+        message = consumer.poll(0.1)
+        if message is not None and message.error() is None:
+            seen.add(message.value())
+            consumer.commit(message=message, asynchronous=False)
+    try:
+        def shared() -> bool:
+            read(first)
+            read(second)
+            a, b = {(tp.topic, tp.partition) for tp in first.assignment()}, \
+                {(tp.topic, tp.partition) for tp in second.assignment()}
+            return bool(a) and bool(b) and not (a & b) and len(a | b) == 4 and len(seen) >= RECORDS
+        _until(shared, "both confluent-kafka members assigned and every record read")
+        second.close()
+        _until(lambda: read(first) or len(first.assignment()) == 4, "the remaining member handed every partition")
+    finally:
+        first.close()
+    assert len(seen) == RECORDS
+    assert _committed(bg, group) == {p: RECORDS // 4 for p in range(4)}
+    leader, index, segment = _coordinator(bg, group)
+    dumped = run_tool(DUMP_LOG, "--files", segment, "--offsets-decoder", "--print-data-log")
+    assert dumped.returncode == 0, dumped.stderr
+    flat = dumped.stdout.replace(" ", "")
+    for kind in ("ConsumerGroupMetadata", "ConsumerGroupMemberMetadata", "ConsumerGroupTargetAssignmentMember",
+                 "ConsumerGroupCurrentMemberAssignment"):
+        assert kind in flat, dumped.stdout[-3000:]
+    bg.run(bg.cluster.stop_broker(leader))
+
+    def moved() -> bool:
+        image = bg.call(lambda: next(b for b in bg.cluster.brokers if b.running).image)
+        return image.topic(OFFSETS_TOPIC).partitions[index].leader not in (leader, -1)
+    _until(moved, "a new leader of the group's __consumer_offsets partition")
+    state = _until(lambda: (done := run_tool(CONSUMER_GROUPS, "--bootstrap-server", bg.bootstrap, "--describe",
+                                             "--group", group, "--state")).returncode == 0 and done.stdout,
+                   "the group described by its new coordinator")
+    assert "Empty" in state, state  # the group read back from __consumer_offsets: no member, not Dead
+    again = Consumer({**conf, "client.id": "again"})
+    again.subscribe([topic])
+    try:
+        _until(lambda: again.poll(0.1) is None and len(again.assignment()) == 4, "the new member assigned")
+        committed = again.committed([TopicPartition(topic, p) for p in range(4)], timeout=30)
+        assert [tp.offset for tp in committed] == [RECORDS // 4] * 4
+    finally:
+        again.close()
     assert _committed(bg, group) == {p: RECORDS // 4 for p in range(4)}
