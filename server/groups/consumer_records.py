@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kraftwire.codec import records as rec
 from kraftwire.codec.message import Message
@@ -98,9 +98,9 @@ def current_assignment(group_id: str, member_id: str, state: tuple[int, int, int
     return _record(CURRENT_ASSIGNMENT, key, value)
 
 
-def _partitions(cls: type[rec.ConsumerGroupCurrentMemberAssignmentValue], assignment: Assignment) -> list[Message]:
+def _partitions(cls: type[rec.ConsumerGroupCurrentMemberAssignmentValue], assignment: Assignment) -> list[Any]:
     return [cls.TopicPartitions(topic_id=t, partitions=sorted(p)) for t, p in sorted(assignment.items()) if p]
 
 
-def assignment_of(topic_partitions: list[Message]) -> Assignment:
-    return {tp.topic_id: frozenset(tp.partitions) for tp in topic_partitions if tp.partitions}  # type: ignore[attr-defined]
+def assignment_of(topic_partitions: list[Any]) -> Assignment:
+    return {tp.topic_id: frozenset(tp.partitions) for tp in topic_partitions if tp.partitions}
