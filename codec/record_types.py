@@ -212,9 +212,9 @@ class ConsumerGroupRegularExpressionValue(Message):
     """ConsumerGroupRegularExpressionValue: a coordinator-value schema; versions 0, flexible 0+."""
 
     __slots__ = ()
-    topics: tuple[str, ...]
-    version: int
-    timestamp: int
+    topics: tuple[str, ...]  # Topics.
+    version: int  # Version.
+    timestamp: int  # Timestamp.
 
 
 class ConsumerGroupTargetAssignmentMemberKey(Message):

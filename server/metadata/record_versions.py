@@ -186,10 +186,11 @@ def bootstrap_records(level: int) -> list[Message]:
     tool finalizes for it (those kraftwire models) and, with eligible leader replicas on, the
     cluster-wide min.insync.replicas that Kafka's controller then writes (ActivationRecordsGenerator)."""
     records: list[Message] = [rec.FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=level)]
-    if level >= GROUP_VERSION_DEFAULT_LEVEL:
+    if level >= ELR_DEFAULT_LEVEL:
+        records.append(rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1))
+    if level >= GROUP_VERSION_DEFAULT_LEVEL:  # Kafka's bootstrap writes the features in name order
         records.append(rec.FeatureLevelRecord(name=GROUP_VERSION_FEATURE, feature_level=1))
     if level >= ELR_DEFAULT_LEVEL:
-        records += [rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1),
-                    rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
                                      name=MIN_INSYNC_REPLICAS, value="1")]
     return records
