@@ -4,7 +4,8 @@ handed its assignment, and leaves (epoch -1, or -2 for a static member).
 Who: Kafka 4's consumers with group.protocol=consumer, on the group's coordinator. With group.version
 below 1 the whole request is answered UNSUPPORTED_VERSION, as Kafka's broker does. Needs READ on the
 group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every subscribed topic named
-(TOPIC_AUTHORIZATION_FAILED), as KafkaApis checks. The rules are the shard's (server/groups/consumer.py);
+(TOPIC_AUTHORIZATION_FAILED), as KafkaApis checks. A v0 join with no member id is given one by the
+coordinator; from v1 the member names itself (KIP-1082). The rules are the shard's (server/groups/consumer.py);
 NOT_COORDINATOR off the coordinator.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
     if any(not authorized(broker, context, Operation.DESCRIBE, ResourceType.TOPIC, name)
            for name in set(request.subscribed_topic_names or ())):
         return _refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    client_id = context.client_id or ""
+    client_id, version = context.client_id or "", context.api_version
     host = f"/{context.peer[0]}" if context.peer else ""
 
     def topics(name: str) -> tuple[object, int] | None:
@@ -44,6 +45,6 @@ async def on_broker(broker: BrokerNodeApi, context: RequestContext,
         return None if topic is None else (topic.topic_id, len(topic.partitions))
     answer: ConsumerGroupHeartbeatResponse = await answer_or(
         broker.group_call(request.group_id,
-                          lambda shard, now: shard.consumer_heartbeat(request, client_id, host, topics, now)),
+                          lambda shard, now: shard.consumer_heartbeat(request, version, client_id, host, topics, now)),
         _refused)
     return answer

@@ -8,6 +8,7 @@ rebalances; ``next_deadline`` says when to tick next.
 """
 from __future__ import annotations
 
+import base64
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -408,7 +409,7 @@ class GroupShard:
 
     # --- the consumer protocol (server/groups/consumer.py) -----------------------------------------
 
-    def consumer_heartbeat(self, request: Any, client_id: str, client_host: str, topics: TopicLookup,
+    def consumer_heartbeat(self, request: Any, version: int, client_id: str, client_host: str, topics: TopicLookup,
                            now_ms: int) -> Outcome:
         """ConsumerGroupHeartbeat: a classic group with members is not taken over (GROUP_ID_NOT_FOUND, as
         Kafka answers); an empty one becomes the consumer group (its metadata's tombstone written)."""
@@ -424,6 +425,8 @@ class GroupShard:
         if classic is not None and request.member_epoch == 0:
             del self.groups[request.group_id]
             records_first.append((records.group_key(request.group_id), None))
+        if version == 0 and request.member_epoch == 0 and not request.member_id:  # v0: the coordinator names it
+            request = request.replace(member_id=base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))
         step = self.consumer.heartbeat(request, client_id, client_host, topics, now_ms)
         return Outcome(records=records_first + step.records, response=step.response)
 

@@ -100,3 +100,14 @@ def test_an_expired_session_removes_the_member():
     records = groups.tick(1000, topics)
     assert records and list(groups.groups["g"].members) == ["b"]
     assert groups.groups["g"].target == {"b": {TOPIC: frozenset({0, 1, 2, 3})}}
+
+
+def test_a_v0_join_without_a_member_id_is_named_by_the_coordinator():
+    from kraftwire.server.groups.shard import GroupLimits, GroupShard
+    shard = GroupShard(GroupLimits())
+    request = Request(group_id="g", member_id="", member_epoch=0, rebalance_timeout_ms=30000,
+                      subscribed_topic_names=["t"], topic_partitions=[])
+    named = shard.consumer_heartbeat(request, 0, "c", "/h", topics, 0).response
+    assert named.error_code == ErrorCode.NONE and named.member_id and named.member_epoch == 1
+    refused = shard.consumer_heartbeat(request, 1, "c", "/h", topics, 0).response
+    assert (refused.error_code, refused.error_message) == (ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
