@@ -565,6 +565,115 @@ class BrokerRegistrationResponse(Message):
     broker_epoch: int  # Epoch granted to this registration; -1 when registration failed.
 
 
+class ConsumerGroupDescribeRequest(Message):
+    """ConsumerGroupDescribeRequest: the request of API key 69; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    group_ids: tuple[str, ...]  # Group ids.
+    include_authorized_operations: bool  # Include authorized operations.
+
+
+class ConsumerGroupDescribeResponse(Message):
+    """ConsumerGroupDescribeResponse: the response of API key 69; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Throttle time ms.
+    groups: tuple[ConsumerGroupDescribeResponse.DescribedGroup, ...]  # Groups.
+
+    class TopicPartitions(Struct):
+        """ConsumerGroupDescribeResponse.TopicPartitions: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        topic_name: str  # Topic name.
+        partitions: tuple[int, ...]  # Partitions.
+
+    class Assignment(Struct):
+        """ConsumerGroupDescribeResponse.Assignment: versions 0+."""
+
+        __slots__ = ()
+        topic_partitions: tuple[ConsumerGroupDescribeResponse.TopicPartitions, ...]  # Topic partitions.
+
+    class Member(Struct):
+        """ConsumerGroupDescribeResponse.Member: versions 0+."""
+
+        __slots__ = ()
+        member_id: str  # Member id.
+        instance_id: str | None  # Instance id.
+        rack_id: str | None  # Rack id.
+        member_epoch: int  # Member epoch.
+        client_id: str  # Client id.
+        client_host: str  # Client host.
+        subscribed_topic_names: tuple[str, ...]  # Subscribed topic names.
+        subscribed_topic_regex: str | None  # Subscribed topic regex.
+        assignment: ConsumerGroupDescribeResponse.Assignment  # Assignment.
+        target_assignment: ConsumerGroupDescribeResponse.Assignment  # Target assignment.
+        member_type: int  # versions 1+; Member type.
+
+    class DescribedGroup(Struct):
+        """ConsumerGroupDescribeResponse.DescribedGroup: versions 0+."""
+
+        __slots__ = ()
+        error_code: int  # Error code.
+        error_message: str | None  # Error message.
+        group_id: str  # Group id.
+        group_state: str  # Group state.
+        group_epoch: int  # Group epoch.
+        assignment_epoch: int  # Assignment epoch.
+        assignor_name: str  # Assignor name.
+        members: tuple[ConsumerGroupDescribeResponse.Member, ...]  # Members.
+        authorized_operations: int  # Authorized operations.
+
+
+class ConsumerGroupHeartbeatRequest(Message):
+    """ConsumerGroupHeartbeatRequest: the request of API key 68; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    member_id: str  # Member id.
+    member_epoch: int  # Member epoch.
+    instance_id: str | None  # Instance id.
+    rack_id: str | None  # Rack id.
+    rebalance_timeout_ms: int  # Rebalance timeout ms.
+    subscribed_topic_names: tuple[str, ...] | None  # Subscribed topic names.
+    subscribed_topic_regex: str | None  # versions 1+; Subscribed topic regex.
+    server_assignor: str | None  # Server assignor.
+    topic_partitions: tuple[ConsumerGroupHeartbeatRequest.TopicPartitions, ...] | None  # Topic partitions.
+
+    class TopicPartitions(Struct):
+        """ConsumerGroupHeartbeatRequest.TopicPartitions: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        partitions: tuple[int, ...]  # Partitions.
+
+
+class ConsumerGroupHeartbeatResponse(Message):
+    """ConsumerGroupHeartbeatResponse: the response of API key 68; versions 0-1, flexible 0+."""
+
+    __slots__ = ()
+    throttle_time_ms: int  # Throttle time ms.
+    error_code: int  # Error code.
+    error_message: str | None  # Error message.
+    member_id: str | None  # Member id.
+    member_epoch: int  # Member epoch.
+    heartbeat_interval_ms: int  # Heartbeat interval ms.
+    assignment: ConsumerGroupHeartbeatResponse.Assignment | None  # Assignment.
+
+    class TopicPartitions(Struct):
+        """ConsumerGroupHeartbeatResponse.TopicPartitions: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        partitions: tuple[int, ...]  # Partitions.
+
+    class Assignment(Struct):
+        """ConsumerGroupHeartbeatResponse.Assignment: versions 0+."""
+
+        __slots__ = ()
+        topic_partitions: tuple[ConsumerGroupHeartbeatResponse.TopicPartitions, ...]  # Topic partitions.
+
+
 class CreateAclsRequest(Message):
     """CreateAclsRequest: the request of API key 30; versions 1-3, flexible 2+."""
 
@@ -2714,6 +2823,10 @@ __all__ = [
     "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest",
     "BrokerRegistrationResponse",
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+    "ConsumerGroupHeartbeatRequest",
+    "ConsumerGroupHeartbeatResponse",
     "CreateAclsRequest",
     "CreateAclsResponse",
     "CreatePartitionsRequest",

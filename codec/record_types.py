@@ -89,6 +89,171 @@ class ConfigRecord(Message):
     value: str | None  # New value of the key; null removes it.
 
 
+class ConsumerGroupCurrentMemberAssignmentKey(Message):
+    """ConsumerGroupCurrentMemberAssignmentKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    member_id: str  # Member id.
+
+
+class ConsumerGroupCurrentMemberAssignmentValue(Message):
+    """ConsumerGroupCurrentMemberAssignmentValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    member_epoch: int  # Member epoch.
+    previous_member_epoch: int  # Previous member epoch.
+    state: int  # State.
+    assigned_partitions: tuple[ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions, ...]  # Assigned partitions.
+    # Partitions pending revocation.
+    partitions_pending_revocation: tuple[ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions, ...]
+
+    class TopicPartitions(Struct):
+        """ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        partitions: tuple[int, ...]  # Partitions.
+        assignment_epochs: tuple[int, ...] | None  # tag 0; Assignment epochs.
+
+
+class ConsumerGroupMemberMetadataKey(Message):
+    """ConsumerGroupMemberMetadataKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    member_id: str  # Member id.
+
+
+class ConsumerGroupMemberMetadataValue(Message):
+    """ConsumerGroupMemberMetadataValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    instance_id: str | None  # Instance id.
+    rack_id: str | None  # Rack id.
+    client_id: str  # Client id.
+    client_host: str  # Client host.
+    subscribed_topic_names: tuple[str, ...]  # Subscribed topic names.
+    subscribed_topic_regex: str | None  # Subscribed topic regex.
+    rebalance_timeout_ms: int  # Rebalance timeout ms.
+    server_assignor: str | None  # Server assignor.
+    # Classic member metadata.
+    classic_member_metadata: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata | None  # tag 0
+
+    class ClassicProtocol(Struct):
+        """ConsumerGroupMemberMetadataValue.ClassicProtocol: versions 0+."""
+
+        __slots__ = ()
+        name: str  # Name.
+        metadata: bytes  # Metadata.
+
+    class ClassicMemberMetadata(Struct):
+        """ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: versions 0+."""
+
+        __slots__ = ()
+        session_timeout_ms: int  # Session timeout ms.
+        supported_protocols: tuple[ConsumerGroupMemberMetadataValue.ClassicProtocol, ...]  # Supported protocols.
+
+
+class ConsumerGroupMetadataKey(Message):
+    """ConsumerGroupMetadataKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+
+
+class ConsumerGroupMetadataValue(Message):
+    """ConsumerGroupMetadataValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    epoch: int  # Epoch.
+    metadata_hash: int  # tag 0; Metadata hash.
+
+
+class ConsumerGroupPartitionMetadataKey(Message):
+    """ConsumerGroupPartitionMetadataKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+
+
+class ConsumerGroupPartitionMetadataValue(Message):
+    """ConsumerGroupPartitionMetadataValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    topics: tuple[ConsumerGroupPartitionMetadataValue.TopicMetadata, ...]  # Topics.
+
+    class PartitionMetadata(Struct):
+        """ConsumerGroupPartitionMetadataValue.PartitionMetadata: versions 0+."""
+
+        __slots__ = ()
+        partition: int  # Partition.
+        racks: tuple[str, ...]  # Racks.
+
+    class TopicMetadata(Struct):
+        """ConsumerGroupPartitionMetadataValue.TopicMetadata: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        topic_name: str  # Topic name.
+        num_partitions: int  # Num partitions.
+        partition_metadata: tuple[ConsumerGroupPartitionMetadataValue.PartitionMetadata, ...]  # Partition metadata.
+
+
+class ConsumerGroupRegularExpressionKey(Message):
+    """ConsumerGroupRegularExpressionKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    regular_expression: str  # Regular expression.
+
+
+class ConsumerGroupRegularExpressionValue(Message):
+    """ConsumerGroupRegularExpressionValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    topics: tuple[str, ...]  # Topics.
+    version: int  # Version.
+    timestamp: int  # Timestamp.
+
+
+class ConsumerGroupTargetAssignmentMemberKey(Message):
+    """ConsumerGroupTargetAssignmentMemberKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+    member_id: str  # Member id.
+
+
+class ConsumerGroupTargetAssignmentMemberValue(Message):
+    """ConsumerGroupTargetAssignmentMemberValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    topic_partitions: tuple[ConsumerGroupTargetAssignmentMemberValue.TopicPartition, ...]  # Topic partitions.
+
+    class TopicPartition(Struct):
+        """ConsumerGroupTargetAssignmentMemberValue.TopicPartition: versions 0+."""
+
+        __slots__ = ()
+        topic_id: uuid.UUID  # Topic id.
+        partitions: tuple[int, ...]  # Partitions.
+
+
+class ConsumerGroupTargetAssignmentMetadataKey(Message):
+    """ConsumerGroupTargetAssignmentMetadataKey: a coordinator-key schema; versions 0."""
+
+    __slots__ = ()
+    group_id: str  # Group id.
+
+
+class ConsumerGroupTargetAssignmentMetadataValue(Message):
+    """ConsumerGroupTargetAssignmentMetadataValue: a coordinator-value schema; versions 0, flexible 0+."""
+
+    __slots__ = ()
+    assignment_epoch: int  # Assignment epoch.
+    assignment_timestamp: int  # tag 0; Assignment timestamp.
+
+
 class DelegationTokenRecord(Message):
     """DelegationTokenRecord: metadata record type 10; versions 0, flexible 0+."""
 
@@ -459,6 +624,20 @@ __all__ = [
     "ClearElrRecord",
     "ClientQuotaRecord",
     "ConfigRecord",
+    "ConsumerGroupCurrentMemberAssignmentKey",
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    "ConsumerGroupMemberMetadataKey",
+    "ConsumerGroupMemberMetadataValue",
+    "ConsumerGroupMetadataKey",
+    "ConsumerGroupMetadataValue",
+    "ConsumerGroupPartitionMetadataKey",
+    "ConsumerGroupPartitionMetadataValue",
+    "ConsumerGroupRegularExpressionKey",
+    "ConsumerGroupRegularExpressionValue",
+    "ConsumerGroupTargetAssignmentMemberKey",
+    "ConsumerGroupTargetAssignmentMemberValue",
+    "ConsumerGroupTargetAssignmentMetadataKey",
+    "ConsumerGroupTargetAssignmentMetadataValue",
     "DelegationTokenRecord",
     "EndTransactionRecord",
     "FeatureLevelRecord",

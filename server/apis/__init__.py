@@ -41,7 +41,7 @@ from . import (api00_produce, api01_fetch, api02_list_offsets, api03_metadata, a
                api51_alter_user_scram_credentials, api52_vote, api53_begin_quorum_epoch,
                api54_end_quorum_epoch, api55_describe_quorum, api56_alter_partition, api57_update_features,
                api59_fetch_snapshot, api60_describe_cluster, api62_broker_registration, api63_broker_heartbeat,
-               api67_allocate_producer_ids,
+               api67_allocate_producer_ids, api68_consumer_group_heartbeat, api69_consumer_group_describe,
                api73_assign_replicas_to_dirs, api74_list_config_resources, api75_describe_topic_partitions,
                api80_add_raft_voter, api81_remove_raft_voter, api82_update_raft_voter)
 from .authorization import (ALTER_CONFIGS, CREATE_PARTITIONS, CREATE_TOPICS, DESCRIBE_CONFIGS,
@@ -141,6 +141,8 @@ BROKER_APIS: dict[int, BrokerHandler] = {
     api55_describe_quorum.API_KEY: relaying(on_cluster(DESCRIBE, relay_answered_at_once)),
     api57_update_features.API_KEY: on_cluster(ALTER, relay_to_controller),
     api60_describe_cluster.API_KEY: api60_describe_cluster.on_broker,
+    api68_consumer_group_heartbeat.API_KEY: api68_consumer_group_heartbeat.on_broker,
+    api69_consumer_group_describe.API_KEY: api69_consumer_group_describe.on_broker,
     api74_list_config_resources.API_KEY: on_cluster(Operation.DESCRIBE_CONFIGS, api74_list_config_resources.on_broker),
     api75_describe_topic_partitions.API_KEY: api75_describe_topic_partitions.on_broker,
     api80_add_raft_voter.API_KEY: on_cluster(ALTER, relay_to_controller),

@@ -3,7 +3,8 @@
 Who: any client, first thing on a connection (KIP-511). Every simulated broker advertises the same
 ranges (kafkajs reads only the seed broker's). A request newer than served never reaches this module:
 the transport answers it with UNSUPPORTED_VERSION (35) in a v0 body. v3+ also report the supported and
-finalized features: ``metadata.version``, ``eligible.leader.replicas.version`` and ``kraft.version``
+finalized features: ``metadata.version``, ``eligible.leader.replicas.version``, ``group.version`` and
+``kraft.version``
 (the metadata log's, 1 for a dynamic quorum; listed as finalized only when on, as Kafka leaves out
 features at level 0). A v5+ request that names a cluster (KIP-1242) must name this
 broker's cluster id and node id, or it gets REBOOTSTRAP_REQUIRED (129) and no API list, as Kafka's

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec import records as rec
 from kraftwire.codec.messages import CreateTopicsRequest
+from kraftwire.server.groups.consumer import ConsumerLimits
 from kraftwire.server.groups.shard import GroupLimits, GroupShard, Outcome, Waiter, unrouted
 
 from .partition import BrokerClock, Partition
@@ -64,7 +65,10 @@ def limits_of(configs: dict[str, str]) -> GroupLimits:
         max_size=get("group.max.size", 2_147_483_647),
         initial_rebalance_delay_ms=get("group.initial.rebalance.delay.ms", 3000),
         metadata_max_bytes=get("offset.metadata.max.bytes", 4096),
-        retention_ms=get("offsets.retention.minutes", 10080) * 60_000)
+        retention_ms=get("offsets.retention.minutes", 10080) * 60_000,
+        consumer=ConsumerLimits(heartbeat_interval_ms=get("group.consumer.heartbeat.interval.ms", 5000),
+                                session_timeout_ms=get("group.consumer.session.timeout.ms", 45000),
+                                max_size=get("group.consumer.max.size", 2_147_483_647)))
 
 
 class _Hosted:

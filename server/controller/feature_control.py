@@ -16,8 +16,10 @@ brokers' own, as Kafka's ELR safety records do. v0-1 answers list each feature w
 Kafka's message "NONE"; v2 answers have no per-feature list. v0's AllowDowngrade is not read: Kafka's
 controller reads UpgradeType, which v0 cannot send, so a v0 downgrade is refused as an upgrade.
 
-Where kraftwire differs (README): it knows only those three features, so group.version,
-transaction.version, share.version and streams.version are ones "the local controller does not support";
+group.version (0-1, the consumer group protocol) is changed as any other feature.
+
+Where kraftwire differs (README): it knows only those four features, so transaction.version,
+share.version and streams.version are ones "the local controller does not support";
 and it cannot change kraft.version of a running quorum (the upgrade Kafka performs through its Raft
 client), so a kraft.version upgrade is checked but refused unless ValidateOnly.
 """

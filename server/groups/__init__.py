@@ -7,5 +7,7 @@ partition (its groups, members, generations, committed offsets) and the operatio
 the shard, a request and the time and giving the records to append and an answer. Committed offsets
 and group metadata change only by ``GroupShard.replay`` of records (also how a new leader loads the
 partition); what Kafka keeps only in memory (members waiting in a join or sync, session deadlines) is
-kept in memory here too. The broker wing hosts the shards (server/broker/group_coordinator.py).
+kept in memory here too. ``consumer`` holds the KIP-848 consumer groups of a shard (ConsumerGroupHeartbeat,
+its assignors and records: ``consumer_records``). The broker wing hosts the shards
+(server/broker/group_coordinator.py).
 """

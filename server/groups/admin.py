@@ -12,7 +12,8 @@ from .offsets import subscribed_topics
 from .records import OffsetKey
 from .shard import GroupShard, Outcome, Record
 
-CLASSIC = "classic"  # Kafka's GroupType of a classic group; the only type this coordinator hosts
+CLASSIC = "classic"  # Kafka's GroupType of a classic group
+CONSUMER = "consumer"  # of a KIP-848 consumer group (server/groups/consumer.py)
 FIRST_VERSION_WITH_NOT_FOUND = 6
 Described = DescribeGroupsResponse.DescribedGroup
 
@@ -25,7 +26,12 @@ def list_groups(shard: GroupShard, states: list[str], types: list[str]) -> list[
                                            group_state=g.state.value, group_type=CLASSIC)
             for g in shard.groups.values() if g.state != State.DEAD
             and (not wanted_states or g.state.value.lower() in wanted_states)
-            and (not wanted_types or CLASSIC in wanted_types)]
+            and (not wanted_types or CLASSIC in wanted_types)] + [
+        ListGroupsResponse.ListedGroup(group_id=g.group_id, protocol_type=CONSUMER, group_state=g.state.value,
+                                       group_type=CONSUMER)
+        for g in shard.consumer.groups.values()
+        if (not wanted_states or g.state.value.lower() in wanted_states)
+        and (not wanted_types or CONSUMER in wanted_types)]
 
 
 def describe(shard: GroupShard, group_id: str, version: int) -> Described:
@@ -51,11 +57,18 @@ def delete_offsets(shard: GroupShard, group_id: str, topics: list[tuple[str, lis
     NON_EMPTY_GROUP for a live group of another protocol type than ``consumer``, GROUP_SUBSCRIBED_TO_TOPIC
     for a topic its members subscribe to; a tombstone for each other partition with a commit."""
     group = shard.groups.get(group_id)
+    modern = shard.consumer.groups.get(group_id)
+    if modern is not None:
+        return _delete_offsets(shard, group_id, topics, {t for m in modern.members.values() for t in m.subscribed})
     if group is None or group.state == State.DEAD:
         return Outcome(response=OffsetDeleteResponse(error_code=ErrorCode.GROUP_ID_NOT_FOUND))
     if group.state != State.EMPTY and group.protocol_type != "consumer":
         return Outcome(response=OffsetDeleteResponse(error_code=ErrorCode.NON_EMPTY_GROUP))
-    subscribed = subscribed_topics(shard, group_id)
+    return _delete_offsets(shard, group_id, topics, subscribed_topics(shard, group_id))
+
+
+def _delete_offsets(shard: GroupShard, group_id: str, topics: list[tuple[str, list[int]]],
+                    subscribed: set[str] | None) -> Outcome:
     tombstones: list[Record] = []
     answers = []
     for name, partitions in topics:

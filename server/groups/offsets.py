@@ -117,9 +117,13 @@ def commit(shard: GroupShard, request: OffsetCommitRequest, version: int, refuse
            now_ms: int) -> Outcome:
     """OffsetCommit: ``refused`` holds the handler's per-partition codes (authorization, unknown topics);
     the rest are checked against the group and written as OffsetCommitValue records."""
-    code = check_commit(shard, request.group_id, request.member_id, request.group_instance_id,
-                        request.generation_id_or_member_epoch, version)
-    if code == ErrorCode.NONE:
+    if request.group_id in shard.consumer.groups:
+        code = shard.consumer.check_commit(request.group_id, request.member_id,
+                                           request.generation_id_or_member_epoch, version)
+    else:
+        code = check_commit(shard, request.group_id, request.member_id, request.group_instance_id,
+                            request.generation_id_or_member_epoch, version)
+    if code == ErrorCode.NONE and request.group_id not in shard.consumer.groups:
         ensure_group(shard, request.group_id, now_ms)
     outcome = Outcome()
     topics = []

@@ -8,6 +8,7 @@ rebalances; ``next_deadline`` says when to tick next.
 """
 from __future__ import annotations
 
+import base64
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +19,9 @@ from kraftwire.codec.messages import (HeartbeatRequest, HeartbeatResponse, JoinG
                                       LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, SyncGroupRequest,
                                       SyncGroupResponse)
 
-from . import records
+from . import consumer_records, records
 from .classic import ClassicGroup, Member, State
+from .consumer import ConsumerGroups, ConsumerLimits, NameLookup, TopicLookup
 from .records import OffsetKey
 
 Record = tuple[bytes, bytes | None]
@@ -37,6 +39,7 @@ class GroupLimits:
     initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
     metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     retention_ms: int = 7 * 24 * 3600 * 1000  # offsets.retention.minutes
+    consumer: ConsumerLimits = ConsumerLimits()  # group.consumer.*
 
 
 @dataclass
@@ -63,10 +66,15 @@ class GroupShard:
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets: dict[OffsetKey, Committed] = {}
         self.version = 0  # JoinGroup/SyncGroup responses of a rebalance carry the generation they close
+        self.consumer = ConsumerGroups(limits.consumer)  # the KIP-848 groups (server/groups/consumer.py)
+        self.topics: TopicLookup | None = None  # the broker's topics, for timers' reassignments
 
     # --- replay: the only way the persisted state changes --------------------------------------
 
     def replay(self, key: bytes, value: bytes | None) -> None:
+        if consumer_records.record_type(key) in consumer_records.TYPES:
+            self.consumer.replay(key, value)
+            return
         decoded = records.decode_key(key)
         if isinstance(decoded, OffsetKey):
             if value is None:
@@ -74,7 +82,8 @@ class GroupShard:
             else:
                 v = records.decode_offset_value(value)
                 self.offsets[decoded] = Committed(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
-                if decoded.group not in self.groups:  # a commit with no group record: an empty group, as Kafka
+                # a commit with no group record: an empty group, as Kafka
+                if decoded.group not in self.groups and decoded.group not in self.consumer.groups:
                     self.groups[decoded.group] = ClassicGroup(decoded.group, state_timestamp_ms=v.commit_timestamp)
         elif isinstance(decoded, str):
             if value is None:
@@ -105,6 +114,9 @@ class GroupShard:
         for group in self.groups.values():
             for m in group.members.values():
                 m.session_deadline_ms = now_ms + m.session_timeout_ms
+        self.consumer.loaded(now_ms)
+        for group_id in [g for g, group in self.groups.items() if g in self.consumer.groups and not group.members]:
+            del self.groups[group_id]  # an empty classic group a consumer group took over
 
     # --- JoinGroup -----------------------------------------------------------------------------
 
@@ -113,6 +125,8 @@ class GroupShard:
         protocols = [(p.name, p.metadata) for p in request.protocols]
         if not request.group_id:
             return Outcome(response=_join_error(ErrorCode.INVALID_GROUP_ID, request.member_id))
+        if request.group_id in self.consumer.groups:  # classic members in a consumer group: not modelled
+            return Outcome(response=_join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id))
         if not (self.limits.min_session_timeout_ms <= request.session_timeout_ms
                 <= self.limits.max_session_timeout_ms):
             return Outcome(response=_join_error(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id))
@@ -397,6 +411,38 @@ class GroupShard:
             group.rebalance_deadline_ms = now_ms + max(group.max_rebalance_timeout_ms(), 0)
         self._maybe_complete_join(group, now_ms, outcome)
 
+    # --- the consumer protocol (server/groups/consumer.py) -----------------------------------------
+
+    def consumer_heartbeat(self, request: Any, version: int, client_id: str, client_host: str, topics: TopicLookup,
+                           now_ms: int) -> Outcome:
+        """ConsumerGroupHeartbeat: a classic group with members is not taken over (GROUP_ID_NOT_FOUND, as
+        Kafka answers); an empty one becomes the consumer group (its metadata's tombstone written)."""
+        from kraftwire.codec.messages import ConsumerGroupHeartbeatResponse
+        self.topics = topics
+        classic = self.groups.get(request.group_id)
+        records_first: list[Record] = []
+        if classic is not None and classic.state != State.DEAD:
+            if classic.members or classic.state != State.EMPTY:
+                return Outcome(response=ConsumerGroupHeartbeatResponse(
+                    error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {request.group_id} is not a "
+                                                                            f"consumer group."))
+        if classic is not None and request.member_epoch == 0:
+            del self.groups[request.group_id]
+            records_first.append((records.group_key(request.group_id), None))
+        if version == 0 and request.member_epoch == 0 and not request.member_id:  # v0: the coordinator names it
+            request = request.replace(member_id=base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))
+        step = self.consumer.heartbeat(request, client_id, client_host, topics, now_ms)
+        return Outcome(records=records_first + step.records, response=step.response)
+
+    def consumer_describe(self, group_id: str, names: NameLookup) -> Outcome:
+        from kraftwire.codec.messages import ConsumerGroupDescribeResponse
+        if group_id in self.groups and self.groups[group_id].state != State.DEAD \
+                and group_id not in self.consumer.groups:
+            return Outcome(response=ConsumerGroupDescribeResponse.DescribedGroup(
+                group_id=group_id, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                error_message=f"Group {group_id} is not a consumer group."))
+        return Outcome(response=self.consumer.describe(group_id, names))
+
     # --- offsets (server/groups/offsets.py) ------------------------------------------------------
 
     def commit(self, request: OffsetCommitRequest, version: int, refused: dict[tuple[str, int], int],
@@ -418,11 +464,25 @@ class GroupShard:
 
     def describe(self, group_id: str, version: int) -> Outcome:
         from . import admin
+        if group_id in self.consumer.groups:
+            from kraftwire.codec.messages import DescribeGroupsResponse
+            if version >= admin.FIRST_VERSION_WITH_NOT_FOUND:
+                return Outcome(response=DescribeGroupsResponse.DescribedGroup(
+                    group_id=group_id, group_state=State.DEAD.value, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                    error_message=f"Group {group_id} is not a classic group."))
+            return Outcome(response=DescribeGroupsResponse.DescribedGroup(group_id=group_id,
+                                                                          group_state=State.DEAD.value))
         return Outcome(response=admin.describe(self, group_id, version))
 
     def delete_group(self, group_id: str) -> Outcome:
         """DeleteGroups of one group: the outcome's response is its error code."""
         from . import offsets
+        if group_id in self.consumer.groups:
+            code, tail = self.consumer.delete(group_id)
+            if code:
+                return Outcome(response=code)
+            head: list[Record] = [(records.offset_key(k), None) for k in self.offsets if k.group == group_id]
+            return Outcome(records=head + tail, response=code)
         code, tombstones = offsets.delete_group(self, group_id)
         return Outcome(records=tombstones, response=code)
 
@@ -440,10 +500,13 @@ class GroupShard:
             deadlines.extend(group.pending.values())
             deadlines.extend(m.session_deadline_ms for m in group.members.values()
                              if not m.awaiting_join and m.session_deadline_ms)
+        consumer = self.consumer.next_deadline()
+        if consumer is not None:
+            deadlines.append(consumer)
         return min(deadlines, default=None)
 
     def tick(self, now_ms: int) -> Outcome:
-        outcome = Outcome()
+        outcome = Outcome(records=self.consumer.tick(now_ms, self.topics))
         for group in list(self.groups.values()):
             for pending_id in [p for p, deadline in group.pending.items() if deadline <= now_ms]:
                 del group.pending[pending_id]

@@ -5,7 +5,8 @@ A cluster is started at one of ``METADATA_VERSIONS`` (default 4.3-IV0, feature l
 FeatureLevelRecord once, at its first start; later starts keep the level in the log. A twin runs at its
 source's level, any KRaft production level from 3.3-IV3 (7) on (``TWIN_LEVELS``). With a new cluster's
 level come the other features Kafka's storage tool finalizes for that release and kraftwire models
-(``bootstrap_records``): eligible.leader.replicas.version 1 from 4.1-IV0, with the cluster-wide
+(``bootstrap_records``): group.version 1 from 4.0-IV0 (the consumer group protocol, KIP-848),
+eligible.leader.replicas.version 1 from 4.1-IV0, with the cluster-wide
 min.insync.replicas=1 Kafka's controller writes for it. Records are written at the versions Kafka's
 MetadataVersion picks for the level the image holds: PartitionRecord and PartitionChangeRecord v0, from
 3.7-IV2 v1 (Directories), from 4.0-IV1 v2 (the ELR fields); RegisterBrokerRecord v1, from 3.4-IV0 v2
@@ -70,10 +71,12 @@ ELR_DEFAULT_LEVEL = 26  # 4.1-IV0: new clusters start with eligible leader repli
 CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0: RegisterBrokerRecord v4, cordoned log directories
 RELAXED_COMPLETION_LEVEL = 30  # 4.3-IV0: the first level of the release with KAFKA-19975
 ELR_FEATURE = "eligible.leader.replicas.version"
+GROUP_VERSION_FEATURE = "group.version"  # 1: the consumer group protocol (KIP-848) is served
+GROUP_VERSION_DEFAULT_LEVEL = 22  # 4.0-IV0: new clusters start with group.version 1 (Kafka's GroupVersion.GV_1)
 # The features kraftwire's nodes support, (min, max) as Kafka's do.
 KRAFT_VERSION_FEATURE = "kraft.version"  # the metadata log's own feature (KIP-853): 1 lets the voters change
 SUPPORTED_FEATURES = {METADATA_VERSION_FEATURE: (MIN_METADATA_VERSION, METADATA_VERSION_LEVEL), ELR_FEATURE: (0, 1),
-                      KRAFT_VERSION_FEATURE: (0, 1)}
+                      KRAFT_VERSION_FEATURE: (0, 1), GROUP_VERSION_FEATURE: (0, 1)}
 # The newest metadata.version a node of the emulated release (Kafka 4.3.1) supports: its newest production
 # level, which is what a 4.3.1 node advertises (its newer, unstable levels only when configured to).
 RELEASE_METADATA_VERSION_LEVEL = METADATA_VERSIONS[DEFAULT_METADATA_VERSION]
@@ -168,6 +171,11 @@ def unmodelled(level: int) -> list[str]:
     return lines
 
 
+def consumer_protocol_enabled(features: dict[str, int]) -> bool:
+    """The consumer group protocol is served (Kafka's GroupVersion.isConsumerRebalanceProtocolSupported)."""
+    return features.get(GROUP_VERSION_FEATURE, 0) >= 1
+
+
 def elr_enabled(features: dict[str, int]) -> bool:
     """Eligible leader replicas are on (Kafka's FeatureControlManager.isElrFeatureEnabled)."""
     return features.get(ELR_FEATURE, 0) >= 1
@@ -179,7 +187,10 @@ def bootstrap_records(level: int) -> list[Message]:
     cluster-wide min.insync.replicas that Kafka's controller then writes (ActivationRecordsGenerator)."""
     records: list[Message] = [rec.FeatureLevelRecord(name=METADATA_VERSION_FEATURE, feature_level=level)]
     if level >= ELR_DEFAULT_LEVEL:
-        records += [rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1),
-                    rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
+        records.append(rec.FeatureLevelRecord(name=ELR_FEATURE, feature_level=1))
+    if level >= GROUP_VERSION_DEFAULT_LEVEL:  # Kafka's bootstrap writes the features in name order
+        records.append(rec.FeatureLevelRecord(name=GROUP_VERSION_FEATURE, feature_level=1))
+    if level >= ELR_DEFAULT_LEVEL:
+        records += [rec.ConfigRecord(resource_type=ConfigResourceType.BROKER, resource_name="",
                                      name=MIN_INSYNC_REPLICAS, value="1")]
     return records

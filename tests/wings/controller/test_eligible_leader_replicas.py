@@ -67,8 +67,8 @@ def restart(image, broker_id, previous_epoch=-1):
 def test_bootstrap_turns_elr_on_from_4_1():
     assert [(type(r).__name__, getattr(r, "name", None)) for r in bootstrap_records(ELR_LEVEL)] == [
         ("FeatureLevelRecord", "metadata.version"), ("FeatureLevelRecord", "eligible.leader.replicas.version"),
-        ("ConfigRecord", "min.insync.replicas")]
-    assert len(bootstrap_records(NO_ELR_LEVEL)) == 1
+        ("FeatureLevelRecord", "group.version"), ("ConfigRecord", "min.insync.replicas")]
+    assert [r.name for r in bootstrap_records(NO_ELR_LEVEL)] == ["metadata.version", "group.version"]
     assert rules_for(cluster_image(ELR_LEVEL), "t").elr and not rules_for(cluster_image(NO_ELR_LEVEL), "t").elr
 
 
