@@ -218,8 +218,8 @@ class ReplicaFetcher:
             ready = [e for e in entries if e.delayed_until <= loop_now]
             try:
                 sent = await self._fetch_once(leader, ready) if ready else False
-            except (KafkaClientError, OSError, KafkaError) as exc:
-                log.info("broker %d: replica fetch from broker %d failed: %s", self.broker.broker_id, leader, exc)
+            except Exception as exc:  # noqa: BLE001  # a lost connection, a refusal: fetched again after a pause
+                log.warning("broker %d: replica fetch from broker %d failed: %s", self.broker.broker_id, leader, exc)
                 client = self._clients.pop(leader, None)
                 if client is not None:
                     await client.close()
@@ -279,16 +279,18 @@ class ReplicaFetcher:
             asked[replica.key] = (entry, partition, partition_log.log_end_offset)
         if not asked:
             return False
+        if version not in range(*self._range(client)):
+            version = min(version, self._range(client)[1] - 1)
+        older = version < 15  # ReplicaId up to v14, ReplicaState from v15
         request = FetchRequest(
-            replica_id=self.broker.broker_id,
-            replica_state=FetchRequest.ReplicaState(replica_id=self.broker.broker_id, replica_epoch=self.broker.epoch),
+            replica_id=self.broker.broker_id if older else -1,
+            replica_state=FetchRequest.ReplicaState(
+                replica_id=-1 if older else self.broker.broker_id, replica_epoch=-1 if older else self.broker.epoch),
             max_wait_ms=self._config("replica.fetch.wait.max.ms"), min_bytes=self._config("replica.fetch.min.bytes"),
             max_bytes=self._config("replica.fetch.response.max.bytes"), isolation_level=0, session_id=0,
             session_epoch=-1, topics=[FetchRequest.FetchTopic(topic_id=topic_id, partitions=partitions)
                                       for topic_id, partitions in topics.items()],
             forgotten_topics_data=[], rack_id="")
-        if version not in range(*self._range(client)):
-            version = min(version, self._range(client)[1] - 1)
         response = await client.send(request, version)
         if response.error_code != ErrorCode.NONE:
             raise KafkaError(response.error_code, f"Fetch refused by broker {leader}")
