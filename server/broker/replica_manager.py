@@ -221,11 +221,25 @@ class ReplicaManager:
         self._lagging = {(key, follower) for key, follower in self.network.lagging(self.broker_id,
                                                                                    self.replica_lag_time_max_s)
                          if (replica := self.replicas.get(key)) is not None and follower in replica.isr}
+        self._lagging |= self._lagging_fetchers()
         for key in {key for key, _ in self._lagging}:
             replica = self.replicas.get(key)
             if replica is not None:
                 self._consider_isr(replica)
         self._arm_lag_check()
+
+    def _lagging_fetchers(self) -> set[tuple[tuple[uuid.UUID, int], int]]:
+        """ISR members of another process (which fetch over TCP) past the lag rule, by their fetches."""
+        now_ms, max_lag_ms = self.now_ms(), int(self.replica_lag_time_max_s * 1000)
+        found = set()
+        for partition in self.partitions.opened_partitions():
+            if not partition.is_leader or partition.closed:
+                continue
+            remote = [b for b in partition.isr if b != self.broker_id and not self.network.hosts(b)]
+            if remote:
+                key = (partition.topic_id, partition.index)
+                found |= {(key, b) for b in partition.lagging_followers(remote, now_ms, max_lag_ms)}
+        return found
 
     def hosted_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
         """The replica's ``Partition`` for a read (Fetch, OffsetForLeaderEpoch); None if not hosted or its
