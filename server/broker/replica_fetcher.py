@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kraftwire.replication")
 
 NO_EPOCH = -1
+FETCH_KEY = 1
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 LIST_OFFSETS_VERSION = 10  # Kafka 4.3's follower (metadata.version 3.x and on)
@@ -303,7 +304,7 @@ class ReplicaFetcher:
 
     @staticmethod
     def _range(client: KafkaClient) -> tuple[int, int]:
-        low, high = client.versions.get(FetchRequest.API_KEY or 1, (0, 18))
+        low, high = client.versions.get(FETCH_KEY, (0, 18))
         return low, high + 1
 
     def _hosted(self, replica: Replica) -> Partition | None:
