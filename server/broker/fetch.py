@@ -58,6 +58,7 @@ FIRST_VERSION_WITH_TOPIC_IDS = 13
 FIRST_VERSION_WITH_LEADER_ENDPOINTS = 16
 FIRST_VERSION_READING_FOLLOWERS = 11  # KIP-392: a consumer may fetch from a follower replica
 NO_EPOCH = -1
+INFINITE_HIGH_WATERMARK = 2**63 - 1  # a v18 request's default: the fetcher tells no high watermark
 
 
 class ReadSlice(Protocol):
@@ -119,6 +120,7 @@ class FetchParams:
     max_wait_ms: int
     min_bytes: int
     max_bytes: int
+    replica_epoch: int = -1
 
     @property
     def from_follower(self) -> bool:
@@ -138,6 +140,7 @@ class _Wanted:
     max_bytes: int = 0
     log_start_offset: int = NO_OFFSET  # the follower's
     error: int = ErrorCode.NONE
+    high_watermark: int = INFINITE_HIGH_WATERMARK  # the follower's (v18, KIP-1166)
 
 
 @dataclass(slots=True)
@@ -149,6 +152,7 @@ class _Read:
     log_start_offset: int = NO_OFFSET
     records: bytes = b""
     diverging: tuple[int, int] | None = None  # (epoch, end offset)
+    behind: bool = False  # a follower whose high watermark is below the leader's: answered at once (v18)
 
 
 @dataclass(eq=False)
@@ -158,6 +162,23 @@ class _Waiter:
 
 
 Clock = Callable[[float, Callable[[], None]], Any]  # call_later(seconds, callback) -> a handle to cancel
+
+
+class ReplicaFetches(Protocol):
+    """What a leader does with the fetches of followers of other processes (server/broker/replica_manager.py
+    and replica_fetcher.py): the ISR it may expand, the clock of the lag rule, the KIP-73 leader throttle."""
+
+    def replica_fetched(self, key: tuple[uuid.UUID, int], follower: int) -> None: ...
+
+    def now_ms(self) -> int: ...
+
+    def leader_throttled(self, key: tuple[uuid.UUID, int], topic_name: str, follower: int) -> bool:
+        """Whether the follower's fetch of a throttled replica outside the ISR gets no records now."""
+        ...
+
+    def leader_sent(self, key: tuple[uuid.UUID, int], topic_name: str, follower: int, nbytes: int) -> None:
+        """Bytes sent to a follower (those of a throttled replica count against the leader's quota)."""
+        ...
 
 
 def _leader_epoch_error(partition: HostedPartition, current_leader_epoch: int) -> int:
@@ -176,8 +197,9 @@ class FetchManager:
 
     def __init__(self, broker_id: int, partition: Callable[[tuple[uuid.UUID, int]], HostedPartition | None],
                  image: Callable[[], MetadataImage], listener_name: str, call_later: Clock,
-                 stats: BrokerTopicStats | None = None):
+                 stats: BrokerTopicStats | None = None, replicas: ReplicaFetches | None = None):
         self.broker_id = broker_id
+        self._replicas = replicas
         self._stats = stats if stats is not None else BrokerTopicStats()
         self._partition = partition
         self._image = image
@@ -201,7 +223,9 @@ class FetchManager:
         if request.session_epoch not in (INITIAL_EPOCH, FINAL_EPOCH):
             return FetchResponse(error_code=ErrorCode.FETCH_SESSION_ID_NOT_FOUND, session_id=0)
         replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
-        params = FetchParams(version, replica_id, request.max_wait_ms, request.min_bytes, request.max_bytes)
+        replica_epoch = request.replica_state.replica_epoch if version >= 15 else -1
+        params = FetchParams(version, replica_id, request.max_wait_ms, request.min_bytes, request.max_bytes,
+                             replica_epoch)
         wanted = self._resolve(request, version, allowed)
         reads = self._read_all(wanted, params)
         if not self._answer_now(wanted, reads, params):
@@ -223,7 +247,8 @@ class FetchManager:
                                      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             for p in topic.partitions:
                 entry = _Wanted(topic_id, name, p.partition, p.fetch_offset, p.current_leader_epoch,
-                                p.last_fetched_epoch, p.partition_max_bytes, p.log_start_offset)
+                                p.last_fetched_epoch, p.partition_max_bytes, p.log_start_offset,
+                                high_watermark=p.high_watermark if version >= 18 else INFINITE_HIGH_WATERMARK)
                 if state is None:
                     entry.error = unknown if version >= FIRST_VERSION_WITH_TOPIC_IDS or allowed(name) \
                         else ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -270,22 +295,41 @@ class FetchManager:
             # one) retries on UNKNOWN_LEADER_EPOCH when it named an epoch
             return _Read(ErrorCode.UNKNOWN_LEADER_EPOCH if entry.current_leader_epoch != NO_EPOCH
                          else ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if params.from_follower and self._stale_broker_epoch(params):
+            # Kafka's Partition.updateFollowerFetchState: a fetch of an older incarnation of the follower
+            return _Read(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         log = partition.log
         start, end, high_watermark = log.log_start_offset, log.log_end_offset, partition.high_watermark
         if entry.fetch_offset < start or entry.fetch_offset > end:
             return _Read(ErrorCode.OFFSET_OUT_OF_RANGE)
+        key = (entry.topic_id, entry.partition)
+        replicas = self._replicas
         if params.from_follower:
             if report:
-                partition.follower_fetched(params.replica_id, entry.fetch_offset, None, entry.log_start_offset)
+                partition.follower_fetched(params.replica_id, entry.fetch_offset,
+                                           replicas.now_ms() if replicas is not None else None, entry.log_start_offset)
+                if replicas is not None:
+                    replicas.replica_fetched(key, params.replica_id)
+                high_watermark = partition.high_watermark
             diverging = self._divergence(log, entry)
             if diverging is not None:
                 return _Read(high_watermark=high_watermark, log_start_offset=start, diverging=diverging)
         max_offset = end if params.from_follower else high_watermark
         size = min(entry.max_bytes, limit)
+        throttled = params.from_follower and replicas is not None and \
+            replicas.leader_throttled(key, entry.topic_name, params.replica_id)
         records = b""
-        if entry.fetch_offset < max_offset and (size > 0 or min_one):
+        if entry.fetch_offset < max_offset and (size > 0 or min_one) and not throttled:
             records = log.read(entry.fetch_offset, size, max_offset, min_one).read()
-        return _Read(high_watermark=high_watermark, log_start_offset=start, records=records)
+        return _Read(high_watermark=high_watermark, log_start_offset=start, records=records,
+                     behind=params.from_follower and entry.high_watermark < high_watermark)
+
+    def _stale_broker_epoch(self, params: FetchParams) -> bool:
+        """The fetch names an epoch older than the follower's registration in the image."""
+        if params.replica_epoch < 0:
+            return False
+        broker = self._image().brokers.get(params.replica_id)
+        return broker is not None and broker.epoch > params.replica_epoch
 
     @staticmethod
     def _divergence(log: ReadableLog, entry: _Wanted) -> tuple[int, int] | None:
@@ -303,7 +347,7 @@ class FetchManager:
         """Kafka answers at once when it may not wait, has nothing to wait on, or has enough or an error."""
         if params.max_wait_ms <= 0 or not wanted:
             return True
-        if any(read.error or read.diverging is not None for read in reads):
+        if any(read.error or read.diverging is not None or read.behind for read in reads):
             return True
         return sum(len(read.records) for read in reads) >= params.min_bytes
 
@@ -348,6 +392,11 @@ class FetchManager:
         by_topic: dict[tuple[uuid.UUID, str], list[FetchResponse.PartitionData]] = {}
         leaders: set[int] = set()
         self._count(image, wanted, reads, params)
+        if params.from_follower and self._replicas is not None:
+            for entry, read in zip(wanted, reads):
+                if read.records:
+                    self._replicas.leader_sent((entry.topic_id, entry.partition), entry.topic_name,
+                                               params.replica_id, len(read.records))
         for entry, read in zip(wanted, reads):
             data = FetchResponse.PartitionData(
                 partition_index=entry.partition, error_code=read.error, high_watermark=read.high_watermark,

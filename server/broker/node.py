@@ -103,7 +103,8 @@ class BrokerNode:
         self.producer_ids = ProducerIdManager(self)
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics (the host's /metrics reads them)
         self.fetches = FetchManager(broker_id, lambda key: self.replica_manager.partition(*key), lambda: self.image,
-                                    listener_name, self._wait_clock(network), self.topic_stats)
+                                    listener_name, self._wait_clock(network), self.topic_stats,
+                                    self.replica_manager)
         self.groups = GroupCoordinator(self, BrokerClock(network), self._wait_clock(network))
         metadata.subscribe_partitions(self.replica_manager.on_partitions)
         metadata.subscribe(self.log_manager.on_commit)

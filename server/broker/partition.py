@@ -108,6 +108,11 @@ class Partition:
         self._min_insync = min_insync
         self.state = state
         self._followers: dict[int, tuple[int, int]] = {}  # broker -> (log end offset, log start offset)
+        # the ISR lag rule of followers that fetch (server/broker/replica_fetcher.py): each one's
+        # lastCaughtUpTimeMs and (its last fetch's time, the leader's log end then), as Kafka's Replica keeps
+        self._caught_up_ms: dict[int, int] = {}
+        self._last_fetch: dict[int, tuple[int, int]] = {}
+        self._epoch_began_ms: int | None = None
         self._epoch_start: int | None = None  # the log end offset when this leader's epoch began (None: not read)
         # told (appended or not) when the log end or the high watermark moved: the fetches waiting on this
         # partition, and on a leader's append its followers' copies (set by the ReplicaManager)
@@ -168,6 +173,9 @@ class Partition:
         self.state = state
         if state.leader_epoch != before.leader_epoch or state.leader != before.leader:
             self._followers.clear()
+            self._caught_up_ms.clear()
+            self._last_fetch.clear()
+            self._epoch_began_ms = None
             self._epoch_start = self._log.log_end_offset if self._log is not None and self.is_leader else None
         if not self.is_leader:
             self._fail_waiters(ErrorCode.NOT_LEADER_OR_FOLLOWER)
@@ -184,8 +192,26 @@ class Partition:
             return
         start = log_start_offset if log_start_offset is not None else self._followers.get(broker_id, (0, 0))[1]
         self._followers[broker_id] = (log_end_offset, start)
+        if now_ms is not None:
+            leader_end = self.log.log_end_offset
+            last = self._last_fetch.get(broker_id)
+            if log_end_offset >= leader_end:
+                self._caught_up_ms[broker_id] = now_ms
+            elif last is not None and log_end_offset >= last[1]:
+                self._caught_up_ms[broker_id] = max(self._caught_up_ms.get(broker_id, last[0]), last[0])
+            self._last_fetch[broker_id] = (now_ms, leader_end)
         self.maybe_increment_high_watermark()
         self._wake_low_watermark()
+
+    def lagging_followers(self, followers: Iterable[int], now_ms: int, max_lag_ms: int) -> list[int]:
+        """Those of ``followers`` (which fetch from this leader) that last held the leader's log end more
+        than ``max_lag_ms`` ago, counting from this epoch's first look when never (Kafka's
+        ``getOutOfSyncReplicas``)."""
+        if not self.is_leader:
+            return []
+        if self._epoch_began_ms is None:
+            self._epoch_began_ms = now_ms
+        return [b for b in followers if now_ms - self._caught_up_ms.get(b, self._epoch_began_ms) > max_lag_ms]
 
     def follower_offsets(self) -> dict[int, tuple[int, int]]:
         """Each follower's last reported (log end offset, log start offset)."""
@@ -486,6 +512,10 @@ class HostedPartitions:
     def _alive(self, broker_id: int) -> bool:
         broker = self._image().brokers.get(broker_id)
         return broker is not None and broker.active
+
+    def opened_partitions(self) -> list[Partition]:
+        """The ``Partition`` of every replica used so far."""
+        return list(self._opened.values())
 
     def changed(self, replica: Replica) -> None:
         """The replica took a new partition state."""

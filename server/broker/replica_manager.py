@@ -50,6 +50,7 @@ from kraftwire.server.wire.client import KafkaClientError
 from kraftwire.codec import ErrorCode, KafkaError
 from kraftwire.codec.constants import UNFENCE
 from .partition import HostedPartitions, Partition
+from .replica_fetcher import ReplicaFetcher, ReplicationQuota, throttled
 from .replication_network import ReplicationNetwork, topic_sizes
 
 if TYPE_CHECKING:  # both import this module
@@ -154,6 +155,9 @@ class ReplicaManager:
             "log.retention.check.interval.ms", self.partitions.retention_check_interval_ms))
         network.register_broker(self.broker_id, lambda: self.running, self.follower_caught_up,
                                 self._copied_partition, self._data_arrived)
+        # followers whose leader is a broker of another process fetch over TCP (server/broker/replica_fetcher.py)
+        self.fetcher = ReplicaFetcher(broker, network, self.hosted_partition)
+        self.leader_quota = ReplicationQuota(network.now)  # KIP-73: throttled bytes sent to such followers
 
     @property
     def running(self) -> bool:
@@ -175,6 +179,7 @@ class ReplicaManager:
         replica it did not hold yet starts with that size in that directory (those the image no longer
         gives it are gone)."""
         self._acting = True
+        self.fetcher.stopped = False
         self.partitions.start()
         self._kept = kept or {}
         self.apply_changes(None)
@@ -183,6 +188,7 @@ class ReplicaManager:
 
     def stop(self) -> None:
         self._acting = False
+        self.fetcher.stop()
         self.partitions.close_all()
 
     def partition(self, topic_id: uuid.UUID, index: int) -> Partition | None:
@@ -215,11 +221,25 @@ class ReplicaManager:
         self._lagging = {(key, follower) for key, follower in self.network.lagging(self.broker_id,
                                                                                    self.replica_lag_time_max_s)
                          if (replica := self.replicas.get(key)) is not None and follower in replica.isr}
+        self._lagging |= self._lagging_fetchers()
         for key in {key for key, _ in self._lagging}:
             replica = self.replicas.get(key)
             if replica is not None:
                 self._consider_isr(replica)
         self._arm_lag_check()
+
+    def _lagging_fetchers(self) -> set[tuple[tuple[uuid.UUID, int], int]]:
+        """ISR members of another process (which fetch over TCP) past the lag rule, by their fetches."""
+        now_ms, max_lag_ms = self.now_ms(), int(self.replica_lag_time_max_s * 1000)
+        found = set()
+        for partition in self.partitions.opened_partitions():
+            if not partition.is_leader or partition.closed:
+                continue
+            remote = [b for b in partition.isr if b != self.broker_id and not self.network.hosts(b)]
+            if remote:
+                key = (partition.topic_id, partition.index)
+                found |= {(key, b) for b in partition.lagging_followers(remote, now_ms, max_lag_ms)}
+        return found
 
     def hosted_partition(self, key: tuple[uuid.UUID, int]) -> Partition | None:
         """The replica's ``Partition`` for a read (Fetch, OffsetForLeaderEpoch); None if not hosted or its
@@ -298,6 +318,7 @@ class ReplicaManager:
                 if (log_dir is None or not log_dir.online or assigned.int != log_dir.directory_id.int) \
                         and not place(replica, assigned):
                     continue
+                self.fetcher.update(replica)
                 if state.leader != broker_id:
                     # an in-sync follower of the same leader has nothing new to copy or to report (the two
                     # of every partition a bulk change keeps): it was followed when it got that leader or
@@ -419,10 +440,34 @@ class ReplicaManager:
         if not hosted:
             del self._by_topic[key[0].int]
         self.network.unfollow(self.broker_id, key)
+        self.fetcher.remove(key)
         self.partitions.deleted(replica)
         self.broker.log_manager.forget(replica)
 
     # --- ISR expansion --------------------------------------------------------------------------
+
+    def replica_fetched(self, key: tuple[uuid.UUID, int], follower: int) -> None:
+        """A follower of another process fetched from a partition this broker leads (server/broker/fetch.py):
+        outside the ISR, it may have caught up (Kafka's leader looks at every follower fetch)."""
+        replica = self.replicas.get(key)
+        if replica is not None and follower not in replica.isr and not self.network.hosts(follower):
+            self._consider_isr(replica)
+
+    def now_ms(self) -> int:
+        return self.partitions.clock.now_ms()
+
+    def leader_throttled(self, key: tuple[uuid.UUID, int], topic_name: str, follower: int) -> bool:
+        """Kafka's ``shouldLeaderThrottle``: a follower outside the ISR of a replica the topic's
+        ``leader.replication.throttled.replicas`` lists, while the throttled bytes sent exceed the rate."""
+        replica = self.replicas.get(key)
+        if replica is None or follower in replica.isr:
+            return False
+        bound = throttled(self.broker.image, topic_name, key[1], self.broker_id, leader_side=True)
+        return bound is not None and self.leader_quota.exceeded(bound)
+
+    def leader_sent(self, key: tuple[uuid.UUID, int], topic_name: str, follower: int, nbytes: int) -> None:
+        if throttled(self.broker.image, topic_name, key[1], self.broker_id, leader_side=True) is not None:
+            self.leader_quota.record(nbytes)
 
     def follower_caught_up(self, key: tuple[uuid.UUID, int]) -> None:
         """Some follower of ``key`` may be ready to join the ISR: propose it if this broker leads."""

@@ -167,6 +167,11 @@ class CopiedPartition(Protocol):
 
     def follower_high_watermark(self, leader_high_watermark: int) -> None: ...
 
+    def follower_offsets(self) -> dict[int, tuple[int, int]]: ...
+
+    @property
+    def epoch_start_offset(self) -> int: ...
+
 
 @dataclass(slots=True)
 class ReplicationBytes:
@@ -452,6 +457,10 @@ class ReplicationNetwork:
         ``data_arrived(key)`` is told when real bytes reached one of its replicas or moved its high watermark."""
         self._members[broker_id] = _Member(is_running, on_follower_caught_up, partition_of, data_arrived)
 
+    def hosts(self, broker_id: int) -> bool:
+        """Whether the broker is one of this process's (registered here), whose copies this network moves."""
+        return broker_id in self._members
+
     @property
     def speed(self) -> float:
         """How many simulated seconds pass in one second of the wall clock."""
@@ -627,6 +636,8 @@ class ReplicationNetwork:
     def _real_caught_up(self, copy: Copy) -> bool:
         """A copy of real bytes has caught up only once the follower's log reaches the leader's high
         watermark (Kafka's ``isFollowerInSync``): the credit it was given may predate the leader's last appends."""
+        if isinstance(copy.replica, RemoteFollower):
+            return self._remote_caught_up(copy)
         if copy not in self._real:
             return True
         key = copy.replica.key
@@ -634,6 +645,17 @@ class ReplicationNetwork:
         if leader is None or replica is None or not leader.opened:
             return True
         return replica.opened and replica.log.log_end_offset >= leader.high_watermark
+
+    def _remote_caught_up(self, copy: Copy) -> bool:
+        """A follower of another process, which fetches the real bytes over TCP (server/broker/replica_fetcher.py),
+        has caught up once its last fetch reached the leader's high watermark and the start of the leader's
+        epoch (Kafka's ``isFollowerInSync`` at ISR expansion); a leader whose log is not open has no real bytes."""
+        leader = self._partition_of(copy.replica.leader, copy.replica.key)
+        if leader is None or not leader.opened:
+            return True
+        reported = leader.follower_offsets().get(copy.follower)
+        return reported is not None and reported[0] >= leader.high_watermark \
+            and reported[0] >= leader.epoch_start_offset
 
     def changed(self, topics: Iterable[uuid.UUID] = ()) -> None:
         """Something rates depend on changed (configs, topics, a broker stopped or started): settle at
