@@ -822,7 +822,8 @@ class ReplicationNetwork:
     def _settle_ingress(self, since: float, now: float, advanced: list[Copy]) -> None:
         """Grow the copies of topics with ingress from ``since`` to ``now``: the leader's log by its rate
         (within retention), a moving copy by its rate less the ingress, an in-sync one keeping up (its
-        bandwidth was reserved), one that does not move falling behind (and copying again)."""
+        bandwidth was reserved), one that does not move falling behind (and copying again); what each
+        follower's log gained is counted as its replication bytes."""
         elapsed, behind = now - since, []
         moving = self._moving_brokers(self._image())
         for topic_id, ingress in self._ingress.items():
@@ -845,6 +846,7 @@ class ReplicationNetwork:
                 else:
                     lag += rate * elapsed
                 lag = min(max(lag, 0.0), max(size, 0.0))
+                self._account(copy, (size - lag) - copy.replica.log_bytes)  # what the follower fetched
                 copy.size, copy.replica.log_bytes = size, size - lag
                 if lag > CAUGHT_UP_SLACK and not copying:
                     behind.append(copy)
