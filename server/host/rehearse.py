@@ -431,8 +431,7 @@ class Rehearsal:
                 for key, p in progress.items():
                     if key in self.moves:
                         self.moves[key].never = never.get(key) or (
-                            "no copy of it moves (a broker it needs is down or paused, or a throttle of 0)"
-                            if p["rate"] <= 0 else self.moves[key].never)
+                            self._why_still(self.moves[key]) if p["rate"] <= 0 else self.moves[key].never)
                 self.stopped_because = (f"{len(pending)} move(s) never complete" if never
                                         else f"{len(pending)} move(s) stand still")
                 break
@@ -472,6 +471,19 @@ class Rehearsal:
             found[(topic.name, index)] = {"rate": sum(c["rate"] for c in copies), "seconds_left": seconds_left(copies),
                                           "never": next((c["never"] for c in copies if c["never"]), None)}
         return found
+
+    def _why_still(self, move: Move) -> str:
+        """Why a move's copies do not move at all."""
+        for b in [*move.target, *move.before]:
+            node = next((n for n in self.cluster.brokers if n.broker_id == b), None)
+            if node is None or not node.running:
+                return f"no copy of it moves: broker {b} is down"
+        for b in move.target:
+            node = next(n for n in self.cluster.brokers if n.broker_id == b)
+            offline = [d.path for d in node.log_manager.directories if not d.online]
+            if offline:
+                return f"no copy of it moves: broker {b}'s log directory {offline[0]} is offline"
+        return "no copy of it moves (a paused broker, or a throttle of 0)"
 
     def _first_step(self) -> float:
         """The sample spacing: the slowest move's time left at the first rates, over the samples wanted."""
@@ -620,6 +632,8 @@ def _judge_leaders(r: Rehearsal, add: Any) -> None:
     preferred = {b: 0 for b in image.brokers}
     not_led = {b: 0 for b in image.brokers}
     for _topic, _index, state in image.partitions():
+        if state.adding or state.removing:
+            continue  # a move not completed: its preferred leader is not settled
         if state.leader in leaders:
             leaders[state.leader] += 1
         if state.replicas and state.replicas[0] in preferred:

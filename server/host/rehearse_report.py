@@ -7,7 +7,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any
 
-WIDTH, HEIGHT, PAD = 720, 220, 48
+WIDTH, HEIGHT, PAD = 720, 220, 64
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
 GANTT_ROWS = 200  # moves drawn in the Gantt (the longest first); the JSON has them all
