@@ -6,8 +6,8 @@ production twin of a real cluster from a copy of its metadata log (server/host/t
 asks a broker for its ApiVersions; ``kraftwire controller``/``broker`` run one node per process, configured
 as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c server.properties``;
 ``kraftwire rehearse`` runs a reassignment plan on a twin on the virtual clock and reports
-(server/host/rehearse.py); ``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
---out OUT`` audits one with Spark (audit/README.md)."""
+(server/host/rehearse.py); ``kraftwire log dump|verify DIR`` reads a metadata log directory offline;
+``kraftwire audit LOG_DIR... --out OUT`` audits one with Spark (audit/README.md)."""
 from __future__ import annotations
 
 import argparse

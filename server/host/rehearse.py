@@ -329,6 +329,9 @@ class Rehearsal:
         self.notes: list[str] = []
         self.stopped_because = "every move completed"
         self.wall_seconds = 0.0
+        self.origin = self.end = 0.0  # simulated times of the run's start and stop
+        self.leaders: dict[int, int] = {}  # partitions each broker leads after the plan
+        self.under_min_isr: list[dict[str, Any]] = []
 
     @property
     def reassigning_brokers(self) -> set[int]:
@@ -352,8 +355,9 @@ class Rehearsal:
                 broker = int(resource.resource_name) if resource.resource_type == ConfigResourceType.BROKER \
                     else first.broker_id
                 if broker not in running:
-                    self.notes.append(f"broker {broker} is down: the throttle for it ({_said({c.name: c.value or '' for c in resource.configs})}) "
-                                      f"cannot be set (kafka-reassign-partitions fails the same way)")
+                    wanted = _said({c.name: c.value or "" for c in resource.configs})
+                    self.notes.append(f"broker {broker} is down: its throttle ({wanted}) cannot be set "
+                                      f"(kafka-reassign-partitions fails the same way)")
                     continue
                 answer = await client(broker).send(IncrementalAlterConfigsRequest(resources=[resource]))
                 for r in answer.responses:
@@ -457,13 +461,13 @@ class Rehearsal:
         network.settle()
         found = {}
         for topic, index, state in self.cluster.controller.committed.reassigning_partitions():
-            copies = []
+            copies: list[dict[str, Any]] = []
             for b in state.adding:
                 copy = network.copies.get((topic.topic_id, index, b))
                 if copy is None:
                     continue
                 left = max((copy.size or 0.0) - copy.replica.log_bytes, 0.0)
-                copies.append({"bytes_left": left, "rate": copy.rate,
+                copies.append({"bytes_left": left, "rate": copy.rate,  # (seconds_left's shape)
                                "ingress": network.ingress_rate((topic.topic_id, index)),
                                "never": network.never_reason(copy) if left else None})
             found[(topic.name, index)] = {"rate": sum(c["rate"] for c in copies), "seconds_left": seconds_left(copies),
@@ -662,7 +666,7 @@ def report(r: Rehearsal, command: str) -> dict[str, Any]:
     done = [m for m in r.moves.values() if m.end is not None]
     return {
         "command": command,
-        "simulated_seconds": max((m.end for m in done), default=0.0) if len(done) == len(r.moves)
+        "simulated_seconds": max((m.end or 0.0 for m in done), default=0.0) if len(done) == len(r.moves)
         else r.end - r.origin,
         "completed": all(m.end is not None for m in r.moves.values()),
         "stopped_because": r.stopped_because,
@@ -711,7 +715,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--log-dir-capacity-bytes", type=int, default=None, help="each log directory's capacity")
     p.add_argument("--log-dir-capacities", default="", metavar="BROKER:K=BYTES,...", help="per-directory capacities")
     p.add_argument("--down", default="", metavar="1,2", help="brokers stopped before the plan runs")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help=f"samples over time (default {DEFAULT_SAMPLES})")
+    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES,
+                   help=f"samples over time (default {DEFAULT_SAMPLES})")
     p.add_argument("--max-simulated-seconds", type=float, default=DEFAULT_MAX_SECONDS,
                    help="stop a plan still running after this long (default 30 days)")
     p.add_argument("--report-json", metavar="PATH", help="write the report as JSON here")
@@ -753,7 +758,7 @@ async def rehearse(args: argparse.Namespace, command: str) -> dict[str, Any]:
         if not broker_list:
             raise PlanError("--generate needs --broker-list")
         topics = read_topics_to_move(args.topics_to_move_json) if args.topics_to_move_json else None
-        plan, notes = generate_plan(source.image, broker_list, topics), []
+        plan, notes = generate_plan(source.image, broker_list, topics), list[str]()
         if args.write_plan:
             Path(args.write_plan).write_text(json.dumps(plan_json(plan)) + "\n", encoding="utf-8")
     else:

@@ -27,16 +27,18 @@ def _bytes(n: float) -> str:
 
 
 def line_chart(title: str, series: list[tuple[str, list[float], list[float]]], unit: str,
-               limits: list[tuple[str, float]] = ()) -> str:  # type: ignore[assignment]
+               limits: list[tuple[str, float]] | None = None) -> str:
     """An SVG line chart: each series (name, times, values); ``limits`` horizontal lines (name, value)."""
     xs = [x for _n, t, _v in series for x in t] or [0.0]
+    limits = limits or []
     ys = [y for _n, _t, v in series for y in v if y is not None] + [v for _n, v in limits] + [0.0]
     x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
     y1 = max(ys) * 1.05 or 1.0
     sx = lambda x: PAD + (x - x0) / (x1 - x0) * (WIDTH - 2 * PAD)  # noqa: E731
     sy = lambda y: HEIGHT - PAD + -(y / y1) * (HEIGHT - 2 * PAD)  # noqa: E731
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT + 20 * ((len(series) + 3) // 4)}" '
-             f'role="img" aria-label="{_e(title)}"><title>{_e(title)}</title>',
+    height = HEIGHT + 20 * ((len(series) + 3) // 4)
+    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img"'
+             f'  aria-label="{_e(title)}"><title>{_e(title)}</title>',
              f'<text x="{PAD}" y="16" font-size="13" font-weight="bold">{_e(title)}</text>',
              f'<line x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}" stroke="#444"/>',
              f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{HEIGHT - PAD}" stroke="#444"/>',
