@@ -134,3 +134,26 @@ def test_the_html_report_renders_in_chromium(tmp_path):
     assert all('data-points="' in s and 'data-points="0"' not in s for s in series)
     assert dom.count('class="move"') == 2
     assert '<table id="findings">' in dom
+
+
+def test_a_twin_of_a_metadata_log_with_its_sizes(tmp_path):
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    from kraftwire.server.host.cluster import BackgroundCluster
+    from tests.wings.host.test_twin_rates import log_dirs_json
+
+    with BackgroundCluster(brokers=2, data_dir=tmp_path / "source") as bg:
+        admin = KafkaAdminClient(bootstrap_servers=bg.bootstrap)
+        try:
+            admin.create_topics([NewTopic("t", 2, 1)])
+            [described] = admin.describe_topics(["t"])
+        finally:
+            admin.close()
+    now = {p["partition_index"]: p["replica_nodes"] for p in described["partitions"]}
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text(log_dirs_json({0: 60 * MB, 1: 30 * MB}))
+    moves = {0: [3 - now[0][0]]}  # to the other broker
+    code, report = rehearse(tmp_path, "--from-log", tmp_path / "source", "--sizes", sizes,
+                            "--plan", plan(tmp_path, moves), "--throttle", 2 * MB)
+    assert code == 0 and report["completed"]
+    assert report["simulated_seconds"] == pytest.approx(60 * MB / (2 * MB), rel=0.01)
