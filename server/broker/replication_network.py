@@ -441,6 +441,9 @@ class ReplicationNetwork:
         # copies of those topics that are behind: the limits they go through (for "never"'s reason)
         self._routes: dict[Copy, tuple] = {}
         self._capacities: dict[object, float] = {}  # every limit's bytes/s at the last rate computation
+        # how long a change waits for its rate computation, in times the last one's cost (RECOMPUTE_SPACING);
+        # on the virtual clock the wait is wall time alone, and ``kraftwire rehearse`` makes it shorter
+        self.recompute_spacing: float = RECOMPUTE_SPACING
 
     def register_broker(self, broker_id: int, is_running: Callable[[], bool],
                         on_follower_caught_up: Callable[[tuple[uuid.UUID, int]], None],
@@ -629,7 +632,7 @@ class ReplicationNetwork:
         if not self._recompute_scheduled:
             self._settle()
             self._recompute_scheduled = True
-            asyncio.get_running_loop().call_later(self._recompute_cost * RECOMPUTE_SPACING, self._recompute)
+            asyncio.get_running_loop().call_later(self._recompute_cost * self.recompute_spacing, self._recompute)
 
     def _recompute(self) -> None:
         started = time.perf_counter()
@@ -824,6 +827,8 @@ class ReplicationNetwork:
             now = self.now()
         except RuntimeError:
             return
+        if now == self._settled_at:
+            return  # nothing moved since (the virtual clock stood still, or settled already)
         advanced: list[Copy] = []
         if self._settled_at is not None:
             elapsed = now - self._settled_at

@@ -57,6 +57,7 @@ log = logging.getLogger("kraftwire.rehearse")
 ERROR, WARNING, INFO = "error", "warning", "info"
 DEFAULT_SAMPLES = 100
 DEFAULT_MAX_SECONDS = 30 * 86400.0  # a plan still running after 30 simulated days is reported as such
+RECOMPUTE_SPACING = 1.0  # the network's wait for a rate computation, in times the last one's cost
 NEAR_FULL = 0.9  # a directory peaking above this share of its capacity is warned about
 IMBALANCE_PERCENT = 10  # Kafka's leader.imbalance.per.broker.percentage default
 BROKER_THROTTLES = (configs.LEADER_THROTTLED_RATE, configs.FOLLOWER_THROTTLED_RATE, configs.ALTER_LOG_DIRS_IO_MAX_BYTES)
@@ -419,6 +420,7 @@ class Rehearsal:
         left can end."""
         started = time.perf_counter()
         cluster, network = self.cluster, self.cluster.network
+        network.recompute_spacing = RECOMPUTE_SPACING  # simulated time stands still while it waits
         await cluster.advance(0)
         self.origin = network.now()
         self.isr = _IsrWatch(cluster)
