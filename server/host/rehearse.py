@@ -29,6 +29,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import random
 import shutil
 import sys
@@ -723,6 +724,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="stop a plan still running after this long (default 30 days)")
     p.add_argument("--report-json", metavar="PATH", help="write the report as JSON here")
     p.add_argument("--report-html", metavar="PATH", help="write the report as a self-contained HTML page here")
+    p.add_argument("--data-dir", default=None, metavar="DIR",
+                   help="where the twin's temporary data directory goes, removed at the end (default /dev/shm)")
     p.add_argument("--write-plan", metavar="PATH", help="with --generate: write the proposed plan (Kafka's JSON)")
     return p
 
@@ -767,7 +770,7 @@ async def rehearse(args: argparse.Namespace, command: str) -> dict[str, Any]:
         plan, notes = read_plan(args.plan, source.image)
     options = Options(throttle=args.throttle, log_dirs_throttle=args.replica_alter_log_dirs_throttle,
                       samples=max(args.samples, 2), max_seconds=args.max_simulated_seconds, down=_ids(args.down))
-    data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-rehearse-"))
+    data_dir = Path(tempfile.mkdtemp(prefix="kraftwire-rehearse-", dir=args.data_dir or _memory_dir()))
     try:
         spec = ClusterSpec(
             brokers=BrokerSpec(log_dir_capacity_bytes=args.log_dir_capacity_bytes,
@@ -789,6 +792,13 @@ async def rehearse(args: argparse.Namespace, command: str) -> dict[str, Any]:
             await cluster.stop()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _memory_dir() -> str | None:
+    """Where the twin's data directory goes by default: /dev/shm (memory: the twin's fsyncs, of the
+    replicas' files a plan creates, cost nothing there), else the system's temporary directory."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 def run_command(args: argparse.Namespace, argv: list[str]) -> int:
