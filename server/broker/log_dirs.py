@@ -377,9 +377,14 @@ class LogDirManager:
         self.network.settle()
         self._settle()
         used = {d: 0.0 for d in self.directories}
-        for replica, size, _whole, is_future in self._logs():
-            directory = self.futures[replica.key].target if is_future else replica.log_dir
-            used[directory] += size  # type: ignore[index]  # placed (``_logs`` lists placed replicas only)
+        topics, broker_id, grown = self.broker.image.topics, self.broker.broker_id, self.network.grown
+        for replica in self._replicas.values():  # ``_logs``' sizes, without the whole sizes it also works out
+            directory = replica.log_dir
+            if directory is not None and replica.topic_id in topics:
+                used[directory] += replica.log_bytes + grown(replica.key) if replica.leader == broker_id \
+                    else replica.log_bytes
+        for future in self.futures.values():
+            used[future.target] += future.copied
         return used
 
     def watch_capacity(self) -> None:

@@ -5,8 +5,9 @@ and 3 when its metadata log directory fails while serving; ``serve --from-log DI
 production twin of a real cluster from a copy of its metadata log (server/host/twin.py); ``kraftwire healthcheck``
 asks a broker for its ApiVersions; ``kraftwire controller``/``broker`` run one node per process, configured
 as a Kafka node (server/host/node_process.py), after ``kraftwire format -t ID -c server.properties``;
-``kraftwire log dump|verify DIR`` reads a metadata log directory offline; ``kraftwire audit LOG_DIR...
---out OUT`` audits one with Spark (audit/README.md)."""
+``kraftwire rehearse`` runs a reassignment plan on a twin on the virtual clock and reports
+(server/host/rehearse.py); ``kraftwire log dump|verify DIR`` reads a metadata log directory offline;
+``kraftwire audit LOG_DIR... --out OUT`` audits one with Spark (audit/README.md)."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import uvloop
 
-from . import config_file, healthcheck, node_process
+from . import config_file, healthcheck, node_process, rehearse
 from .cluster import Cluster
 from .security_settings import Security, parse_super_users
 from .spec import (BrokerSpec, ClusterSpec, NetworkSpec, QuorumSpec, ServicesSpec, SimulationSpec, StorageSpec,
@@ -514,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     node_process.add_parsers(sub)
     _log_parser(sub)
     _audit_parser(sub)
+    rehearse.add_parser(sub)
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["audit", "pack-env"]:
         return _pack_env(argv[2:])
@@ -533,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
         return node_process.format_storage(args)
     if args.command == "random-uuid":
         return node_process.random_uuid()
+    if args.command == "rehearse":
+        return rehearse.run_command(args, argv[1:])
     if args.command == "log":
         if args.log_command == "dump":
             return log_tools.dump(args.dir, as_json=args.json,
