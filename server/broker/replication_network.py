@@ -914,6 +914,10 @@ class ReplicationNetwork:
         ingress = self._ingress.get(key[0])
         return ingress.rate(key[1]) if ingress is not None else 0.0
 
+    def topic_ingress(self, topic_id: uuid.UUID) -> TopicIngress | None:
+        """A topic's simulated produce traffic (None: it has none, its logs do not grow)."""
+        return self._ingress.get(topic_id)
+
     def grown(self, key: tuple[uuid.UUID, int]) -> float:
         """The bytes a partition's leader log holds now beyond its configured simulated size (its ingress,
         within retention)."""
