@@ -60,7 +60,7 @@ from kraftwire.codec.message import Message
 from kraftwire.server.metadata.image import MetadataImage
 
 from .replica_manager import Replica
-from .replication_network import CAUGHT_UP_SLACK, ReplicationNetwork, Timer, partition_size
+from .replication_network import CAUGHT_UP_SLACK, ReplicationNetwork, Timer, TopicIngress, partition_size
 
 if TYPE_CHECKING:  # the node imports this module
     from .node import BrokerNode
@@ -377,12 +377,25 @@ class LogDirManager:
         self.network.settle()
         self._settle()
         used = {d: 0.0 for d in self.directories}
-        topics, broker_id, grown = self.broker.image.topics, self.broker.broker_id, self.network.grown
-        for replica in self._replicas.values():  # ``_logs``' sizes, without the whole sizes it also works out
+        topics, broker_id, now = self.broker.image.topics, self.broker.broker_id, self.network.now()
+        # ``_logs``' sizes, without the whole sizes it also works out. O(replicas) a call, so each topic is
+        # looked up once: by the identity of its id object (the replicas of a topic share one, and all
+        # stay alive meanwhile; an equal id in another object is looked up on its own, to the same answer),
+        # as hashing a UUID runs in Python. A topic with no ingress adds no growth.
+        looked: dict[int, tuple[bool, TopicIngress | None]] = {}
+        for replica in self._replicas.values():
             directory = replica.log_dir
-            if directory is not None and replica.topic_id in topics:
-                used[directory] += replica.log_bytes + grown(replica.key) if replica.leader == broker_id \
-                    else replica.log_bytes
+            if directory is None:
+                continue
+            topic_id = replica.topic_id
+            topic = looked.get(id(topic_id))
+            if topic is None:
+                topic = looked[id(topic_id)] = (topic_id in topics, self.network.topic_ingress(topic_id))
+            if topic[0]:
+                if replica.state.leader == broker_id and topic[1] is not None:
+                    used[directory] += replica.log_bytes + topic[1].grown_at(replica.partition, now)
+                else:
+                    used[directory] += replica.log_bytes
         for future in self.futures.values():
             used[future.target] += future.copied
         return used

@@ -818,11 +818,12 @@ class ReplicationNetwork:
         else:
             adding = follower in replica.adding
         if follower in self._members:
-            counts = self._replicated.setdefault(follower, ReplicationBytes())
+            counts = self._replicated.get(follower) or self._replicated.setdefault(follower, ReplicationBytes())
             counts.bytes_in += moved
             counts.reassignment_in += moved if adding else 0.0
-        if replica.leader in self._members:
-            counts = self._replicated.setdefault(replica.leader, ReplicationBytes())
+        leader = replica.leader
+        if leader in self._members:
+            counts = self._replicated.get(leader) or self._replicated.setdefault(leader, ReplicationBytes())
             counts.bytes_out += moved
             counts.reassignment_out += moved if adding else 0.0
 
@@ -856,8 +857,9 @@ class ReplicationNetwork:
             elapsed = now - self._settled_at
             if self._ingress and elapsed > 0:
                 self._settle_ingress(self._settled_at, now, advanced)
+            ingress = self._ingress  # (most rehearsals have none: no topic id hashed then, in Python)
             for copy in self._copying:
-                if copy.rate and copy.replica.topic_id not in self._ingress:
+                if copy.rate and (not ingress or copy.replica.topic_id not in ingress):
                     left = copy.size - copy.replica.log_bytes  # type: ignore[operator]  # a copying one is sized
                     if copy.finished_at is None and copy.rate * elapsed >= left - CAUGHT_UP_SLACK:
                         copy.finished_at = self._settled_at + max(left, 0.0) / copy.rate
@@ -913,6 +915,10 @@ class ReplicationNetwork:
         """A partition's simulated produce rate (bytes per simulated second)."""
         ingress = self._ingress.get(key[0])
         return ingress.rate(key[1]) if ingress is not None else 0.0
+
+    def topic_ingress(self, topic_id: uuid.UUID) -> TopicIngress | None:
+        """A topic's simulated produce traffic (None: it has none, its logs do not grow)."""
+        return self._ingress.get(topic_id)
 
     def grown(self, key: tuple[uuid.UUID, int]) -> float:
         """The bytes a partition's leader log holds now beyond its configured simulated size (its ingress,

@@ -370,7 +370,7 @@ def topic_value(dynamic: Mapping[str, str], broker_defaults: Mapping[str, str], 
     synonym, else Kafka's default. Parsed: bool, int, float, str, or tuple of str for LIST."""
     key = TOPIC_CONFIGS[name]
     if name in dynamic:
-        return parse(key, dynamic[name])
+        return _parse_topic_value(name, dynamic[name])
     synonym = key.broker_synonyms[0] if key.broker_synonyms else None
     if synonym is not None and synonym in broker_defaults:
         try:
@@ -398,9 +398,18 @@ def broker_value(per_broker: Mapping[str, str], cluster_defaults: Mapping[str, s
     return key.default
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse_topic_value(name: str, value: str) -> object:
+    """A topic config's stored value, parsed and checked (cached: a value is a function of the config's
+    name and the string alone, and every parse is immutable; a topic's per-partition size and rate lists
+    hold an entry per partition, and every replica opened reads its topic's configs). A value that does
+    not parse raises each time (exceptions are not cached)."""
+    return parse(TOPIC_CONFIGS[name], value)
+
+
 def _parse_list(name: str, value: str) -> tuple[str, ...]:
     """A LIST topic config's value, parsed."""
-    items = parse(TOPIC_CONFIGS[name], value)
+    items = _parse_topic_value(name, value)
     assert isinstance(items, tuple)
     return items
 
@@ -420,9 +429,10 @@ def partition_rates(value: str) -> dict[int, int]:
     return {int(partition): int(rate) for partition, rate in pairs}
 
 
+@functools.lru_cache(maxsize=1024)
 def throttled_replicas(value: str) -> Literal["all"] | frozenset[tuple[int, int]]:
     """Read a *.replication.throttled.replicas value: "all" for '*', else the (partition, broker)
-    pairs it names."""
+    pairs it names (cached, immutable: every rate computation reads every throttled topic's lists)."""
     items = [item.strip(JAVA_TRIMMED) for item in _parse_list(LEADER_THROTTLED_REPLICAS, value)]
     if "".join(items) == "*":
         return "all"
