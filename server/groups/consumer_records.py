@@ -12,6 +12,8 @@ from typing import Any, NamedTuple
 from kraftwire.codec import records as rec
 from kraftwire.codec.message import Message
 
+from .records import decode_value, prefixed
+
 GROUP_METADATA = 3
 PARTITION_METADATA = 4
 MEMBER_METADATA = 5
@@ -53,12 +55,12 @@ def record_type(key: bytes) -> int:
 def decode(key: bytes, value: bytes | None) -> Decoded:
     kind = record_type(key)
     decoded_key = _KEYS[kind].decode(key[2:], 0)
-    decoded_value = None if value is None else _VALUES[kind].decode(value[2:], _INT16.unpack_from(value)[0])
+    decoded_value = None if value is None else decode_value(_VALUES[kind], value)
     return Decoded(kind, decoded_key, decoded_value)
 
 
 def _record(kind: int, key: Message, value: Message | None) -> Record:
-    return _INT16.pack(kind) + key.encode(0), None if value is None else _INT16.pack(0) + value.encode(0)
+    return prefixed(kind, key, 0), None if value is None else prefixed(0, value, 0)
 
 
 def group_metadata(group_id: str, epoch: int | None, metadata_hash: int = 0) -> Record:

@@ -24,29 +24,30 @@ class OffsetKey(NamedTuple):
     partition: int
 
 
-def _prefixed(prefix: int, message: Message, version: int) -> bytes:
+def prefixed(prefix: int, message: Message, version: int) -> bytes:
+    """A key (prefix: its type, at version 0) or a value (prefix: its version) as the topic holds it."""
     return _INT16.pack(prefix) + message.encode(version)
 
 
 def offset_key(key: OffsetKey) -> bytes:
-    return _prefixed(OFFSET_COMMIT, rec.OffsetCommitKey(group=key.group, topic=key.topic, partition=key.partition), 0)
+    return prefixed(OFFSET_COMMIT, rec.OffsetCommitKey(group=key.group, topic=key.topic, partition=key.partition), 0)
 
 
 def group_key(group: str) -> bytes:
-    return _prefixed(GROUP_METADATA, rec.GroupMetadataKey(group=group), 0)
+    return prefixed(GROUP_METADATA, rec.GroupMetadataKey(group=group), 0)
 
 
 def offset_value(value: rec.OffsetCommitValue) -> bytes:
-    return _prefixed(OFFSET_COMMIT_VALUE_VERSION, value, OFFSET_COMMIT_VALUE_VERSION)
+    return prefixed(OFFSET_COMMIT_VALUE_VERSION, value, OFFSET_COMMIT_VALUE_VERSION)
 
 
 def group_value(value: rec.GroupMetadataValue) -> bytes:
-    return _prefixed(GROUP_METADATA_VALUE_VERSION, value, GROUP_METADATA_VALUE_VERSION)
+    return prefixed(GROUP_METADATA_VALUE_VERSION, value, GROUP_METADATA_VALUE_VERSION)
 
 
 def decode_key(data: bytes) -> OffsetKey | str | None:
-    """An offset commit's key, a group's id, or None for a type this coordinator does not write
-    (KIP-848, share and streams groups' records: skipped on load)."""
+    """An offset commit's key, a classic group's id, or None for another type (consumer groups' records
+    are read by ``consumer_records``; share and streams groups' are skipped on load)."""
     if len(data) < 2:
         raise MalformedError("a __consumer_offsets key shorter than its type", 0)
     kind = _INT16.unpack_from(data)[0]
@@ -58,18 +59,19 @@ def decode_key(data: bytes) -> OffsetKey | str | None:
     return None
 
 
-def _decode_value(cls: type[Message], data: bytes) -> Message:
+def decode_value(cls: type[Message], data: bytes) -> Message:
+    """A value: its int16 version, then the value at that version."""
     version = _INT16.unpack_from(data)[0]
     return cls.decode(data[2:], version)
 
 
 def decode_offset_value(data: bytes) -> rec.OffsetCommitValue:
-    value = _decode_value(rec.OffsetCommitValue, data)
+    value = decode_value(rec.OffsetCommitValue, data)
     assert isinstance(value, rec.OffsetCommitValue)
     return value
 
 
 def decode_group_value(data: bytes) -> rec.GroupMetadataValue:
-    value = _decode_value(rec.GroupMetadataValue, data)
+    value = decode_value(rec.GroupMetadataValue, data)
     assert isinstance(value, rec.GroupMetadataValue)
     return value
